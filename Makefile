@@ -1,0 +1,104 @@
+# cachekeeper — one plain GNU Makefile.
+#   make            build build/cachekeeperd and build/cachectl
+#   make run        run the daemon in the foreground on the shipped config
+#   make test       unit tests (plain and ASan+UBSan), golden config tests, integration tests
+#   make bench      speed and memory figures beside the reference tools
+#   make install    DESTDIR=, PREFIX=/usr/local, SYSCONFDIR=/etc
+VERSION    := 0.1.0
+PREFIX     ?= /usr/local
+SYSCONFDIR ?= /etc
+BINDIR     ?= $(PREFIX)/bin
+SBINDIR    ?= $(PREFIX)/sbin
+MANDIR     ?= $(PREFIX)/share/man
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+DESTDIR    ?=
+
+B := build
+# Libraries found with pkg-config; libinotifytools ships no .pc file.
+PKGS := libsystemd libconfig json-c
+# Recursive (=) on purpose: evaluated when a recipe runs, after deps are installed.
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS)) -linotifytools -lm
+
+CFLAGS   ?= -O2 -g
+WERROR   ?= -Werror
+WARNINGS := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes \
+            -Wno-unused-parameter -Wpointer-arith -Wundef -Wvla -Werror=implicit-function-declaration $(WERROR)
+CPPFLAGS += -Idaemon -D_GNU_SOURCE -DCACHEKEEPER_VERSION='"$(VERSION)"' \
+            -DCONFIG_BUILTIN_PATH='"etc/cachekeeper.conf"'
+ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -MMD -MP
+SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+             -fno-omit-frame-pointer
+
+# Every daemon module except main.c: linked into the daemon and each unit test.
+DAEMON_SRCS := $(filter-out daemon/main.c,$(wildcard daemon/*.c))
+CTL_SRCS    := ctl/cachectl.c daemon/protocol.c daemon/units.c
+UNIT_SRCS   := $(wildcard tests/unit/test-*.c)
+UNIT_TESTS  := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
+SAN_TESTS   := $(UNIT_SRCS:tests/unit/%.c=$(B)/asan/tests/%)
+
+.SECONDARY:
+.PHONY: all deps run test unit-tests bench install uninstall clean
+all: $(B)/cachekeeperd $(B)/cachectl
+
+# On a fresh machine: install what is missing (as root) or say how.
+$(B)/.deps-ok: .ci/deps
+	@sh .ci/deps
+	@mkdir -p $(@D) && touch $@
+deps: $(B)/.deps-ok
+
+$(B)/%.o: %.c | $(B)/.deps-ok
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+$(B)/asan/%.o: %.c | $(B)/.deps-ok
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -c $< -o $@
+$(B)/daemon/builtin.o $(B)/asan/daemon/builtin.o: etc/cachekeeper.conf
+
+$(B)/cachekeeperd: $(B)/daemon/main.o $(DAEMON_SRCS:%.c=$(B)/%.o)
+	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
+$(B)/cachectl: $(CTL_SRCS:%.c=$(B)/%.o)
+	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
+$(B)/asan/cachekeeperd: $(B)/asan/daemon/main.o $(DAEMON_SRCS:%.c=$(B)/asan/%.o)
+	$(CC) $(SAN_FLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
+$(B)/asan/cachectl: $(CTL_SRCS:%.c=$(B)/asan/%.o)
+	$(CC) $(SAN_FLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
+
+$(B)/tests/test-%: $(B)/tests/unit/test-%.o $(DAEMON_SRCS:%.c=$(B)/%.o)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -lcmocka -o $@
+$(B)/asan/tests/test-%: $(B)/asan/tests/unit/test-%.o $(DAEMON_SRCS:%.c=$(B)/asan/%.o)
+	@mkdir -p $(@D)
+	$(CC) $(SAN_FLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -lcmocka -o $@
+
+RUN_SOCKET := $(CURDIR)/$(B)/cachekeeper.sock
+run: $(B)/cachekeeperd $(B)/cachectl
+	@echo "cachekeeperd on etc/cachekeeper.conf, socket $(RUN_SOCKET); Ctrl-C stops it."
+	@echo "In another shell: $(B)/cachectl -s $(RUN_SOCKET) status"
+	$(B)/cachekeeperd -c etc/cachekeeper.conf -s $(RUN_SOCKET)
+
+# The unit tests run twice (plain, then ASan+UBSan); integration tests drive
+# the sanitizer build of the binaries. tests/run prints the one closing line.
+test: all $(UNIT_TESTS) $(SAN_TESTS) $(B)/asan/cachekeeperd $(B)/asan/cachectl
+	@CK_BUILD=$(CURDIR)/$(B) tests/run $(UNIT_TESTS) $(SAN_TESTS) tests/integration/*.bats
+
+bench: all
+	tests/bench/run
+
+install: all
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR)
+	install -m 0755 $(B)/cachekeeperd $(DESTDIR)$(SBINDIR)/cachekeeperd
+	install -m 0755 $(B)/cachectl $(DESTDIR)$(BINDIR)/cachectl
+	@if [ -e $(DESTDIR)$(SYSCONFDIR)/cachekeeper.conf ]; then \
+		echo "keeping existing $(DESTDIR)$(SYSCONFDIR)/cachekeeper.conf"; \
+	else \
+		install -m 0644 etc/cachekeeper.conf $(DESTDIR)$(SYSCONFDIR)/cachekeeper.conf; \
+	fi
+
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/cachekeeperd $(DESTDIR)$(BINDIR)/cachectl
+
+clean:
+	rm -rf $(B)
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

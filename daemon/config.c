@@ -1,0 +1,756 @@
+/* SPDX-License-Identifier: MIT */
+/* libconfig → immutable Config, with every error pointing at the line of the
+ * setting at fault. The only file that includes libconfig.h. Non-logging. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libconfig.h>
+
+#include "config.h"
+#include "units.h"
+
+#define DEFAULT_CHECK_INTERVAL_USEC (10 * USEC_PER_SEC)
+#define DEFAULT_FULL_WITHIN_USEC    (24 * 3600 * USEC_PER_SEC)
+#define DEFAULT_ALERT_TIMEOUT_USEC  (30 * USEC_PER_SEC)
+/* A full audit of a 1M-file cache costs a few seconds of I/O: hourly is
+ * cheap insurance against anything inotify could not tell us. */
+#define DEFAULT_AUDIT_INTERVAL_USEC (3600 * USEC_PER_SEC)
+#define DEFAULT_TRIM_TO             0.9
+#define DEFAULT_MODE                01777
+
+typedef struct Ctx {
+        const char *name;       /* file name for messages */
+        char *err;
+        size_t errlen;
+} Ctx;
+
+static const char *const top_keys[] = {
+        "socket", "admin_group", "alert_command", "alert_timeout", "audit_interval",
+        "volumes", "caches", NULL,
+};
+static const char *const volumes_keys[] = {
+        "check_interval", "warn_free", "crit_free", "warn_free_inodes", "crit_free_inodes",
+        "min_free", "full_within", "hysteresis", "overrides", NULL,
+};
+static const char *const override_keys[] = {
+        "mount", "warn_free", "crit_free", "warn_free_inodes", "crit_free_inodes",
+        "min_free", "full_within", "hysteresis", NULL,
+};
+static const char *const cache_keys[] = {
+        "name", "path", "max_size", "mode", "trim_to", "require_mount", "ccache_conf", NULL,
+};
+
+_printf_(3, 4)
+static int fail(Ctx *ctx, const config_setting_t *s, const char *fmt, ...) {
+        const char *file = s ? config_setting_source_file(s) : NULL;
+        size_t n;
+        va_list ap;
+
+        if (!file)
+                file = ctx->name;
+        if (s && config_setting_source_line(s) > 0)
+                n = (size_t) snprintf(ctx->err, ctx->errlen, "%s:%u: ", file,
+                                      config_setting_source_line(s));
+        else
+                n = (size_t) snprintf(ctx->err, ctx->errlen, "%s: ", file);
+        if (n < ctx->errlen) {
+                va_start(ap, fmt);
+                vsnprintf(ctx->err + n, ctx->errlen - n, fmt, ap);
+                va_end(ap);
+        }
+        return -EINVAL;
+}
+
+/* "caches[1].max_size": where a setting sits, for messages. */
+static const char *setting_path(const config_setting_t *s, char *buf, size_t len) {
+        const config_setting_t *chain[16];
+        size_t n = 0, used = 0;
+
+        for (; s && !config_setting_is_root(s) && n < ELEMENTSOF(chain); s = config_setting_parent(s))
+                chain[n++] = s;
+        buf[0] = '\0';
+        while (n-- > 0 && used < len) {
+                const char *name = config_setting_name(chain[n]);
+                int k = name ? snprintf(buf + used, len - used, "%s%s", used ? "." : "", name)
+                             : snprintf(buf + used, len - used, "[%d]", config_setting_index(chain[n]));
+                if (k < 0)
+                        break;
+                used += (size_t) k;
+        }
+        return buf;
+}
+
+static int check_keys(Ctx *ctx, const config_setting_t *group, const char *const *allowed) {
+        for (int i = 0; i < config_setting_length(group); i++) {
+                const config_setting_t *s = config_setting_get_elem(group, (unsigned) i);
+                const char *name = config_setting_name(s);
+                size_t k;
+
+                for (k = 0; allowed[k]; k++)
+                        if (strcmp(name, allowed[k]) == 0)
+                                break;
+                if (!allowed[k]) {
+                        char where[256];
+                        return fail(ctx, s, "unknown setting '%s'", setting_path(s, where, sizeof(where)));
+                }
+        }
+        return 0;
+}
+
+/* Each getter returns 1 if the key is present and valid, 0 if absent,
+ * -EINVAL (message written) if present and wrong. */
+static int get_setting(Ctx *ctx, const config_setting_t *group, const char *key, int type,
+                       const char *what, const config_setting_t **ret) {
+        const config_setting_t *s = config_setting_get_member(group, key);
+        char where[256];
+
+        if (!s)
+                return 0;
+        if (config_setting_type(s) != type &&
+            !(type == CONFIG_TYPE_FLOAT && config_setting_is_number(s)))
+                return fail(ctx, s, "'%s' must be %s", setting_path(s, where, sizeof(where)), what);
+        *ret = s;
+        return 1;
+}
+
+static int get_string(Ctx *ctx, const config_setting_t *group, const char *key, const char *example,
+                      const config_setting_t **ret_setting, const char **ret) {
+        const config_setting_t *s = NULL;
+        char what[128];
+        int r;
+
+        snprintf(what, sizeof(what), "a string, e.g. %s", example);
+        r = get_setting(ctx, group, key, CONFIG_TYPE_STRING, what, &s);
+        if (r <= 0)
+                return r;
+        *ret = config_setting_get_string(s);
+        if (ret_setting)
+                *ret_setting = s;
+        return 1;
+}
+
+static int require(Ctx *ctx, const config_setting_t *group, const char *key, int r) {
+        char where[256];
+
+        if (r != 0)
+                return r;
+        if (config_setting_is_root(group))
+                return fail(ctx, NULL, "missing required setting '%s'", key);
+        return fail(ctx, group, "%s: missing required setting '%s'",
+                    setting_path(group, where, sizeof(where)), key);
+}
+
+/* Absolute, with "//" and a trailing "/" folded; "." and ".." refused so that
+ * two spellings of one directory cannot slip past the overlap check. */
+static int get_path(Ctx *ctx, const config_setting_t *group, const char *key, char **ret) {
+        const config_setting_t *s = NULL;
+        const char *v;
+        char where[256], *out, *o;
+        int r;
+
+        r = get_string(ctx, group, key, "\"/var/cache/ccache\"", &s, &v);
+        if (r <= 0)
+                return r;
+        setting_path(s, where, sizeof(where));
+        if (v[0] != '/')
+                return fail(ctx, s, "'%s' must be an absolute path, not \"%s\"", where, v);
+        out = o = malloc(strlen(v) + 1);
+        if (!out)
+                return -ENOMEM;
+        for (const char *p = v; *p;) {
+                size_t len;
+
+                while (*p == '/')
+                        p++;
+                len = strcspn(p, "/");
+                if (len == 0)
+                        break;
+                if ((len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.')) {
+                        free(out);
+                        return fail(ctx, s, "'%s' must not contain '.' or '..' components: \"%s\"", where, v);
+                }
+                *o++ = '/';
+                memcpy(o, p, len);
+                o += len;
+                p += len;
+        }
+        if (o == out)
+                *o++ = '/';
+        *o = '\0';
+        *ret = out;
+        return 1;
+}
+
+static int get_size(Ctx *ctx, const config_setting_t *group, const char *key, uint64_t *ret) {
+        const config_setting_t *s = NULL;
+        const char *v;
+        char where[256];
+        int r;
+
+        r = get_string(ctx, group, key, "\"100G\"", &s, &v);
+        if (r <= 0)
+                return r;
+        if (parse_size(v, ret) < 0)
+                return fail(ctx, s, "'%s': invalid size \"%s\" (a positive number and a unit: "
+                            "k, M, G, T for powers of 1000, Ki, Mi, Gi, Ti for powers of 1024)",
+                            setting_path(s, where, sizeof(where)), v);
+        return 1;
+}
+
+static int get_duration(Ctx *ctx, const config_setting_t *group, const char *key, bool allow_zero,
+                        usec_t *ret) {
+        const config_setting_t *s = NULL;
+        const char *v;
+        char where[256];
+        usec_t u;
+        int r;
+
+        r = get_string(ctx, group, key, "\"10s\"", &s, &v);
+        if (r <= 0)
+                return r;
+        if (parse_duration(v, &u) < 0)
+                return fail(ctx, s, "'%s': invalid duration \"%s\" (a number and a unit: ms, s, m, h, d)",
+                            setting_path(s, where, sizeof(where)), v);
+        if (u == 0 && !allow_zero)
+                return fail(ctx, s, "'%s' must be longer than zero", setting_path(s, where, sizeof(where)));
+        *ret = u;
+        return 1;
+}
+
+static int get_threshold(Ctx *ctx, const config_setting_t *group, const char *key, bool allow_count,
+                         Threshold *ret) {
+        const config_setting_t *s = NULL;
+        const char *v;
+        char where[256];
+        int r;
+
+        r = get_string(ctx, group, key, allow_count ? "\"10%\" or \"100000\"" : "\"10%\" or \"20G\"", &s, &v);
+        if (r <= 0)
+                return r;
+        if (config_parse_threshold(v, allow_count, ret) < 0)
+                return fail(ctx, s, "'%s': invalid threshold \"%s\" (%s)", setting_path(s, where, sizeof(where)), v,
+                            allow_count ? "a percentage of all inodes such as \"10%\", or a count"
+                                        : "a percentage of the volume such as \"10%\", or a size such as \"20G\"");
+        return 1;
+}
+
+static int get_mode(Ctx *ctx, const config_setting_t *group, const char *key, mode_t *ret) {
+        const config_setting_t *s = NULL;
+        const char *v;
+        char where[256], *end;
+        unsigned long m;
+        int r;
+
+        r = get_string(ctx, group, key, "\"1777\"", &s, &v);
+        if (r <= 0)
+                return r;
+        errno = 0;
+        m = strtoul(v, &end, 8);
+        if (!*v || *end || errno != 0 || m > 07777 || v[strspn(v, "01234567")] != '\0')
+                return fail(ctx, s, "'%s': \"%s\" is not an octal permission mode such as \"1777\"",
+                            setting_path(s, where, sizeof(where)), v);
+        *ret = (mode_t) m;
+        return 1;
+}
+
+static int get_fraction(Ctx *ctx, const config_setting_t *group, const char *key, double *ret) {
+        const config_setting_t *s = NULL;
+        char where[256];
+        double v;
+        int r;
+
+        r = get_setting(ctx, group, key, CONFIG_TYPE_FLOAT, "a number, e.g. 0.9", &s);
+        if (r <= 0)
+                return r;
+        v = config_setting_type(s) == CONFIG_TYPE_FLOAT ? config_setting_get_float(s)
+                                                        : (double) config_setting_get_int64(s);
+        if (!(v > 0 && v <= 1))
+                return fail(ctx, s, "'%s' must be greater than 0 and at most 1, not %g",
+                            setting_path(s, where, sizeof(where)), v);
+        *ret = v;
+        return 1;
+}
+
+static int get_bool(Ctx *ctx, const config_setting_t *group, const char *key, bool *ret) {
+        const config_setting_t *s = NULL;
+        int r;
+
+        r = get_setting(ctx, group, key, CONFIG_TYPE_BOOL, "true or false", &s);
+        if (r <= 0)
+                return r;
+        *ret = config_setting_get_bool(s);
+        return 1;
+}
+
+static int get_alert_command(Ctx *ctx, const config_setting_t *root, char ***ret) {
+        const config_setting_t *s = config_setting_get_member(root, "alert_command");
+        char **argv;
+        int n;
+
+        if (!s)
+                return 0;
+        if (config_setting_type(s) == CONFIG_TYPE_STRING)
+                n = 1;
+        else if (config_setting_is_array(s) || config_setting_is_list(s))
+                n = config_setting_length(s);
+        else
+                n = 0;
+        if (n == 0)
+                return fail(ctx, s, "'alert_command' must be a path or a list of strings, "
+                            "e.g. \"/usr/local/bin/page-me\" or [\"/usr/bin/logger\", \"-t\", \"cache\"]");
+        argv = calloc((size_t) n + 1, sizeof(char *));
+        if (!argv)
+                return -ENOMEM;
+        for (int i = 0; i < n; i++) {
+                const config_setting_t *e = config_setting_type(s) == CONFIG_TYPE_STRING
+                                                    ? s : config_setting_get_elem(s, (unsigned) i);
+                const char *v = config_setting_get_string(e);
+
+                if (!v || !(argv[i] = strdup(v))) {
+                        for (int k = 0; k < i; k++)
+                                free(argv[k]);
+                        free(argv);
+                        return v ? -ENOMEM : fail(ctx, e, "'alert_command' arguments must be strings");
+                }
+        }
+        if (argv[0][0] != '/') {
+                int r = fail(ctx, s, "'alert_command' must start with an absolute path (it is run "
+                             "without a shell), not \"%s\"", argv[0]);
+                for (int k = 0; k < n; k++)
+                        free(argv[k]);
+                free(argv);
+                return r;
+        }
+        *ret = argv;
+        return 1;
+}
+
+/* Two thresholds of the same kind must leave a warning band above critical. */
+static int check_order(Ctx *ctx, const config_setting_t *group, const char *warn_key,
+                       const Threshold *warn, const char *crit_key, const Threshold *crit) {
+        bool bad;
+
+        if (warn->kind == THRESHOLD_UNSET || crit->kind == THRESHOLD_UNSET || warn->kind != crit->kind)
+                return 0;
+        bad = warn->kind == THRESHOLD_PERCENT ? crit->percent >= warn->percent : crit->value >= warn->value;
+        if (!bad)
+                return 0;
+        return fail(ctx, config_setting_get_member(group, crit_key) ?: group,
+                    "'%s' must be below '%s' (critical is the lower free-space level)", crit_key, warn_key);
+}
+
+static int parse_volume_limits(Ctx *ctx, const config_setting_t *g, VolumeConfig *v) {
+        int r;
+
+        if ((r = get_threshold(ctx, g, "warn_free", false, &v->warn_free)) < 0 ||
+            (r = get_threshold(ctx, g, "crit_free", false, &v->crit_free)) < 0 ||
+            (r = get_threshold(ctx, g, "warn_free_inodes", true, &v->warn_free_inodes)) < 0 ||
+            (r = get_threshold(ctx, g, "crit_free_inodes", true, &v->crit_free_inodes)) < 0 ||
+            (r = get_threshold(ctx, g, "min_free", false, &v->min_free)) < 0 ||
+            (r = get_threshold(ctx, g, "hysteresis", false, &v->hysteresis)) < 0 ||
+            (r = get_duration(ctx, g, "full_within", true, &v->full_within_usec)) < 0)
+                return r;
+        if ((r = check_order(ctx, g, "warn_free", &v->warn_free, "crit_free", &v->crit_free)) < 0 ||
+            (r = check_order(ctx, g, "warn_free_inodes", &v->warn_free_inodes, "crit_free_inodes",
+                             &v->crit_free_inodes)) < 0)
+                return r;
+        return 0;
+}
+
+static void volume_config_done(VolumeConfig *v) {
+        free(v->mount);
+        v->mount = NULL;
+}
+
+static int parse_volumes(Ctx *ctx, const config_setting_t *root, Config *c) {
+        const config_setting_t *g, *list;
+        int r;
+
+        c->volume_defaults = (VolumeConfig) {
+                .warn_free = { THRESHOLD_PERCENT, 0, 10 },
+                .crit_free = { THRESHOLD_PERCENT, 0, 5 },
+                .warn_free_inodes = { THRESHOLD_PERCENT, 0, 10 },
+                .crit_free_inodes = { THRESHOLD_PERCENT, 0, 5 },
+                .hysteresis = { THRESHOLD_PERCENT, 0, 1 },
+                .full_within_usec = DEFAULT_FULL_WITHIN_USEC,
+        };
+        c->check_interval_usec = DEFAULT_CHECK_INTERVAL_USEC;
+
+        r = get_setting(ctx, root, "volumes", CONFIG_TYPE_GROUP, "a group: volumes = { ... };", &g);
+        if (r <= 0)
+                return r;
+        if ((r = check_keys(ctx, g, volumes_keys)) < 0 ||
+            (r = get_duration(ctx, g, "check_interval", false, &c->check_interval_usec)) < 0 ||
+            (r = parse_volume_limits(ctx, g, &c->volume_defaults)) < 0)
+                return r;
+
+        r = get_setting(ctx, g, "overrides", CONFIG_TYPE_LIST,
+                        "a list of groups: overrides = ( { mount = \"/mnt/x\"; ... } );", &list);
+        if (r <= 0)
+                return r;
+        c->n_volume_overrides = 0;
+        c->volume_overrides = calloc((size_t) config_setting_length(list) + 1, sizeof(VolumeConfig));
+        if (!c->volume_overrides)
+                return -ENOMEM;
+        for (int i = 0; i < config_setting_length(list); i++) {
+                const config_setting_t *o = config_setting_get_elem(list, (unsigned) i);
+                VolumeConfig *v = &c->volume_overrides[c->n_volume_overrides];
+
+                if (!config_setting_is_group(o))
+                        return fail(ctx, o, "'volumes.overrides' entries must be groups: { mount = \"/mnt/x\"; ... }");
+                *v = c->volume_defaults;
+                v->mount = NULL;
+                c->n_volume_overrides++;
+                if ((r = check_keys(ctx, o, override_keys)) < 0 ||
+                    (r = require(ctx, o, "mount", get_path(ctx, o, "mount", &v->mount))) < 0 ||
+                    (r = parse_volume_limits(ctx, o, v)) < 0)
+                        return r;
+                for (size_t k = 0; k + 1 < c->n_volume_overrides; k++)
+                        if (strcmp(c->volume_overrides[k].mount, v->mount) == 0)
+                                return fail(ctx, config_setting_get_member(o, "mount"),
+                                            "volume override for '%s' given twice", v->mount);
+        }
+        return 0;
+}
+
+static bool path_contains(const char *outer, const char *inner) {
+        size_t n = strlen(outer);
+
+        if (strcmp(outer, "/") == 0)
+                return true;
+        return strncmp(outer, inner, n) == 0 && (inner[n] == '/' || inner[n] == '\0');
+}
+
+static bool valid_name(const char *s) {
+        size_t n = strlen(s);
+
+        if (n == 0 || n > CONFIG_NAME_MAX)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!isalnum((unsigned char) s[i]) && !strchr("._-", s[i]))
+                        return false;
+        return true;
+}
+
+static int parse_cache(Ctx *ctx, const config_setting_t *g, CacheConfig *cc) {
+        const config_setting_t *s = NULL;
+        const char *name;
+        int r;
+
+        cc->trim_to = DEFAULT_TRIM_TO;
+        cc->mode = DEFAULT_MODE;
+        cc->manage_ccache_conf = true;
+
+        if (!config_setting_is_group(g))
+                return fail(ctx, g, "'caches' entries must be groups: { name = \"x\"; path = \"/x\"; max_size = \"10G\"; }");
+        if ((r = check_keys(ctx, g, cache_keys)) < 0 ||
+            (r = require(ctx, g, "name", get_string(ctx, g, "name", "\"mi210\"", &s, &name))) < 0)
+                return r;
+        if (!valid_name(name))
+                return fail(ctx, s, "cache name \"%s\" must be 1-%d letters, digits, '.', '_' or '-'",
+                            name, CONFIG_NAME_MAX);
+        if (!(cc->name = strdup(name)))
+                return -ENOMEM;
+        if ((r = require(ctx, g, "path", get_path(ctx, g, "path", &cc->path))) < 0 ||
+            (r = require(ctx, g, "max_size", get_size(ctx, g, "max_size", &cc->max_size_bytes))) < 0 ||
+            (r = get_mode(ctx, g, "mode", &cc->mode)) < 0 ||
+            (r = get_fraction(ctx, g, "trim_to", &cc->trim_to)) < 0 ||
+            (r = get_path(ctx, g, "require_mount", &cc->require_mount)) < 0 ||
+            (r = get_bool(ctx, g, "ccache_conf", &cc->manage_ccache_conf)) < 0)
+                return r;
+        if (strcmp(cc->path, "/") == 0)
+                return fail(ctx, config_setting_get_member(g, "path"), "cache path must not be '/'");
+        if (cc->require_mount && !path_contains(cc->require_mount, cc->path))
+                return fail(ctx, config_setting_get_member(g, "require_mount"),
+                            "require_mount '%s' must be the cache path or a directory above it ('%s')",
+                            cc->require_mount, cc->path);
+        return 0;
+}
+
+static int parse_caches(Ctx *ctx, const config_setting_t *root, Config *c) {
+        const config_setting_t *list;
+        int r;
+
+        r = get_setting(ctx, root, "caches", CONFIG_TYPE_LIST,
+                        "a list of groups: caches = ( { name = \"x\"; ... } );", &list);
+        if ((r = require(ctx, root, "caches", r)) < 0)
+                return r;
+        if (config_setting_length(list) == 0)
+                return fail(ctx, list, "'caches' is empty: there is nothing to keep");
+        c->caches = calloc((size_t) config_setting_length(list), sizeof(CacheConfig));
+        if (!c->caches)
+                return -ENOMEM;
+        for (int i = 0; i < config_setting_length(list); i++) {
+                const config_setting_t *g = config_setting_get_elem(list, (unsigned) i);
+                CacheConfig *cc = &c->caches[c->n_caches++];
+
+                if ((r = parse_cache(ctx, g, cc)) < 0)
+                        return r;
+                for (size_t k = 0; k + 1 < c->n_caches; k++) {
+                        const CacheConfig *o = &c->caches[k];
+
+                        if (strcmp(o->name, cc->name) == 0)
+                                return fail(ctx, config_setting_get_member(g, "name"),
+                                            "cache name \"%s\" is used twice", cc->name);
+                        if (strcmp(o->path, cc->path) == 0)
+                                return fail(ctx, config_setting_get_member(g, "path"),
+                                            "caches '%s' and '%s' have the same path '%s'",
+                                            o->name, cc->name, cc->path);
+                        if (path_contains(o->path, cc->path) || path_contains(cc->path, o->path))
+                                return fail(ctx, config_setting_get_member(g, "path"),
+                                            "cache '%s' (%s) and cache '%s' (%s) overlap: one is inside the other",
+                                            cc->name, cc->path, o->name, o->path);
+                }
+        }
+        return 0;
+}
+
+static int parse_root(Ctx *ctx, const config_setting_t *root, Config *c) {
+        const char *v;
+        int r;
+
+        c->alert_timeout_usec = DEFAULT_ALERT_TIMEOUT_USEC;
+        c->audit_interval_usec = DEFAULT_AUDIT_INTERVAL_USEC;
+
+        if ((r = check_keys(ctx, root, top_keys)) < 0)
+                return r;
+        r = get_path(ctx, root, "socket", &c->socket_path);
+        if (r < 0)
+                return r;
+        if (r == 0 && !(c->socket_path = strdup(CONFIG_DEFAULT_SOCKET)))
+                return -ENOMEM;
+        r = get_string(ctx, root, "admin_group", "\"root\"", NULL, &v);
+        if (r < 0)
+                return r;
+        if (!(c->admin_group = strdup(r > 0 ? v : "root")))
+                return -ENOMEM;
+        if ((r = get_alert_command(ctx, root, &c->alert_argv)) < 0 ||
+            (r = get_duration(ctx, root, "alert_timeout", false, &c->alert_timeout_usec)) < 0 ||
+            (r = get_duration(ctx, root, "audit_interval", true, &c->audit_interval_usec)) < 0 ||
+            (r = parse_volumes(ctx, root, c)) < 0 ||
+            (r = parse_caches(ctx, root, c)) < 0)
+                return r;
+        return 0;
+}
+
+static int load(config_t *lc, bool ok, const char *name, char *err, size_t errlen, Config **ret) {
+        _cleanup_(config_freep) Config *c = NULL;
+        Ctx ctx = { .name = name, .err = err, .errlen = errlen };
+        int r;
+
+        if (!ok) {
+                const char *file = config_error_file(lc) ?: name;
+
+                if (config_error_type(lc) == CONFIG_ERR_FILE_IO) {
+                        snprintf(err, errlen, "%s: cannot read the file", file);
+                        return -EIO;
+                }
+                snprintf(err, errlen, "%s:%d: %s", file, config_error_line(lc), config_error_text(lc));
+                return -EINVAL;
+        }
+        c = calloc(1, sizeof(*c));
+        if (!c || !(c->file = strdup(name)))
+                return -ENOMEM;
+        r = parse_root(&ctx, config_root_setting(lc), c);
+        if (r == -ENOMEM)
+                snprintf(err, errlen, "%s: out of memory", name);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(c);
+        return 0;
+}
+
+int config_load(const char *path, char *err, size_t errlen, Config **ret) {
+        config_t lc;
+        FILE *f;
+        int r;
+
+        /* Open it ourselves: libconfig reports every failure to open as a
+         * parse error without errno. */
+        f = fopen(path, "re");
+        if (!f) {
+                r = -errno;
+                snprintf(err, errlen, "%s: %s", path, strerror(errno));
+                return r;
+        }
+        config_init(&lc);
+        r = load(&lc, config_read(&lc, f) == CONFIG_TRUE, path, err, errlen, ret);
+        config_destroy(&lc);
+        fclose(f);
+        return r;
+}
+
+int config_load_string(const char *text, const char *name, char *err, size_t errlen, Config **ret) {
+        config_t lc;
+        int r;
+
+        config_init(&lc);
+        r = load(&lc, config_read_string(&lc, text) == CONFIG_TRUE, name, err, errlen, ret);
+        config_destroy(&lc);
+        return r;
+}
+
+int config_load_builtin(char *err, size_t errlen, Config **ret) {
+        return config_load_string(config_builtin_text, "<built-in>", err, errlen, ret);
+}
+
+int config_parse_threshold(const char *s, bool allow_count, Threshold *ret) {
+        size_t n = strlen(s);
+
+        if (n > 1 && s[n - 1] == '%') {
+                char *end;
+                double p;
+
+                errno = 0;
+                p = strtod(s, &end);
+                if (errno != 0 || end != s + n - 1 || !isfinite(p) || p <= 0 || p >= 100 ||
+                    !isdigit((unsigned char) s[0]))
+                        return -EINVAL;
+                *ret = (Threshold) { .kind = THRESHOLD_PERCENT, .percent = p };
+                return 0;
+        }
+        if (allow_count && n > 0 && strspn(s, "0123456789") == n) {
+                char *end;
+                unsigned long long v;
+
+                errno = 0;
+                v = strtoull(s, &end, 10);
+                if (errno != 0 || v == 0)
+                        return -EINVAL;
+                *ret = (Threshold) { .kind = THRESHOLD_ABSOLUTE, .value = v };
+                return 0;
+        }
+        uint64_t v;
+        if (parse_size(s, &v) < 0)
+                return -EINVAL;
+        *ret = (Threshold) { .kind = THRESHOLD_ABSOLUTE, .value = v };
+        return 0;
+}
+
+uint64_t threshold_resolve(const Threshold *t, uint64_t total) {
+        switch (t->kind) {
+        case THRESHOLD_ABSOLUTE:
+                return t->value;
+        case THRESHOLD_PERCENT:
+                return (uint64_t) ((double) total * t->percent / 100.0);
+        default:
+                return 0;
+        }
+}
+
+const VolumeConfig *config_volume(const Config *c, const char *mount) {
+        for (size_t i = 0; i < c->n_volume_overrides; i++)
+                if (strcmp(c->volume_overrides[i].mount, mount) == 0)
+                        return &c->volume_overrides[i];
+        return &c->volume_defaults;
+}
+
+const CacheConfig *config_cache(const Config *c, const char *name) {
+        for (size_t i = 0; i < c->n_caches; i++)
+                if (strcmp(c->caches[i].name, name) == 0)
+                        return &c->caches[i];
+        return NULL;
+}
+
+static void dump_string(FILE *f, const char *indent, const char *key, const char *v) {
+        fprintf(f, "%s%s = \"", indent, key);
+        for (; *v; v++)
+                fprintf(f, (*v == '"' || *v == '\\') ? "\\%c" : "%c", *v);
+        fputs("\";\n", f);
+}
+
+static void dump_duration(FILE *f, const char *indent, const char *key, usec_t u) {
+        if (u % USEC_PER_SEC == 0)
+                fprintf(f, "%s%s = \"%llus\";\n", indent, key, (unsigned long long) (u / USEC_PER_SEC));
+        else
+                fprintf(f, "%s%s = \"%llums\";\n", indent, key, (unsigned long long) (u / USEC_PER_MSEC));
+}
+
+static void dump_threshold(FILE *f, const char *indent, const char *key, const Threshold *t) {
+        if (t->kind == THRESHOLD_PERCENT)
+                fprintf(f, "%s%s = \"%g%%\";\n", indent, key, t->percent);
+        else if (t->kind == THRESHOLD_ABSOLUTE)
+                fprintf(f, "%s%s = %llu;\n", indent, key, (unsigned long long) t->value);
+}
+
+static void dump_limits(FILE *f, const char *indent, const VolumeConfig *v) {
+        dump_threshold(f, indent, "warn_free", &v->warn_free);
+        dump_threshold(f, indent, "crit_free", &v->crit_free);
+        dump_threshold(f, indent, "warn_free_inodes", &v->warn_free_inodes);
+        dump_threshold(f, indent, "crit_free_inodes", &v->crit_free_inodes);
+        dump_threshold(f, indent, "min_free", &v->min_free);
+        dump_threshold(f, indent, "hysteresis", &v->hysteresis);
+        dump_duration(f, indent, "full_within", v->full_within_usec);
+}
+
+void config_dump(const Config *c, FILE *f) {
+        fprintf(f, "# %s, normalised: sizes in bytes, durations in seconds\n", c->file);
+        dump_string(f, "", "socket", c->socket_path);
+        dump_string(f, "", "admin_group", c->admin_group);
+        if (c->alert_argv) {
+                fputs("alert_command = [ ", f);
+                for (char **a = c->alert_argv; *a; a++)
+                        fprintf(f, "%s\"%s\"", a == c->alert_argv ? "" : ", ", *a);
+                fputs(" ];\n", f);
+        }
+        dump_duration(f, "", "alert_timeout", c->alert_timeout_usec);
+        dump_duration(f, "", "audit_interval", c->audit_interval_usec);
+        fputs("volumes = {\n", f);
+        dump_duration(f, "  ", "check_interval", c->check_interval_usec);
+        dump_limits(f, "  ", &c->volume_defaults);
+        if (c->n_volume_overrides > 0) {
+                fputs("  overrides = (\n", f);
+                for (size_t i = 0; i < c->n_volume_overrides; i++) {
+                        fputs("    {\n", f);
+                        dump_string(f, "      ", "mount", c->volume_overrides[i].mount);
+                        dump_limits(f, "      ", &c->volume_overrides[i]);
+                        fprintf(f, "    }%s\n", i + 1 < c->n_volume_overrides ? "," : "");
+                }
+                fputs("  );\n", f);
+        }
+        fputs("};\n", f);
+        fputs("caches = (\n", f);
+        for (size_t i = 0; i < c->n_caches; i++) {
+                const CacheConfig *cc = &c->caches[i];
+
+                fputs("  {\n", f);
+                dump_string(f, "    ", "name", cc->name);
+                dump_string(f, "    ", "path", cc->path);
+                fprintf(f, "    max_size = %llu;\n", (unsigned long long) cc->max_size_bytes);
+                fprintf(f, "    mode = \"%04o\";\n", (unsigned) cc->mode);
+                fprintf(f, "    trim_to = %g;\n", cc->trim_to);
+                if (cc->require_mount)
+                        dump_string(f, "    ", "require_mount", cc->require_mount);
+                fprintf(f, "    ccache_conf = %s;\n", cc->manage_ccache_conf ? "true" : "false");
+                fprintf(f, "  }%s\n", i + 1 < c->n_caches ? "," : "");
+        }
+        fputs(");\n", f);
+}
+
+Config *config_free(Config *c) {
+        if (!c)
+                return NULL;
+        free(c->file);
+        free(c->socket_path);
+        free(c->admin_group);
+        if (c->alert_argv)
+                for (char **a = c->alert_argv; *a; a++)
+                        free(*a);
+        free(c->alert_argv);
+        for (size_t i = 0; i < c->n_volume_overrides; i++)
+                volume_config_done(&c->volume_overrides[i]);
+        free(c->volume_overrides);
+        for (size_t i = 0; i < c->n_caches; i++) {
+                free(c->caches[i].name);
+                free(c->caches[i].path);
+                free(c->caches[i].require_mount);
+        }
+        free(c->caches);
+        free(c);
+        return NULL;
+}

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/* The configuration: parsed from libconfig syntax into an immutable Config.
+ * The only module that includes libconfig.h. Non-logging: errors come back
+ * as "FILE:LINE: message" in a caller-owned buffer. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "util.h"
+
+#define CONFIG_DEFAULT_FILE   "/etc/cachekeeper.conf"
+#define CONFIG_DEFAULT_SOCKET "/run/cachekeeper.sock"
+#define CONFIG_NAME_MAX       32
+#define CONFIG_ERROR_MAX      512
+
+typedef enum ThresholdKind {
+        THRESHOLD_UNSET,
+        THRESHOLD_ABSOLUTE,  /* value is bytes (or inodes) */
+        THRESHOLD_PERCENT,   /* percent of the total, 0 < percent < 100 */
+} ThresholdKind;
+
+typedef struct Threshold {
+        ThresholdKind kind;
+        uint64_t value;
+        double percent;
+} Threshold;
+
+/* Limits for one volume. The top-level `volumes` group gives the defaults;
+ * each entry of `volumes.overrides` is a full copy with its own changes. */
+typedef struct VolumeConfig {
+        char *mount;                 /* NULL for the defaults */
+        Threshold warn_free;
+        Threshold crit_free;
+        Threshold warn_free_inodes;
+        Threshold crit_free_inodes;
+        Threshold min_free;          /* UNSET: no pressure eviction */
+        Threshold hysteresis;        /* margin above a threshold before a level is left */
+        usec_t full_within_usec;     /* 0: no trend alert */
+} VolumeConfig;
+
+typedef struct CacheConfig {
+        char *name;
+        char *path;                  /* absolute, normalised (no //, ., .., trailing /) */
+        char *require_mount;         /* NULL, or path itself or an ancestor of it */
+        uint64_t max_size_bytes;
+        double trim_to;              /* fraction of max_size to evict down to, (0, 1] */
+        mode_t mode;                 /* permission bits of the root, <= 07777 */
+        bool manage_ccache_conf;     /* keep umask and max_size in $root/ccache.conf */
+} CacheConfig;
+
+typedef struct Config {
+        char *file;                  /* what it was loaded from, for messages */
+        char *socket_path;
+        char *admin_group;
+        char **alert_argv;           /* NULL-terminated, or NULL when unset */
+        usec_t alert_timeout_usec;
+        usec_t audit_interval_usec;  /* 0: no periodic audit rescan */
+        usec_t check_interval_usec;  /* volumes.check_interval */
+        VolumeConfig volume_defaults;
+        VolumeConfig *volume_overrides;
+        size_t n_volume_overrides;
+        CacheConfig *caches;
+        size_t n_caches;
+} Config;
+
+/* Parses and validates the file at path. On success stores a new Config in
+ * *ret and returns 0. On failure returns -EINVAL (bad content) or -errno (cannot
+ * read), writes "FILE:LINE: message" (or "FILE: message") to err and leaves
+ * *ret untouched. */
+int config_load(const char *path, char *err, size_t errlen, Config **ret);
+
+/* As config_load, for text held in memory; name stands in for the file name
+ * in messages. */
+int config_load_string(const char *text, const char *name, char *err, size_t errlen,
+                       Config **ret);
+
+/* The configuration compiled into the binary (the shipped etc/cachekeeper.conf). */
+int config_load_builtin(char *err, size_t errlen, Config **ret);
+extern const char config_builtin_text[];
+
+/* Prints c in normalised form: sizes in bytes, durations in seconds. */
+void config_dump(const Config *c, FILE *f);
+
+/* Frees c and everything it owns. Accepts NULL; returns NULL. */
+Config *config_free(Config *c);
+static inline void config_freep(Config **c) {
+        config_free(*c);
+}
+
+/* The limits for the volume mounted at mount: its override, else the defaults. */
+const VolumeConfig *config_volume(const Config *c, const char *mount);
+const CacheConfig *config_cache(const Config *c, const char *name);
+
+/* A size ("100G", units.h) or a percentage of the total ("10%"); with
+ * allow_count a bare integer is a count (inodes). Returns 0 or -EINVAL. */
+int config_parse_threshold(const char *s, bool allow_count, Threshold *ret);
+
+/* The threshold in units of total (bytes or inodes). UNSET resolves to 0. */
+uint64_t threshold_resolve(const Threshold *t, uint64_t total);

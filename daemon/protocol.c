@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/* Encoding and decoding of control messages. No I/O. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocol.h"
+#include "util.h"
+
+int protocol_parse_request(const char *line, json_object **ret, const char **ret_cmd,
+                           char *err, size_t errlen) {
+        json_tokener *tok;
+        json_object *o, *cmd;
+
+        tok = json_tokener_new();
+        if (!tok) {
+                snprintf(err, errlen, "out of memory");
+                return -ENOMEM;
+        }
+        o = json_tokener_parse_ex(tok, line, (int) strlen(line));
+        if (!o || json_tokener_get_error(tok) != json_tokener_success ||
+            tok->char_offset != (int) strlen(line)) {
+                snprintf(err, errlen, "request is not one JSON object: %s",
+                         json_tokener_error_desc(json_tokener_get_error(tok)));
+                json_object_put(o);
+                json_tokener_free(tok);
+                return -EINVAL;
+        }
+        json_tokener_free(tok);
+        if (!json_object_is_type(o, json_type_object) ||
+            !json_object_object_get_ex(o, "cmd", &cmd) || !json_object_is_type(cmd, json_type_string)) {
+                snprintf(err, errlen, "request must be an object with a string \"cmd\"");
+                json_object_put(o);
+                return -EINVAL;
+        }
+        *ret_cmd = json_object_get_string(cmd);
+        *ret = o;
+        return 0;
+}
+
+static char *serialize(json_object *o) {
+        const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+        char *line = NULL;
+
+        if (s && asprintf(&line, "%s\n", s) < 0)
+                line = NULL;
+        json_object_put(o);
+        return line;
+}
+
+char *protocol_reply_ok(json_object *result) {
+        json_object *o = json_object_new_object();
+
+        if (!o)
+                return NULL;
+        json_object_object_add(o, "ok", json_object_new_boolean(1));
+        if (result)
+                json_object_object_add(o, "result", json_object_get(result));
+        return serialize(o);
+}
+
+char *protocol_reply_error(const char *message) {
+        json_object *o = json_object_new_object();
+
+        if (!o)
+                return NULL;
+        json_object_object_add(o, "ok", json_object_new_boolean(0));
+        json_object_object_add(o, "error", json_object_new_string(message));
+        return serialize(o);
+}
+
+int protocol_parse_reply(const char *line, json_object **ret_result, char *err, size_t errlen) {
+        json_object *o, *ok, *v;
+        int r;
+
+        o = json_tokener_parse(line);
+        if (!o || !json_object_is_type(o, json_type_object) ||
+            !json_object_object_get_ex(o, "ok", &ok) || !json_object_is_type(ok, json_type_boolean)) {
+                json_object_put(o);
+                return -EINVAL;
+        }
+        if (json_object_get_boolean(ok)) {
+                *ret_result = json_object_object_get_ex(o, "result", &v) ? json_object_get(v) : NULL;
+                r = 1;
+        } else {
+                snprintf(err, errlen, "%s",
+                         json_object_object_get_ex(o, "error", &v) ? json_object_get_string(v) : "unknown error");
+                r = 0;
+        }
+        json_object_put(o);
+        return r;
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/* The wire format between cachectl and cachekeeperd: one JSON object per
+ * line each way. Requests {"cmd":"status", ...}; replies {"ok":true,
+ * "result":{...}} or {"ok":false,"error":"..."}. Pure; linked into both. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+#define PROTOCOL_REQUEST_MAX 4096          /* bytes in one request line, newline included */
+#define PROTOCOL_REPLY_MAX   (16u << 20)   /* bytes in one reply line */
+
+/* Parses one request line (without its newline). On success stores the
+ * request object (caller unrefs) and its "cmd" string (borrowed from it) and
+ * returns 0; on failure returns -EINVAL with a message for the client. */
+int protocol_parse_request(const char *line, json_object **ret, const char **ret_cmd,
+                           char *err, size_t errlen);
+
+/* Serialises a reply as one line with its newline, malloc'd; NULL on ENOMEM.
+ * protocol_reply_ok borrows result (NULL: no result). */
+char *protocol_reply_ok(json_object *result);
+char *protocol_reply_error(const char *message);
+
+/* Parses a reply line. Returns 1 for ok (result, possibly NULL, stored in
+ * *ret_result, caller unrefs), 0 for an error reply (message in err), and
+ * -EINVAL when the line is not a reply at all. */
+int protocol_parse_reply(const char *line, json_object **ret_result, char *err, size_t errlen);

@@ -1,0 +1,16 @@
+#!/usr/bin/env bats
+# tests/run itself: a crash or a silent non-zero exit must count as a failure,
+# and the closing line must be exact.
+load helper
+
+@test "tests/run counts a crashed binary and a silent failure as failed" {
+        printf '#!/bin/sh\necho 1..3\necho "ok 1 - a"\nkill -SEGV $$\n' > "$BATS_TEST_TMPDIR/crash"
+        printf '#!/bin/sh\necho 1..2\necho "ok 1 - a"\necho "not ok 2 - b # SKIP no root"\n' > "$BATS_TEST_TMPDIR/skip"
+        chmod +x "$BATS_TEST_TMPDIR/crash" "$BATS_TEST_TMPDIR/skip"
+        run "$TOP/tests/run" "$BATS_TEST_TMPDIR/crash" /bin/false "$BATS_TEST_TMPDIR/skip"
+        [ "$status" -eq 1 ]
+        [ "${lines[-1]}" = "2 passed, 2 failed, 1 skipped" ]
+        run "$TOP/tests/run" "$BATS_TEST_TMPDIR/skip"
+        [ "$status" -eq 0 ]
+        [ "${lines[-1]}" = "1 passed, 0 failed, 1 skipped" ]
+}

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/* Size and duration parsing, checked against ccache's parse_size semantics
+ * (CCACHE.md §3), and the human formats cachectl prints. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "units.h"
+
+static void test_parse_size_like_ccache(void **state) {
+        static const struct {
+                const char *in;
+                uint64_t bytes;
+        } ok[] = {
+                { "100G", 100000000000ULL },          /* decimal unless 'i' follows */
+                { "100Gi", 100ULL << 30 },
+                { "100GB", 100000000000ULL },         /* only the first suffix char counts */
+                { "100GiB", 100ULL << 30 },
+                { "1.5T", 1500000000000ULL },
+                { "1.5Ti", 1649267441664ULL },        /* 1.5 * 2^40 */
+                { "512M", 512000000ULL },
+                { "512Mi", 512ULL << 20 },
+                { "64k", 64000ULL },
+                { "64K", 64000ULL },
+                { "64ki", 65536ULL },
+                { "64Ki", 65536ULL },
+                { "40G", 40000000000ULL },
+                { " 2G", 2000000000ULL },             /* strtod skips leading space */
+                { "2 G", 2000000000ULL },             /* ccache skips space before the suffix */
+                { "1e3M", 1000000000ULL },            /* strtod exponent */
+                { "0.5k", 500ULL },
+                { "5Gfoo", 5000000000ULL },           /* ccache ignores the rest */
+        };
+        static const char *const bad[] = {
+                "", "100", "1.5", "0G", "0.0001k", "-1G", "-0G", "10g", "10m", "10t", "10B", "10X",
+                "G", "abc", "0x10G", "inf", "infG", "nanG", "1e30T",
+        };
+
+        for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+                uint64_t v = 0;
+
+                if (parse_size(ok[i].in, &v) != 0 || v != ok[i].bytes)
+                        fail_msg("parse_size(\"%s\") = %llu, want %llu", ok[i].in,
+                                 (unsigned long long) v, (unsigned long long) ok[i].bytes);
+        }
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                uint64_t v = 42;
+
+                if (parse_size(bad[i], &v) != -EINVAL || v != 42)
+                        fail_msg("parse_size(\"%s\") accepted or clobbered its output", bad[i]);
+        }
+}
+
+static void test_parse_duration(void **state) {
+        static const struct {
+                const char *in;
+                usec_t usec;
+        } ok[] = {
+                { "10s", 10 * USEC_PER_SEC },
+                { "500ms", 500 * USEC_PER_MSEC },
+                { "5m", 300 * USEC_PER_SEC },
+                { "24h", 86400 * USEC_PER_SEC },
+                { "7d", 7 * 86400 * USEC_PER_SEC },
+                { "1h30m", 5400 * USEC_PER_SEC },
+                { "1m500ms", 60500 * USEC_PER_MSEC },
+                { "0s", 0 },
+        };
+        static const char *const bad[] = { "", "10", "s", "10x", "-1s", "1.5h", "10s ", " 10s", "1h30", "99999999999999999999d" };
+
+        for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+                usec_t v = 1;
+
+                if (parse_duration(ok[i].in, &v) != 0 || v != ok[i].usec)
+                        fail_msg("parse_duration(\"%s\") = %llu", ok[i].in, (unsigned long long) v);
+        }
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                usec_t v = 42;
+
+                if (parse_duration(bad[i], &v) == 0 || v != 42)
+                        fail_msg("parse_duration(\"%s\") accepted or clobbered its output", bad[i]);
+        }
+}
+
+static void test_format_size(void **state) {
+        char buf[32];
+
+        assert_string_equal(format_size(0, buf, sizeof(buf)), "0B");
+        assert_string_equal(format_size(999, buf, sizeof(buf)), "999B");
+        assert_string_equal(format_size(1000, buf, sizeof(buf)), "1.0k");
+        assert_string_equal(format_size(61200000000ULL, buf, sizeof(buf)), "61.2G");
+        assert_string_equal(format_size(100000000000ULL, buf, sizeof(buf)), "100.0G");
+        assert_string_equal(format_size(999960000ULL, buf, sizeof(buf)), "1.0G");
+        assert_string_equal(format_size(1500000000000ULL, buf, sizeof(buf)), "1.5T");
+}
+
+static void test_format_duration(void **state) {
+        char buf[32];
+
+        assert_string_equal(format_duration(3 * 3600 * USEC_PER_SEC, buf, sizeof(buf)), "3h");
+        assert_string_equal(format_duration((2 * 86400 + 4 * 3600 + 59) * USEC_PER_SEC, buf, sizeof(buf)), "2d 4h");
+        assert_string_equal(format_duration(45 * USEC_PER_SEC, buf, sizeof(buf)), "45s");
+        assert_string_equal(format_duration(61 * USEC_PER_SEC, buf, sizeof(buf)), "1m 1s");
+        assert_string_equal(format_duration(250 * USEC_PER_MSEC, buf, sizeof(buf)), "250ms");
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_parse_size_like_ccache),
+                cmocka_unit_test(test_parse_duration),
+                cmocka_unit_test(test_format_size),
+                cmocka_unit_test(test_format_duration),
+        };
+        return cmocka_run_group_tests_name("units", tests, NULL, NULL);
+}
