@@ -36,6 +36,9 @@ CTL_SRCS    := ctl/cachectl.c daemon/protocol.c daemon/units.c
 UNIT_SRCS   := $(wildcard tests/unit/test-*.c)
 UNIT_TESTS  := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 SAN_TESTS   := $(UNIT_SRCS:tests/unit/%.c=$(B)/asan/tests/%)
+# Small programs the tests and the benchmark drive (generators, listeners).
+HELPER_SRCS := $(wildcard tests/helpers/*.c)
+HELPERS     := $(HELPER_SRCS:tests/helpers/%.c=$(B)/tests/helpers/%)
 
 .SECONDARY:
 .PHONY: all deps run test unit-tests bench install uninstall clean
@@ -71,6 +74,9 @@ $(B)/asan/tests/test-%: $(B)/asan/tests/unit/test-%.o $(DAEMON_SRCS:%.c=$(B)/asa
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -lcmocka -o $@
 
+$(B)/tests/helpers/%: $(B)/tests/helpers/%.o
+	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
+
 RUN_SOCKET := $(CURDIR)/$(B)/cachekeeper.sock
 run: $(B)/cachekeeperd $(B)/cachectl
 	@echo "cachekeeperd on etc/cachekeeper.conf, socket $(RUN_SOCKET); Ctrl-C stops it."
@@ -79,11 +85,11 @@ run: $(B)/cachekeeperd $(B)/cachectl
 
 # The unit tests run twice (plain, then ASan+UBSan); integration tests drive
 # the sanitizer build of the binaries. tests/run prints the one closing line.
-test: all $(UNIT_TESTS) $(SAN_TESTS) $(B)/asan/cachekeeperd $(B)/asan/cachectl
+test: all $(UNIT_TESTS) $(SAN_TESTS) $(HELPERS) $(B)/asan/cachekeeperd $(B)/asan/cachectl
 	@CK_BUILD=$(CURDIR)/$(B) tests/run $(UNIT_TESTS) $(SAN_TESTS) tests/integration/*.bats
 
-bench: all
-	tests/bench/run
+bench: all $(HELPERS)
+	CK_BUILD=$(CURDIR)/$(B) tests/bench/run
 
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR)

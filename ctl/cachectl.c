@@ -73,12 +73,15 @@ static int connect_daemon(void) {
         return fd;
 }
 
-/* Sends request and reads one reply line. Returns 1 ok (*ret_result set), 0 refused
- * (message printed), -1 unreachable or broken connection (message printed). */
-static int call(json_object *request, json_object **ret_result) {
+typedef void (*progress_t)(json_object *progress);
+
+/* Sends request and reads reply lines until the final one; {"progress":...}
+ * lines before it go to on_progress. Returns 1 ok (*ret_result set, may be
+ * NULL), 0 refused (message printed), -1 unreachable or broken (printed). */
+static int call(json_object *request, progress_t on_progress, json_object **ret_result) {
         const char *s = json_object_to_json_string_ext(request, JSON_C_TO_STRING_PLAIN);
         char err[1024], *buf = NULL;
-        size_t len = 0, cap = 0;
+        size_t len = 0, cap = 0, start = 0;
         int fd, r = -1;
 
         fd = connect_daemon();
@@ -89,9 +92,35 @@ static int call(json_object *request, json_object **ret_result) {
                 goto out;
         }
         for (;;) {
+                char *nl;
                 ssize_t n;
 
-                if (len + 4096 > cap) {
+                /* Consume complete lines; stop at the first that is not progress. */
+                while (buf && (nl = memchr(buf + start, '\n', len - start))) {
+                        json_object *o, *p;
+
+                        *nl = '\0';
+                        o = json_tokener_parse(buf + start);
+                        if (o && json_object_object_get_ex(o, "progress", &p)) {
+                                if (on_progress)
+                                        on_progress(p);
+                                json_object_put(o);
+                                start = (size_t) (nl - buf) + 1;
+                                continue;
+                        }
+                        json_object_put(o);
+                        r = protocol_parse_reply(buf + start, ret_result, err, sizeof(err));
+                        if (r < 0)
+                                fprintf(stderr, "cachectl: cachekeeperd at %s sent a malformed reply\n", socket_path);
+                        else if (r == 0)
+                                fprintf(stderr, "cachectl: %s\n", err);
+                        goto out;
+                }
+                if (len - start > PROTOCOL_REPLY_MAX) {
+                        fprintf(stderr, "cachectl: reply from cachekeeperd too long\n");
+                        goto out;
+                }
+                if (len + 4096 >= cap) {
                         char *p = realloc(buf, cap = cap ? cap * 2 : 65536);
                         if (!p)
                                 goto out;
@@ -100,26 +129,21 @@ static int call(json_object *request, json_object **ret_result) {
                 n = read(fd, buf + len, cap - len - 1);
                 if (n < 0 && errno == EINTR)
                         continue;
-                if (n <= 0)
-                        break;
+                if (n <= 0) {
+                        fprintf(stderr, "cachectl: cachekeeperd at %s closed the connection without a reply\n",
+                                socket_path);
+                        goto out;
+                }
                 len += (size_t) n;
-                if (memchr(buf + len - n, '\n', (size_t) n) || len > PROTOCOL_REPLY_MAX)
-                        break;
         }
-        if (!buf || len == 0 || !memchr(buf, '\n', len)) {
-                fprintf(stderr, "cachectl: cachekeeperd at %s closed the connection without a reply\n", socket_path);
-                goto out;
-        }
-        buf[len] = '\0';
-        r = protocol_parse_reply(buf, ret_result, err, sizeof(err));
-        if (r < 0)
-                fprintf(stderr, "cachectl: cachekeeperd at %s sent a malformed reply\n", socket_path);
-        else if (r == 0)
-                fprintf(stderr, "cachectl: %s\n", err);
 out:
         free(buf);
         close(fd);
         return r;
+}
+
+static int exit_status(int r) {
+        return r > 0 ? EXIT_SUCCESS : r == 0 ? EXIT_REFUSED : EXIT_UNREACHABLE;
 }
 
 static json_object *request_new(const char *cmd) {
@@ -136,16 +160,117 @@ static int simple_command(const char *cmd, int argc, char **argv) {
         if (argc > 1)
                 return usage_error("'%s' takes no arguments", cmd);
         req = request_new(cmd);
-        r = call(req, &result);
+        r = call(req, NULL, &result);
         json_object_put(req);
         if (r > 0 && result) {
                 if (json_object_is_type(result, json_type_string))
                         fputs(json_object_get_string(result), stdout);
                 else
-                        printf("%s\n", json_object_to_json_string_ext(result, JSON_C_TO_STRING_PRETTY));
+                        printf("%s\n", json_object_to_json_string_ext(result, JSON_C_TO_STRING_PRETTY |
+                                                                               JSON_C_TO_STRING_NOSLASHESCAPE));
         }
         json_object_put(result);
-        return r > 0 ? EXIT_SUCCESS : r == 0 ? EXIT_REFUSED : EXIT_UNREACHABLE;
+        return exit_status(r);
+}
+
+static uint64_t u64(json_object *o, const char *key) {
+        json_object *v;
+
+        return json_object_object_get_ex(o, key, &v) ? (uint64_t) json_object_get_int64(v) : 0;
+}
+
+static const char *str(json_object *o, const char *key) {
+        json_object *v;
+
+        return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
+                       ? json_object_get_string(v) : "";
+}
+
+/* "[######----]" for used of cap, width cells; '!' past the cap. */
+static void bar(uint64_t used, uint64_t cap, char *buf, size_t width) {
+        size_t full = cap ? (size_t) ((double) used / (double) cap * (double) width + 0.5) : 0;
+
+        buf[0] = '[';
+        for (size_t i = 0; i < width; i++)
+                buf[1 + i] = i < full ? '#' : '-';
+        buf[width + 1] = used > cap ? '!' : ']';
+        buf[width + 2] = '\0';
+}
+
+static void print_cache(json_object *c) {
+        const char *state = str(c, "state");
+        uint64_t size = u64(c, "size_bytes"), cap = u64(c, "max_size_bytes");
+        uint64_t hits = u64(c, "hits"), misses = u64(c, "misses");
+        char s1[32], s2[32], b[32], files[32], rate[16];
+        json_object *scan, *mode_ok;
+
+        if (strcmp(state, "unavailable") == 0) {
+                printf("%-10s %-12s %s\n", str(c, "name"), state, str(c, "reason"));
+                return;
+        }
+        bar(size, cap, b, 10);
+        snprintf(files, sizeof(files), "%llu", (unsigned long long) u64(c, "files"));
+        if (hits + misses)
+                snprintf(rate, sizeof(rate), "%.1f%%", 100.0 * (double) hits / (double) (hits + misses));
+        else
+                snprintf(rate, sizeof(rate), "-");
+        printf("%-10s %-12s %7s / %-7s %s %3.0f%%  %10s  %8s  %s%s\n", str(c, "name"), state,
+               format_size(size, s1, sizeof(s1)), format_size(cap, s2, sizeof(s2)), b,
+               cap ? 100.0 * (double) size / (double) cap : 0.0, files, rate, str(c, "mode"),
+               json_object_object_get_ex(c, "mode_ok", &mode_ok) && !json_object_get_boolean(mode_ok)
+                       ? " (wrong!)" : "");
+        if (json_object_object_get_ex(c, "scan", &scan) && json_object_object_get_ex(scan, "running", NULL) &&
+            u64(scan, "files") > 0 && strcmp(state, "scanning") == 0)
+                printf("%-10s scanning: %llu files in %llu directories so far\n", "",
+                       (unsigned long long) u64(scan, "files"), (unsigned long long) u64(scan, "dirs"));
+}
+
+static void print_volume(json_object *v) {
+        uint64_t total = u64(v, "total_bytes"), avail = u64(v, "avail_bytes");
+        char s1[32], s2[32];
+
+        printf("%-24s %7s / %-7s %5.1f%% free  %s\n", str(v, "mount"), format_size(avail, s1, sizeof(s1)),
+               format_size(total, s2, sizeof(s2)), total ? 100.0 * (double) avail / (double) total : 0.0,
+               str(v, "alert"));
+}
+
+static int cmd_status(int argc, char **argv) {
+        static const struct option options[] = {
+                { "json", no_argument, NULL, 'j' },
+                {},
+        };
+        json_object *req, *result = NULL, *list;
+        bool json = false;
+        int c, r;
+
+        while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0)
+                if (c == 'j')
+                        json = true;
+                else
+                        return usage_error("usage: cachectl status [--json] [CACHE]");
+        if (argc - optind > 1)
+                return usage_error("status takes at most one cache name");
+        req = request_new("status");
+        if (optind < argc)
+                json_object_object_add(req, "cache", json_object_new_string(argv[optind]));
+        r = call(req, NULL, &result);
+        json_object_put(req);
+        if (r > 0 && json)
+                printf("%s\n", json_object_to_json_string_ext(result, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
+        else if (r > 0) {
+                printf("%-10s %-12s %-35s  %10s  %8s  %s\n", "CACHE", "STATE", "SIZE / CAP", "FILES",
+                       "HIT RATE", "MODE");
+                if (json_object_object_get_ex(result, "caches", &list))
+                        for (size_t i = 0; i < json_object_array_length(list); i++)
+                                print_cache(json_object_array_get_idx(list, i));
+                if (json_object_object_get_ex(result, "volumes", &list) && json_object_array_length(list) > 0) {
+                        printf("\n%-24s %-29s  %s\n", "VOLUME", "AVAIL / TOTAL", "ALERT");
+                        for (size_t i = 0; i < json_object_array_length(list); i++)
+                                print_volume(json_object_array_get_idx(list, i));
+                }
+        }
+        json_object_put(result);
+        return exit_status(r);
 }
 
 int main(int argc, char *argv[]) {
@@ -174,6 +299,8 @@ int main(int argc, char *argv[]) {
         argv += optind;
         optind = 0;
 
+        if (strcmp(argv[0], "status") == 0)
+                return cmd_status(argc, argv);
         if (strcmp(argv[0], "reload") == 0)
                 return simple_command("reload", argc, argv);
         return usage_error("unknown command '%s'", argv[0]);

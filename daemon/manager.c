@@ -1,24 +1,127 @@
 /* SPDX-License-Identifier: MIT */
-/* Owns the loop, the config and every object; handles signals and reload.
- * The only module that talks to systemd's notify socket. */
+/* Owns the loop, the config and every object; wires signals, timers, inotify
+ * and the control socket to the caches; swaps configs on reload. The only
+ * module that talks to systemd's notify socket. */
 #include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
+#include "cache.h"
+#include "control.h"
 #include "log.h"
 #include "manager.h"
+#include "units.h"
+#include "volume.h"
+#include "watch.h"
+
+/* What events cannot tell (a mount appearing without a mountinfo change we
+ * saw, a root replaced by rename) is re-checked this often. */
+#define CHECK_USEC (1 * USEC_PER_SEC)
 
 struct Manager {
         sd_event *event;
         Config *config;
         char *config_path;        /* NULL: built-in */
         char *socket_override;    /* from -s, survives reloads */
+        Watch *watch;
+        Control *control;
+        Cache **caches;
+        size_t n_caches;
+        sd_event_source *check_timer, *audit_timer, *mountinfo;
+        int mountinfo_fd;
+        bool ready;
 };
+
+static const char *socket_path(const Manager *m) {
+        return m->socket_override ?: m->config->socket_path;
+}
+
+static void notify_status(Manager *m) {
+        char line[512] = "STATUS=";
+        size_t n = strlen(line);
+
+        for (size_t i = 0; i < m->n_caches && n < sizeof(line); i++) {
+                const Cache *c = m->caches[i];
+                char size[32], cap[32];
+
+                n += (size_t) snprintf(line + n, sizeof(line) - n, "%s%s %s/%s %s", i ? ", " : "",
+                                       cache_config(c)->name, format_size(cache_totals(c)->bytes, size, sizeof(size)),
+                                       format_size(cache_config(c)->max_size_bytes, cap, sizeof(cap)),
+                                       cache_state_name(cache_state(c)));
+        }
+        (void) sd_notify(false, line);
+}
+
+static void check_ready(Manager *m) {
+        if (m->ready)
+                return;
+        for (size_t i = 0; i < m->n_caches; i++)
+                if (!cache_ready(m->caches[i]))
+                        return;
+        m->ready = true;
+        log_info("Ready: every available cache is scanned.");
+        (void) sd_notify(false, "READY=1");
+        notify_status(m);
+}
+
+static void on_cache_changed(Cache *c, void *userdata) {
+        Manager *m = userdata;
+
+        check_ready(m);
+        if (m->ready)
+                notify_status(m);
+}
+
+static void on_watch_event(void *owner, uint32_t dir, uint32_t mask, const char *name, void *userdata) {
+        Manager *m = userdata;
+
+        if (mask & IN_Q_OVERFLOW) {
+                log_warning("inotify queue overflowed: events were lost; rescanning every cache.");
+                for (size_t i = 0; i < m->n_caches; i++)
+                        cache_events_lost(m->caches[i]);
+                return;
+        }
+        cache_handle_event(owner, dir, mask, name);
+}
+
+static void check_caches(Manager *m) {
+        for (size_t i = 0; i < m->n_caches; i++)
+                cache_check(m->caches[i]);
+}
+
+static int on_check_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        check_caches(userdata);
+        return sd_event_source_set_time_relative(s, CHECK_USEC);
+}
+
+static int on_audit_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        for (size_t i = 0; i < m->n_caches; i++)
+                cache_rescan(m->caches[i], "audit");
+        return sd_event_source_set_time_relative(s, m->config->audit_interval_usec);
+}
+
+/* /proc/self/mountinfo signals POLLPRI whenever the mount table changes. */
+static int on_mountinfo(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        char buf[4096];
+
+        (void) lseek(fd, 0, SEEK_SET);
+        while (read(fd, buf, sizeof(buf)) > 0)
+                ;
+        check_caches(userdata);
+        return 0;
+}
 
 static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         Manager *m = userdata;
@@ -33,6 +136,174 @@ static int on_reload_signal(sd_event_source *s, const struct signalfd_siginfo *s
         return 0;
 }
 
+/* uid 0, or a member (primary or supplementary) of admin_group. */
+static bool peer_is_admin(const Manager *m, const ControlPeer *peer) {
+        const struct group *gr;
+        const struct passwd *pw;
+        gid_t groups[256];
+        int n = (int) ELEMENTSOF(groups);
+
+        if (peer->uid == 0)
+                return true;
+        gr = getgrnam(m->config->admin_group);
+        if (!gr)
+                return false;
+        if (peer->gid == gr->gr_gid)
+                return true;
+        pw = getpwuid(peer->uid);
+        if (!pw || getgrouplist(pw->pw_name, pw->pw_gid, groups, &n) < 0)
+                return false;
+        for (int i = 0; i < n; i++)
+                if (groups[i] == gr->gr_gid)
+                        return true;
+        return false;
+}
+
+static json_object *volumes_json(Manager *m) {
+        json_object *list = json_object_new_array();
+        dev_t seen[64];
+        size_t n_seen = 0;
+
+        for (size_t i = 0; i < m->n_caches; i++) {
+                Cache *c = m->caches[i];
+                dev_t dev = cache_dev(c);
+                const VolumeConfig *vc;
+                json_object *o, *caches;
+                VolumeUsage u;
+                char mount[4096];
+                bool dup = false;
+
+                for (size_t k = 0; k < n_seen; k++)
+                        dup |= seen[k] == dev;
+                if (dev == 0 || dup || n_seen == ELEMENTSOF(seen))
+                        continue;
+                seen[n_seen++] = dev;
+                if (volume_mount_of(cache_config(c)->path, mount, sizeof(mount)) < 0 ||
+                    volume_usage(-1, cache_config(c)->path, &u) < 0)
+                        continue;
+                vc = config_volume(m->config, mount);
+                o = json_object_new_object();
+                json_object_object_add(o, "mount", json_object_new_string(mount));
+                json_object_object_add(o, "total_bytes", json_object_new_uint64(u.total_bytes));
+                json_object_object_add(o, "avail_bytes", json_object_new_uint64(u.avail_bytes));
+                json_object_object_add(o, "free_bytes", json_object_new_uint64(u.free_bytes));
+                json_object_object_add(o, "total_inodes", json_object_new_uint64(u.total_inodes));
+                json_object_object_add(o, "avail_inodes", json_object_new_uint64(u.avail_inodes));
+                json_object_object_add(o, "alert", json_object_new_string(
+                        u.avail_bytes < threshold_resolve(&vc->crit_free, u.total_bytes) ||
+                        u.avail_inodes < threshold_resolve(&vc->crit_free_inodes, u.total_inodes) ? "critical" :
+                        u.avail_bytes < threshold_resolve(&vc->warn_free, u.total_bytes) ||
+                        u.avail_inodes < threshold_resolve(&vc->warn_free_inodes, u.total_inodes) ? "warning" : "ok"));
+                caches = json_object_new_array();
+                for (size_t k = 0; k < m->n_caches; k++)
+                        if (cache_dev(m->caches[k]) == dev)
+                                json_object_array_add(caches, json_object_new_string(cache_config(m->caches[k])->name));
+                json_object_object_add(o, "caches", caches);
+                json_object_array_add(list, o);
+        }
+        return list;
+}
+
+static void handle_status(Manager *m, ControlRequest *req, json_object *request) {
+        json_object *result, *caches, *v;
+        const char *only = NULL;
+
+        if (json_object_object_get_ex(request, "cache", &v)) {
+                if (!json_object_is_type(v, json_type_string)) {
+                        control_reply_error(req, "\"cache\" must be a string");
+                        return;
+                }
+                only = json_object_get_string(v);
+        }
+        caches = json_object_new_array();
+        for (size_t i = 0; i < m->n_caches; i++)
+                if (!only || strcmp(cache_config(m->caches[i])->name, only) == 0)
+                        json_object_array_add(caches, cache_status_json(m->caches[i]));
+        if (only && json_object_array_length(caches) == 0) {
+                json_object_put(caches);
+                control_reply_error(req, "no cache named '%s'", only);
+                return;
+        }
+        result = json_object_new_object();
+        json_object_object_add(result, "caches", caches);
+        json_object_object_add(result, "volumes", volumes_json(m));
+        json_object_object_add(result, "ready", json_object_new_boolean(m->ready));
+        json_object_object_add(result, "version", json_object_new_string(CACHEKEEPER_VERSION));
+        control_reply_ok(req, result);
+        json_object_put(result);
+}
+
+static void handle_reload(Manager *m, ControlRequest *req) {
+        const ControlPeer *peer = control_request_peer(req);
+        char err[CONFIG_ERROR_MAX];
+
+        if (!peer_is_admin(m, peer)) {
+                control_reply_error(req, "permission denied: reload is for root and members of '%s'",
+                                    m->config->admin_group);
+                return;
+        }
+        log_info("Reload requested by uid %u (pid %u).", (unsigned) peer->uid, (unsigned) peer->pid);
+        if (manager_reload(m, err, sizeof(err)) < 0)
+                control_reply_error(req, "reload refused, the running configuration stays: %s", err);
+        else
+                control_reply_ok(req, NULL);
+}
+
+static void on_request(ControlRequest *req, const char *cmd, json_object *request, void *userdata) {
+        Manager *m = userdata;
+
+        if (strcmp(cmd, "status") == 0)
+                handle_status(m, req, request);
+        else if (strcmp(cmd, "reload") == 0)
+                handle_reload(m, req);
+        else
+                control_reply_error(req, "unknown command '%s'", cmd);
+}
+
+/* Builds the cache list for config. A cache with the same name and path as
+ * a running one is moved over (keeping its figures) and its slot in
+ * m->caches is set to NULL; on failure everything moved is put back. */
+static int caches_build(Manager *m, const Config *config, Cache ***ret, size_t *ret_n) {
+        _cleanup_free_ size_t *from = NULL;
+        Cache **caches;
+        int r = 0;
+
+        caches = calloc(config->n_caches, sizeof(Cache *));
+        from = calloc(config->n_caches, sizeof(size_t));
+        if (!caches || !from) {
+                free(caches);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < config->n_caches && r >= 0; i++) {
+                const CacheConfig *cc = &config->caches[i];
+
+                from[i] = SIZE_MAX;
+                for (size_t k = 0; k < m->n_caches; k++)
+                        if (m->caches[k] && strcmp(cache_config(m->caches[k])->name, cc->name) == 0 &&
+                            strcmp(cache_config(m->caches[k])->path, cc->path) == 0) {
+                                caches[i] = TAKE_PTR(m->caches[k]);
+                                from[i] = k;
+                                break;
+                        }
+                if (!caches[i])
+                        r = cache_new(m->event, m->watch, cc, on_cache_changed, m, &caches[i]);
+        }
+        if (r < 0) {
+                for (size_t i = 0; i < config->n_caches; i++)
+                        if (from[i] != SIZE_MAX)
+                                m->caches[from[i]] = caches[i];
+                        else
+                                cache_free(caches[i]);
+                free(caches);
+                return r;
+        }
+        for (size_t i = 0; i < config->n_caches; i++)
+                cache_set_config(caches[i], &config->caches[i]);
+        *ret = caches;
+        *ret_n = config->n_caches;
+        return 0;
+}
+
 int manager_new(const char *config_path, const char *socket_override, Config *config, Manager **ret) {
         _cleanup_(manager_freep) Manager *m = NULL;
         int r;
@@ -43,12 +314,20 @@ int manager_new(const char *config_path, const char *socket_override, Config *co
                 return -ENOMEM;
         }
         m->config = config;
+        m->mountinfo_fd = -1;
         if ((config_path && !(m->config_path = strdup(config_path))) ||
             (socket_override && !(m->socket_override = strdup(socket_override))))
                 return -ENOMEM;
         r = sd_event_new(&m->event);
         if (r < 0)
                 return r;
+        /* First, while fds are low: libinotifytools select()s on its fd. */
+        r = watch_new(m->event, on_watch_event, m, &m->watch);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up inotify: %m");
+        r = caches_build(m, m->config, &m->caches, &m->n_caches);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the caches: %m");
         *ret = TAKE_PTR(m);
         return 0;
 }
@@ -61,8 +340,23 @@ static int add_signal(Manager *m, int sig, sd_event_signal_handler_t handler, co
         if (r < 0)
                 return log_error_errno(r, "Failed to watch signal %s: %m", description);
         (void) sd_event_source_set_description(s, description);
-        sd_event_source_set_floating(s, true);
+        (void) sd_event_source_set_floating(s, true);
         sd_event_source_unref(s);
+        return 0;
+}
+
+static int start_control(Manager *m) {
+        int n, fd = -1, r;
+
+        n = sd_listen_fds(true);
+        if (n > 1)
+                return log_error_errno(EINVAL, "Got %d sockets from systemd, expected one.", n);
+        if (n == 1)
+                fd = SD_LISTEN_FDS_START;
+        r = control_new(m->event, fd >= 0 ? NULL : socket_path(m), fd, on_request, m, &m->control);
+        if (r < 0)
+                return log_error_errno(r, "Failed to listen on %s: %m", fd >= 0 ? "the inherited socket" : socket_path(m));
+        log_info("Listening on %s.", fd >= 0 ? "the socket systemd passed" : socket_path(m));
         return 0;
 }
 
@@ -84,11 +378,30 @@ int manager_start(Manager *m) {
         r = sd_event_set_watchdog(m->event, true);
         if (r < 0)
                 return log_error_errno(r, "Failed to enable the watchdog: %m");
+        r = start_control(m);
+        if (r < 0)
+                return r;
+        r = sd_event_add_time_relative(m->event, &m->check_timer, CLOCK_MONOTONIC, CHECK_USEC, 0, on_check_timer, m);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(m->check_timer, SD_EVENT_ON);
+        if (r >= 0)
+                r = sd_event_add_time_relative(m->event, &m->audit_timer, CLOCK_MONOTONIC,
+                                               m->config->audit_interval_usec, 0, on_audit_timer, m);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(m->audit_timer, m->config->audit_interval_usec > 0 ? SD_EVENT_ON
+                                                                                                   : SD_EVENT_OFF);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up timers: %m");
+        m->mountinfo_fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+        if (m->mountinfo_fd < 0 ||
+            sd_event_add_io(m->event, &m->mountinfo, m->mountinfo_fd, EPOLLPRI, on_mountinfo, m) < 0)
+                log_warning("Cannot watch /proc/self/mountinfo; mounts are checked every second instead.");
 
         log_info("cachekeeperd %s started with %s: %zu cache%s.", CACHEKEEPER_VERSION,
                  m->config->file, m->config->n_caches, m->config->n_caches == 1 ? "" : "s");
-        (void) sd_notifyf(false, "READY=1\nSTATUS=Keeping %zu cache%s", m->config->n_caches,
-                          m->config->n_caches == 1 ? "" : "s");
+        for (size_t i = 0; i < m->n_caches; i++)
+                cache_start(m->caches[i]);
+        check_ready(m);
         return 0;
 }
 
@@ -102,7 +415,9 @@ int manager_run(Manager *m) {
 
 int manager_reload(Manager *m, char *err, size_t errlen) {
         char buf[CONFIG_ERROR_MAX];
-        Config *c = NULL;
+        Config *c = NULL, *old;
+        Cache **caches, **old_caches;
+        size_t n, old_n;
         int r;
 
         (void) sd_notify(false, "RELOADING=1");
@@ -110,17 +425,43 @@ int manager_reload(Manager *m, char *err, size_t errlen) {
                 r = config_load(m->config_path, buf, sizeof(buf), &c);
         else
                 r = config_load_builtin(buf, sizeof(buf), &c);
+        if (r >= 0) {
+                r = caches_build(m, c, &caches, &n);
+                if (r < 0)
+                        snprintf(buf, sizeof(buf), "%s: cannot set up the caches: %s", c->file, strerror(-r));
+        }
         if (r < 0) {
                 log_error("Reload refused, keeping the running configuration: %s", buf);
                 if (err)
                         snprintf(err, errlen, "%s", buf);
-        } else {
-                config_free(m->config);
-                m->config = c;
-                log_info("Reloaded %s: %zu cache%s.", c->file, c->n_caches, c->n_caches == 1 ? "" : "s");
+                config_free(c);
+                (void) sd_notify(false, "READY=1");
+                return -EINVAL;
         }
+        /* caches_build took what it kept out of m->caches; the rest go. */
+        old = m->config;
+        old_caches = m->caches;
+        old_n = m->n_caches;
+        m->config = c;
+        m->caches = caches;
+        m->n_caches = n;
+        for (size_t i = 0; i < old_n; i++)
+                if (old_caches[i]) {
+                        log_info("Cache %s is no longer configured; leaving it as it is.",
+                                 cache_config(old_caches[i])->name);
+                        cache_free(old_caches[i]);
+                }
+        free(old_caches);
+        config_free(old);
+        if (c->audit_interval_usec > 0)
+                (void) sd_event_source_set_time_relative(m->audit_timer, c->audit_interval_usec);
+        (void) sd_event_source_set_enabled(m->audit_timer, c->audit_interval_usec > 0 ? SD_EVENT_ON : SD_EVENT_OFF);
+        log_info("Reloaded %s: %zu cache%s.", c->file, c->n_caches, c->n_caches == 1 ? "" : "s");
+        for (size_t i = 0; i < m->n_caches; i++)
+                cache_start(m->caches[i]);
         (void) sd_notify(false, "READY=1");
-        return r < 0 ? -EINVAL : 0;
+        notify_status(m);
+        return 0;
 }
 
 const Config *manager_config(const Manager *m) {
@@ -130,6 +471,16 @@ const Config *manager_config(const Manager *m) {
 Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
+        m->control = control_free(m->control);
+        for (size_t i = 0; i < m->n_caches; i++)
+                cache_free(m->caches[i]);
+        free(m->caches);
+        sd_event_source_disable_unref(m->check_timer);
+        sd_event_source_disable_unref(m->audit_timer);
+        sd_event_source_disable_unref(m->mountinfo);
+        if (m->mountinfo_fd >= 0)
+                close(m->mountinfo_fd);
+        m->watch = watch_free(m->watch);
         sd_event_unref(m->event);
         config_free(m->config);
         free(m->config_path);

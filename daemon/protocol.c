@@ -40,7 +40,7 @@ int protocol_parse_request(const char *line, json_object **ret, const char **ret
 }
 
 static char *serialize(json_object *o) {
-        const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+        const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
         char *line = NULL;
 
         if (s && asprintf(&line, "%s\n", s) < 0)

@@ -10,7 +10,7 @@
 #include <json-c/json.h>
 
 #define PROTOCOL_REQUEST_MAX 4096          /* bytes in one request line, newline included */
-#define PROTOCOL_REPLY_MAX   (16u << 20)   /* bytes in one reply line */
+#define PROTOCOL_REPLY_MAX   (1u << 20)    /* bytes in one reply line */
 
 /* Parses one request line (without its newline). On success stores the
  * request object (caller unrefs) and its "cmd" string (borrowed from it) and

@@ -38,3 +38,65 @@ stop_daemon() {
                 wait "$DAEMON_PID"
         fi
 }
+
+HELPERS=$CK_BUILD/tests/helpers
+
+ctl() {
+        "$CTL" -s "$BATS_TEST_TMPDIR/ck.sock" "$@"
+}
+
+# "files bytes" of the regular files under $1 on its own filesystem, as du counts them.
+disk_totals() {
+        find "$1" -xdev -type f -printf '%b\n' | awk '{ n++; s += $1 * 512 } END { printf "%d %d\n", n, s }'
+}
+
+# "files bytes" as the daemon reports cache $1.
+daemon_totals() {
+        ctl status --json | jq -r ".caches[] | select(.name == \"$1\") | \"\(.files) \(.size_bytes)\""
+}
+
+# One field of cache $1's status.
+cache_field() {
+        ctl status --json | jq -r ".caches[] | select(.name == \"$1\") | .$2"
+}
+
+# Waits until the daemon's figures for cache $1 equal a fresh count of
+# directory $2 (default: 5 s), then asserts it once more.
+wait_exact() {
+        wait_for "[ \"\$(daemon_totals $1)\" = \"\$(disk_totals $2)\" ]" "${3:-5}" || {
+                echo "daemon: $(daemon_totals "$1")  disk: $(disk_totals "$2")" >&2
+                return 1
+        }
+}
+
+# Waits for the daemon to answer and every cache to be scanned.
+wait_ready() {
+        wait_for "ctl status --json 2>/dev/null | jq -e '.ready' >/dev/null" "${1:-10}"
+}
+
+# Compiles $2 small C files (named from $3, default "f") into cache dir $1 with real ccache.
+compile() {
+        local dir=$1 n=$2 prefix=${3:-f} src=$BATS_TEST_TMPDIR/src
+        mkdir -p "$src"
+        for i in $(seq 1 "$n"); do
+                printf 'int %s%d(int x) { return x * %d + %d; }\n' "$prefix" "$i" "$i" "${#prefix}" > "$src/$prefix$i.c"
+                CCACHE_DIR=$dir ccache gcc -c "$src/$prefix$i.c" -o "$src/$prefix$i.o" || return 1
+        done
+}
+
+require_root() {
+        [ "$(id -u)" -eq 0 ] || skip "needs root (mounts)"
+}
+
+# Mounts a tmpfs of size $2 on $1 (the test runs in a private mount namespace).
+mount_tmpfs() {
+        mkdir -p "$1"
+        mount -t tmpfs -o "size=${2:-64M}" cktest "$1"
+}
+
+# Unmounts whatever the test mounted below its temporary directory.
+unmount_all() {
+        findmnt -rn -o TARGET | grep "^$BATS_TEST_TMPDIR/" | sort -r | while read -r m; do
+                umount -l "$m"
+        done
+}

@@ -1,0 +1,600 @@
+/* SPDX-License-Identifier: MIT */
+/* The accounting table. Files: fixed-size records in 2 MiB chunks (no copy on
+ * growth), found by (directory, name) through an open-addressing index of
+ * 32-bit slots. Directories: a small vector with child/sibling links. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "account.h"
+#include "util.h"
+
+#define CHUNK_SHIFT 16
+#define CHUNK_FILES (1u << CHUNK_SHIFT)
+#define INDEX_LOAD_MAX 0.8      /* linear probing stays short below this */
+#define INDEX_MIN 1024
+
+/* flags: name form in bits 0-1, mark in bit 2, code or kind in bits 4-7 */
+#define FORM_FREE   0u
+#define FORM_PACKED 1u
+#define FORM_INLINE 2u
+#define FORM_HEAP   3u
+#define FLAG_MARK   0x04u
+
+typedef struct File {
+        /* FORM_PACKED: the packed name; FORM_INLINE: a name of < 20 chars;
+         * FORM_HEAP: a char * (memcpy'd: no pointer member, so the record
+         * stays 4-byte aligned and 32 bytes); FORM_FREE: the next free id. */
+        union {
+                uint8_t packed[CCACHE_PACKED_SIZE];
+                char inline_name[CCACHE_PACKED_SIZE];
+        } n;
+        uint32_t dir : 24;
+        uint32_t flags : 8;
+        uint32_t mtime;
+        uint32_t blocks;
+} File;
+
+_Static_assert(sizeof(File) == 32, "File must stay 32 bytes");
+
+struct Account {
+        File **chunks;
+        size_t n_chunks;
+        FileId limit;            /* one past the highest id ever used */
+        FileId free_head;
+        uint32_t *index;         /* FileId + 1; 0 is empty */
+        size_t index_size, n_files;
+        Dir *dirs;
+        size_t n_dirs, dirs_cap;
+        DirId free_dir;
+        uint8_t mark;
+        bool span_valid;
+        int64_t oldest, newest;
+        AccountTotals totals;
+        account_dir_hook_t dir_hook;
+        void *dir_hook_userdata;
+};
+
+static inline File *file_at(const Account *a, FileId id) {
+        return &a->chunks[id >> CHUNK_SHIFT][id & (CHUNK_FILES - 1)];
+}
+
+static inline char *heap_name(const File *f) {
+        char *p;
+        memcpy(&p, f->n.packed, sizeof(p));
+        return p;
+}
+
+static inline void set_heap_name(File *f, char *p) {
+        memcpy(f->n.packed, &p, sizeof(p));
+}
+
+static inline FileId next_free(const File *f) {
+        FileId id;
+        memcpy(&id, f->n.packed, sizeof(id));
+        return id;
+}
+
+static inline void set_next_free(File *f, FileId id) {
+        memcpy(f->n.packed, &id, sizeof(id));
+}
+
+static inline unsigned form(const File *f) {
+        return f->flags & 3u;
+}
+
+static inline unsigned code(const File *f) {
+        return f->flags >> 4;
+}
+
+static CcacheKind file_kind(const File *f) {
+        return form(f) == FORM_PACKED ? ccache_code_kind((uint8_t) code(f)) : (CcacheKind) code(f);
+}
+
+static const char *file_string(const File *f) {
+        return form(f) == FORM_HEAP ? heap_name(f) : f->n.inline_name;
+}
+
+static uint64_t mix(uint64_t h) {
+        h ^= h >> 33;
+        h *= 0xff51afd7ed558ccdULL;
+        h ^= h >> 33;
+        h *= 0xc4ceb9fe1a85ec53ULL;
+        return h ^ (h >> 33);
+}
+
+static uint64_t file_hash(const File *f) {
+        uint64_t h = (uint64_t) f->dir * 0x9e3779b97f4a7c15ULL ^ code(f);
+
+        if (form(f) == FORM_PACKED) {
+                uint64_t w[2];
+                memcpy(w, f->n.packed, sizeof(w));   /* digest bits: already uniform */
+                h ^= w[0] ^ (w[1] << 1);
+        } else
+                for (const char *s = file_string(f); *s; s++)
+                        h = (h ^ (uint8_t) *s) * 0x100000001b3ULL;
+        return mix(h);
+}
+
+static bool file_equal(const File *a, const File *b) {
+        if (a->dir != b->dir || form(a) != form(b) || code(a) != code(b))
+                return false;
+        if (form(a) == FORM_PACKED)
+                return memcmp(a->n.packed, b->n.packed, CCACHE_PACKED_SIZE) == 0;
+        return strcmp(file_string(a), file_string(b)) == 0;
+}
+
+static inline size_t home(const Account *a, uint64_t h) {
+        return (size_t) (((h >> 32) * a->index_size) >> 32);
+}
+
+/* Builds the lookup key for name in d. The probe borrows name for heap form. */
+static void make_probe(const Account *a, DirId d, const char *name, File *p) {
+        const Dir *dir = &a->dirs[d];
+        uint8_t c;
+        int kind;
+
+        memset(p, 0, sizeof(*p));
+        p->dir = d;
+        if (dir->hex && !dir->in_tmp && (kind = ccache_pack_name(name, dir->depth, p->n.packed, &c)) >= 0) {
+                p->flags = (uint8_t) (FORM_PACKED | (unsigned) c << 4);
+                return;
+        }
+        kind = ccache_classify_other(name, dir->depth, dir->in_tmp);
+        if (strlen(name) < sizeof(p->n.inline_name)) {
+                strcpy(p->n.inline_name, name);
+                p->flags = (uint8_t) (FORM_INLINE | (unsigned) kind << 4);
+        } else {
+                set_heap_name(p, (char *) name);
+                p->flags = (uint8_t) (FORM_HEAP | (unsigned) kind << 4);
+        }
+}
+
+static size_t index_find(const Account *a, const File *probe, uint64_t h) {
+        for (size_t i = home(a, h);; i = i + 1 == a->index_size ? 0 : i + 1) {
+                if (a->index[i] == 0 || file_equal(file_at(a, a->index[i] - 1), probe))
+                        return i;
+        }
+}
+
+static int index_resize(Account *a, size_t size) {
+        uint32_t *old = a->index;
+        size_t old_size = a->index_size;
+
+        a->index = calloc(size, sizeof(uint32_t));
+        if (!a->index) {
+                a->index = old;
+                return -ENOMEM;
+        }
+        a->index_size = size;
+        for (size_t i = 0; i < old_size; i++)
+                if (old[i]) {
+                        size_t j = index_find(a, file_at(a, old[i] - 1), file_hash(file_at(a, old[i] - 1)));
+                        a->index[j] = old[i];
+                }
+        free(old);
+        return 0;
+}
+
+/* Backward-shift deletion keeps probe chains intact without tombstones. */
+static void index_delete(Account *a, size_t i) {
+        size_t j = i;
+
+        a->index[i] = 0;
+        for (;;) {
+                size_t k;
+
+                j = j + 1 == a->index_size ? 0 : j + 1;
+                if (a->index[j] == 0)
+                        return;
+                k = home(a, file_hash(file_at(a, a->index[j] - 1)));
+                if (i <= j ? (k <= i || k > j) : (k <= i && k > j)) {
+                        a->index[i] = a->index[j];
+                        a->index[j] = 0;
+                        i = j;
+                }
+        }
+}
+
+static int file_alloc(Account *a, FileId *ret) {
+        if (a->free_head != FILE_NONE) {
+                *ret = a->free_head;
+                a->free_head = next_free(file_at(a, *ret));
+                return 0;
+        }
+        if (a->limit == FILE_NONE)
+                return -E2BIG;
+        if ((a->limit >> CHUNK_SHIFT) >= a->n_chunks) {
+                File **c = realloc(a->chunks, (a->n_chunks + 1) * sizeof(File *));
+                if (!c)
+                        return -ENOMEM;
+                a->chunks = c;
+                if (!(c[a->n_chunks] = malloc(CHUNK_FILES * sizeof(File))))
+                        return -ENOMEM;
+                a->n_chunks++;
+        }
+        *ret = a->limit++;
+        return 0;
+}
+
+static void totals_add(Account *a, const File *f, int sign) {
+        uint64_t bytes = (uint64_t) f->blocks * 512;
+        CcacheKind k = file_kind(f);
+
+        if (sign > 0) {
+                a->totals.files++, a->totals.bytes += bytes;
+                a->totals.kind_files[k]++, a->totals.kind_bytes[k] += bytes;
+                a->dirs[f->dir].files++;
+        } else {
+                a->totals.files--, a->totals.bytes -= bytes;
+                a->totals.kind_files[k]--, a->totals.kind_bytes[k] -= bytes;
+                a->dirs[f->dir].files--;
+        }
+        if (ccache_kind_is_entry(k))
+                a->span_valid = false;
+}
+
+static void file_release(Account *a, FileId id, size_t slot) {
+        File *f = file_at(a, id);
+
+        totals_add(a, f, -1);
+        index_delete(a, slot);
+        if (form(f) == FORM_HEAP)
+                free(heap_name(f));
+        f->flags = FORM_FREE;
+        set_next_free(f, a->free_head);
+        a->free_head = id;
+        a->n_files--;
+}
+
+int account_file_set(Account *a, DirId d, const char *name, uint64_t blocks, int64_t mtime) {
+        File probe, *f;
+        uint64_t h;
+        size_t slot;
+        FileId id;
+        int r;
+
+        make_probe(a, d, name, &probe);
+        probe.blocks = blocks > UINT32_MAX ? UINT32_MAX : (uint32_t) blocks;
+        probe.mtime = mtime < 0 ? 0 : mtime > UINT32_MAX ? UINT32_MAX : (uint32_t) mtime;
+        probe.flags = (uint8_t) ((probe.flags & ~FLAG_MARK) | a->mark);
+        h = file_hash(&probe);
+        slot = index_find(a, &probe, h);
+        if (a->index[slot]) {
+                bool changed;
+
+                f = file_at(a, a->index[slot] - 1);
+                changed = f->blocks != probe.blocks || f->mtime != probe.mtime;
+                totals_add(a, f, -1);
+                f->blocks = probe.blocks;
+                f->mtime = probe.mtime;
+                f->flags = probe.flags;
+                totals_add(a, f, +1);
+                return changed ? 2 : 0;
+        }
+        if ((double) (a->n_files + 1) > INDEX_LOAD_MAX * (double) a->index_size) {
+                if ((r = index_resize(a, a->index_size + a->index_size / 2)) < 0)
+                        return r;
+                slot = index_find(a, &probe, h);
+        }
+        if (form(&probe) == FORM_HEAP) {
+                char *copy = strdup(name);
+                if (!copy)
+                        return -ENOMEM;
+                set_heap_name(&probe, copy);
+        }
+        if ((r = file_alloc(a, &id)) < 0) {
+                if (form(&probe) == FORM_HEAP)
+                        free(heap_name(&probe));
+                return r;
+        }
+        f = file_at(a, id);
+        *f = probe;
+        a->index[slot] = id + 1;
+        a->n_files++;
+        totals_add(a, f, +1);
+        return 1;
+}
+
+FileId account_file_find(const Account *a, DirId d, const char *name) {
+        File probe;
+        size_t slot;
+
+        make_probe(a, d, name, &probe);
+        slot = index_find(a, &probe, file_hash(&probe));
+        return a->index[slot] ? a->index[slot] - 1 : FILE_NONE;
+}
+
+int account_file_remove(Account *a, DirId d, const char *name) {
+        File probe;
+        size_t slot;
+
+        make_probe(a, d, name, &probe);
+        slot = index_find(a, &probe, file_hash(&probe));
+        if (!a->index[slot])
+                return 0;
+        file_release(a, a->index[slot] - 1, slot);
+        return 1;
+}
+
+int account_file_info(const Account *a, FileId id, FileInfo *ret) {
+        const File *f;
+
+        if (id >= a->limit || form(f = file_at(a, id)) == FORM_FREE)
+                return -ENOENT;
+        *ret = (FileInfo) { .dir = f->dir, .kind = file_kind(f), .blocks = f->blocks, .mtime = f->mtime };
+        return 0;
+}
+
+int account_file_name(const Account *a, FileId id, char *buf, size_t len) {
+        const File *f = file_at(a, id);
+        char tmp[CCACHE_NAME_MAX];
+        const char *s = tmp;
+
+        if (form(f) == FORM_PACKED)
+                ccache_unpack_name(f->n.packed, (uint8_t) code(f), a->dirs[f->dir].depth, tmp);
+        else
+                s = file_string(f);
+        if (strlen(s) >= len)
+                return -ENAMETOOLONG;
+        strcpy(buf, s);
+        return 0;
+}
+
+FileId account_file_limit(const Account *a) {
+        return a->limit;
+}
+
+/* Removes every file whose directory satisfies pred; one pass over all files. */
+static size_t remove_files_where(Account *a, bool (*pred)(const Account *a, const File *f, uint32_t arg), uint32_t arg) {
+        size_t removed = 0;
+
+        for (FileId id = 0; id < a->limit; id++) {
+                File *f = file_at(a, id);
+                File probe;
+
+                if (form(f) == FORM_FREE || !pred(a, f, arg))
+                        continue;
+                probe = *f;
+                file_release(a, id, index_find(a, &probe, file_hash(&probe)));
+                removed++;
+        }
+        return removed;
+}
+
+static bool in_unused_dir(const Account *a, const File *f, uint32_t arg) {
+        return !a->dirs[f->dir].used;
+}
+
+static bool stale_in_scanned_dir(const Account *a, const File *f, uint32_t gen) {
+        return (f->flags & FLAG_MARK) != a->mark && a->dirs[f->dir].scan_gen == gen;
+}
+
+int account_new(Account **ret) {
+        Account *a = calloc(1, sizeof(*a));
+
+        if (!a)
+                return -ENOMEM;
+        a->free_head = FILE_NONE;
+        a->free_dir = DIR_NONE;
+        a->index_size = INDEX_MIN;
+        a->index = calloc(a->index_size, sizeof(uint32_t));
+        a->dirs_cap = 64;
+        a->dirs = calloc(a->dirs_cap, sizeof(Dir));
+        if (!a->index || !a->dirs)
+                return account_free(a), -ENOMEM;
+        a->dirs[0] = (Dir) { .parent = DIR_NONE, .first_child = DIR_NONE, .next_sibling = DIR_NONE,
+                             .wd = -1, .used = true };
+        a->n_dirs = 1;
+        a->totals.dirs = 1;
+        *ret = a;
+        return 0;
+}
+
+void account_set_dir_hook(Account *a, account_dir_hook_t hook, void *userdata) {
+        a->dir_hook = hook;
+        a->dir_hook_userdata = userdata;
+}
+
+void account_clear(Account *a) {
+        Dir root;
+
+        for (DirId d = DIR_ROOT; d < a->n_dirs; d++)
+                if (a->dirs[d].used && a->dir_hook)
+                        a->dir_hook(d, &a->dirs[d], a->dir_hook_userdata);
+        root = a->dirs[DIR_ROOT];
+        for (DirId d = DIR_ROOT + 1; d < a->n_dirs; d++)
+                free(a->dirs[d].name);
+        for (FileId id = 0; id < a->limit; id++)
+                if (form(file_at(a, id)) == FORM_HEAP)
+                        free(heap_name(file_at(a, id)));
+        for (size_t i = 0; i < a->n_chunks; i++)
+                free(a->chunks[i]);
+        free(a->chunks);
+        a->chunks = NULL;
+        a->n_chunks = 0;
+        a->limit = 0;
+        a->free_head = FILE_NONE;
+        a->n_files = 0;
+        memset(a->index, 0, a->index_size * sizeof(uint32_t));
+        a->n_dirs = 1;
+        a->free_dir = DIR_NONE;
+        a->dirs[DIR_ROOT] = (Dir) { .parent = DIR_NONE, .first_child = DIR_NONE, .next_sibling = DIR_NONE,
+                                    .wd = root.wd, .scan_gen = root.scan_gen, .used = true };
+        a->totals = (AccountTotals) { .dirs = 1 };
+        a->span_valid = false;
+}
+
+Account *account_free(Account *a) {
+        if (!a)
+                return NULL;
+        if (a->dirs)
+                account_clear(a);
+        free(a->index);
+        free(a->dirs);
+        free(a);
+        return NULL;
+}
+
+static bool is_hex_digit_name(const char *s) {
+        return s[0] && !s[1] && ((s[0] >= '0' && s[0] <= '9') || (s[0] >= 'a' && s[0] <= 'f'));
+}
+
+DirId account_dir_find(const Account *a, DirId parent, const char *name) {
+        for (DirId c = a->dirs[parent].first_child; c != DIR_NONE; c = a->dirs[c].next_sibling)
+                if (strcmp(a->dirs[c].name, name) == 0)
+                        return c;
+        return DIR_NONE;
+}
+
+int account_dir_add(Account *a, DirId parent, const char *name, DirId *ret) {
+        DirId d = account_dir_find(a, parent, name);
+        Dir *p;
+        char *copy;
+
+        if (d != DIR_NONE) {
+                *ret = d;
+                return 0;
+        }
+        if (a->free_dir == DIR_NONE && a->n_dirs == a->dirs_cap) {
+                Dir *n;
+                if (a->dirs_cap >= ACCOUNT_DIRS_MAX)
+                        return -E2BIG;
+                if (!(n = realloc(a->dirs, 2 * a->dirs_cap * sizeof(Dir))))
+                        return -ENOMEM;
+                a->dirs = n;
+                a->dirs_cap *= 2;
+        }
+        if (!(copy = strdup(name)))
+                return -ENOMEM;
+        if (a->free_dir != DIR_NONE) {
+                d = a->free_dir;
+                a->free_dir = a->dirs[d].next_sibling;
+        } else
+                d = (DirId) a->n_dirs++;
+        p = &a->dirs[parent];
+        a->dirs[d] = (Dir) {
+                .name = copy, .parent = parent, .first_child = DIR_NONE, .next_sibling = p->first_child,
+                .wd = -1, .depth = (uint8_t) (p->depth + 1), .used = true,
+                .hex = (parent == DIR_ROOT || p->hex) && is_hex_digit_name(name),
+                .in_tmp = p->in_tmp || (parent == DIR_ROOT && strcmp(name, "tmp") == 0),
+        };
+        p->first_child = d;
+        a->totals.dirs++;
+        *ret = d;
+        return 1;
+}
+
+DirId account_dir_limit(const Account *a) {
+        return (DirId) a->n_dirs;
+}
+
+Dir *account_dir(const Account *a, DirId d) {
+        return d < a->n_dirs && a->dirs[d].used ? &a->dirs[d] : NULL;
+}
+
+/* Unlinks d from its parent and frees d and its subtree's directory records;
+ * returns the number of files they held. */
+static uint64_t dir_release(Account *a, DirId d) {
+        uint64_t files = a->dirs[d].files;
+
+        while (a->dirs[d].first_child != DIR_NONE)
+                files += dir_release(a, a->dirs[d].first_child);
+        for (DirId *link = &a->dirs[a->dirs[d].parent].first_child; *link != DIR_NONE;
+             link = &a->dirs[*link].next_sibling)
+                if (*link == d) {
+                        *link = a->dirs[d].next_sibling;
+                        break;
+                }
+        if (a->dir_hook)
+                a->dir_hook(d, &a->dirs[d], a->dir_hook_userdata);
+        account_dir_set_stats(a, d, 0, 0);
+        free(a->dirs[d].name);
+        a->dirs[d] = (Dir) { .used = false, .next_sibling = a->free_dir, .wd = -1 };
+        a->free_dir = d;
+        a->totals.dirs--;
+        return files;
+}
+
+void account_dir_remove(Account *a, DirId d) {
+        if (d == DIR_ROOT || !account_dir(a, d))
+                return;
+        /* One pass over all files, and only when the subtree held any. */
+        if (dir_release(a, d) > 0)
+                remove_files_where(a, in_unused_dir, 0);
+}
+
+int account_dir_path(const Account *a, DirId d, char *buf, size_t len) {
+        size_t need = 0;
+
+        for (DirId x = d; x != DIR_ROOT; x = a->dirs[x].parent)
+                need += strlen(a->dirs[x].name) + (need ? 1 : 0);
+        if (need >= len)
+                return -ENAMETOOLONG;
+        buf[need] = '\0';
+        for (DirId x = d; x != DIR_ROOT; x = a->dirs[x].parent) {
+                size_t n = strlen(a->dirs[x].name);
+
+                need -= n;
+                memcpy(buf + need, a->dirs[x].name, n);
+                if (need > 0)
+                        buf[--need] = '/';
+        }
+        return 0;
+}
+
+void account_dir_set_stats(Account *a, DirId d, uint64_t hits, uint64_t misses) {
+        Dir *dir = &a->dirs[d];
+
+        a->totals.hits = a->totals.hits - dir->stats_hits + hits;
+        a->totals.misses = a->totals.misses - dir->stats_misses + misses;
+        dir->stats_hits = hits;
+        dir->stats_misses = misses;
+}
+
+void account_scan_begin(Account *a) {
+        a->mark ^= FLAG_MARK;
+}
+
+size_t account_scan_sweep(Account *a, uint32_t gen) {
+        bool dropped = false;
+
+        /* Subdirectories of listed directories that the listing did not show. */
+        for (DirId d = DIR_ROOT + 1; d < a->n_dirs; d++) {
+                const Dir *x = &a->dirs[d];
+                if (x->used && x->scan_gen != gen && a->dirs[x->parent].used && a->dirs[x->parent].scan_gen == gen) {
+                        dropped |= dir_release(a, d) > 0;
+                        d = DIR_ROOT;  /* the vector's links changed: start over */
+                }
+        }
+        return (dropped ? remove_files_where(a, in_unused_dir, 0) : 0) +
+               remove_files_where(a, stale_in_scanned_dir, gen);
+}
+
+const AccountTotals *account_totals(const Account *a) {
+        return &a->totals;
+}
+
+void account_entry_mtime_span(Account *a, int64_t *ret_oldest, int64_t *ret_newest) {
+        if (!a->span_valid) {
+                uint32_t lo = UINT32_MAX, hi = 0;
+
+                for (FileId id = 0; id < a->limit; id++) {
+                        const File *f = file_at(a, id);
+                        if (form(f) == FORM_PACKED) {
+                                lo = f->mtime < lo ? f->mtime : lo;
+                                hi = f->mtime > hi ? f->mtime : hi;
+                        }
+                }
+                a->oldest = hi ? lo : 0;
+                a->newest = hi;
+                a->span_valid = true;
+        }
+        *ret_oldest = a->oldest;
+        *ret_newest = a->newest;
+}
+
+size_t account_memory(const Account *a) {
+        return sizeof(*a) + a->n_chunks * CHUNK_FILES * sizeof(File) + a->index_size * sizeof(uint32_t) +
+               a->dirs_cap * sizeof(Dir);
+}

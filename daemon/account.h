@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/* Per-cache accounting: every directory and regular file under a cache root,
+ * with exact totals. Pure data structure, no I/O. Sized for ~1M files: an
+ * entry name is packed into 20 bytes (ccache.h), a file costs 32 bytes plus
+ * its hash slot, and files live in fixed chunks so growth never copies. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ccache.h"
+
+typedef uint32_t DirId;
+#define DIR_ROOT ((DirId) 0)
+#define DIR_NONE ((DirId) UINT32_MAX)
+#define ACCOUNT_DIRS_MAX (1u << 24)
+
+typedef uint32_t FileId;
+#define FILE_NONE ((FileId) UINT32_MAX)
+
+typedef struct Account Account;
+
+typedef struct Dir {
+        char *name;              /* NULL for the root */
+        DirId parent, first_child, next_sibling;
+        uint32_t files;          /* regular files directly in this directory */
+        uint32_t scan_gen;       /* the last scan that listed this directory */
+        int wd;                  /* inotify watch descriptor, -1 when not watched */
+        uint8_t depth;           /* 0 for the root */
+        bool used;
+        bool hex;                /* this and every ancestor below the root is one hex digit */
+        bool in_tmp;             /* the root's tmp/ or below it */
+        uint64_t stats_hits, stats_misses;  /* from this directory's stats file */
+} Dir;
+
+typedef struct AccountTotals {
+        uint64_t files, bytes;                  /* every regular file: count, Σ st_blocks·512 */
+        uint64_t kind_files[_CCACHE_KIND_MAX];
+        uint64_t kind_bytes[_CCACHE_KIND_MAX];
+        uint64_t hits, misses;                  /* ccache's own counters, summed over stats files */
+        size_t dirs;
+} AccountTotals;
+
+/* What eviction needs to know of one file. */
+typedef struct FileInfo {
+        DirId dir;
+        CcacheKind kind;
+        uint64_t blocks;         /* st_blocks, 512-byte units */
+        int64_t mtime;           /* seconds */
+} FileInfo;
+
+/* Returns a new, empty account holding only the root directory. */
+int account_new(Account **ret);
+Account *account_free(Account *a);
+static inline void account_freep(Account **a) {
+        account_free(*a);
+}
+
+/* Called for each directory about to be forgotten (by account_dir_remove,
+ * account_scan_sweep or account_clear, the root included by the latter), so
+ * the owner can drop what it keyed on the DirId, such as its inotify watch. */
+typedef void (*account_dir_hook_t)(DirId d, Dir *dir, void *userdata);
+void account_set_dir_hook(Account *a, account_dir_hook_t hook, void *userdata);
+
+/* Forgets every file and directory except the (now empty) root. */
+void account_clear(Account *a);
+
+/* Adds directory name under parent (or finds it). Returns 1 if added, 0 if it
+ * existed, -ENOMEM, or -E2BIG past ACCOUNT_DIRS_MAX; *ret set when >= 0. */
+int account_dir_add(Account *a, DirId parent, const char *name, DirId *ret);
+DirId account_dir_find(const Account *a, DirId parent, const char *name);
+/* Removes d (not the root), its subdirectories and every file in them. */
+void account_dir_remove(Account *a, DirId d);
+/* One past the highest DirId in use; account_dir() says which are. */
+DirId account_dir_limit(const Account *a);
+/* Borrowed; valid until the next account_dir_add. NULL if d is not in use. */
+Dir *account_dir(const Account *a, DirId d);
+/* Writes d's path relative to the root ("" for the root) into buf. Returns
+ * 0, or -ENAMETOOLONG. */
+int account_dir_path(const Account *a, DirId d, char *buf, size_t len);
+/* Records the counters of d's stats file and updates the totals. */
+void account_dir_set_stats(Account *a, DirId d, uint64_t hits, uint64_t misses);
+
+/* Records regular file name in d with its size and mtime (inserting or
+ * updating) and marks it as seen by the current scan. Returns 1 inserted,
+ * 2 updated with another size or mtime, 0 unchanged, or -ENOMEM. */
+int account_file_set(Account *a, DirId d, const char *name, uint64_t blocks, int64_t mtime);
+/* Forgets file name in d. Returns 1 if it was known, 0 if not. */
+int account_file_remove(Account *a, DirId d, const char *name);
+FileId account_file_find(const Account *a, DirId d, const char *name);
+int account_file_info(const Account *a, FileId f, FileInfo *ret);
+/* Writes file f's name into buf (CCACHE_NAME_MAX bytes or longer). Returns
+ * 0, or -ENAMETOOLONG if the name does not fit. */
+int account_file_name(const Account *a, FileId f, char *buf, size_t len);
+/* One past the highest FileId in use; iterate with account_file_info, which
+ * returns -ENOENT for free slots. */
+FileId account_file_limit(const Account *a);
+
+/* A scan of the subtree at some directories is starting: files it does not
+ * see again, in directories it lists, are gone. */
+void account_scan_begin(Account *a);
+/* After the scan that stamped gen into the scan_gen of the directories it
+ * listed: removes their files not seen since account_scan_begin, and their
+ * subdirectories the scan did not list. Returns the number of files removed. */
+size_t account_scan_sweep(Account *a, uint32_t gen);
+
+const AccountTotals *account_totals(const Account *a);
+/* Oldest and newest mtime over ccache entries (0, 0 when there are none). */
+void account_entry_mtime_span(Account *a, int64_t *ret_oldest, int64_t *ret_newest);
+/* Bytes of memory held, for status and the benchmark. */
+size_t account_memory(const Account *a);

@@ -1,0 +1,757 @@
+/* SPDX-License-Identifier: MIT */
+/* One cache root, kept exact: a first scan, then inotify events, rescans when
+ * events were lost, and a periodic audit. Every path below the root is opened
+ * with openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_XDEV) from a
+ * root fd that is checked to still be the root we scanned. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cache.h"
+#include "log.h"
+#include "scan.h"
+#include "units.h"
+#include "volume.h"
+
+#define SCAN_BUDGET 4096                       /* directory entries per loop iteration */
+#define ROOT_RETRY_USEC (200 * USEC_PER_MSEC)  /* set-up retry after the root vanished */
+
+struct Cache {
+        sd_event *event;
+        Watch *watch;
+        const CacheConfig *config;
+        cache_changed_t changed;
+        void *userdata;
+
+        bool available;
+        char reason[256];                 /* why unavailable */
+        dev_t dev;                        /* identity of the root we scanned */
+        ino_t ino;
+        char mount[PATH_MAX];
+        Account *account;
+
+        /* Opened for one loop iteration, closed by the post source. */
+        int root_fd;
+        DirId evdir;
+        int evdir_fd;
+        sd_event_source *post;
+
+        Scan *scan;
+        bool scan_full;                   /* the running scan covers the whole root */
+        char scan_reason[64];
+        usec_t scan_started;
+        bool full_pending;
+        char full_reason[64];
+        DirId *queue;                     /* subtrees waiting to be scanned */
+        size_t n_queue, queue_cap;
+        uint32_t gen;
+        sd_event_source *scan_source;
+        bool scanned_once;
+
+        uint64_t rescans, overflows;
+        bool watch_limited;               /* logged once per episode */
+        struct {
+                char reason[64];
+                uint64_t added, changed, removed;
+                usec_t at, duration;
+        } last_rescan;
+
+        sd_event_source *retry;
+};
+
+static const char *const state_names[_CACHE_STATE_MAX] = {
+        [CACHE_UNAVAILABLE] = "unavailable",
+        [CACHE_SCANNING] = "scanning",
+        [CACHE_OK] = "ok",
+        [CACHE_OVER_CAP] = "over_cap",
+        [CACHE_TRIMMING] = "trimming",
+};
+
+const char *cache_state_name(CacheState s) {
+        return (unsigned) s < _CACHE_STATE_MAX ? state_names[s] : "?";
+}
+
+static usec_t now_realtime(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / NSEC_PER_USEC;
+}
+
+static usec_t now_monotonic(Cache *c) {
+        uint64_t t = 0;
+
+        (void) sd_event_now(c->event, CLOCK_MONOTONIC, &t);
+        return t;
+}
+
+static void close_iteration_fds(Cache *c) {
+        if (c->evdir_fd >= 0)
+                close(c->evdir_fd);
+        if (c->root_fd >= 0)
+                close(c->root_fd);
+        c->evdir_fd = c->root_fd = -1;
+        c->evdir = DIR_NONE;
+}
+
+static int on_post(sd_event_source *s, void *userdata) {
+        close_iteration_fds(userdata);
+        return 0;
+}
+
+static void root_lost(Cache *c, const char *why);
+
+/* The root for this loop iteration: opened without following a symlink and
+ * checked to be the directory we scanned. */
+static int root_get(Cache *c) {
+        struct stat st;
+        int fd;
+
+        if (c->root_fd >= 0)
+                return c->root_fd;
+        if (!c->available)
+                return -ENODEV;
+        fd = open(c->config->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+                int r = -errno;
+                root_lost(c, r == -ENOENT ? "was deleted" : "cannot be opened");
+                return r;
+        }
+        if (fstat(fd, &st) < 0 || st.st_dev != c->dev || st.st_ino != c->ino) {
+                close(fd);
+                root_lost(c, "was replaced by another directory");
+                return -ESTALE;
+        }
+        c->root_fd = fd;
+        return fd;
+}
+
+/* Opens directory d of the account, beneath the root and never through a
+ * symlink or into another filesystem. */
+static int dir_open(Cache *c, DirId d) {
+        struct open_how how = {
+                .flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS,
+        };
+        char rel[PATH_MAX];
+        int root, fd, r;
+
+        root = root_get(c);
+        if (root < 0)
+                return root;
+        if (d == DIR_ROOT) {
+                fd = fcntl(root, F_DUPFD_CLOEXEC, 3);
+                return fd < 0 ? -errno : fd;
+        }
+        r = account_dir_path(c->account, d, rel, sizeof(rel));
+        if (r < 0)
+                return r;
+        fd = (int) syscall(SYS_openat2, root, rel, &how, sizeof(how));
+        return fd < 0 ? -errno : fd;
+}
+
+/* dir_open, cached for the events of one loop iteration. Borrowed fd. */
+static int evdir_get(Cache *c, DirId d) {
+        int fd;
+
+        if (c->evdir == d && c->evdir_fd >= 0)
+                return c->evdir_fd;
+        if (d == DIR_ROOT)
+                return root_get(c);
+        fd = dir_open(c, d);
+        if (fd < 0)
+                return fd;
+        if (c->evdir_fd >= 0)
+                close(c->evdir_fd);
+        c->evdir = d;
+        c->evdir_fd = fd;
+        return fd;
+}
+
+static void read_stats(Cache *c, DirId d, int dirfd) {
+        CcacheStats s;
+
+        if (ccache_stats_read(dirfd, "stats", &s) == 0)
+                account_dir_set_stats(c->account, d, ccache_stats_hits(&s), ccache_stats_misses(&s));
+}
+
+static int scan_on_dir(DirId d, int fd, void *userdata) {
+        Cache *c = userdata;
+        Dir *dir = account_dir(c->account, d);
+        int wd;
+
+        if (!dir)
+                return -ENOENT;
+        wd = watch_add(c->watch, fd, WATCH_DIR_EVENTS, c, d);
+        if (wd < 0) {
+                if (!c->watch_limited)
+                        log_warning_errno(wd, "Cache %s: cannot watch every directory (%m); "
+                                          "unwatched ones are rescanned at every check instead.", c->config->name);
+                c->watch_limited = true;
+                return 0;   /* listed all the same */
+        }
+        dir->wd = wd;
+        return 0;
+}
+
+static void scan_on_stats(DirId d, int dirfd, void *userdata) {
+        read_stats(userdata, d, dirfd);
+}
+
+static const ScanCallbacks scan_callbacks = {
+        .on_dir = scan_on_dir,
+        .on_stats = scan_on_stats,
+};
+
+static void on_dir_released(DirId d, Dir *dir, void *userdata) {
+        Cache *c = userdata;
+
+        if (dir->wd > 0)
+                watch_remove(c->watch, dir->wd);
+        dir->wd = -1;
+        if (c->evdir == d && c->evdir_fd >= 0) {
+                close(c->evdir_fd);
+                c->evdir_fd = -1;
+                c->evdir = DIR_NONE;
+        }
+}
+
+static void scan_finished(Cache *c) {
+        const ScanProgress *p = scan_progress(c->scan);
+        size_t removed = account_scan_sweep(c->account, scan_gen(c->scan));
+        const AccountTotals *t = account_totals(c->account);
+        usec_t took = now_monotonic(c) - c->scan_started;
+
+        if (c->scan_full && c->scanned_once) {
+                c->rescans++;
+                snprintf(c->last_rescan.reason, sizeof(c->last_rescan.reason), "%s", c->scan_reason);
+                c->last_rescan.added = p->added;
+                c->last_rescan.changed = p->changed;
+                c->last_rescan.removed = removed;
+                c->last_rescan.at = now_realtime();
+                c->last_rescan.duration = took;
+                if (p->added || p->changed || removed)
+                        log_notice("Cache %s: %s rescan corrected drift: %llu files added, %llu changed, %zu removed.",
+                                   c->config->name, c->scan_reason, (unsigned long long) p->added,
+                                   (unsigned long long) p->changed, removed);
+                else
+                        log_info("Cache %s: %s rescan found no drift (%llu files, %.1f s).", c->config->name,
+                                 c->scan_reason, (unsigned long long) t->files, (double) took / USEC_PER_SEC);
+        } else if (c->scan_full) {
+                char size[32];
+                log_info("Cache %s: scanned %s in %.2f s: %llu files, %s.", c->config->name, c->config->path,
+                         (double) took / USEC_PER_SEC, (unsigned long long) t->files,
+                         format_size(t->bytes, size, sizeof(size)));
+        }
+        if (p->errors)
+                log_warning("Cache %s: %llu directories could not be read during the scan.", c->config->name,
+                            (unsigned long long) p->errors);
+        c->scan = scan_free(c->scan);
+        if (c->scan_full && !c->scanned_once) {
+                c->scanned_once = true;
+                if (c->changed)
+                        c->changed(c, c->userdata);
+        }
+}
+
+static void scan_next(Cache *c);
+
+static int on_scan_source(sd_event_source *s, void *userdata) {
+        Cache *c = userdata;
+        int r;
+
+        if (!c->scan) {
+                scan_next(c);
+                return 0;
+        }
+        r = scan_step(c->scan, SCAN_BUDGET);
+        if (r > 0)
+                return 0;
+        if (r < 0) {
+                log_error_errno(r, "Cache %s: scan failed: %m; retrying at the next check.", c->config->name);
+                c->scan = scan_free(c->scan);
+                c->full_pending = true;
+                snprintf(c->full_reason, sizeof(c->full_reason), "retry");
+                (void) sd_event_source_set_enabled(c->scan_source, SD_EVENT_OFF);
+                return 0;
+        }
+        scan_finished(c);
+        scan_next(c);
+        return 0;
+}
+
+static bool queued(const Cache *c, DirId d) {
+        for (size_t i = 0; i < c->n_queue; i++)
+                if (c->queue[i] == d)
+                        return true;
+        return false;
+}
+
+static void queue_subtree(Cache *c, DirId d) {
+        if (c->full_pending || queued(c, d))
+                return;
+        if (c->n_queue == c->queue_cap) {
+                size_t cap = c->queue_cap ? c->queue_cap * 2 : 16;
+                DirId *q = realloc(c->queue, cap * sizeof(DirId));
+                if (!q) {
+                        cache_rescan(c, "out of memory queueing a subtree");
+                        return;
+                }
+                c->queue = q;
+                c->queue_cap = cap;
+        }
+        c->queue[c->n_queue++] = d;
+        scan_next(c);
+}
+
+/* Starts the next queued scan if none is running. */
+static void scan_next(Cache *c) {
+        DirId d;
+        int fd, r;
+
+        if (c->scan || !c->available)
+                return;
+        if (!c->full_pending && c->n_queue == 0) {
+                (void) sd_event_source_set_enabled(c->scan_source, SD_EVENT_OFF);
+                return;
+        }
+        c->scan_full = c->full_pending;
+        if (c->full_pending) {
+                d = DIR_ROOT;
+                snprintf(c->scan_reason, sizeof(c->scan_reason), "%s", c->full_reason);
+                c->full_pending = false;
+                c->n_queue = 0;
+        } else {
+                d = c->queue[--c->n_queue];
+                if (!account_dir(c->account, d)) {
+                        scan_next(c);
+                        return;
+                }
+        }
+        fd = dir_open(c, d);
+        if (fd < 0) {
+                if (c->available)
+                        scan_next(c);   /* the subtree went away: its events say so */
+                return;
+        }
+        account_scan_begin(c->account);
+        r = scan_new(c->account, d, fd, ++c->gen, &scan_callbacks, c, &c->scan);
+        close(fd);
+        if (r < 0) {
+                log_error_errno(r, "Cache %s: cannot start a scan: %m", c->config->name);
+                return;
+        }
+        c->scan_started = now_monotonic(c);
+        (void) sd_event_source_set_enabled(c->scan_source, SD_EVENT_ON);
+}
+
+void cache_events_lost(Cache *c) {
+        c->overflows++;
+        cache_rescan(c, "inotify queue overflow");
+}
+
+void cache_rescan(Cache *c, const char *reason) {
+        if (!c->available)
+                return;
+        if (c->scan && c->scan_full)
+                return;   /* one is running already and will see everything */
+        c->full_pending = true;
+        snprintf(c->full_reason, sizeof(c->full_reason), "%s", reason);
+        c->n_queue = 0;
+        scan_next(c);
+}
+
+static void teardown(Cache *c) {
+        c->scan = scan_free(c->scan);
+        (void) sd_event_source_set_enabled(c->scan_source, SD_EVENT_OFF);
+        c->full_pending = false;
+        c->n_queue = 0;
+        close_iteration_fds(c);
+        account_clear(c->account);
+        c->available = false;
+        c->scanned_once = false;
+        c->watch_limited = false;
+        c->dev = 0;
+        c->ino = 0;
+        c->mount[0] = '\0';
+}
+
+_printf_(2, 3)
+static void set_unavailable(Cache *c, const char *fmt, ...) {
+        char reason[sizeof(c->reason)];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(reason, sizeof(reason), fmt, ap);
+        va_end(ap);
+        if (strcmp(reason, c->reason) != 0 || c->available)
+                log_warning("Cache %s is unavailable: %s.", c->config->name, reason);
+        if (c->available)
+                teardown(c);
+        snprintf(c->reason, sizeof(c->reason), "%s", reason);
+        if (c->changed)
+                c->changed(c, c->userdata);
+}
+
+static int on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
+        cache_start(userdata);
+        return 0;
+}
+
+static void root_lost(Cache *c, const char *why) {
+        if (!c->available)
+                return;
+        log_warning("Cache %s: root %s %s; setting it up again.", c->config->name, c->config->path, why);
+        teardown(c);
+        snprintf(c->reason, sizeof(c->reason), "root %s", why);
+        if (c->changed)
+                c->changed(c, c->userdata);
+        (void) sd_event_source_set_time_relative(c->retry, ROOT_RETRY_USEC);
+        (void) sd_event_source_set_enabled(c->retry, SD_EVENT_ONESHOT);
+}
+
+/* Opens the root, creating it with the configured mode if it is missing. */
+static int open_or_create_root(Cache *c) {
+        const CacheConfig *cc = c->config;
+        int fd;
+
+        fd = open(cc->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0 || errno != ENOENT)
+                return fd < 0 ? -errno : fd;
+        if (mkdir(cc->path, 0700) < 0 && errno != EEXIST)
+                return -errno;
+        fd = open(cc->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        /* mkdir() filters the mode through the umask and may drop the
+         * sticky bit: set it through the fd we hold. */
+        if (fchmod(fd, cc->mode) < 0) {
+                int r = -errno;
+                close(fd);
+                return r;
+        }
+        log_info("Cache %s: created %s with mode %04o.", cc->name, cc->path, (unsigned) cc->mode);
+        return fd;
+}
+
+void cache_start(Cache *c) {
+        const CacheConfig *cc = c->config;
+        struct stat st;
+        int fd, wd;
+
+        if (c->available)
+                return;
+        if (cc->require_mount && volume_is_mount_point(cc->require_mount) <= 0) {
+                set_unavailable(c, "'%s' is not a mount point", cc->require_mount);
+                return;
+        }
+        fd = open_or_create_root(c);
+        if (fd < 0) {
+                if (fd == -ELOOP)
+                        set_unavailable(c, "'%s' is a symlink; configure the directory it points to", cc->path);
+                else if (fd == -ENOENT)
+                        set_unavailable(c, "the parent directory of '%s' does not exist", cc->path);
+                else
+                        set_unavailable(c, "'%s' cannot be opened or created: %s", cc->path, strerror(-fd));
+                return;
+        }
+        if (fstat(fd, &st) < 0 || volume_mount_of(cc->path, c->mount, sizeof(c->mount)) < 0) {
+                close(fd);
+                set_unavailable(c, "'%s' cannot be examined", cc->path);
+                return;
+        }
+        wd = watch_add(c->watch, fd, WATCH_DIR_EVENTS, c, DIR_ROOT);
+        close(fd);
+        if (wd < 0) {
+                set_unavailable(c, "'%s' cannot be watched with inotify: %s", cc->path, strerror(-wd));
+                return;
+        }
+        account_dir(c->account, DIR_ROOT)->wd = wd;
+        c->dev = st.st_dev;
+        c->ino = st.st_ino;
+        c->available = true;
+        c->reason[0] = '\0';
+        log_info("Cache %s: keeping %s on %s.", cc->name, cc->path, c->mount);
+        if (c->changed)
+                c->changed(c, c->userdata);
+        cache_rescan(c, "initial");
+}
+
+void cache_check(Cache *c) {
+        const CacheConfig *cc = c->config;
+        struct stat st;
+
+        if (!c->available) {
+                if (!sd_event_source_get_enabled(c->retry, NULL))
+                        cache_start(c);
+                return;
+        }
+        if (cc->require_mount && volume_is_mount_point(cc->require_mount) <= 0) {
+                set_unavailable(c, "'%s' is not a mount point any more", cc->require_mount);
+                return;
+        }
+        if (lstat(cc->path, &st) < 0 || st.st_dev != c->dev || st.st_ino != c->ino) {
+                root_lost(c, errno == ENOENT ? "was deleted" : "was replaced");
+                return;
+        }
+        /* Directories we could not watch may have changed unseen: look again. */
+        if (c->watch_limited && !c->full_pending) {
+                size_t n = 0;
+                for (DirId d = 0; d < account_dir_limit(c->account); d++) {
+                        const Dir *dir = account_dir(c->account, d);
+                        if (dir && dir->wd < 0 && ++n)
+                                queue_subtree(c, d);
+                }
+                if (n == 0) {
+                        log_info("Cache %s: every directory is watched again.", cc->name);
+                        c->watch_limited = false;
+                }
+        }
+}
+
+static void refresh_file(Cache *c, DirId d, const char *name) {
+        const Dir *dir = account_dir(c->account, d);
+        struct statx stx;
+        int fd;
+
+        fd = evdir_get(c, d);
+        if (fd < 0)
+                return;   /* the directory went away: its own events follow */
+        if (statx(fd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT,
+                  STATX_TYPE | STATX_BLOCKS | STATX_MTIME, &stx) == 0 && S_ISREG(stx.stx_mode))
+                (void) account_file_set(c->account, d, name, stx.stx_blocks, stx.stx_mtime.tv_sec);
+        else
+                (void) account_file_remove(c->account, d, name);
+        if (dir && (dir->depth == 1 || dir->depth == 2) && strcmp(name, "stats") == 0)
+                read_stats(c, d, fd);
+}
+
+static void subdir_appeared(Cache *c, DirId parent, const char *name) {
+        DirId d;
+
+        if (account_dir_add(c->account, parent, name, &d) < 0) {
+                cache_rescan(c, "out of memory adding a directory");
+                return;
+        }
+        queue_subtree(c, d);
+}
+
+void cache_handle_event(Cache *c, uint32_t dir, uint32_t mask, const char *name) {
+        Dir *d;
+
+        if (!c->available || !(d = account_dir(c->account, dir)))
+                return;
+        if (mask & IN_IGNORED) {
+                d->wd = -1;   /* the kernel dropped the watch: nothing to remove */
+                if (dir == DIR_ROOT)
+                        root_lost(c, "was deleted or unmounted");
+                else
+                        account_dir_remove(c->account, dir);
+                return;
+        }
+        if (!name) {
+                if (dir == DIR_ROOT && (mask & (IN_DELETE_SELF | IN_MOVE_SELF)))
+                        root_lost(c, mask & IN_DELETE_SELF ? "was deleted" : "was moved away");
+                return;
+        }
+        if (mask & IN_ISDIR) {
+                if (mask & (IN_CREATE | IN_MOVED_TO))
+                        subdir_appeared(c, dir, name);
+                else if (mask & (IN_DELETE | IN_MOVED_FROM))
+                        account_dir_remove(c->account, account_dir_find(c->account, dir, name));
+                return;
+        }
+        refresh_file(c, dir, name);
+}
+
+int cache_new(sd_event *e, Watch *w, const CacheConfig *config, cache_changed_t changed, void *userdata,
+              Cache **ret) {
+        _cleanup_(cache_freep) Cache *c = NULL;
+        int r;
+
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        c->event = sd_event_ref(e);
+        c->watch = w;
+        c->config = config;
+        c->changed = changed;
+        c->userdata = userdata;
+        c->root_fd = c->evdir_fd = -1;
+        c->evdir = DIR_NONE;
+        r = account_new(&c->account);
+        if (r < 0)
+                return r;
+        account_set_dir_hook(c->account, on_dir_released, c);
+        if ((r = sd_event_add_post(e, &c->post, on_post, c)) < 0 ||
+            (r = sd_event_add_defer(e, &c->scan_source, on_scan_source, c)) < 0 ||
+            (r = sd_event_add_time_relative(e, &c->retry, CLOCK_MONOTONIC, ROOT_RETRY_USEC, 0, on_retry, c)) < 0)
+                return r;
+        (void) sd_event_source_set_description(c->post, "cache-close-fds");
+        (void) sd_event_source_set_description(c->scan_source, "cache-scan");
+        (void) sd_event_source_set_description(c->retry, "cache-retry");
+        /* Scanning yields to everything else: the socket and events first. */
+        (void) sd_event_source_set_priority(c->scan_source, SD_EVENT_PRIORITY_IDLE);
+        (void) sd_event_source_set_enabled(c->scan_source, SD_EVENT_OFF);
+        (void) sd_event_source_set_enabled(c->retry, SD_EVENT_OFF);
+        *ret = TAKE_PTR(c);
+        return 0;
+}
+
+Cache *cache_free(Cache *c) {
+        if (!c)
+                return NULL;
+        c->scan = scan_free(c->scan);
+        close_iteration_fds(c);
+        if (c->account && c->watch)
+                account_clear(c->account);   /* removes our watches */
+        account_free(c->account);
+        sd_event_source_disable_unref(c->post);
+        sd_event_source_disable_unref(c->scan_source);
+        sd_event_source_disable_unref(c->retry);
+        sd_event_unref(c->event);
+        free(c->queue);
+        free(c);
+        return NULL;
+}
+
+void cache_set_config(Cache *c, const CacheConfig *config) {
+        c->config = config;
+}
+
+const CacheConfig *cache_config(const Cache *c) {
+        return c->config;
+}
+
+CacheState cache_state(const Cache *c) {
+        if (!c->available)
+                return CACHE_UNAVAILABLE;
+        if (!c->scanned_once)
+                return CACHE_SCANNING;
+        return account_totals(c->account)->bytes > c->config->max_size_bytes ? CACHE_OVER_CAP : CACHE_OK;
+}
+
+bool cache_ready(const Cache *c) {
+        return !c->available || c->scanned_once;
+}
+
+const AccountTotals *cache_totals(const Cache *c) {
+        return account_totals(c->account);
+}
+
+dev_t cache_dev(const Cache *c) {
+        return c->available ? c->dev : 0;
+}
+
+#define JSON_ADD(o, k, v) json_object_object_add((o), (k), (v))
+#define JSON_U64(v) json_object_new_uint64((uint64_t) (v))
+
+/* A double that prints as people write it (0.9, not 0.90000000000000002). */
+static json_object *json_double(double d) {
+        char s[32];
+
+        snprintf(s, sizeof(s), "%.6g", d);
+        return json_object_new_double_s(d, s);
+}
+
+static json_object *status_kinds(const AccountTotals *t) {
+        json_object *kinds = json_object_new_object();
+
+        for (int k = 0; k < _CCACHE_KIND_MAX; k++) {
+                json_object *o = json_object_new_object();
+                JSON_ADD(o, "files", JSON_U64(t->kind_files[k]));
+                JSON_ADD(o, "bytes", JSON_U64(t->kind_bytes[k]));
+                JSON_ADD(kinds, ccache_kind_name((CcacheKind) k), o);
+        }
+        return kinds;
+}
+
+static size_t unwatched_dirs(const Cache *c) {
+        size_t n = 0;
+
+        for (DirId d = 0; c->available && d < account_dir_limit(c->account); d++) {
+                const Dir *dir = account_dir(c->account, d);
+                n += dir && dir->wd < 0;
+        }
+        return n;
+}
+
+static json_object *status_scan(Cache *c) {
+        json_object *o = json_object_new_object();
+        const ScanProgress *p = c->scan ? scan_progress(c->scan) : NULL;
+
+        JSON_ADD(o, "running", json_object_new_boolean(c->scan != NULL));
+        if (p) {
+                JSON_ADD(o, "reason", json_object_new_string(c->scan_full ? c->scan_reason : "new directory"));
+                JSON_ADD(o, "dirs", JSON_U64(p->dirs));
+                JSON_ADD(o, "files", JSON_U64(p->files));
+                JSON_ADD(o, "seconds", json_double((double) (now_monotonic(c) - c->scan_started) / USEC_PER_SEC));
+        }
+        JSON_ADD(o, "rescans", JSON_U64(c->rescans));
+        if (c->rescans) {
+                json_object *l = json_object_new_object();
+                JSON_ADD(l, "reason", json_object_new_string(c->last_rescan.reason));
+                JSON_ADD(l, "at", JSON_U64(c->last_rescan.at / USEC_PER_SEC));
+                JSON_ADD(l, "seconds", json_double((double) c->last_rescan.duration / USEC_PER_SEC));
+                JSON_ADD(l, "added", JSON_U64(c->last_rescan.added));
+                JSON_ADD(l, "changed", JSON_U64(c->last_rescan.changed));
+                JSON_ADD(l, "removed", JSON_U64(c->last_rescan.removed));
+                JSON_ADD(o, "last", l);
+        }
+        JSON_ADD(o, "inotify_overflows", JSON_U64(c->overflows));
+        JSON_ADD(o, "unwatched_dirs", JSON_U64(unwatched_dirs(c)));
+        return o;
+}
+
+json_object *cache_status_json(Cache *c) {
+        const CacheConfig *cc = c->config;
+        const AccountTotals *t = account_totals(c->account);
+        json_object *o = json_object_new_object();
+        uint64_t entry_files = 0, entry_bytes = 0;
+        int64_t oldest, newest;
+        char mode[8];
+        struct stat st;
+
+        for (int k = 0; k < _CCACHE_KIND_MAX; k++)
+                if (ccache_kind_is_entry((CcacheKind) k)) {
+                        entry_files += t->kind_files[k];
+                        entry_bytes += t->kind_bytes[k];
+                }
+        account_entry_mtime_span(c->account, &oldest, &newest);
+        snprintf(mode, sizeof(mode), "%04o", (unsigned) cc->mode);
+        JSON_ADD(o, "name", json_object_new_string(cc->name));
+        JSON_ADD(o, "path", json_object_new_string(cc->path));
+        JSON_ADD(o, "state", json_object_new_string(cache_state_name(cache_state(c))));
+        if (!c->available)
+                JSON_ADD(o, "reason", json_object_new_string(c->reason));
+        JSON_ADD(o, "size_bytes", JSON_U64(t->bytes));
+        JSON_ADD(o, "files", JSON_U64(t->files));
+        JSON_ADD(o, "max_size_bytes", JSON_U64(cc->max_size_bytes));
+        JSON_ADD(o, "trim_to", json_double(cc->trim_to));
+        JSON_ADD(o, "mode", json_object_new_string(mode));
+        JSON_ADD(o, "mode_ok", json_object_new_boolean(c->available && lstat(cc->path, &st) == 0 &&
+                                                        (st.st_mode & 07777) == cc->mode));
+        JSON_ADD(o, "mount", c->available ? json_object_new_string(c->mount) : NULL);
+        JSON_ADD(o, "hits", JSON_U64(t->hits));
+        JSON_ADD(o, "misses", JSON_U64(t->misses));
+        JSON_ADD(o, "evicted_files_total", JSON_U64(0));
+        JSON_ADD(o, "evicted_bytes_total", JSON_U64(0));
+        JSON_ADD(o, "entry_files", JSON_U64(entry_files));
+        JSON_ADD(o, "entry_bytes", JSON_U64(entry_bytes));
+        JSON_ADD(o, "oldest_entry_mtime", JSON_U64(oldest));
+        JSON_ADD(o, "newest_entry_mtime", JSON_U64(newest));
+        JSON_ADD(o, "kinds", status_kinds(t));
+        JSON_ADD(o, "dirs", JSON_U64(t->dirs));
+        JSON_ADD(o, "scan", status_scan(c));
+        JSON_ADD(o, "memory_bytes", JSON_U64(account_memory(c->account)));
+        return o;
+}

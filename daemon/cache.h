@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/* One cache root: finds or creates it (never on the wrong filesystem), keeps
+ * its Account exact through scans and inotify events, and reports it. Holds
+ * no file descriptor between loop iterations, so it never pins a mount. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <json-c/json.h>
+#include <systemd/sd-event.h>
+
+#include "account.h"
+#include "config.h"
+#include "watch.h"
+
+typedef enum CacheState {
+        CACHE_UNAVAILABLE,   /* require_mount absent, root unusable: reason says why */
+        CACHE_SCANNING,      /* the first walk is running: figures are partial */
+        CACHE_OK,
+        CACHE_OVER_CAP,
+        CACHE_TRIMMING,
+        _CACHE_STATE_MAX,
+} CacheState;
+
+const char *cache_state_name(CacheState s);
+
+typedef struct Cache Cache;
+
+/* Called when a cache's state or figures changed in a way the manager acts
+ * on (became available or unavailable, first scan finished, over its cap). */
+typedef void (*cache_changed_t)(Cache *c, void *userdata);
+
+/* A cache for config (borrowed: must outlive the cache or be replaced with
+ * cache_set_config). Does nothing until cache_start. Returns 0 or -errno. */
+int cache_new(sd_event *e, Watch *w, const CacheConfig *config, cache_changed_t changed, void *userdata,
+              Cache **ret);
+Cache *cache_free(Cache *c);
+static inline void cache_freep(Cache **c) {
+        cache_free(*c);
+}
+
+/* Brings the cache up: checks the mount, creates the root if missing, starts
+ * the first scan. An unusable cache becomes unavailable (not an error). */
+void cache_start(Cache *c);
+
+/* Re-checks what events cannot tell: the mount appearing or going, the root
+ * replaced behind our back. Cheap; call on mount changes and periodically. */
+void cache_check(Cache *c);
+
+/* Queues a full rescan (reason is logged and reported). */
+void cache_rescan(Cache *c, const char *reason);
+
+/* inotify lost events (queue overflow): counts it and rescans. */
+void cache_events_lost(Cache *c);
+
+/* One inotify event for this cache (see watch.h). */
+void cache_handle_event(Cache *c, uint32_t dir, uint32_t mask, const char *name);
+
+/* Adopts a new config for the same name and path (after a reload). */
+void cache_set_config(Cache *c, const CacheConfig *config);
+
+const CacheConfig *cache_config(const Cache *c);
+CacheState cache_state(const Cache *c);
+bool cache_ready(const Cache *c);     /* scanned once, or unavailable: nothing to wait for */
+const AccountTotals *cache_totals(const Cache *c);
+dev_t cache_dev(const Cache *c);      /* device of the root; 0 while unavailable */
+
+/* The cache's status object (DESIGN.md §2 and more). New reference. */
+json_object *cache_status_json(Cache *c);

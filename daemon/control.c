@@ -1,0 +1,578 @@
+/* SPDX-License-Identifier: MIT */
+/* The control socket server. Owns the listening socket and the connections;
+ * never blocks, never trusts a client, never decides what a request means
+ * (that is the handler's job). */
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "control.h"
+#include "log.h"
+#include "protocol.h"
+
+#define CONTROL_BACKLOG      128                   /* clients the kernel queues before we accept */
+#define CONTROL_ACCEPT_BATCH 16                    /* accepts per wakeup: a flood can't starve the loop */
+#define CONTROL_RETRY_USEC   (100 * USEC_PER_MSEC) /* pause after EMFILE & co. instead of spinning */
+#define CONTROL_REFUSED_LINE "{\"ok\":false,\"error\":\"too many connections\"}\n"
+
+typedef struct Connection Connection;
+
+struct ControlRequest {
+        Connection *connection;         /* borrowed; NULL once the client or the Control is gone */
+        ControlPeer peer;
+};
+
+struct Connection {
+        Control *control;               /* borrowed */
+        Connection *prev, *next;
+        int fd;
+        sd_event_source *io_source, *idle_source, *defer_source;
+        ControlPeer peer;
+        ControlRequest *pending;        /* held by the handler until it answers */
+        char in[PROTOCOL_REQUEST_MAX];  /* at most one request line, newline included */
+        size_t in_len;
+        char *out;                      /* unflushed output is out[out_start..out_end) */
+        size_t out_start, out_end, out_alloc;
+        bool read_eof;                  /* the client shut its sending side */
+        bool closing;                   /* read nothing more; close once output is flushed */
+        bool drop;                      /* close at the next chance, unflushed output and all */
+};
+
+struct Control {
+        sd_event *event;
+        int listen_fd;
+        sd_event_source *listen_source, *retry_source;
+        char *path;                     /* set only if we bound it: unlinked on free */
+        control_handler_t handler;
+        void *userdata;                 /* borrowed */
+        Connection *connections;
+        unsigned n_connections;
+        usec_t idle_usec;
+        size_t output_max;
+};
+
+static void connection_free(Connection *conn) {
+        Control *c = conn->control;
+
+        if (conn->prev)
+                conn->prev->next = conn->next;
+        else
+                c->connections = conn->next;
+        if (conn->next)
+                conn->next->prev = conn->prev;
+        c->n_connections--;
+        if (conn->pending)
+                conn->pending->connection = NULL;
+        /* Sources go before the fd they watch. */
+        sd_event_source_disable_unref(conn->io_source);
+        sd_event_source_disable_unref(conn->idle_source);
+        sd_event_source_disable_unref(conn->defer_source);
+        close(conn->fd);
+        free(conn->out);
+        free(conn);
+}
+
+/* Formats {"ok":false,"error":...} with its newline; NULL on ENOMEM. */
+static char *error_linev(const char *fmt, va_list ap) {
+        char *msg, *line;
+
+        if (vasprintf(&msg, fmt, ap) < 0)
+                return NULL;
+        line = protocol_reply_error(msg);
+        free(msg);
+        return line;
+}
+
+/* Appends a malloc'd line (taken over; NULL means out of memory). A client
+ * whose unread output would pass the cap is dropped instead. */
+static void connection_queue(Connection *conn, char *line) {
+        _cleanup_free_ char *l = line;
+        size_t len, queued = conn->out_end - conn->out_start, n;
+        char *p;
+
+        if (!l || conn->drop)
+                goto drop;
+        len = strlen(l);
+        if (queued + len > conn->control->output_max) {
+                log_debug("Control client pid %d does not read its replies, dropping it",
+                          (int) conn->peer.pid);
+                goto drop;
+        }
+        if (conn->out_end + len > conn->out_alloc) {
+                /* No room at the end: compact, then grow if that is not enough. */
+                if (queued > 0)
+                        memmove(conn->out, conn->out + conn->out_start, queued);
+                conn->out_start = 0;
+                conn->out_end = queued;
+        }
+        if (queued + len > conn->out_alloc) {
+                n = queued + len > 2 * conn->out_alloc ? queued + len : 2 * conn->out_alloc;
+                n = n < conn->control->output_max ? n : conn->control->output_max;
+                p = realloc(conn->out, n);
+                if (!p)
+                        goto drop;
+                conn->out = p;
+                conn->out_alloc = n;
+        }
+        memcpy(conn->out + conn->out_end, l, len);
+        conn->out_end += len;
+        return;
+drop:
+        conn->drop = true;
+}
+
+static void connection_queue_error(Connection *conn, const char *fmt, ...) _printf_(2, 3);
+static void connection_queue_error(Connection *conn, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        connection_queue(conn, error_linev(fmt, ap));
+        va_end(ap);
+}
+
+/* Writes what the socket takes. Returns 0 (all written, or the socket is
+ * full) or -errno. */
+static int connection_flush(Connection *conn) {
+        while (conn->out_start < conn->out_end) {
+                ssize_t n = send(conn->fd, conn->out + conn->out_start,
+                                 conn->out_end - conn->out_start, MSG_DONTWAIT | MSG_NOSIGNAL);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+                conn->out_start += (size_t) n;
+        }
+        /* Done: give back what a big reply took. */
+        free(conn->out);
+        conn->out = NULL;
+        conn->out_start = conn->out_end = conn->out_alloc = 0;
+        return 0;
+}
+
+/* Returns 0 or -errno (the connection is broken). */
+static int connection_read(Connection *conn) {
+        ssize_t n = read(conn->fd, conn->in + conn->in_len, sizeof(conn->in) - conn->in_len);
+
+        if (n < 0)
+                return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -errno;
+        if (n == 0)
+                conn->read_eof = true;
+        conn->in_len += (size_t) n;
+        return 0;
+}
+
+static void connection_dispatch(Connection *conn, const char *line, size_t len) {
+        Control *c = conn->control;
+        ControlRequest *req;
+        json_object *o;
+        const char *cmd;
+        char err[256];
+
+        if (len == 0)
+                return;
+        if (memchr(line, 0, len))
+                return connection_queue_error(conn, "request contains a NUL byte");
+        if (protocol_parse_request(line, &o, &cmd, err, sizeof(err)) < 0)
+                return connection_queue_error(conn, "%s", err);
+        req = calloc(1, sizeof(*req));
+        if (!req) {
+                json_object_put(o);
+                return connection_queue_error(conn, "out of memory");
+        }
+        *req = (ControlRequest) { .connection = conn, .peer = conn->peer };
+        conn->pending = req;
+        c->handler(req, cmd, o, c->userdata);   /* may answer now, or keep req */
+        json_object_put(o);
+}
+
+/* Hands complete lines to the handler one at a time: stops while a request
+ * is pending; connection_run() resumes here once it is answered. */
+static void connection_process(Connection *conn) {
+        while (!conn->pending && !conn->closing && !conn->drop) {
+                char *nl = memchr(conn->in, '\n', conn->in_len);
+                size_t len;
+
+                if (!nl && conn->in_len == sizeof(conn->in)) {
+                        connection_queue_error(conn, "request too long (max %u bytes)",
+                                               (unsigned) PROTOCOL_REQUEST_MAX);
+                        conn->closing = true;
+                        return;
+                }
+                if (!nl && !conn->read_eof)
+                        return;                 /* wait for the rest of the line */
+                if (!nl && conn->in_len == 0) {
+                        conn->closing = true;   /* EOF, and everything is answered */
+                        return;
+                }
+                /* At EOF, a last line without newline counts; it fits, as in_len < sizeof(in). */
+                len = nl ? (size_t) (nl - conn->in) : conn->in_len;
+                conn->in[len] = 0;
+                connection_dispatch(conn, conn->in, len);
+                len += nl ? 1 : 0;
+                memmove(conn->in, conn->in + len, conn->in_len - len);
+                conn->in_len -= len;
+        }
+}
+
+/* Reads only with no request pending or buffered, so a client cannot make
+ * us queue more than one line. */
+static bool connection_wants_input(const Connection *conn) {
+        return !conn->pending && !conn->closing && !conn->read_eof &&
+                !memchr(conn->in, '\n', conn->in_len);
+}
+
+/* Brings the event mask and the idle timer in line with the state: read
+ * only when connection_wants_input(), write only with output. The idle
+ * timer restarts on every call (each one follows traffic or an answer) and
+ * stops while a request is pending: a long trim is not idleness. */
+static int connection_update(Connection *conn) {
+        uint32_t events = 0;
+        int r;
+
+        if (connection_wants_input(conn))
+                events |= EPOLLIN;
+        if (conn->out_start < conn->out_end)
+                events |= EPOLLOUT;
+        r = sd_event_source_set_io_events(conn->io_source, events);     /* HUP and ERR always come */
+        if (r < 0)
+                return r;
+        if (conn->pending)
+                return sd_event_source_set_enabled(conn->idle_source, SD_EVENT_OFF);
+        r = sd_event_source_set_time_relative(conn->idle_source, conn->control->idle_usec);
+        if (r < 0)
+                return r;
+        return sd_event_source_set_enabled(conn->idle_source, SD_EVENT_ONESHOT);
+}
+
+/* One step of a connection's life, after an event or an answer; frees the
+ * connection when it is done or broken. */
+static void connection_run(Connection *conn, uint32_t revents) {
+        int r = 0;
+
+        if (revents & (EPOLLHUP | EPOLLERR)) {
+                log_debug("Control client pid %d hung up", (int) conn->peer.pid);
+                return connection_free(conn);
+        }
+        if ((revents & EPOLLIN) && connection_wants_input(conn))  /* revents may be stale */
+                r = connection_read(conn);
+        if (r >= 0) {
+                connection_process(conn);
+                r = connection_flush(conn);
+        }
+        if (r >= 0 && (conn->drop || (conn->closing && conn->out_start == conn->out_end)))
+                return connection_free(conn);
+        if (r >= 0)
+                r = connection_update(conn);
+        if (r < 0) {
+                log_debug_errno(r, "Control client pid %d failed, closing: %m", (int) conn->peer.pid);
+                connection_free(conn);
+        }
+}
+
+static int connection_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        connection_run(userdata, revents);
+        return 0;
+}
+
+static int connection_defer(sd_event_source *s, void *userdata) {
+        connection_run(userdata, 0);
+        return 0;
+}
+
+static int connection_idle(sd_event_source *s, uint64_t usec, void *userdata) {
+        Connection *conn = userdata;
+
+        log_debug("Control client pid %d idle too long, closing", (int) conn->peer.pid);
+        connection_free(conn);
+        return 0;
+}
+
+/* After output was queued from outside connection_run(): write now, and let
+ * the next loop iteration do the rest. Never runs the handler from here, so
+ * an answer cannot re-enter the code that gave it. */
+static void connection_kick(Connection *conn) {
+        if (connection_flush(conn) < 0)
+                conn->drop = true;
+        if (sd_event_source_set_enabled(conn->defer_source, SD_EVENT_ONESHOT) < 0 &&
+            connection_update(conn) < 0)
+                conn->drop = true;      /* ENOMEM only: the next event on it closes it */
+}
+
+/* Takes over fd, also on failure. */
+static int connection_new(Control *c, int fd) {
+        struct ucred cred;
+        socklen_t len = sizeof(cred);
+        Connection *conn;
+        int r;
+
+        conn = calloc(1, sizeof(*conn));
+        if (!conn) {
+                close(fd);
+                return -ENOMEM;
+        }
+        *conn = (Connection) { .control = c, .fd = fd, .next = c->connections };
+        if (conn->next)
+                conn->next->prev = conn;
+        c->connections = conn;
+        c->n_connections++;
+
+        r = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ? -errno : 0;
+        if (r >= 0)
+                r = sd_event_add_io(c->event, &conn->io_source, fd, EPOLLIN, connection_io, conn);
+        if (r >= 0)
+                r = sd_event_add_time_relative(c->event, &conn->idle_source, CLOCK_MONOTONIC,
+                                               c->idle_usec, 0, connection_idle, conn);
+        if (r >= 0)
+                r = sd_event_add_defer(c->event, &conn->defer_source, connection_defer, conn);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(conn->defer_source, SD_EVENT_OFF);
+        if (r < 0) {
+                connection_free(conn);
+                return r;
+        }
+        conn->peer = (ControlPeer) { .pid = cred.pid, .uid = cred.uid, .gid = cred.gid };
+        (void) sd_event_source_set_description(conn->io_source, "control-connection");
+        (void) sd_event_source_set_description(conn->idle_source, "control-idle");
+        (void) sd_event_source_set_description(conn->defer_source, "control-resume");
+        return 0;
+}
+
+static int listener_retry(sd_event_source *s, uint64_t usec, void *userdata) {
+        Control *c = userdata;
+
+        (void) sd_event_source_set_enabled(c->listen_source, SD_EVENT_ON);
+        return 0;
+}
+
+static int listener_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Control *c = userdata;
+
+        for (unsigned i = 0; i < CONTROL_ACCEPT_BATCH; i++) {
+                int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), level, r;
+
+                if (cfd < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+                        return 0;
+                if (cfd < 0 && (errno == ECONNABORTED || errno == EPROTO))
+                        continue;
+                if (cfd < 0) {
+                        level = errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM ?
+                                LOG_DEBUG : LOG_WARNING;
+                        log_full_errno(level, errno, "Failed to accept control connection, retrying: %m");
+                        /* The client stays queued and a level-triggered listener would
+                         * spin: pause it. If the timer cannot be armed, keep going. */
+                        if (sd_event_source_set_time_relative(c->retry_source, CONTROL_RETRY_USEC) >= 0 &&
+                            sd_event_source_set_enabled(c->retry_source, SD_EVENT_ONESHOT) >= 0)
+                                (void) sd_event_source_set_enabled(c->listen_source, SD_EVENT_OFF);
+                        return 0;
+                }
+                if (c->n_connections >= CONTROL_CONNECTIONS_MAX) {
+                        /* A new socket's buffer is empty: this neither blocks nor writes short. */
+                        (void) send(cfd, CONTROL_REFUSED_LINE, strlen(CONTROL_REFUSED_LINE),
+                                    MSG_DONTWAIT | MSG_NOSIGNAL);
+                        close(cfd);
+                        log_debug("Too many control connections, refused one");
+                        continue;
+                }
+                r = connection_new(c, cfd);
+                if (r < 0)
+                        log_debug_errno(r, "Failed to set up control connection: %m");
+        }
+        return 0;
+}
+
+static int listen_inherited(int fd) {
+        int flags, r;
+
+        r = sd_is_socket_unix(fd, SOCK_STREAM, 1, NULL, 0);
+        if (r <= 0)
+                return r < 0 ? r : -ENOTSOCK;
+        flags = fcntl(fd, F_GETFL);
+        if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
+                return -errno;
+        return 0;
+}
+
+/* Returns a listening socket bound to path, or -errno. */
+static int listen_path(const char *path) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        _cleanup_close_ int fd = -1;
+        struct stat st;
+        int r;
+
+        if (strlen(path) >= sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        strcpy(sa.sun_path, path);
+        if (lstat(path, &st) >= 0) {
+                if (!S_ISSOCK(st.st_mode))
+                        return -EEXIST;
+                if (unlink(path) < 0 && errno != ENOENT)        /* stale, left by a crash */
+                        return -errno;
+        } else if (errno != ENOENT)
+                return -errno;
+
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0 || bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
+                return -errno;
+        /* chmod, not fchmod, which does not reach the file. Anyone may ask for status. */
+        if (chmod(path, 0666) < 0 || listen(fd, CONTROL_BACKLOG) < 0) {
+                r = -errno;
+                (void) unlink(path);
+                return r;
+        }
+        return TAKE_FD(fd);
+}
+
+/* Queues req's last line (taken over) and frees req. */
+static void request_end(ControlRequest *req, char *line) {
+        Connection *conn = req->connection;
+
+        if (conn) {
+                connection_queue(conn, line);
+                conn->pending = NULL;
+                connection_kick(conn);
+        }
+        free(req);
+}
+
+int control_new(sd_event *e, const char *path, int listen_fd, control_handler_t handler,
+                void *userdata, Control **ret) {
+        Control *c;
+        int r;
+
+        assert(e && handler && ret && (listen_fd >= 0 || path));
+
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        *c = (Control) { .event = sd_event_ref(e), .listen_fd = -1, .handler = handler,
+                         .userdata = userdata, .idle_usec = CONTROL_IDLE_USEC,
+                         .output_max = CONTROL_OUTPUT_MAX };
+
+        if (listen_fd >= 0) {
+                r = listen_inherited(listen_fd);
+                if (r < 0)
+                        goto fail;
+                c->listen_fd = listen_fd;
+        } else {
+                r = listen_path(path);
+                if (r < 0)
+                        goto fail;
+                c->listen_fd = r;
+                c->path = strdup(path);
+                if (!c->path) {
+                        (void) unlink(path);
+                        r = -ENOMEM;
+                        goto fail;
+                }
+        }
+        r = sd_event_add_io(e, &c->listen_source, c->listen_fd, EPOLLIN, listener_io, c);
+        if (r >= 0)
+                r = sd_event_add_time_relative(e, &c->retry_source, CLOCK_MONOTONIC, CONTROL_RETRY_USEC,
+                                               0, listener_retry, c);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(c->retry_source, SD_EVENT_OFF);
+        if (r < 0)
+                goto fail;
+        (void) sd_event_source_set_description(c->listen_source, "control-listen");
+        (void) sd_event_source_set_description(c->retry_source, "control-accept-retry");
+        *ret = c;
+        return 0;
+fail:
+        if (listen_fd >= 0)
+                c->listen_fd = -1;      /* still the caller's */
+        control_free(c);
+        return r;
+}
+
+Control *control_free(Control *c) {
+        if (!c)
+                return NULL;
+        while (c->connections)
+                connection_free(c->connections);
+        sd_event_source_disable_unref(c->listen_source);
+        sd_event_source_disable_unref(c->retry_source);
+        if (c->listen_fd >= 0)
+                close(c->listen_fd);
+        if (c->path)
+                (void) unlink(c->path);
+        free(c->path);
+        sd_event_unref(c->event);
+        free(c);
+        return NULL;
+}
+
+unsigned control_connections(const Control *c) {
+        return c->n_connections;
+}
+
+void control_set_idle_timeout(Control *c, usec_t usec) {
+        assert(usec > 0);
+        c->idle_usec = usec;
+}
+
+void control_set_output_max(Control *c, size_t bytes) {
+        assert(bytes > 0);
+        c->output_max = bytes;
+}
+
+const ControlPeer *control_request_peer(const ControlRequest *req) {
+        return &req->peer;
+}
+
+void control_reply_ok(ControlRequest *req, json_object *result) {
+        char *line = NULL;
+
+        assert(req);
+        if (req->connection)
+                line = protocol_reply_ok(result);
+        if (line && strlen(line) > PROTOCOL_REPLY_MAX) {
+                log_warning("Control reply of %zu bytes is too large, sending an error instead",
+                            strlen(line));
+                free(line);
+                line = protocol_reply_error("reply too large");
+        }
+        request_end(req, line);
+}
+
+void control_reply_error(ControlRequest *req, const char *fmt, ...) {
+        char *line = NULL;
+        va_list ap;
+
+        assert(req);
+        if (req->connection) {
+                va_start(ap, fmt);
+                line = error_linev(fmt, ap);
+                va_end(ap);
+        }
+        request_end(req, line);
+}
+
+void control_send_progress(ControlRequest *req, json_object *progress) {
+        json_object *o;
+        const char *s = NULL;
+        char *line = NULL;
+
+        assert(req);
+        if (!req->connection)
+                return;
+        o = json_object_new_object();
+        if (o && json_object_object_add(o, "progress", json_object_get(progress)) < 0)
+                json_object_put(progress);      /* the reference is not taken over on failure */
+        else if (o)
+                s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+                                                      JSON_C_TO_STRING_NOSLASHESCAPE);
+        if (s && asprintf(&line, "%s\n", s) < 0)
+                line = NULL;
+        json_object_put(o);
+        connection_queue(req->connection, line);
+        connection_kick(req->connection);
+}

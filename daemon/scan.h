@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/* A resumable walk of one subtree of a cache, relative to directory fds:
+ * getdents64 + statx, never following symlinks, never leaving the starting
+ * filesystem, tolerating files that vanish. Feeds an Account. Non-logging. */
+#pragma once
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "account.h"
+
+#define SCAN_DEPTH_MAX 16  /* ccache uses at most 4 levels; deeper trees are not walked */
+
+typedef struct Scan Scan;
+
+typedef struct ScanCallbacks {
+        /* Directory d (fd borrowed, open for the call only) is about to be
+         * listed. A negative return skips it. */
+        int (*on_dir)(DirId d, int fd, void *userdata);
+        /* A file named "stats" was found in d (depth 1 or 2): dirfd is d. */
+        void (*on_stats)(DirId d, int dirfd, void *userdata);
+} ScanCallbacks;
+
+typedef struct ScanProgress {
+        uint64_t dirs, files;          /* listed so far */
+        uint64_t added, changed;       /* files the account did not know, or knew otherwise */
+        uint64_t errors;               /* directories that could not be opened or read */
+        uint64_t skipped;              /* other filesystems, too deep */
+} ScanProgress;
+
+/* Prepares a walk of start (already in the account, fd = its directory,
+ * duplicated) that stamps gen into the scan_gen of every directory it lists.
+ * Directories on another device than fd's are not entered. Returns 0 or -errno. */
+int scan_new(Account *a, DirId start, int fd, uint32_t gen, const ScanCallbacks *cb, void *userdata,
+             Scan **ret);
+
+/* Walks on for at most budget directory entries. Returns 1 while there is
+ * more to do, 0 when done, or -errno if the account ran out of memory. */
+int scan_step(Scan *s, size_t budget);
+
+const ScanProgress *scan_progress(const Scan *s);
+uint32_t scan_gen(const Scan *s);
+DirId scan_start(const Scan *s);
+
+Scan *scan_free(Scan *s);
+static inline void scan_freep(Scan **s) {
+        scan_free(*s);
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/* One filesystem holding caches: where it is mounted and how full it is.
+ * Non-logging. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util.h"
+
+typedef struct VolumeUsage {
+        uint64_t total_bytes, free_bytes, avail_bytes;    /* avail: what unprivileged users may write */
+        uint64_t total_inodes, free_inodes, avail_inodes;
+} VolumeUsage;
+
+/* 1 if path is a mount point (the root of a mount, bind mounts included),
+ * 0 if not or if it does not exist, -errno on other errors. */
+int volume_is_mount_point(const char *path);
+
+/* Writes the mount point of the filesystem holding path (an existing
+ * directory) into buf. Returns 0 or -errno. */
+int volume_mount_of(const char *path, char *buf, size_t len);
+
+/* Samples the filesystem holding fd (or path when fd < 0). Returns 0 or -errno. */
+int volume_usage(int fd, const char *path, VolumeUsage *ret);

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/* Filesystem change hints through inotify, via libinotifytools, driven from
+ * the sd-event loop. The only file that includes inotifytools.h. Events are
+ * hints: the scan stays the source of truth. Single instance, one thread. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/inotify.h>
+
+#include <systemd/sd-event.h>
+
+typedef struct Watch Watch;
+
+/* Events a cache directory is watched for. IN_ACCESS and IN_MODIFY are left
+ * out on purpose: they would flood the queue and carry nothing we need. */
+#define WATCH_DIR_EVENTS (IN_CREATE | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE | \
+                          IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_EXCL_UNLINK)
+
+/* One event. owner/dir are what watch_add was given; name is NULL for an
+ * event on the directory itself. mask IN_Q_OVERFLOW (owner NULL): events were
+ * lost, for every watch. mask IN_IGNORED: the watch is gone (directory
+ * deleted or unmounted) and already forgotten here. */
+typedef void (*watch_handler_t)(void *owner, uint32_t dir, uint32_t mask, const char *name, void *userdata);
+
+/* Initialises libinotifytools, finds its fd and puts it on the loop.
+ * Returns 0, -EBUSY if a Watch exists already, or -errno. */
+int watch_new(sd_event *e, watch_handler_t handler, void *userdata, Watch **ret);
+
+/* Watches the directory open as dirfd (exactly that inode, whatever its
+ * path has become) for owner/dir. Returns the watch descriptor, or -errno:
+ * -ENOSPC at the user's watch limit. */
+int watch_add(Watch *w, int dirfd, uint32_t mask, void *owner, uint32_t dir);
+
+/* Stops watching wd. Unknown or already gone wds are ignored. */
+void watch_remove(Watch *w, int wd);
+
+/* Number of directories watched now. */
+size_t watch_count(const Watch *w);
+
+/* Reads and dispatches everything queued (the io handler does this too). */
+int watch_drain(Watch *w);
+
+/* Detaches from the loop, then inotifytools_cleanup(). Accepts NULL. */
+Watch *watch_free(Watch *w);
+static inline void watch_freep(Watch **w) {
+        watch_free(*w);
+}

@@ -1,0 +1,115 @@
+#!/usr/bin/env bats
+# The daemon knows each cache's exact size and file count: after the first
+# scan, after real ccache churn, after the root is deleted, after inotify
+# lost events, and with directories it cannot watch.
+load helper
+
+setup() {
+        require_root
+        VOL=$BATS_TEST_TMPDIR/vol
+        CACHE=$VOL/cache
+        mount_tmpfs "$VOL" 256M
+        cat > "$BATS_TEST_TMPDIR/ck.conf" <<EOC
+socket = "$BATS_TEST_TMPDIR/ck.sock";
+audit_interval = "0s";
+caches = ( { name = "t"; path = "$CACHE"; max_size = "1G"; } );
+EOC
+}
+
+teardown() {
+        stop_daemon
+        unmount_all
+}
+
+@test "figures equal a fresh find after the first scan and after real ccache churn" {
+        mkdir -m 1777 "$CACHE"
+        compile "$CACHE" 40 pre
+        start_daemon
+        wait_ready
+        [ "$(daemon_totals t)" = "$(disk_totals "$CACHE")" ]
+        [ "$(cache_field t state)" = ok ]
+
+        # new entries and cache hits (mtime refresh): ccache's own counters,
+        # summed over its stats files, come out as ccache -s sums them
+        compile "$CACHE" 20 new
+        compile "$CACHE" 10 pre
+        wait_exact t "$CACHE"
+        check_counters 10 60
+
+        # deletions, renames in and out, a new deep directory, a whole
+        # level-2 directory gone (its stats file with it)
+        find "$CACHE" -name '*R' | head -5 | xargs rm -f
+        f=$(find "$CACHE" -name '*M' | head -1)
+        mv "$f" "$BATS_TEST_TMPDIR/moved-out"
+        mv "$BATS_TEST_TMPDIR/moved-out" "$CACHE/tmp/moved-in"
+        mv "$(find "$CACHE" -name '*R' | head -1)" "$CACHE/renamed-inside"
+        mkdir -p "$CACHE/a/b/c/d/e"
+        head -c 100000 /dev/urandom > "$CACHE/a/b/c/d/e/deep"
+        head -c 5000 /dev/urandom > "$CACHE/a/b/shallow"
+        rm -rf "$(find "$CACHE" -mindepth 2 -maxdepth 2 -type d -name '[0-9a-f]' | head -1)"
+        mkdir "$CACHE/x" && head -c 3000 /dev/urandom > "$CACHE/x/f" && mv "$CACHE/x" "$CACHE/y"
+        head -c 7000 /dev/urandom >> "$CACHE/y/f"
+        wait_exact t "$CACHE"
+        check_counters
+        # entries: results and manifests of 60 compiles, minus what was removed
+        entries=$(find "$CACHE" -mindepth 3 -type f -regex '.*/[0-9a-v]+[RM]' | wc -l)
+        [ "$(cache_field t entry_files)" -eq "$entries" ]
+}
+
+# Compares the daemon's hits and misses with ccache --print-stats, and with
+# $1 direct hits and $2 misses when given.
+check_counters() {
+        local stats direct preproc miss
+        stats=$(CCACHE_DIR=$CACHE ccache --print-stats)
+        direct=$(awk '$1 == "direct_cache_hit" { print $2 }' <<<"$stats")
+        preproc=$(awk '$1 == "preprocessed_cache_hit" { print $2 }' <<<"$stats")
+        miss=$(awk '$1 == "cache_miss" { print $2 }' <<<"$stats")
+        [ -z "${1:-}" ] || [ "$direct" -eq "$1" ]
+        [ -z "${2:-}" ] || [ "$miss" -eq "$2" ]
+        wait_for "[ \"\$(cache_field t hits) \$(cache_field t misses)\" = '$((direct + preproc)) $miss' ]"
+}
+
+@test "a deleted root is recreated with its mode and counted from zero" {
+        start_daemon
+        wait_ready
+        [ "$(stat -c %a "$CACHE")" = 1777 ]
+        compile "$CACHE" 5
+        wait_exact t "$CACHE"
+        rm -rf "$CACHE"
+        wait_for "[ -d '$CACHE' ]" 3
+        [ "$(stat -c %a "$CACHE")" = 1777 ]
+        wait_exact t "$CACHE"
+        compile "$CACHE" 3 again
+        wait_exact t "$CACHE"
+        grep -q "root $CACHE was deleted" "$BATS_TEST_TMPDIR/daemon.log"
+}
+
+@test "an inotify queue overflow is reported and repaired by a rescan" {
+        mkdir -p "$CACHE/0/0"
+        start_daemon
+        wait_ready
+        # 20000 creates in a watched directory while the daemon is stopped:
+        # more events than the kernel queues (16384), so it overflows for certain.
+        kill -STOP "$DAEMON_PID"
+        (cd "$CACHE/0/0" && seq -f 'burst%05g' 1 20000 | xargs touch)
+        kill -CONT "$DAEMON_PID"
+        wait_exact t "$CACHE" 20
+        [ "$(ctl status --json | jq '.caches[0].scan.inotify_overflows')" -ge 1 ]
+        [ "$(ctl status --json | jq '.caches[0].scan.rescans')" -ge 1 ]
+        grep -q "inotify queue overflowed" "$BATS_TEST_TMPDIR/daemon.log"
+}
+
+@test "directories beyond the watch limit are reported and rescanned" {
+        mkdir -m 1777 "$CACHE"
+        for a in 0 1 2 3; do for b in 0 1 2 3; do mkdir -p "$CACHE/$a/$b"; done; done
+        # The limit is lowered in a child user namespace only, never on the host.
+        unshare -U -r sh -c 'echo 8 > /proc/sys/user/max_inotify_watches && exec "$0" -c "$1"' \
+                "$CKD" "$BATS_TEST_TMPDIR/ck.conf" 2> "$BATS_TEST_TMPDIR/daemon.log" &
+        DAEMON_PID=$!
+        wait_ready
+        [ "$(ctl status --json | jq '.caches[0].scan.unwatched_dirs')" -gt 0 ]
+        grep -q "cannot watch every directory" "$BATS_TEST_TMPDIR/daemon.log"
+        for a in 0 1 2 3; do head -c 4000 /dev/urandom > "$CACHE/$a/3/late$a"; done
+        rm -rf "$CACHE/2/2"
+        wait_exact t "$CACHE" 10
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bats
+# require_mount: nothing is created or touched under a mount point that is
+# not mounted; the cache comes up when it is mounted and goes unavailable
+# when it is unmounted, and the daemon never pins the mount.
+load helper
+
+setup() {
+        require_root
+        MNT=$BATS_TEST_TMPDIR/llm-storage
+        CACHE=$MNT/ccache-aiter
+        mkdir -p "$MNT"
+        cat > "$BATS_TEST_TMPDIR/ck.conf" <<EOC
+socket = "$BATS_TEST_TMPDIR/ck.sock";
+caches = (
+  { name = "local"; path = "$BATS_TEST_TMPDIR/local"; max_size = "1G"; },
+  { name = "aiter"; path = "$CACHE"; max_size = "40G"; require_mount = "$MNT"; }
+);
+EOC
+}
+
+teardown() {
+        stop_daemon
+        unmount_all
+}
+
+@test "a cache whose mount is absent is unavailable, untouched, then follows the mount" {
+        start_daemon
+        wait_ready
+        [ "$(cache_field aiter state)" = unavailable ]
+        [[ "$(cache_field aiter reason)" == *"'$MNT' is not a mount point"* ]]
+        [ ! -e "$CACHE" ]                                     # nothing created on the wrong filesystem
+        [ "$(ctl status --json | jq '[.volumes[].caches[]] | index("aiter")')" = null ]
+        run ctl status
+        [ "$status" -eq 0 ]
+        [[ "$output" == *"aiter"*"unavailable"*"is not a mount point"* ]]
+
+        mount_tmpfs "$MNT" 64M
+        wait_for "[ \"\$(cache_field aiter state)\" = ok ]" 5
+        [ -d "$CACHE" ]
+        [ "$(stat -c %a "$CACHE")" = 1777 ]
+        compile "$CACHE" 5
+        wait_exact aiter "$CACHE"
+        [ "$(cache_field aiter mount)" = "$MNT" ]
+        [ "$(ctl status --json | jq -r ".volumes[] | select(.mount == \"$MNT\") | .total_bytes")" -eq $((64 * 1024 * 1024)) ]
+
+        # a plain umount must succeed: the daemon holds no fd on the volume
+        umount "$MNT"
+        wait_for "[ \"\$(cache_field aiter state)\" = unavailable ]" 5
+        [ ! -e "$CACHE" ]
+        [ "$(cache_field aiter files)" -eq 0 ]
+        [ "$(cache_field local state)" = ok ]
+
+        mount_tmpfs "$MNT" 64M
+        wait_for "[ \"\$(cache_field aiter state)\" = ok ]" 5
+        wait_exact aiter "$CACHE"
+}

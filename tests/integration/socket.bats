@@ -1,0 +1,82 @@
+#!/usr/bin/env bats
+# The control socket and cachectl: the table, JSON, exit statuses, and
+# clients that misbehave without stalling or crashing the daemon.
+load helper
+
+setup() {
+        write_config
+        start_daemon
+        wait_ready
+}
+
+teardown() {
+        stop_daemon
+}
+
+@test "cachectl status prints the table, --json the contract's object, a name narrows it" {
+        run ctl status
+        [ "$status" -eq 0 ]
+        [[ "${lines[0]}" == CACHE*STATE*"SIZE / CAP"*FILES*"HIT RATE"*MODE ]]
+        [[ "${lines[1]}" == "t "*ok*"/ 1.0G"*"["*"]"*1777 ]]
+        [[ "$output" == *VOLUME*"AVAIL / TOTAL"*ALERT* ]]
+
+        run ctl status --json
+        [ "$status" -eq 0 ]
+        jq -e '.caches[0] | .name == "t" and .path and .state == "ok" and (.size_bytes | type) == "number"
+               and (.files | type) == "number" and .max_size_bytes == 1000000000 and .mode == "1777"
+               and .mode_ok == true and (.mount | type) == "string" and (.hits | type) == "number"
+               and (.misses | type) == "number" and .evicted_files_total == 0 and .evicted_bytes_total == 0' <<<"$output"
+        jq -e '.volumes[0] | (.mount | type) == "string" and .total_bytes > 0 and (.avail_bytes | type) == "number"
+               and (.alert == "ok" or .alert == "warning" or .alert == "critical")' <<<"$output"
+
+        run ctl status --json t
+        [ "$status" -eq 0 ]
+        [ "$(jq '.caches | length' <<<"$output")" -eq 1 ]
+        run --separate-stderr ctl status nope
+        [ "$status" -eq 1 ]
+        [ "$stderr" = "cachectl: no cache named 'nope'" ]
+}
+
+@test "cachectl exit statuses: 2 for usage, 3 with the socket named when unreachable" {
+        run "$CTL" -s "$BATS_TEST_TMPDIR/ck.sock" frobnicate
+        [ "$status" -eq 2 ]
+        run "$CTL" -s "$BATS_TEST_TMPDIR/ck.sock"
+        [ "$status" -eq 2 ]
+        run "$CTL" -s "$BATS_TEST_TMPDIR/ck.sock" status a b
+        [ "$status" -eq 2 ]
+        run --separate-stderr "$CTL" -s "$BATS_TEST_TMPDIR/none.sock" status
+        [ "$status" -eq 3 ]
+        [[ "$stderr" == *"cannot reach cachekeeperd at $BATS_TEST_TMPDIR/none.sock"* ]]
+        CACHEKEEPER_SOCKET=$BATS_TEST_TMPDIR/ck.sock run "$CTL" status
+        [ "$status" -eq 0 ]
+        run "$CTL" --help
+        [ "$status" -eq 0 ]
+        [[ "$output" == *"Usage: cachectl"* ]]
+}
+
+@test "garbage, an oversized line, idle and non-reading clients, 200 at once: the daemon keeps serving" {
+        S=$BATS_TEST_TMPDIR/ck.sock
+        run "$HELPERS/sockpoke" "$S" send $'not json\n{"cmd":"status"}\n'
+        [[ "${lines[0]}" == '{"ok":false,"error":"request is not one JSON object'* ]]
+        [[ "${lines[1]}" == '{"ok":true,"result":{"caches":'* ]]
+        run "$HELPERS/sockpoke" "$S" send $'{"cmd":"frob"}\n[1,2]\n'
+        [ "${lines[0]}" = '{"ok":false,"error":"unknown command '"'frob'"'"}' ]
+        [[ "${lines[1]}" == '{"ok":false,"error":"request must be an object with a string \"cmd\""}' ]]
+
+        run "$HELPERS/sockpoke" "$S" big 100000
+        [[ "${lines[0]}" == '{"ok":false,"error":"request too long'* ]]
+        [ "${lines[1]}" = eof ]
+
+        "$HELPERS/sockpoke" "$S" hold 200 3 > "$BATS_TEST_TMPDIR/hold.out" &
+        holder=$!
+        wait_for "grep -q 'holding 200' '$BATS_TEST_TMPDIR/hold.out'" 5
+        "$HELPERS/sockpoke" "$S" noread 100000 > "$BATS_TEST_TMPDIR/noread.out" &
+        noreader=$!
+        kill -0 "$DAEMON_PID"
+        wait "$holder"
+        wait "$noreader"
+        run ctl status --json
+        [ "$status" -eq 0 ]
+        [ "$(jq -r '.caches[0].state' <<<"$output")" = ok ]
+        kill -0 "$DAEMON_PID"
+}

@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: MIT */
+/* The accounting table: exact totals through inserts, updates, removals,
+ * directory removal and scan sweeps, checked against a plain recount. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "account.h"
+
+static const char b32[] = "0123456789abcdefghijklmnopqrstuv";
+
+/* A deterministic legacy result name for file i at depth 2. */
+static void entry_name(unsigned i, char suffix, char *buf) {
+        uint64_t x = i * 0x9e3779b97f4a7c15ULL + 12345;
+
+        for (int p = 0; p < 31; p++) {
+                x ^= x >> 29, x *= 0xbf58476d1ce4e5b9ULL;
+                buf[p] = b32[p < 2 ? x % 16 : x % 32];
+        }
+        buf[31] = suffix;
+        buf[32] = '\0';
+}
+
+/* Recounts every file the slow way and compares with the running totals. */
+static void check_totals(Account *a) {
+        const AccountTotals *t = account_totals(a);
+        uint64_t files = 0, bytes = 0, kf[_CCACHE_KIND_MAX] = { 0 };
+
+        for (FileId id = 0; id < account_file_limit(a); id++) {
+                FileInfo fi;
+                if (account_file_info(a, id, &fi) < 0)
+                        continue;
+                files++;
+                bytes += fi.blocks * 512;
+                kf[fi.kind]++;
+                assert_non_null(account_dir(a, fi.dir));
+        }
+        assert_int_equal(t->files, files);
+        assert_int_equal(t->bytes, bytes);
+        for (int k = 0; k < _CCACHE_KIND_MAX; k++)
+                assert_int_equal(t->kind_files[k], kf[k]);
+}
+
+static void test_insert_update_remove(void **state) {
+        Account *a;
+        DirId l1, l2, tmp;
+        char name[64], back[64];
+        FileId f;
+
+        assert_int_equal(account_new(&a), 0);
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "b", &l1), 1);
+        assert_int_equal(account_dir_add(a, l1, "4", &l2), 1);
+        assert_int_equal(account_dir_add(a, l1, "4", &l2), 0);            /* found, not added */
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "tmp", &tmp), 1);
+        assert_true(account_dir(a, l2)->hex);
+        assert_false(account_dir(a, tmp)->hex);
+        assert_true(account_dir(a, tmp)->in_tmp);
+
+        entry_name(1, 'R', name);
+        assert_int_equal(account_file_set(a, l2, name, 8, 1000), 1);
+        assert_int_equal(account_file_set(a, l2, name, 16, 2000), 2);     /* update in place */
+        assert_int_equal(account_file_set(a, l2, name, 16, 2000), 0);     /* nothing new */
+        assert_int_equal(account_totals(a)->files, 1);
+        assert_int_equal(account_totals(a)->bytes, 16 * 512);
+        assert_int_equal(account_totals(a)->kind_files[CCACHE_KIND_RESULT], 1);
+        f = account_file_find(a, l2, name);
+        assert_int_not_equal(f, FILE_NONE);
+        assert_int_equal(account_file_name(a, f, back, sizeof(back)), 0);
+        assert_string_equal(back, name);
+
+        /* the same name in another directory is another file */
+        assert_int_equal(account_file_set(a, l1, name, 1, 1), 1);
+        assert_int_equal(account_totals(a)->kind_files[CCACHE_KIND_OTHER], 1);  /* depth 1: not an entry */
+
+        assert_int_equal(account_file_set(a, l1, "stats", 8, 5), 1);
+        assert_int_equal(account_file_set(a, tmp, "cpp_stdout.tmp.AbCdEf.i.with.a.long.name", 8, 5), 1);
+        assert_int_equal(account_file_set(a, DIR_ROOT, "ccache.conf", 8, 5), 1);
+        assert_int_equal(account_totals(a)->kind_files[CCACHE_KIND_STATS], 1);
+        assert_int_equal(account_totals(a)->kind_files[CCACHE_KIND_TMP], 1);
+        f = account_file_find(a, tmp, "cpp_stdout.tmp.AbCdEf.i.with.a.long.name");
+        assert_int_equal(account_file_name(a, f, back, sizeof(back)), 0);
+        assert_string_equal(back, "cpp_stdout.tmp.AbCdEf.i.with.a.long.name");
+        assert_int_equal(account_file_name(a, f, back, 10), -ENAMETOOLONG);
+        check_totals(a);
+
+        assert_int_equal(account_file_remove(a, l2, name), 1);
+        assert_int_equal(account_file_remove(a, l2, name), 0);
+        assert_int_equal(account_file_find(a, l2, name), FILE_NONE);
+        assert_int_equal(account_totals(a)->files, 4);
+        check_totals(a);
+        account_free(a);
+}
+
+static void test_many_files_and_dir_removal(void **state) {
+        enum { N = 200000 };
+        Account *a;
+        DirId l2[256];
+        char name[64], path[64];
+
+        assert_int_equal(account_new(&a), 0);
+        for (unsigned i = 0; i < 256; i++) {
+                DirId l1;
+                char n1[2] = { b32[i / 16], 0 }, n2[2] = { b32[i % 16], 0 };
+                assert_true(account_dir_add(a, DIR_ROOT, n1, &l1) >= 0);
+                assert_int_equal(account_dir_add(a, l1, n2, &l2[i]), 1);
+        }
+        assert_int_equal(account_dir_path(a, l2[0xb4], path, sizeof(path)), 0);
+        assert_string_equal(path, "b/4");
+        assert_int_equal(account_dir_path(a, l2[0xb4], path, 3), -ENAMETOOLONG);
+
+        for (unsigned i = 0; i < N; i++) {
+                entry_name(i, i % 3 ? 'R' : 'M', name);
+                assert_int_equal(account_file_set(a, l2[i % 256], name, i % 100, i), 1);
+        }
+        assert_int_equal(account_totals(a)->files, N);
+        /* every third one removed, then re-found or not */
+        for (unsigned i = 0; i < N; i += 3) {
+                entry_name(i, 'M', name);
+                assert_int_equal(account_file_remove(a, l2[i % 256], name), 1);
+        }
+        for (unsigned i = 0; i < N; i++) {
+                entry_name(i, i % 3 ? 'R' : 'M', name);
+                assert_true((account_file_find(a, l2[i % 256], name) == FILE_NONE) == (i % 3 == 0));
+        }
+        check_totals(a);
+
+        /* removing level-1 directory "b" drops its 16 subdirectories' files */
+        uint64_t before = account_totals(a)->files, in_b = 0;
+        for (unsigned i = 0xb0; i <= 0xbf; i++)
+                in_b += account_dir(a, l2[i])->files;
+        account_dir_remove(a, account_dir_find(a, DIR_ROOT, "b"));
+        assert_int_equal(account_totals(a)->files, before - in_b);
+        assert_null(account_dir(a, l2[0xb4]));
+        assert_int_equal(account_dir_find(a, DIR_ROOT, "b"), DIR_NONE);
+        check_totals(a);
+
+        /* freed slots are reused, and the span covers entries only */
+        int64_t lo, hi;
+        account_entry_mtime_span(a, &lo, &hi);
+        assert_true(lo >= 1 && hi == N - 1);
+        account_clear(a);
+        assert_int_equal(account_totals(a)->files, 0);
+        assert_int_equal(account_totals(a)->dirs, 1);
+        account_entry_mtime_span(a, &lo, &hi);
+        assert_int_equal(hi, 0);
+        account_free(a);
+}
+
+static void test_scan_sweep(void **state) {
+        Account *a;
+        DirId d1, d2, sub;
+        char n1[64], n2[64], n3[64];
+
+        assert_int_equal(account_new(&a), 0);
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "1", &d1), 1);
+        assert_int_equal(account_dir_add(a, d1, "2", &d2), 1);
+        assert_int_equal(account_dir_add(a, d2, "3", &sub), 1);
+        entry_name(1, 'R', n1);
+        entry_name(2, 'R', n2);
+        entry_name(3, 'R', n3);
+        account_file_set(a, d2, n1, 1, 1);
+        account_file_set(a, d2, n2, 1, 1);
+        account_file_set(a, d1, n3, 1, 1);
+
+        /* a scan of d2 sees n1 but not n2, nor subdirectory 3; d1 is not listed */
+        account_scan_begin(a);
+        account_dir(a, d2)->scan_gen = 7;
+        account_file_set(a, d2, n1, 2, 2);
+        assert_int_equal(account_scan_sweep(a, 7), 1);
+        assert_int_not_equal(account_file_find(a, d2, n1), FILE_NONE);
+        assert_int_equal(account_file_find(a, d2, n2), FILE_NONE);
+        assert_int_not_equal(account_file_find(a, d1, n3), FILE_NONE);  /* d1 not listed: kept */
+        assert_null(account_dir(a, sub));
+        assert_int_equal(account_totals(a)->files, 2);
+        check_totals(a);
+        account_free(a);
+}
+
+static unsigned hook_calls;
+static void count_hook(DirId d, Dir *dir, void *userdata) {
+        hook_calls++;
+        assert_ptr_equal(userdata, &hook_calls);
+}
+
+static void test_dir_hook_and_stats(void **state) {
+        Account *a;
+        DirId d1, d2;
+
+        assert_int_equal(account_new(&a), 0);
+        account_set_dir_hook(a, count_hook, &hook_calls);
+        account_dir_add(a, DIR_ROOT, "a", &d1);
+        account_dir_add(a, d1, "b", &d2);
+        account_dir_set_stats(a, d1, 10, 3);
+        account_dir_set_stats(a, d2, 5, 1);
+        account_dir_set_stats(a, d2, 6, 2);
+        assert_int_equal(account_totals(a)->hits, 16);
+        assert_int_equal(account_totals(a)->misses, 5);
+        account_dir_remove(a, d2);
+        assert_int_equal(hook_calls, 1);
+        assert_int_equal(account_totals(a)->hits, 10);
+        account_clear(a);
+        assert_int_equal(hook_calls, 3);   /* d1 and the root */
+        assert_int_equal(account_totals(a)->hits, 0);
+        account_set_dir_hook(a, NULL, NULL);
+        account_free(a);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_insert_update_remove),
+                cmocka_unit_test(test_many_files_and_dir_removal),
+                cmocka_unit_test(test_scan_sweep),
+                cmocka_unit_test(test_dir_hook_and_stats),
+        };
+        return cmocka_run_group_tests_name("account", tests, NULL, NULL);
+}

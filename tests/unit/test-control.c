@@ -1,0 +1,634 @@
+/* SPDX-License-Identifier: MIT */
+/* The control socket server against real Unix sockets in a temporary
+ * directory, driven through its own sd-event loop with a hard deadline. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sockios.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "control.h"
+#include "protocol.h"
+
+#define DEADLINE_USEC (10 * USEC_PER_SEC)     /* a hung test fails instead of hanging */
+#define DEFERRED_MAX  8
+
+typedef struct Client {
+        int fd;
+        char buf[1 << 16];
+        size_t len;
+        size_t total;           /* bytes received, including those already consumed */
+        bool eof;
+} Client;
+
+typedef struct Fixture {
+        char dir[64], path[128];
+        sd_event *e;
+        Control *c;
+        unsigned calls;
+        ControlPeer peer;
+        ControlRequest *deferred[DEFERRED_MAX];
+        unsigned n_deferred;
+        size_t big_bytes;
+        unsigned conns_at_answer;
+        Client *chatty;
+} Fixture;
+
+static usec_t now_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / NSEC_PER_USEC;
+}
+
+/* Runs the loop until expr holds; fails the test after DEADLINE_USEC. */
+#define RUN_UNTIL(f, expr)                                                      \
+        do {                                                                    \
+                usec_t _deadline = now_usec() + DEADLINE_USEC;                  \
+                while (!(expr)) {                                               \
+                        if (now_usec() > _deadline)                             \
+                                fail_msg("timed out waiting for: %s", #expr);   \
+                        assert_true(sd_event_run((f)->e, 10 * USEC_PER_MSEC) >= 0); \
+                }                                                               \
+        } while (0)
+
+/* Runs the loop for usec; returns how many times it dispatched an event. */
+static unsigned run_for(Fixture *f, usec_t usec) {
+        usec_t until = now_usec() + usec;
+        unsigned n = 0;
+        int r;
+
+        while (now_usec() < until) {
+                r = sd_event_run(f->e, until - now_usec());
+                assert_true(r >= 0);
+                n += r > 0;
+        }
+        return n;
+}
+
+static void handler(ControlRequest *req, const char *cmd, json_object *request, void *userdata) {
+        Fixture *f = userdata;
+        const ControlPeer *p = control_request_peer(req);
+
+        f->calls++;
+        f->peer = *p;
+        if (strcmp(cmd, "status") == 0) {
+                json_object *o = json_object_new_object();
+
+                json_object_object_add(o, "uid", json_object_new_int64(p->uid));
+                json_object_object_add(o, "pid", json_object_new_int64(p->pid));
+                control_reply_ok(req, o);
+                json_object_put(o);
+        } else if (strcmp(cmd, "big") == 0) {
+                char *s = malloc(f->big_bytes + 1);
+                json_object *o;
+
+                assert_non_null(s);
+                memset(s, 'b', f->big_bytes);
+                s[f->big_bytes] = 0;
+                o = json_object_new_string(s);
+                control_reply_ok(req, o);
+                json_object_put(o);
+                free(s);
+        } else if (strcmp(cmd, "defer") == 0 || strcmp(cmd, "progress") == 0) {
+                assert_true(f->n_deferred < DEFERRED_MAX);
+                f->deferred[f->n_deferred++] = req;
+                if (strcmp(cmd, "progress") == 0) {
+                        json_object *o = json_object_new_object();
+
+                        json_object_object_add(o, "done", json_object_new_int(1));
+                        control_send_progress(req, o);
+                        json_object_put(o);
+                }
+        } else
+                control_reply_error(req, "unknown command '%s'", cmd);
+}
+
+static int setup(void **state) {
+        Fixture *f = calloc(1, sizeof(*f));
+
+        assert_non_null(f);
+        strcpy(f->dir, "/tmp/test-control-XXXXXX");
+        assert_non_null(mkdtemp(f->dir));
+        snprintf(f->path, sizeof(f->path), "%s/ck.sock", f->dir);
+        assert_int_equal(sd_event_new(&f->e), 0);
+        assert_int_equal(control_new(f->e, f->path, -1, handler, f, &f->c), 0);
+        *state = f;
+        return 0;
+}
+
+static int teardown(void **state) {
+        Fixture *f = *state;
+        char p[192];
+
+        f->c = control_free(f->c);
+        for (unsigned i = 0; i < f->n_deferred; i++)
+                if (f->deferred[i])
+                        control_reply_error(f->deferred[i], "teardown");
+        sd_event_unref(f->e);
+        snprintf(p, sizeof(p), "%s/other.sock", f->dir);
+        (void) unlink(p);
+        (void) unlink(f->path);
+        assert_int_equal(rmdir(f->dir), 0);
+        free(f);
+        return 0;
+}
+
+static void client_connect(Client *cl, const char *path) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+        memset(cl, 0, sizeof(*cl));
+        strcpy(sa.sun_path, path);
+        cl->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        assert_true(cl->fd >= 0);
+        assert_int_equal(connect(cl->fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+}
+
+static void client_close(Client *cl) {
+        if (cl->fd >= 0)
+                close(cl->fd);
+        cl->fd = -1;
+}
+
+static void client_send(Client *cl, const char *data, size_t len) {
+        assert_int_equal(send(cl->fd, data, len, MSG_NOSIGNAL), (ssize_t) len);
+}
+#define client_sends(cl, s) client_send((cl), (s), strlen(s))
+
+/* Reads what is there without blocking; keeps the buffer (discards when full
+ * if discard is set). Returns true once a whole line is buffered or EOF. */
+static bool client_pump(Client *cl, bool discard) {
+        for (;;) {
+                ssize_t n;
+
+                if (discard && cl->len == sizeof(cl->buf))
+                        cl->len = 0;
+                n = recv(cl->fd, cl->buf + cl->len, sizeof(cl->buf) - cl->len, MSG_DONTWAIT);
+                if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                        break;
+                if (n <= 0) {   /* 0, or ECONNRESET after the server closed with our input unread */
+                        assert_true(n == 0 || errno == ECONNRESET);
+                        cl->eof = true;
+                        break;
+                }
+                cl->len += (size_t) n;
+                cl->total += (size_t) n;
+        }
+        return cl->eof || memchr(cl->buf, '\n', cl->len);
+}
+
+/* Waits for the next line (newline stripped); returns false on EOF instead. */
+static bool client_line(Fixture *f, Client *cl, char *line, size_t size) {
+        char *nl;
+        size_t n;
+
+        RUN_UNTIL(f, client_pump(cl, false));
+        nl = memchr(cl->buf, '\n', cl->len);
+        if (!nl)
+                return false;
+        n = (size_t) (nl - cl->buf);
+        assert_true(n < size);
+        memcpy(line, cl->buf, n);
+        line[n] = 0;
+        memmove(cl->buf, nl + 1, cl->len - n - 1);
+        cl->len -= n + 1;
+        return true;
+}
+
+/* Waits for an ok reply and returns its result (caller unrefs). */
+static json_object *client_ok(Fixture *f, Client *cl) {
+        char line[4096], err[256];
+        json_object *result = NULL;
+
+        assert_true(client_line(f, cl, line, sizeof(line)));
+        assert_int_equal(protocol_parse_reply(line, &result, err, sizeof(err)), 1);
+        return result;
+}
+
+/* Waits for an error reply and checks its message starts with prefix. */
+static void client_error(Fixture *f, Client *cl, const char *prefix) {
+        char line[4096], err[256];
+        json_object *result = NULL;
+
+        assert_true(client_line(f, cl, line, sizeof(line)));
+        assert_int_equal(protocol_parse_reply(line, &result, err, sizeof(err)), 0);
+        if (strncmp(err, prefix, strlen(prefix)) != 0)
+                fail_msg("error \"%s\", want \"%s...\"", err, prefix);
+}
+
+static void client_expect_eof(Fixture *f, Client *cl) {
+        char line[4096];
+
+        assert_false(client_line(f, cl, line, sizeof(line)));
+        assert_int_equal(cl->len, 0);
+}
+
+static int64_t get_int(json_object *o, const char *key) {
+        json_object *v;
+
+        assert_true(json_object_object_get_ex(o, key, &v));
+        return json_object_get_int64(v);
+}
+
+static void client_status(Fixture *f, Client *cl) {
+        json_object *r;
+
+        client_sends(cl, "{\"cmd\":\"status\"}\n");
+        r = client_ok(f, cl);
+        assert_int_equal(get_int(r, "uid"), getuid());
+        json_object_put(r);
+}
+
+static void test_status_and_peer(void **state) {
+        Fixture *f = *state;
+        Client cl;
+        json_object *r;
+
+        client_connect(&cl, f->path);
+        client_sends(&cl, "{\"cmd\":\"status\"}\n");
+        r = client_ok(f, &cl);
+        assert_int_equal(get_int(r, "uid"), getuid());
+        assert_int_equal(get_int(r, "pid"), getpid());
+        assert_int_equal(f->peer.gid, getgid());
+        json_object_put(r);
+        assert_int_equal(control_connections(f->c), 1);
+
+        /* A client that half-closes after its request still gets the answer, then EOF. */
+        client_sends(&cl, "{\"cmd\":\"nope\"}");
+        assert_int_equal(shutdown(cl.fd, SHUT_WR), 0);
+        client_error(f, &cl, "unknown command 'nope'");
+        client_expect_eof(f, &cl);
+        RUN_UNTIL(f, control_connections(f->c) == 0);
+        assert_int_equal(f->calls, 2);
+        client_close(&cl);
+}
+
+static void test_garbage_then_good(void **state) {
+        Fixture *f = *state;
+        Client cl;
+
+        client_connect(&cl, f->path);
+        client_sends(&cl, "hello\n");
+        client_error(f, &cl, "request is not one JSON object");
+        client_sends(&cl, "{\"nocmd\":1}\n");
+        client_error(f, &cl, "request must be an object with a string \"cmd\"");
+        client_send(&cl, "{\"cmd\":\"status\"}\0x\n", 19);
+        client_error(f, &cl, "request contains a NUL byte");
+        assert_int_equal(f->calls, 0);
+
+        client_sends(&cl, "\n\n");      /* ignored: the next line read is the status reply */
+        client_status(f, &cl);
+        assert_int_equal(f->calls, 1);
+        assert_int_equal(control_connections(f->c), 1);
+        client_close(&cl);
+}
+
+static void test_request_too_long(void **state) {
+        Fixture *f = *state;
+        char line[PROTOCOL_REQUEST_MAX + 1000];
+        const char *head = "{\"cmd\":\"status\",\"pad\":\"";
+        size_t n = strlen(head);
+        Client cl;
+        json_object *r;
+
+        /* Exactly PROTOCOL_REQUEST_MAX bytes, newline included: accepted. */
+        memcpy(line, head, n);
+        memset(line + n, 'p', PROTOCOL_REQUEST_MAX - n - 3);
+        memcpy(line + PROTOCOL_REQUEST_MAX - 3, "\"}\n", 3);
+        client_connect(&cl, f->path);
+        client_send(&cl, line, PROTOCOL_REQUEST_MAX);
+        r = client_ok(f, &cl);
+        json_object_put(r);
+
+        /* One byte more: answered with an error, then closed. */
+        memset(line, 'x', sizeof(line));
+        line[sizeof(line) - 1] = '\n';
+        client_send(&cl, line, sizeof(line));
+        client_error(f, &cl, "request too long (max 4096 bytes)");
+        client_expect_eof(f, &cl);
+        RUN_UNTIL(f, control_connections(f->c) == 0);
+        assert_int_equal(f->calls, 1);
+        client_close(&cl);
+}
+
+static void test_connection_limit(void **state) {
+        Fixture *f = *state;
+        enum { N = CONTROL_CONNECTIONS_MAX + 20 };
+        static Client cl[N];
+        Client late;
+        unsigned refused = 0;
+
+        for (unsigned i = 0; i < N; i++)
+                client_connect(&cl[i], f->path);
+        RUN_UNTIL(f, control_connections(f->c) == CONTROL_CONNECTIONS_MAX &&
+                             client_pump(&cl[N - 1], false));
+        /* The kernel queues connections in order: the last 20 are the extras. */
+        for (unsigned i = CONTROL_CONNECTIONS_MAX; i < N; i++) {
+                client_error(f, &cl[i], "too many connections");
+                client_expect_eof(f, &cl[i]);
+                refused++;
+        }
+        assert_int_equal(refused, 20);
+        client_status(f, &cl[0]);
+        client_status(f, &cl[CONTROL_CONNECTIONS_MAX - 1]);
+        assert_int_equal(control_connections(f->c), CONTROL_CONNECTIONS_MAX);
+
+        for (unsigned i = 0; i < N; i++)
+                client_close(&cl[i]);
+        RUN_UNTIL(f, control_connections(f->c) == 0);
+        client_connect(&late, f->path);
+        client_status(f, &late);
+        client_close(&late);
+}
+
+static int answer_later(sd_event_source *s, uint64_t usec, void *userdata) {
+        Fixture *f = userdata;
+        json_object *o = json_object_new_string("late");
+
+        f->conns_at_answer = control_connections(f->c);
+        control_reply_ok(f->deferred[0], o);
+        f->deferred[0] = NULL;
+        json_object_put(o);
+        return 0;
+}
+
+/* Sends an empty line (traffic, but no request) every 100 ms. */
+static int keepalive(sd_event_source *s, uint64_t usec, void *userdata) {
+        Fixture *f = userdata;
+
+        client_sends(f->chatty, "\n");
+        return sd_event_source_set_time_relative(s, 100 * USEC_PER_MSEC);
+}
+
+static void test_idle_timeout(void **state) {
+        Fixture *f = *state;
+        sd_event_source *ka = NULL;
+        Client idle, busy, chatty;
+        json_object *r;
+        usec_t start, answered;
+
+        control_set_idle_timeout(f->c, 200 * USEC_PER_MSEC);
+        client_connect(&idle, f->path);
+        client_connect(&busy, f->path);
+        client_connect(&chatty, f->path);
+        f->chatty = &chatty;
+        assert_int_equal(sd_event_add_time_relative(f->e, &ka, CLOCK_MONOTONIC, 100 * USEC_PER_MSEC,
+                                                    1, keepalive, f), 0);
+        assert_int_equal(sd_event_source_set_enabled(ka, SD_EVENT_ON), 0);
+        client_sends(&busy, "{\"cmd\":\"defer\"}\n");
+        start = now_usec();
+        RUN_UNTIL(f, f->n_deferred == 1);
+        assert_int_equal(sd_event_add_time_relative(f->e, NULL, CLOCK_MONOTONIC, 800 * USEC_PER_MSEC,
+                                                    1, answer_later, f), 0);
+
+        client_expect_eof(f, &idle);
+        assert_true(now_usec() - start >= 200 * USEC_PER_MSEC);
+        RUN_UNTIL(f, f->deferred[0] == NULL);
+        answered = now_usec();
+        /* The pending request outlived four idle timeouts, and its client got
+         * the answer; the client sending traffic is still there too. */
+        assert_int_equal(f->conns_at_answer, 2);
+        r = client_ok(f, &busy);
+        assert_string_equal(json_object_get_string(r), "late");
+        json_object_put(r);
+        assert_false(client_pump(&chatty, false));
+        /* Once answered, the idle timer runs again; once quiet, chatty goes too. */
+        client_expect_eof(f, &busy);
+        assert_true(now_usec() - answered >= 200 * USEC_PER_MSEC);
+        assert_int_equal(control_connections(f->c), 1);
+        ka = sd_event_source_disable_unref(ka);
+        client_expect_eof(f, &chatty);
+        assert_int_equal(control_connections(f->c), 0);
+        assert_int_equal(f->calls, 1);
+        client_close(&idle);
+        client_close(&busy);
+        client_close(&chatty);
+}
+
+static void test_non_reader_dropped(void **state) {
+        Fixture *f = *state;
+        enum { REQUESTS = 64 };
+        Client slow, other;
+
+        f->big_bytes = 256 << 10;
+        control_set_output_max(f->c, 1 << 20);
+        client_connect(&slow, f->path);
+        for (unsigned i = 0; i < REQUESTS; i++)
+                client_sends(&slow, "{\"cmd\":\"big\"}\n");
+        RUN_UNTIL(f, f->calls > 0);
+
+        client_connect(&other, f->path);
+        client_status(f, &other);
+        RUN_UNTIL(f, control_connections(f->c) == 1);  /* slow is gone, other remains */
+        assert_true(f->calls < REQUESTS);
+
+        RUN_UNTIL(f, client_pump(&slow, true) && slow.eof);
+        assert_true(slow.total < (size_t) REQUESTS * f->big_bytes);
+        client_status(f, &other);
+        client_close(&slow);
+        client_close(&other);
+}
+
+static void test_disconnect_while_pending(void **state) {
+        Fixture *f = *state;
+        json_object *o = json_object_new_int(7);
+        Client cl;
+
+        client_connect(&cl, f->path);
+        client_sends(&cl, "{\"cmd\":\"defer\"}\n");
+        RUN_UNTIL(f, f->n_deferred == 1);
+        client_close(&cl);
+        RUN_UNTIL(f, control_connections(f->c) == 0);
+        /* Detached: still valid, answering writes nothing and frees it. */
+        assert_int_equal(control_request_peer(f->deferred[0])->uid, getuid());
+        control_send_progress(f->deferred[0], o);
+        control_reply_ok(f->deferred[0], o);
+        f->deferred[0] = NULL;
+        json_object_put(o);
+
+        /* Same after control_free, which must also remove the socket file. */
+        client_connect(&cl, f->path);
+        client_sends(&cl, "{\"cmd\":\"defer\"}\n");
+        RUN_UNTIL(f, f->n_deferred == 2);
+        f->c = control_free(f->c);
+        assert_int_equal(access(f->path, F_OK), -1);
+        control_reply_error(f->deferred[1], "too late");
+        f->deferred[1] = NULL;
+        client_expect_eof(f, &cl);
+        client_close(&cl);
+}
+
+static void test_progress_then_reply(void **state) {
+        Fixture *f = *state;
+        char line[256];
+        json_object *o;
+        Client cl;
+
+        client_connect(&cl, f->path);
+        client_sends(&cl, "{\"cmd\":\"progress\"}\n");
+        assert_true(client_line(f, &cl, line, sizeof(line)));
+        assert_string_equal(line, "{\"progress\":{\"done\":1}}");
+
+        o = json_object_new_int(2);
+        control_send_progress(f->deferred[0], o);
+        json_object_put(o);
+        assert_true(client_line(f, &cl, line, sizeof(line)));
+        assert_string_equal(line, "{\"progress\":2}");
+
+        control_reply_ok(f->deferred[0], NULL);
+        f->deferred[0] = NULL;
+        assert_true(client_line(f, &cl, line, sizeof(line)));
+        assert_string_equal(line, "{\"ok\":true}");
+        client_close(&cl);
+}
+
+static void answer_first(Fixture *f, unsigned i) {
+        json_object *o = json_object_new_string("first");
+
+        control_reply_ok(f->deferred[i], o);
+        f->deferred[i] = NULL;
+        json_object_put(o);
+}
+
+static void test_one_request_at_a_time(void **state) {
+        Fixture *f = *state;
+        static const char more_line[] = "{\"cmd\":\"xyzzy\"}\n";
+        enum { N = sizeof(more_line) - 1, MORE = 2 * PROTOCOL_REQUEST_MAX / N }; /* > the input buffer */
+        char more[MORE * N];
+        int unread, unread2;
+        json_object *o;
+        Client cl;
+
+        /* Two requests in one write: the second waits for the first's answer. */
+        client_connect(&cl, f->path);
+        client_sends(&cl, "{\"cmd\":\"defer\"}\n{\"cmd\":\"status\"}\n");
+        RUN_UNTIL(f, f->n_deferred == 1);
+        (void) run_for(f, 100 * USEC_PER_MSEC);
+        assert_int_equal(f->calls, 1);
+        assert_false(client_pump(&cl, false));
+        answer_first(f, 0);
+        assert_int_equal(f->calls, 1);          /* not dispatched from inside the reply */
+        o = client_ok(f, &cl);
+        assert_string_equal(json_object_get_string(o), "first");
+        json_object_put(o);
+        o = client_ok(f, &cl);
+        assert_int_equal(get_int(o, "pid"), getpid());
+        json_object_put(o);
+        assert_int_equal(f->calls, 2);
+
+        /* More than the input buffer arrives while a request is pending: it
+         * waits in the kernel, the loop sleeps instead of spinning on EPOLLIN,
+         * and afterwards all of it is read and answered in order. */
+        for (unsigned i = 0; i < MORE; i++)
+                memcpy(more + i * N, more_line, N);
+        client_sends(&cl, "{\"cmd\":\"defer\"}\n");
+        RUN_UNTIL(f, f->n_deferred == 2);
+        for (size_t off = 0; off < sizeof(more); off += 1024)   /* several skbs, so reads show */
+                client_send(&cl, more + off, sizeof(more) - off < 1024 ? sizeof(more) - off : 1024);
+        assert_int_equal(ioctl(cl.fd, SIOCOUTQ, &unread), 0);
+        assert_true(run_for(f, 200 * USEC_PER_MSEC) <= 2);
+        assert_int_equal(ioctl(cl.fd, SIOCOUTQ, &unread2), 0);
+        assert_int_equal(unread2, unread);      /* nothing was read meanwhile */
+        assert_int_equal(f->calls, 3);
+        answer_first(f, 1);
+        o = client_ok(f, &cl);
+        assert_string_equal(json_object_get_string(o), "first");
+        json_object_put(o);
+        for (unsigned i = 0; i < MORE; i++)
+                client_error(f, &cl, "unknown command 'xyzzy'");
+        assert_int_equal(f->calls, 3 + MORE);
+        client_close(&cl);
+}
+
+static void test_inherited_fd(void **state) {
+        Fixture *f = *state;
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        Control *c = NULL;
+        Client cl;
+        int fd;
+
+        f->c = control_free(f->c);
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/other.sock", f->dir);
+        fd = socket(AF_UNIX, SOCK_STREAM, 0);
+        assert_true(fd >= 0);
+        assert_int_equal(bind(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        assert_int_equal(listen(fd, 16), 0);
+        assert_int_equal(control_new(f->e, NULL, fd, handler, f, &c), 0);
+        f->c = c;
+
+        client_connect(&cl, sa.sun_path);
+        client_status(f, &cl);
+        client_close(&cl);
+        f->c = control_free(f->c);
+        assert_int_equal(access(sa.sun_path, F_OK), 0);        /* not ours to unlink */
+        assert_int_equal(fcntl(fd, F_GETFD), -1);              /* but the fd was ours to close */
+
+        /* A socket that does not listen is refused and stays the caller's. */
+        fd = socket(AF_UNIX, SOCK_STREAM, 0);
+        assert_int_equal(control_new(f->e, NULL, fd, handler, f, &c), -ENOTSOCK);
+        assert_int_equal(close(fd), 0);
+}
+
+static void test_bind_path(void **state) {
+        Fixture *f = *state;
+        struct stat st;
+        Control *c = (Control *) 0x1;
+        FILE *fp;
+
+        /* The fixture replaced nothing; now replace a stale socket left by a crash. */
+        f->c = control_free(f->c);
+        {
+                struct sockaddr_un sa = { .sun_family = AF_UNIX };
+                int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+                strcpy(sa.sun_path, f->path);
+                assert_int_equal(bind(fd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+                close(fd);
+        }
+        assert_int_equal(control_new(f->e, f->path, -1, handler, f, &f->c), 0);
+        assert_int_equal(lstat(f->path, &st), 0);
+        assert_true(S_ISSOCK(st.st_mode));
+        assert_int_equal(st.st_mode & 07777, 0666);
+        f->c = control_free(f->c);
+        assert_int_equal(access(f->path, F_OK), -1);
+
+        /* Anything else at the path is left alone. */
+        fp = fopen(f->path, "w");
+        assert_non_null(fp);
+        fputs("keep", fp);
+        fclose(fp);
+        assert_int_equal(control_new(f->e, f->path, -1, handler, f, &c), -EEXIST);
+        assert_ptr_equal(c, (Control *) 0x1);
+        assert_int_equal(lstat(f->path, &st), 0);
+        assert_true(S_ISREG(st.st_mode) && st.st_size == 4);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_status_and_peer, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_garbage_then_good, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_request_too_long, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_connection_limit, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_idle_timeout, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_non_reader_dropped, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_disconnect_while_pending, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_progress_then_reply, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_one_request_at_a_time, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_inherited_fd, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_bind_path, setup, teardown),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/* The walk: exact figures on a real tree, symlinks and special files not
+ * followed or counted, resumable at any point, stale files swept. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "scan.h"
+
+static char root[] = "/tmp/ck-test-scan-XXXXXX";
+static char outside[] = "/tmp/ck-test-scan-out-XXXXXX";
+static uint64_t want_files, want_bytes;
+
+static void put(const char *rel, size_t size) {
+        char path[512];
+        struct stat st;
+        int fd;
+
+        snprintf(path, sizeof(path), "%s/%s", root, rel);
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        assert_true(fd >= 0);
+        for (size_t i = 0; i < size; i++)
+                assert_int_equal(write(fd, "x", 1), 1);
+        assert_int_equal(fstat(fd, &st), 0);
+        close(fd);
+        want_files++;
+        want_bytes += (uint64_t) st.st_blocks * 512;
+}
+
+static void dir(const char *rel) {
+        char path[512];
+
+        snprintf(path, sizeof(path), "%s/%s", root, rel);
+        assert_int_equal(mkdir(path, 0777), 0);
+}
+
+static int setup(void **state) {
+        char path[512];
+
+        if (!mkdtemp(root) || !mkdtemp(outside))
+                return -1;
+        dir("b"); dir("b/4"); dir("b/4/e"); dir("tmp"); dir("lock"); dir("c");
+        put("ccache.conf", 20);
+        put("b/stats", 100);
+        put("b/CACHEDIR.TAG", 40);
+        put("b/4/e12kitvq0g3ru9p1n2pkn7j5dsgvbflR", 5000);
+        put("b/4/e12kitvq0g3ru9p1n2pkn7j5dsgvbflM", 300);
+        put("b/4/e/12kitvq0g3ru9p1n2pkn7j5dsgvbfl0W", 9000);    /* depth 3, raw */
+        put("b/4/e12kitvq0g3ru9p1n2pkn7j5dsgvbflR.tmp.AbCd12.tmp", 10);
+        put("tmp/cpp_stdout.tmp.x.i", 1);
+        /* things that are not regular files under the root: never counted */
+        snprintf(path, sizeof(path), "%s/big", outside);
+        assert_int_equal(close(open(path, O_WRONLY | O_CREAT, 0644)), 0);
+        assert_int_equal(truncate(path, 1 << 20), 0);
+        snprintf(path, sizeof(path), "%s/c/e12kitvq0g3ru9p1n2pkn7j5dsgvbflR", root);
+        assert_int_equal(symlink(outside, path), 0);                 /* symlink to a directory */
+        snprintf(path, sizeof(path), "%s/b/4/f12kitvq0g3ru9p1n2pkn7j5dsgvbflR", root);
+        snprintf(path + 400, 100, "%s/big", outside);
+        assert_int_equal(symlink(path + 400, path), 0);               /* symlink to a file */
+        snprintf(path, sizeof(path), "%s/b/4/a12kitvq0g3ru9p1n2pkn7j5dsgvbflR", root);
+        assert_int_equal(mkfifo(path, 0644), 0);
+        snprintf(path, sizeof(path), "%s/lock/subdir_b4.lock", root);
+        assert_int_equal(symlink("host-1-1-1.1", path), 0);
+        return 0;
+}
+
+static int teardown(void **state) {
+        char cmd[256];
+
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", root, outside);
+        return system(cmd) == 0 ? 0 : -1;
+}
+
+static unsigned dirs_seen, stats_seen;
+static int on_dir(DirId d, int fd, void *userdata) {
+        dirs_seen++;
+        return 0;
+}
+static void on_stats(DirId d, int dirfd, void *userdata) {
+        stats_seen++;
+}
+static const ScanCallbacks callbacks = { .on_dir = on_dir, .on_stats = on_stats };
+
+static void scan_all(Account *a, size_t budget, uint32_t gen) {
+        Scan *s;
+        int fd = open(root, O_RDONLY | O_DIRECTORY);
+        int r, steps = 0;
+
+        assert_true(fd >= 0);
+        assert_int_equal(scan_new(a, DIR_ROOT, fd, gen, &callbacks, NULL, &s), 0);
+        close(fd);
+        while ((r = scan_step(s, budget)) == 1)
+                steps++;
+        assert_int_equal(r, 0);
+        if (budget == 1)
+                assert_true(steps > 10);   /* it really stopped and resumed */
+        assert_int_equal(scan_progress(s)->errors, 0);
+        scan_free(s);
+}
+
+static void test_exact_figures(void **state) {
+        Account *a;
+        const AccountTotals *t;
+
+        for (size_t budget = 1; budget <= 4096; budget *= 4096) {
+                dirs_seen = stats_seen = 0;
+                assert_int_equal(account_new(&a), 0);
+                scan_all(a, budget, 1);
+                t = account_totals(a);
+                assert_int_equal(t->files, want_files);
+                assert_int_equal(t->bytes, want_bytes);
+                assert_int_equal(t->kind_files[CCACHE_KIND_RESULT], 1);
+                assert_int_equal(t->kind_files[CCACHE_KIND_MANIFEST], 1);
+                assert_int_equal(t->kind_files[CCACHE_KIND_RAW], 1);
+                assert_int_equal(t->kind_files[CCACHE_KIND_TMP], 2);
+                assert_int_equal(t->kind_files[CCACHE_KIND_STATS], 1);
+                assert_int_equal(t->kind_files[CCACHE_KIND_OTHER], 2);
+                assert_int_equal(dirs_seen, 7);        /* root b b/4 b/4/e tmp lock c; not c's symlink */
+                assert_int_equal(stats_seen, 1);
+                assert_int_equal(account_dir_find(a, account_dir_find(a, DIR_ROOT, "c"),
+                                                  "e12kitvq0g3ru9p1n2pkn7j5dsgvbflR"), DIR_NONE);
+                account_free(a);
+        }
+}
+
+static void test_rescan_sweeps_what_is_gone(void **state) {
+        Account *a;
+        char path[512];
+
+        assert_int_equal(account_new(&a), 0);
+        scan_all(a, 100, 1);
+        /* files and a directory vanish behind the account's back */
+        snprintf(path, sizeof(path), "rm -rf '%s/b/4/e' '%s/b/4/e12kitvq0g3ru9p1n2pkn7j5dsgvbflM'", root, root);
+        assert_int_equal(system(path), 0);
+        account_scan_begin(a);
+        scan_all(a, 100, 2);
+        assert_int_equal(account_scan_sweep(a, 2), 2);
+        assert_int_equal(account_totals(a)->files, want_files - 2);
+        assert_int_equal(account_totals(a)->kind_files[CCACHE_KIND_RAW], 0);
+        assert_int_equal(account_dir_find(a, account_dir_find(a, account_dir_find(a, DIR_ROOT, "b"), "4"), "e"), DIR_NONE);
+        account_free(a);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_exact_figures),
+                cmocka_unit_test(test_rescan_sweeps_what_is_gone),
+        };
+        return cmocka_run_group_tests_name("scan", tests, setup, teardown);
+}
