@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "protocol.h"
@@ -273,6 +274,94 @@ static int cmd_status(int argc, char **argv) {
         return exit_status(r);
 }
 
+static bool progress_shown;
+
+static void show_progress(json_object *progress) {
+        char line[512] = "";
+        size_t n = 0;
+
+        json_object_object_foreach(progress, name, r) {
+                char b1[32], b2[32];
+                n += (size_t) snprintf(line + n, sizeof(line) - n, "%s%s: %llu/%llu files, %s/%s",
+                                       n ? "; " : "", name, (unsigned long long) u64(r, "files"),
+                                       (unsigned long long) u64(r, "planned_files"),
+                                       format_size(u64(r, "bytes"), b1, sizeof(b1)),
+                                       format_size(u64(r, "planned_bytes"), b2, sizeof(b2)));
+                if (n >= sizeof(line))
+                        break;
+        }
+        fprintf(stderr, "\r\033[Ktrimming %s", line);
+        progress_shown = true;
+}
+
+static void print_trim_result(const char *name, json_object *r) {
+        time_t kept = (time_t) u64(r, "oldest_kept_mtime");
+        bool dry = json_object_get_boolean(json_object_object_get(r, "dry_run"));
+        char b1[32], b2[32], when[64] = "";
+
+        if (kept > 0) {
+                char ago[32];
+                strftime(when, sizeof(when), "%Y-%m-%d %H:%M", localtime(&kept));
+                format_duration((usec_t) (time(NULL) - kept) * USEC_PER_SEC, ago, sizeof(ago));
+                snprintf(when + strlen(when), sizeof(when) - strlen(when), " (%s ago)", ago);
+        }
+        printf("%s: %s %llu files, %s; %s %s", name, dry ? "would evict" : "evicted",
+               (unsigned long long) u64(r, "files"), format_size(u64(r, "bytes"), b1, sizeof(b1)),
+               dry ? "leaving" : "now", format_size(dry ? u64(r, "size_bytes") - u64(r, "bytes")
+                                                        : u64(r, "size_bytes"), b2, sizeof(b2)));
+        if (kept > 0)
+                printf("; oldest entry kept: %s", when);
+        if (u64(r, "saved"))
+                printf("; %llu kept as used or changed since planning", (unsigned long long) u64(r, "saved"));
+        if (u64(r, "locked_dirs"))
+                printf("; %llu directories left, locked by ccache", (unsigned long long) u64(r, "locked_dirs"));
+        if (u64(r, "errors"))
+                printf("; %llu errors (see the daemon's log)", (unsigned long long) u64(r, "errors"));
+        printf("\n");
+}
+
+static int cmd_trim(int argc, char **argv) {
+        static const struct option options[] = {
+                { "to", required_argument, NULL, 't' },
+                { "dry-run", no_argument, NULL, 'n' },
+                {},
+        };
+        json_object *req, *caches, *result = NULL;
+        uint64_t to = 0;
+        bool dry_run = false, failed = false;
+        int c, r;
+
+        while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0)
+                switch (c) {
+                case 't':
+                        if (parse_size(optarg, &to) < 0)
+                                return usage_error("invalid size '%s' (a number and a unit: k, M, G, T, or Ki, Mi, Gi, Ti)", optarg);
+                        break;
+                case 'n': dry_run = true; break;
+                default: return usage_error("usage: cachectl trim [CACHE...] [--to SIZE] [--dry-run]");
+                }
+        req = request_new("trim");
+        caches = json_object_new_array();
+        for (int i = optind; i < argc; i++)
+                json_object_array_add(caches, json_object_new_string(argv[i]));
+        json_object_object_add(req, "caches", caches);
+        if (to)
+                json_object_object_add(req, "to_bytes", json_object_new_int64((int64_t) to));
+        json_object_object_add(req, "dry_run", json_object_new_boolean(dry_run));
+        r = call(req, isatty(STDERR_FILENO) ? show_progress : NULL, &result);
+        json_object_put(req);
+        if (progress_shown)
+                fprintf(stderr, "\r\033[K");
+        if (r > 0 && result) {
+                json_object_object_foreach(result, name, res) {
+                        print_trim_result(name, res);
+                        failed |= u64(res, "errors") > 0;
+                }
+        }
+        json_object_put(result);
+        return r > 0 && failed ? EXIT_REFUSED : exit_status(r);
+}
+
 int main(int argc, char *argv[]) {
         static const struct option options[] = {
                 { "socket", required_argument, NULL, 's' },
@@ -301,6 +390,8 @@ int main(int argc, char *argv[]) {
 
         if (strcmp(argv[0], "status") == 0)
                 return cmd_status(argc, argv);
+        if (strcmp(argv[0], "trim") == 0)
+                return cmd_trim(argc, argv);
         if (strcmp(argv[0], "reload") == 0)
                 return simple_command("reload", argc, argv);
         return usage_error("unknown command '%s'", argv[0]);

@@ -19,11 +19,31 @@
 #include "cache.h"
 #include "log.h"
 #include "scan.h"
+#include "trim.h"
 #include "units.h"
+#include "upkeep.h"
 #include "volume.h"
 
 #define SCAN_BUDGET 4096                       /* directory entries per loop iteration */
 #define ROOT_RETRY_USEC (200 * USEC_PER_MSEC)  /* set-up retry after the root vanished */
+/* After an automatic trim that left the cache over its cap (nothing more it
+ * may evict), wait this long before trying again instead of spinning. */
+#define TRIM_BACKOFF_USEC (60 * USEC_PER_SEC)
+/* ccache.conf's max_size is the cap plus this margin: ccache trims only past
+ * it, so while the daemon keeps the cache under the cap, ccache's own cleanup
+ * never competes; if the daemon stops, ccache still bounds the cache. */
+#define CCACHE_CONF_MARGIN 1.2
+/* ccache's directories that were removed are recreated once removals have
+ * been quiet this long: recreating them at once would fight an rm -rf. */
+#define UPKEEP_DEBOUNCE_USEC (2 * USEC_PER_SEC)
+
+typedef struct TrimCall {
+        uint64_t target;
+        bool dry_run;
+        char reason[16];
+        cache_trim_done_t done;
+        void *userdata;
+} TrimCall;
 
 struct Cache {
         sd_event *event;
@@ -66,6 +86,24 @@ struct Cache {
         } last_rescan;
 
         sd_event_source *retry;
+
+        Trim *trim;
+        TrimCall trim_call;               /* the running trim's caller */
+        TrimCall *trim_queue;             /* manual trims waiting for it */
+        size_t n_trim_queue;
+        usec_t trim_started;
+        usec_t trim_backoff_until;        /* monotonic */
+        sd_event_source *trim_source, *trim_timer;
+        uint64_t evicted_files, evicted_bytes;
+        bool has_last_trim;
+        TrimResult last_trim;
+        char last_trim_reason[16];
+        usec_t last_trim_at, last_trim_duration;
+        bool last_trim_over_cap;
+
+        uint64_t mode_repairs;
+        char ccache_max_size[32];
+        sd_event_source *upkeep_timer;
 };
 
 static const char *const state_names[_CACHE_STATE_MAX] = {
@@ -103,8 +141,13 @@ static void close_iteration_fds(Cache *c) {
         c->evdir = DIR_NONE;
 }
 
+static void maybe_trim(Cache *c);
+
 static int on_post(sd_event_source *s, void *userdata) {
-        close_iteration_fds(userdata);
+        Cache *c = userdata;
+
+        maybe_trim(c);
+        close_iteration_fds(c);
         return 0;
 }
 
@@ -184,13 +227,21 @@ static void read_stats(Cache *c, DirId d, int dirfd) {
                 account_dir_set_stats(c->account, d, ccache_stats_hits(&s), ccache_stats_misses(&s));
 }
 
+static void on_repair(const char *what, mode_t was, mode_t now, void *userdata);
+
 static int scan_on_dir(DirId d, int fd, void *userdata) {
         Cache *c = userdata;
         Dir *dir = account_dir(c->account, d);
+        char rel[8];
         int wd;
 
         if (!dir)
                 return -ENOENT;
+        /* ccache's own directories, created before we could watch them (a
+         * new level-1 directory's subdirectories): their mode, right away. */
+        if (d != DIR_ROOT && dir->depth <= 2 && account_dir_path(c->account, d, rel, sizeof(rel)) == 0 &&
+            upkeep_is_kept_dir(rel))
+                (void) upkeep_dir_fd(fd, rel, on_repair, c);
         wd = watch_add(c->watch, fd, WATCH_DIR_EVENTS, c, d);
         if (wd < 0) {
                 if (!c->watch_limited)
@@ -370,7 +421,11 @@ void cache_rescan(Cache *c, const char *reason) {
         scan_next(c);
 }
 
+static void trim_finish(Cache *c, int error);
+
 static void teardown(Cache *c) {
+        if (c->trim)
+                trim_finish(c, -ENODEV);
         c->scan = scan_free(c->scan);
         (void) sd_event_source_set_enabled(c->scan_source, SD_EVENT_OFF);
         c->full_pending = false;
@@ -400,6 +455,16 @@ static void set_unavailable(Cache *c, const char *fmt, ...) {
         snprintf(c->reason, sizeof(c->reason), "%s", reason);
         if (c->changed)
                 c->changed(c, c->userdata);
+}
+
+static void upkeep(Cache *c);
+
+static int on_upkeep_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Cache *c = userdata;
+
+        if (c->available)
+                upkeep(c);
+        return 0;
 }
 
 static int on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -443,6 +508,66 @@ static int open_or_create_root(Cache *c) {
         return fd;
 }
 
+static void on_repair(const char *what, mode_t was, mode_t now, void *userdata) {
+        Cache *c = userdata;
+
+        c->mode_repairs++;
+        log_notice("Cache %s: repaired the mode of %s%s%s: was %04o, now %04o%s.", c->config->name,
+                   c->config->path, *what ? "/" : "", what, (unsigned) was, (unsigned) now,
+                   *what ? " (a writer with a restrictive umask, or root in a container?)" : "");
+}
+
+static void upkeep_conf(Cache *c, int root) {
+        char old[64];
+        int r;
+
+        if (!c->config->manage_ccache_conf)
+                return;
+        ccache_format_size((uint64_t) ((double) c->config->max_size_bytes * CCACHE_CONF_MARGIN),
+                           c->ccache_max_size, sizeof(c->ccache_max_size));
+        r = upkeep_ccache_conf(root, c->ccache_max_size, old, sizeof(old));
+        if (r < 0)
+                log_warning_errno(r, "Cache %s: cannot keep %s/ccache.conf: %m", c->config->name, c->config->path);
+        else if (r > 0)
+                log_notice("Cache %s: wrote umask = 000 and max_size = %s to ccache.conf%s%s%s.", c->config->name,
+                           c->ccache_max_size, *old ? " (max_size was " : "", old, *old ? ")" : "");
+}
+
+/* Everything that keeps the cache usable by every user, checked in full. */
+static void upkeep(Cache *c) {
+        int root = root_get(c), r;
+
+        if (root < 0)
+                return;
+        r = upkeep_root(root, c->config->mode, on_repair, c);
+        if (r >= 0)
+                r = upkeep_all_dirs(root, on_repair, c);
+        if (r < 0)
+                log_warning_errno(r, "Cache %s: cannot keep ccache's directories usable: %m", c->config->name);
+        upkeep_conf(c, root);
+}
+
+/* An event on directory d (name NULL) or on its subdirectory name. */
+static void upkeep_event(Cache *c, DirId d, const char *name) {
+        char rel[PATH_MAX];
+        size_t n;
+        int root = root_get(c);
+
+        if (root < 0)
+                return;
+        if (d == DIR_ROOT && !name) {
+                (void) upkeep_root(root, c->config->mode, on_repair, c);
+                return;
+        }
+        if (account_dir_path(c->account, d, rel, sizeof(rel)) < 0)
+                return;
+        n = strlen(rel);
+        if (name && snprintf(rel + n, sizeof(rel) - n, "%s%s", n ? "/" : "", name) >= (int) (sizeof(rel) - n))
+                return;
+        if (upkeep_is_kept_dir(rel))
+                (void) upkeep_dir(root, rel, on_repair, c);
+}
+
 void cache_start(Cache *c) {
         const CacheConfig *cc = c->config;
         struct stat st;
@@ -481,6 +606,7 @@ void cache_start(Cache *c) {
         c->available = true;
         c->reason[0] = '\0';
         log_info("Cache %s: keeping %s on %s.", cc->name, cc->path, c->mount);
+        upkeep(c);
         if (c->changed)
                 c->changed(c, c->userdata);
         cache_rescan(c, "initial");
@@ -545,6 +671,12 @@ static void subdir_appeared(Cache *c, DirId parent, const char *name) {
         queue_subtree(c, d);
 }
 
+/* Full upkeep once removals have been quiet for a while. */
+static void upkeep_later(Cache *c) {
+        (void) sd_event_source_set_time_relative(c->upkeep_timer, UPKEEP_DEBOUNCE_USEC);
+        (void) sd_event_source_set_enabled(c->upkeep_timer, SD_EVENT_ONESHOT);
+}
+
 void cache_handle_event(Cache *c, uint32_t dir, uint32_t mask, const char *name) {
         Dir *d;
 
@@ -561,6 +693,8 @@ void cache_handle_event(Cache *c, uint32_t dir, uint32_t mask, const char *name)
         if (!name) {
                 if (dir == DIR_ROOT && (mask & (IN_DELETE_SELF | IN_MOVE_SELF)))
                         root_lost(c, mask & IN_DELETE_SELF ? "was deleted" : "was moved away");
+                else if (mask & IN_ATTRIB)
+                        upkeep_event(c, dir, NULL);
                 return;
         }
         if (mask & IN_ISDIR) {
@@ -568,9 +702,169 @@ void cache_handle_event(Cache *c, uint32_t dir, uint32_t mask, const char *name)
                         subdir_appeared(c, dir, name);
                 else if (mask & (IN_DELETE | IN_MOVED_FROM))
                         account_dir_remove(c->account, account_dir_find(c->account, dir, name));
+                /* A kept directory created or chmod'ed: put it right now;
+                 * removed: recreate it once removals are over. */
+                if (mask & (IN_DELETE | IN_MOVED_FROM))
+                        upkeep_later(c);
+                else
+                        upkeep_event(c, dir, name);
                 return;
         }
         refresh_file(c, dir, name);
+        if (dir == DIR_ROOT && strcmp(name, "ccache.conf") == 0 && c->available) {
+                int root = root_get(c);
+
+                if (mask & (IN_DELETE | IN_MOVED_FROM))
+                        upkeep_later(c);   /* an rm -rf in progress? */
+                else if (!(mask & IN_ATTRIB) && root >= 0)
+                        upkeep_conf(c, root);
+        }
+}
+
+static int64_t now_seconds(void) {
+        return (int64_t) (now_realtime() / USEC_PER_SEC);
+}
+
+static void trim_start_next(Cache *c);
+
+static void trim_finish(Cache *c, int error) {
+        const TrimResult *r = trim_result(c->trim);
+        TrimCall call = c->trim_call;
+        char f[32], k[32];
+
+        (void) sd_event_source_set_enabled(c->trim_source, SD_EVENT_OFF);
+        (void) sd_event_source_set_enabled(c->trim_timer, SD_EVENT_OFF);
+        c->last_trim = *r;
+        c->has_last_trim = true;
+        snprintf(c->last_trim_reason, sizeof(c->last_trim_reason), "%s", call.reason);
+        c->last_trim_at = now_realtime();
+        c->last_trim_duration = now_monotonic(c) - c->trim_started;
+        if (!r->dry_run) {
+                c->evicted_files += r->files;
+                c->evicted_bytes += r->bytes;
+        }
+        c->last_trim_over_cap = c->available && account_totals(c->account)->bytes > c->config->max_size_bytes;
+        if (!r->dry_run)
+                log_info("Cache %s: %s trim %s: evicted %llu files, %s in %.2f s; %llu kept as used since, "
+                         "%llu in locked directories.", c->config->name, call.reason,
+                         error < 0 ? "stopped" : "done", (unsigned long long) r->files,
+                         format_size(r->bytes, f, sizeof(f)), (double) c->last_trim_duration / USEC_PER_SEC,
+                         (unsigned long long) r->saved, (unsigned long long) r->locked_dirs);
+        if (!r->dry_run && c->last_trim_over_cap && strcmp(call.reason, "cap") == 0) {
+                log_warning("Cache %s is still over its cap after trimming (%s of %s): nothing more it may evict; "
+                            "retrying in %llu s.", c->config->name,
+                            format_size(account_totals(c->account)->bytes, f, sizeof(f)),
+                            format_size(c->config->max_size_bytes, k, sizeof(k)),
+                            (unsigned long long) (TRIM_BACKOFF_USEC / USEC_PER_SEC));
+                c->trim_backoff_until = now_monotonic(c) + TRIM_BACKOFF_USEC;
+        }
+        c->trim_call = (TrimCall) { 0 };
+        if (call.done)
+                call.done(c, &c->last_trim, call.userdata);
+        c->trim = trim_free(c->trim);
+        if (c->changed)
+                c->changed(c, c->userdata);
+        trim_start_next(c);
+}
+
+static void trim_run(Cache *c) {
+        int root = root_get(c), r;
+
+        if (root < 0)
+                return;   /* root_lost() finished the trim */
+        r = trim_step(c->trim, c->account, root, c->dev);
+        if (r == 1)
+                return;
+        if (r == 2) {
+                /* Only directories ccache holds locked remain: look again soon. */
+                (void) sd_event_source_set_enabled(c->trim_source, SD_EVENT_OFF);
+                (void) sd_event_source_set_time_relative(c->trim_timer, TRIM_LOCK_RETRY_USEC);
+                (void) sd_event_source_set_enabled(c->trim_timer, SD_EVENT_ONESHOT);
+                return;
+        }
+        trim_finish(c, r);
+}
+
+static int on_trim_source(sd_event_source *s, void *userdata) {
+        trim_run(userdata);
+        return 0;
+}
+
+static int on_trim_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Cache *c = userdata;
+
+        (void) sd_event_source_set_enabled(c->trim_source, SD_EVENT_ON);
+        return 0;
+}
+
+static int trim_begin(Cache *c, const TrimCall *call) {
+        uint64_t target = call->target ? call->target
+                                       : (uint64_t) ((double) c->config->max_size_bytes * c->config->trim_to);
+        int r;
+
+        r = trim_new(c->account, target, call->dry_run, now_seconds(), &c->trim);
+        if (r < 0)
+                return r;
+        c->trim_call = *call;
+        c->trim_started = now_monotonic(c);
+        (void) sd_event_source_set_enabled(c->trim_source, SD_EVENT_ON);
+        if (c->changed)
+                c->changed(c, c->userdata);
+        return 0;
+}
+
+static void trim_start_next(Cache *c) {
+        while (!c->trim && c->n_trim_queue > 0) {
+                TrimCall call = c->trim_queue[0];
+                int r;
+
+                memmove(c->trim_queue, c->trim_queue + 1, --c->n_trim_queue * sizeof(TrimCall));
+                r = c->available && c->scanned_once ? trim_begin(c, &call) : -ENODEV;
+                if (r < 0 && call.done) {
+                        TrimResult failed = { .target_bytes = call.target, .dry_run = call.dry_run, .errors = 1 };
+                        call.done(c, &failed, call.userdata);
+                }
+        }
+}
+
+static void maybe_trim(Cache *c) {
+        if (c->trim || !c->available || !c->scanned_once ||
+            account_totals(c->account)->bytes <= c->config->max_size_bytes ||
+            now_monotonic(c) < c->trim_backoff_until)
+                return;
+        if (trim_begin(c, &(TrimCall) { .reason = "cap" }) < 0)
+                log_error("Cache %s: out of memory planning a trim.", c->config->name);
+}
+
+int cache_trim(Cache *c, uint64_t target, bool dry_run, const char *reason, cache_trim_done_t done, void *userdata) {
+        TrimCall call = { .target = target, .dry_run = dry_run, .done = done, .userdata = userdata };
+        TrimCall *q;
+
+        if (!c->available)
+                return -ENODEV;
+        if (!c->scanned_once)
+                return -EAGAIN;
+        snprintf(call.reason, sizeof(call.reason), "%s", reason);
+        q = realloc(c->trim_queue, (c->n_trim_queue + 1) * sizeof(TrimCall));
+        if (!q)
+                return -ENOMEM;
+        c->trim_queue = q;
+        c->trim_queue[c->n_trim_queue++] = call;
+        c->trim_backoff_until = 0;   /* someone asked: try now */
+        trim_start_next(c);
+        return 0;
+}
+
+const TrimResult *cache_running_trim(const Cache *c, void *userdata) {
+        return c->trim && c->trim_call.userdata == userdata ? trim_result(c->trim) : NULL;
+}
+
+void cache_trim_forget(Cache *c, void *userdata) {
+        if (c->trim && c->trim_call.userdata == userdata)
+                c->trim_call.done = NULL;
+        for (size_t i = 0; i < c->n_trim_queue; i++)
+                if (c->trim_queue[i].userdata == userdata)
+                        c->trim_queue[i].done = NULL;
 }
 
 int cache_new(sd_event *e, Watch *w, const CacheConfig *config, cache_changed_t changed, void *userdata,
@@ -594,8 +888,18 @@ int cache_new(sd_event *e, Watch *w, const CacheConfig *config, cache_changed_t 
         account_set_dir_hook(c->account, on_dir_released, c);
         if ((r = sd_event_add_post(e, &c->post, on_post, c)) < 0 ||
             (r = sd_event_add_defer(e, &c->scan_source, on_scan_source, c)) < 0 ||
-            (r = sd_event_add_time_relative(e, &c->retry, CLOCK_MONOTONIC, ROOT_RETRY_USEC, 0, on_retry, c)) < 0)
+            (r = sd_event_add_time_relative(e, &c->retry, CLOCK_MONOTONIC, ROOT_RETRY_USEC, 0, on_retry, c)) < 0 ||
+            (r = sd_event_add_time_relative(e, &c->upkeep_timer, CLOCK_MONOTONIC, UPKEEP_DEBOUNCE_USEC, 0,
+                                            on_upkeep_timer, c)) < 0 ||
+            (r = sd_event_add_defer(e, &c->trim_source, on_trim_source, c)) < 0 ||
+            (r = sd_event_add_time_relative(e, &c->trim_timer, CLOCK_MONOTONIC, TRIM_LOCK_RETRY_USEC, 0,
+                                            on_trim_timer, c)) < 0)
                 return r;
+        (void) sd_event_source_set_description(c->trim_source, "cache-trim");
+        (void) sd_event_source_set_description(c->trim_timer, "cache-trim-wait");
+        (void) sd_event_source_set_priority(c->trim_source, SD_EVENT_PRIORITY_IDLE);
+        (void) sd_event_source_set_enabled(c->trim_source, SD_EVENT_OFF);
+        (void) sd_event_source_set_enabled(c->trim_timer, SD_EVENT_OFF);
         (void) sd_event_source_set_description(c->post, "cache-close-fds");
         (void) sd_event_source_set_description(c->scan_source, "cache-scan");
         (void) sd_event_source_set_description(c->retry, "cache-retry");
@@ -610,6 +914,21 @@ int cache_new(sd_event *e, Watch *w, const CacheConfig *config, cache_changed_t 
 Cache *cache_free(Cache *c) {
         if (!c)
                 return NULL;
+        /* Whoever waits for a trim hears that it ended; nothing new starts. */
+        size_t queued = c->n_trim_queue;
+        c->changed = NULL;
+        c->n_trim_queue = 0;
+        if (c->trim)
+                trim_finish(c, -ENODEV);
+        for (size_t i = 0; i < queued; i++)
+                if (c->trim_queue[i].done) {
+                        TrimResult gone = { .dry_run = c->trim_queue[i].dry_run, .errors = 1 };
+                        c->trim_queue[i].done(c, &gone, c->trim_queue[i].userdata);
+                }
+        free(c->trim_queue);
+        sd_event_source_disable_unref(c->trim_source);
+        sd_event_source_disable_unref(c->trim_timer);
+        sd_event_source_disable_unref(c->upkeep_timer);
         c->scan = scan_free(c->scan);
         close_iteration_fds(c);
         if (c->account && c->watch)
@@ -637,6 +956,8 @@ CacheState cache_state(const Cache *c) {
                 return CACHE_UNAVAILABLE;
         if (!c->scanned_once)
                 return CACHE_SCANNING;
+        if (c->trim && !trim_result(c->trim)->dry_run)
+                return CACHE_TRIMMING;
         return account_totals(c->account)->bytes > c->config->max_size_bytes ? CACHE_OVER_CAP : CACHE_OK;
 }
 
@@ -712,6 +1033,34 @@ static json_object *status_scan(Cache *c) {
         return o;
 }
 
+static json_object *trim_json(const TrimResult *r, const char *reason, usec_t at, usec_t duration) {
+        json_object *o = json_object_new_object();
+
+        if (reason)
+                JSON_ADD(o, "reason", json_object_new_string(reason));
+        if (at)
+                JSON_ADD(o, "at", JSON_U64(at / USEC_PER_SEC));
+        if (duration)
+                JSON_ADD(o, "seconds", json_double((double) duration / USEC_PER_SEC));
+        JSON_ADD(o, "dry_run", json_object_new_boolean(r->dry_run));
+        JSON_ADD(o, "target_bytes", JSON_U64(r->target_bytes));
+        JSON_ADD(o, "planned_files", JSON_U64(r->planned_files));
+        JSON_ADD(o, "planned_bytes", JSON_U64(r->planned_bytes));
+        JSON_ADD(o, "files", JSON_U64(r->files));
+        JSON_ADD(o, "bytes", JSON_U64(r->bytes));
+        JSON_ADD(o, "oldest_kept_mtime", JSON_U64(r->oldest_kept));
+        JSON_ADD(o, "saved", JSON_U64(r->saved));
+        JSON_ADD(o, "locked_dirs", JSON_U64(r->locked_dirs));
+        JSON_ADD(o, "errors", JSON_U64(r->errors));
+        JSON_ADD(o, "stats_updates", JSON_U64(r->stats_updates));
+        JSON_ADD(o, "stats_failures", JSON_U64(r->stats_failures));
+        return o;
+}
+
+json_object *cache_trim_json(const TrimResult *r) {
+        return trim_json(r, NULL, 0, 0);
+}
+
 json_object *cache_status_json(Cache *c) {
         const CacheConfig *cc = c->config;
         const AccountTotals *t = account_totals(c->account);
@@ -743,8 +1092,18 @@ json_object *cache_status_json(Cache *c) {
         JSON_ADD(o, "mount", c->available ? json_object_new_string(c->mount) : NULL);
         JSON_ADD(o, "hits", JSON_U64(t->hits));
         JSON_ADD(o, "misses", JSON_U64(t->misses));
-        JSON_ADD(o, "evicted_files_total", JSON_U64(0));
-        JSON_ADD(o, "evicted_bytes_total", JSON_U64(0));
+        JSON_ADD(o, "evicted_files_total", JSON_U64(c->evicted_files));
+        JSON_ADD(o, "evicted_bytes_total", JSON_U64(c->evicted_bytes));
+        if (c->trim)
+                JSON_ADD(o, "trim", trim_json(trim_result(c->trim), c->trim_call.reason, 0, 0));
+        if (c->has_last_trim) {
+                json_object *l = trim_json(&c->last_trim, c->last_trim_reason, c->last_trim_at, c->last_trim_duration);
+                JSON_ADD(l, "over_cap_after", json_object_new_boolean(c->last_trim_over_cap));
+                JSON_ADD(o, "last_trim", l);
+        }
+        JSON_ADD(o, "mode_repairs", JSON_U64(c->mode_repairs));
+        JSON_ADD(o, "ccache_conf_max_size", c->config->manage_ccache_conf && c->ccache_max_size[0]
+                                                    ? json_object_new_string(c->ccache_max_size) : NULL);
         JSON_ADD(o, "entry_files", JSON_U64(entry_files));
         JSON_ADD(o, "entry_bytes", JSON_U64(entry_bytes));
         JSON_ADD(o, "oldest_entry_mtime", JSON_U64(oldest));

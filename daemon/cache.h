@@ -58,6 +58,22 @@ void cache_events_lost(Cache *c);
 /* One inotify event for this cache (see watch.h). */
 void cache_handle_event(Cache *c, uint32_t dir, uint32_t mask, const char *name);
 
+typedef struct TrimResult TrimResult;
+typedef void (*cache_trim_done_t)(Cache *c, const TrimResult *r, void *userdata);
+
+/* Evicts least recently used entries down to target bytes (0: the cache's
+ * trim_to of max_size), after any trim already running. A dry run only
+ * plans. done is called when it is over (with errors = 1 if the cache went
+ * unavailable first). Returns 0, -ENODEV (unavailable), -EAGAIN (not scanned
+ * yet) or -ENOMEM. */
+int cache_trim(Cache *c, uint64_t target, bool dry_run, const char *reason, cache_trim_done_t done,
+               void *userdata);
+/* The running trim's progress, if it was started for userdata; else NULL. */
+const TrimResult *cache_running_trim(const Cache *c, void *userdata);
+/* The caller behind userdata is gone: do not call its done. */
+void cache_trim_forget(Cache *c, void *userdata);
+json_object *cache_trim_json(const TrimResult *r);
+
 /* Adopts a new config for the same name and path (after a reload). */
 void cache_set_config(Cache *c, const CacheConfig *config);
 

@@ -3,6 +3,9 @@
  * daemon deletes by the unpacked name, so pack(unpack(x)) == x is tested. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -185,12 +188,16 @@ void ccache_stats_parse(const char *text, size_t len, CcacheStats *ret) {
         const char *p = text, *end = text + len;
 
         memset(ret, 0, sizeof(*ret));
-        while (p < end && ret->n < CCACHE_STATS_MAX) {
+        while (p < end) {
                 const char *nl = memchr(p, '\n', (size_t) (end - p));
                 uint64_t v = 0;
 
                 if (!nl)
                         nl = end;
+                if (ret->n == CCACHE_STATS_MAX) {
+                        ret->truncated = true;
+                        break;
+                }
                 for (const char *q = p; q < nl && *q >= '0' && *q <= '9'; q++)
                         v = v * 10 + (uint64_t) (*q - '0');
                 ret->counters[ret->n++] = v;
@@ -231,5 +238,209 @@ int ccache_stats_read(int dirfd, const char *name, CcacheStats *ret) {
         }
         close(fd);
         ccache_stats_parse(buf, len, ret);
+        if (len == sizeof(buf) - 1)
+                ret->truncated = true;   /* bigger than any stats file ccache writes */
         return 0;
+}
+
+int ccache_lock_try(CcacheLock *l, int dirfd, const char *name) {
+        char host[64] = "localhost", lock[80], alive[80];
+        struct timespec ts;
+        int fd;
+
+        *l = (CcacheLock) { .dirfd = dirfd };
+        (void) gethostname(host, sizeof(host) - 1);
+        clock_gettime(CLOCK_REALTIME, &ts);
+        snprintf(l->name, sizeof(l->name), "%s", name);
+        snprintf(l->content, sizeof(l->content), "%s-%d-%d-%lld.%09ld", host, (int) getpid(), (int) gettid(),
+                 (long long) ts.tv_sec, ts.tv_nsec);
+        snprintf(lock, sizeof(lock), "%s.lock", name);
+        snprintf(alive, sizeof(alive), "%s.alive", name);
+        if (symlinkat(l->content, dirfd, lock) < 0)
+                return errno == EEXIST ? 0 : -errno;
+        l->held = true;
+        fd = openat(dirfd, alive, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0666);
+        if (fd >= 0) {
+                (void) futimens(fd, NULL);
+                close(fd);
+        }
+        return 1;
+}
+
+void ccache_lock_release(CcacheLock *l) {
+        char lock[80], alive[80], target[sizeof(l->content)];
+        ssize_t n;
+
+        if (!l->held)
+                return;
+        snprintf(lock, sizeof(lock), "%s.lock", l->name);
+        snprintf(alive, sizeof(alive), "%s.alive", l->name);
+        n = readlinkat(l->dirfd, lock, target, sizeof(target) - 1);
+        /* A waiter may have judged us stale and broken the lock: never
+         * remove a lock that is not ours. */
+        if (n >= 0 && (target[n] = '\0', strcmp(target, l->content) == 0)) {
+                (void) unlinkat(l->dirfd, alive, 0);
+                (void) unlinkat(l->dirfd, lock, 0);
+        }
+        l->held = false;
+}
+
+static uint64_t sub_clamped(uint64_t v, uint64_t d) {
+        return v > d ? v - d : 0;
+}
+
+int ccache_tmpfile(int dirfd, const char *base, mode_t mode, char *name, size_t len) {
+        static const char chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+
+        for (int attempt = 0; attempt < 100; attempt++) {
+                unsigned char rnd[6];
+                char suffix[7];
+                int fd;
+
+                if (getentropy(rnd, sizeof(rnd)) < 0)
+                        return -errno;
+                for (size_t i = 0; i < sizeof(rnd); i++)
+                        suffix[i] = chars[rnd[i] % (sizeof(chars) - 1)];
+                suffix[6] = '\0';
+                snprintf(name, len, "%s.tmp.%s.tmp", base, suffix);
+                /* O_EXCL: never write into a file someone placed there. */
+                fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+                if (fd >= 0 || errno != EEXIST)
+                        return fd >= 0 ? fd : -errno;
+        }
+        return -EEXIST;
+}
+
+static int stats_write(int l1fd, const CcacheStats *s) {
+        char tmp[64], line[32];
+        int fd, r = 0;
+        FILE *f;
+
+        fd = ccache_tmpfile(l1fd, "stats", 0666, tmp, sizeof(tmp));
+        if (fd < 0)
+                return fd;
+        /* Like ccache with umask 000: every user may replace it next time. */
+        (void) fchmod(fd, 0666);
+        f = fdopen(fd, "w");
+        if (!f) {
+                r = -errno;
+                close(fd);
+                goto fail;
+        }
+        for (size_t i = 0; i < s->n; i++) {
+                snprintf(line, sizeof(line), "%llu\n", (unsigned long long) s->counters[i]);
+                fputs(line, f);
+        }
+        if (fflush(f) != 0 || fsync(fileno(f)) < 0)
+                r = -errno;
+        if (fclose(f) != 0 && r == 0)
+                r = -errno;
+        if (r == 0 && renameat(l1fd, tmp, l1fd, "stats") < 0)
+                r = -errno;
+        if (r == 0)
+                return 0;
+fail:
+        (void) unlinkat(l1fd, tmp, 0);
+        return r;
+}
+
+int ccache_stats_subtract(int l1fd, unsigned l2, uint64_t files, uint64_t kib, uint64_t wait_usec) {
+        CcacheLock lock;
+        CcacheStats s;
+        uint64_t waited = 0;
+        int r;
+
+        while ((r = ccache_lock_try(&lock, l1fd, "stats")) == 0) {
+                if (waited >= wait_usec)
+                        return -EBUSY;
+                usleep(10000);   /* ccache holds it for microseconds */
+                waited += 10000;
+        }
+        if (r < 0)
+                return r;
+        r = ccache_stats_read(l1fd, "stats", &s);
+        if (r == 0 && s.n == 0)
+                r = 0;   /* no stats file: ccache reads that as all zeros already */
+        else if (r == 0 && s.truncated)
+                r = -E2BIG;   /* more lines than we keep: do not lose any */
+        else if (r == 0) {
+                s.counters[CCACHE_STAT_FILES_IN_CACHE] = sub_clamped(s.counters[CCACHE_STAT_FILES_IN_CACHE], files);
+                s.counters[CCACHE_STAT_CACHE_SIZE_KIBIBYTE] = sub_clamped(s.counters[CCACHE_STAT_CACHE_SIZE_KIBIBYTE], kib);
+                if (l2 < 16 && s.n > CCACHE_STAT_SUBDIR_SIZE_KIBIBYTE_BASE + 15) {
+                        uint64_t *sf = &s.counters[CCACHE_STAT_SUBDIR_FILES_BASE + l2];
+                        uint64_t *sk = &s.counters[CCACHE_STAT_SUBDIR_SIZE_KIBIBYTE_BASE + l2];
+                        *sf = sub_clamped(*sf, files);
+                        *sk = sub_clamped(*sk, kib);
+                }
+                r = stats_write(l1fd, &s);
+                r = r < 0 ? r : 1;
+        }
+        ccache_lock_release(&lock);
+        return r;
+}
+
+/* The key of a config line ("max_size" of "  max_size = 5G"), or NULL. */
+static bool line_sets(const char *line, size_t len, const char *key) {
+        size_t k = strlen(key), i = 0;
+
+        while (i < len && (line[i] == ' ' || line[i] == '\t'))
+                i++;
+        if (len - i < k || strncmp(line + i, key, k) != 0)
+                return false;
+        i += k;
+        while (i < len && (line[i] == ' ' || line[i] == '\t'))
+                i++;
+        return i < len && line[i] == '=';
+}
+
+char *ccache_conf_update(const char *old, const char *max_size) {
+        char *out = NULL, ours_max[96];
+        size_t size = 0;
+        bool have_umask = false, have_max = false;
+        FILE *f = open_memstream(&out, &size);
+
+        if (!f)
+                return NULL;
+        snprintf(ours_max, sizeof(ours_max), "max_size = %s", max_size);
+        for (const char *p = old ? old : ""; *p;) {
+                const char *nl = strchr(p, '\n');
+                size_t len = nl ? (size_t) (nl - p) : strlen(p);
+
+                if (line_sets(p, len, "umask")) {
+                        if (!have_umask)
+                                fputs("umask = 000\n", f);
+                        have_umask = true;
+                } else if (line_sets(p, len, "max_size")) {
+                        if (!have_max)
+                                fprintf(f, "%s\n", ours_max);
+                        have_max = true;
+                } else
+                        fprintf(f, "%.*s\n", (int) len, p);
+                p += len + (nl ? 1 : 0);
+        }
+        if (!have_max)
+                fprintf(f, "%s\n", ours_max);
+        if (!have_umask)
+                fputs("umask = 000\n", f);
+        if (fclose(f) != 0) {
+                free(out);
+                return NULL;
+        }
+        return out;
+}
+
+char *ccache_format_size(uint64_t bytes, char *buf, size_t len) {
+        static const struct {
+                char suffix;
+                uint64_t unit;
+        } units[] = { { 'T', 1000000000000ULL }, { 'G', 1000000000ULL }, { 'M', 1000000ULL }, { 'k', 1000ULL } };
+
+        for (size_t i = 0; i < ELEMENTSOF(units); i++)
+                if (bytes >= units[i].unit && bytes % units[i].unit == 0) {
+                        snprintf(buf, len, "%llu%c", (unsigned long long) (bytes / units[i].unit), units[i].suffix);
+                        return buf;
+                }
+        /* Not a whole number of kB: round up to one, so the cap still holds. */
+        snprintf(buf, len, "%lluk", (unsigned long long) ((bytes + 999) / 1000));
+        return buf;
 }

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 typedef enum CcacheKind {
         CCACHE_KIND_RESULT,     /* <key>R (4.7-4.12) */
@@ -63,6 +64,7 @@ CcacheKind ccache_classify_other(const char *name, unsigned depth, bool in_tmp_d
 typedef struct CcacheStats {
         uint64_t counters[CCACHE_STATS_MAX];
         size_t n;             /* lines read */
+        bool truncated;       /* the file had more lines than we keep */
 } CcacheStats;
 
 /* Parses the text of a stats file: one unsigned decimal per line, as
@@ -80,3 +82,42 @@ static inline uint64_t ccache_stats_hits(const CcacheStats *s) {
 static inline uint64_t ccache_stats_misses(const CcacheStats *s) {
         return s->counters[CCACHE_STAT_CACHE_MISS];
 }
+
+/* ccache's lock files (CCACHE.md §2, §7): <name>.lock is a symlink whose
+ * text names the holder, <name>.alive a regular file whose mtime shows it is
+ * alive. Locks we hold are only ever held for well under a second. */
+typedef struct CcacheLock {
+        int dirfd;               /* borrowed */
+        char name[64];
+        char content[128];
+        bool held;
+} CcacheLock;
+
+/* Takes the lock <name> in dirfd without waiting. Returns 1 taken, 0 held
+ * by someone else, or -errno. */
+int ccache_lock_try(CcacheLock *l, int dirfd, const char *name);
+/* Releases a lock we hold (only if its symlink still names us). */
+void ccache_lock_release(CcacheLock *l);
+
+/* Subtracts files and KiB from the counters of the level-1 stats file in
+ * l1fd, for its level-2 subdirectory l2 (0-15): index 11 and 12, and 49+l2
+ * and 65+l2 when the file has them (4.8+). Takes stats.lock, waiting at
+ * most wait_usec; writes atomically; keeps every other line. Counters clamp
+ * at 0. Returns 1 updated, 0 nothing to update (no stats file), -EBUSY if
+ * the lock stayed taken, or -errno. */
+int ccache_stats_subtract(int l1fd, unsigned l2, uint64_t files, uint64_t kib, uint64_t wait_usec);
+
+/* ccache.conf: returns old's text with its umask and max_size settings
+ * replaced by "umask = 000" and "max_size = MAX_SIZE" (first occurrence in
+ * place, later ones dropped, appended when missing), every other line kept
+ * as it was. Indented copies of these keys go too: ccache 4.13 reads an
+ * indented line as a continuation. malloc'd; NULL on ENOMEM. */
+char *ccache_conf_update(const char *old, const char *max_size);
+
+/* Creates a new file "<base>.tmp.XXXXXX.tmp" in dirfd (ccache's temporary
+ * naming, so a stale one is swept like ccache's own) with O_EXCL and a
+ * random suffix. Returns the fd and the name in name, or -errno. */
+int ccache_tmpfile(int dirfd, const char *base, mode_t mode, char *name, size_t len);
+
+/* A size as ccache.conf wants it, exact and with a unit: "120G", "1500M". */
+char *ccache_format_size(uint64_t bytes, char *buf, size_t len);

@@ -20,9 +20,21 @@
 #include "control.h"
 #include "log.h"
 #include "manager.h"
+#include "trim.h"
 #include "units.h"
 #include "volume.h"
 #include "watch.h"
+
+#define TRIM_PROGRESS_USEC (250 * USEC_PER_MSEC)
+
+/* One `cachectl trim` request, waiting for the trims it started. */
+typedef struct TrimCall {
+        Manager *manager;
+        ControlRequest *req;
+        json_object *results;        /* name → result */
+        size_t pending;
+        sd_event_source *progress;
+} TrimCall;
 
 /* What events cannot tell (a mount appearing without a mountinfo change we
  * saw, a root replaced by rename) is re-checked this often. */
@@ -129,6 +141,21 @@ static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si,
         log_info("Received %s, exiting.", strsignal((int) si->ssi_signo));
         (void) sd_notify(false, "STOPPING=1");
         return sd_event_exit(m->event, 0);
+}
+
+/* For the watchdog test only: with CACHEKEEPER_TEST_HANG=1 in the
+ * environment at start, SIGUSR2 wedges the loop so systemd's watchdog must
+ * kill us. Otherwise SIGUSR2 is logged and ignored. */
+static int on_hang_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        const char *e = getenv("CACHEKEEPER_TEST_HANG");
+
+        if (!e || strcmp(e, "1") != 0) {
+                log_notice("Received SIGUSR2, ignoring.");
+                return 0;
+        }
+        log_warning("Received SIGUSR2 with CACHEKEEPER_TEST_HANG=1: wedging the event loop.");
+        for (;;)
+                pause();
 }
 
 static int on_reload_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
@@ -249,6 +276,115 @@ static void handle_reload(Manager *m, ControlRequest *req) {
                 control_reply_ok(req, NULL);
 }
 
+static Cache *find_cache(Manager *m, const char *name) {
+        for (size_t i = 0; i < m->n_caches; i++)
+                if (strcmp(cache_config(m->caches[i])->name, name) == 0)
+                        return m->caches[i];
+        return NULL;
+}
+
+static void trim_call_free(TrimCall *t) {
+        sd_event_source_disable_unref(t->progress);
+        json_object_put(t->results);
+        free(t);
+}
+
+static void on_trim_done(Cache *c, const TrimResult *r, void *userdata) {
+        TrimCall *t = userdata;
+        json_object *o = cache_trim_json(r);
+
+        json_object_object_add(o, "size_bytes", json_object_new_uint64(cache_totals(c)->bytes));
+        json_object_object_add(t->results, cache_config(c)->name, o);
+        if (--t->pending > 0)
+                return;
+        control_reply_ok(t->req, t->results);
+        trim_call_free(t);
+}
+
+static int on_trim_progress(sd_event_source *s, uint64_t usec, void *userdata) {
+        TrimCall *t = userdata;
+        json_object *p = json_object_new_object();
+
+        for (size_t i = 0; i < t->manager->n_caches; i++) {
+                const TrimResult *r = cache_running_trim(t->manager->caches[i], t);
+                if (r && !r->dry_run)
+                        json_object_object_add(p, cache_config(t->manager->caches[i])->name, cache_trim_json(r));
+        }
+        if (json_object_object_length(p) > 0)
+                control_send_progress(t->req, p);
+        json_object_put(p);
+        return sd_event_source_set_time_relative(s, TRIM_PROGRESS_USEC);
+}
+
+/* {"cmd":"trim", "caches":["a"], "to_bytes":N, "dry_run":true}: every named
+ * cache (all available ones by default) down to N or its own target. */
+static void handle_trim(Manager *m, ControlRequest *req, json_object *request) {
+        const ControlPeer *peer = control_request_peer(req);
+        json_object *names = NULL, *v;
+        Cache *targets[64];
+        size_t n = 0;
+        uint64_t to = 0;
+        bool dry_run = false;
+        TrimCall *t;
+
+        if (json_object_object_get_ex(request, "dry_run", &v))
+                dry_run = json_object_get_boolean(v);
+        if (!dry_run && !peer_is_admin(m, peer)) {
+                control_reply_error(req, "permission denied: trim is for root and members of '%s'",
+                                    m->config->admin_group);
+                return;
+        }
+        if (json_object_object_get_ex(request, "to_bytes", &v)) {
+                if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) <= 0) {
+                        control_reply_error(req, "\"to_bytes\" must be a positive number");
+                        return;
+                }
+                to = (uint64_t) json_object_get_int64(v);
+        }
+        if (json_object_object_get_ex(request, "caches", &names) && json_object_array_length(names) > 0) {
+                for (size_t i = 0; i < json_object_array_length(names) && n < ELEMENTSOF(targets); i++) {
+                        const char *name = json_object_get_string(json_object_array_get_idx(names, i));
+                        Cache *c = name ? find_cache(m, name) : NULL;
+                        if (!c) {
+                                control_reply_error(req, "no cache named '%s'", name ? name : "?");
+                                return;
+                        }
+                        if (cache_state(c) == CACHE_UNAVAILABLE || cache_state(c) == CACHE_SCANNING) {
+                                control_reply_error(req, "cache %s is %s: cannot trim it now", name,
+                                                    cache_state_name(cache_state(c)));
+                                return;
+                        }
+                        targets[n++] = c;
+                }
+        } else
+                for (size_t i = 0; i < m->n_caches && n < ELEMENTSOF(targets); i++)
+                        if (cache_state(m->caches[i]) != CACHE_UNAVAILABLE && cache_state(m->caches[i]) != CACHE_SCANNING)
+                                targets[n++] = m->caches[i];
+        if (n == 0) {
+                control_reply_error(req, "no cache can be trimmed now (unavailable or still scanning)");
+                return;
+        }
+        t = calloc(1, sizeof(*t));
+        if (!t || !(t->results = json_object_new_object())) {
+                free(t);
+                control_reply_error(req, "out of memory");
+                return;
+        }
+        t->manager = m;
+        t->req = req;
+        t->pending = n;
+        if (!dry_run) {
+                log_info("Trim requested by uid %u (pid %u).", (unsigned) peer->uid, (unsigned) peer->pid);
+                (void) sd_event_add_time_relative(m->event, &t->progress, CLOCK_MONOTONIC, TRIM_PROGRESS_USEC, 0,
+                                                  on_trim_progress, t);
+        }
+        for (size_t i = 0; i < n; i++)
+                if (cache_trim(targets[i], to, dry_run, dry_run ? "dry-run" : "manual", on_trim_done, t) < 0) {
+                        TrimResult failed = { .target_bytes = to, .dry_run = dry_run, .errors = 1 };
+                        on_trim_done(targets[i], &failed, t);
+                }
+}
+
 static void on_request(ControlRequest *req, const char *cmd, json_object *request, void *userdata) {
         Manager *m = userdata;
 
@@ -256,6 +392,8 @@ static void on_request(ControlRequest *req, const char *cmd, json_object *reques
                 handle_status(m, req, request);
         else if (strcmp(cmd, "reload") == 0)
                 handle_reload(m, req);
+        else if (strcmp(cmd, "trim") == 0)
+                handle_trim(m, req, request);
         else
                 control_reply_error(req, "unknown command '%s'", cmd);
 }
@@ -369,11 +507,13 @@ int manager_start(Manager *m) {
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGINT);
         sigaddset(&mask, SIGHUP);
+        sigaddset(&mask, SIGUSR2);
         if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
                 return log_error_errno(errno, "Failed to block signals: %m");
         if ((r = add_signal(m, SIGTERM, on_exit_signal, "sigterm")) < 0 ||
             (r = add_signal(m, SIGINT, on_exit_signal, "sigint")) < 0 ||
-            (r = add_signal(m, SIGHUP, on_reload_signal, "sighup")) < 0)
+            (r = add_signal(m, SIGHUP, on_reload_signal, "sighup")) < 0 ||
+            (r = add_signal(m, SIGUSR2, on_hang_signal, "sigusr2")) < 0)
                 return r;
         r = sd_event_set_watchdog(m->event, true);
         if (r < 0)

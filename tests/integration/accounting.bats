@@ -94,6 +94,7 @@ check_counters() {
         (cd "$CACHE/0/0" && seq -f 'burst%05g' 1 20000 | xargs touch)
         kill -CONT "$DAEMON_PID"
         wait_exact t "$CACHE" 20
+        cat "$BATS_TEST_TMPDIR/daemon.log"; ctl status --json | jq .caches[0].scan
         [ "$(ctl status --json | jq '.caches[0].scan.inotify_overflows')" -ge 1 ]
         [ "$(ctl status --json | jq '.caches[0].scan.rescans')" -ge 1 ]
         grep -q "inotify queue overflowed" "$BATS_TEST_TMPDIR/daemon.log"

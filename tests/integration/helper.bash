@@ -71,7 +71,8 @@ wait_exact() {
 
 # Waits for the daemon to answer and every cache to be scanned.
 wait_ready() {
-        wait_for "ctl status --json 2>/dev/null | jq -e '.ready' >/dev/null" "${1:-10}"
+        # not jq -e: it succeeds on empty input, i.e. before the socket exists
+        wait_for "[ \"\$(ctl status --json 2>/dev/null | jq -r .ready)\" = true ]" "${1:-10}"
 }
 
 # Compiles $2 small C files (named from $3, default "f") into cache dir $1 with real ccache.

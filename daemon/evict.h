@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/* Eviction: evict_plan() decides which files go (pure: the Account only, no
+ * I/O); evict_unlink() deletes one of them after checking, by a
+ * dirfd-relative statx that follows nothing, that it is still what was
+ * decided on. What may ever go: ccache entries of both naming schemes, and
+ * stale temporaries (CCACHE.md §1). Nothing else, whatever its name. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "account.h"
+
+#define EVICT_TMP_MIN_AGE_SEC    3600            /* *.tmp.*: in-flight atomic writes are younger */
+#define EVICT_TMPDIR_MIN_AGE_SEC (2 * 86400)     /* files in tmp/: ccache's own sweep age */
+
+typedef struct Victim {
+        FileId file;
+        DirId dir;
+        uint32_t mtime;
+        uint32_t blocks;
+} Victim;
+
+typedef struct EvictPlan {
+        Victim *victims;         /* sorted by directory, then mtime; owned */
+        size_t n;
+        uint64_t bytes;          /* Σ blocks·512 of the victims */
+        int64_t cutoff;          /* newest mtime among the victims (0: none) */
+        int64_t oldest_kept;     /* oldest mtime of an evictable file that stays (0: none stay) */
+        uint64_t evictable_files, evictable_bytes;
+} EvictPlan;
+
+/* May this file (fi from account_file_info, name its file name) be evicted at
+ * time now (seconds)? Entries always; *.tmp.* after an hour; other files in
+ * tmp/ after two days, except ccache's inode cache and sweep stamp. */
+bool evict_eligible(const Account *a, const FileInfo *fi, const char *name, int64_t now);
+
+/* Plans the eviction of the least recently used eligible files, oldest mtime
+ * first across the whole account, until at least need_bytes are freed (or
+ * nothing eligible is left). Every victim is older than or as old as every
+ * eligible file kept. Returns 0 (plan in *ret, free with evict_plan_done)
+ * or -ENOMEM. */
+int evict_plan(Account *a, uint64_t need_bytes, int64_t now, EvictPlan *ret);
+void evict_plan_done(EvictPlan *p);
+
+/* Deletes dirfd/name if it is still a regular file on device dev, with an
+ * mtime no newer than max_mtime (a cache hit since the plan refreshed it:
+ * it stays). Never follows a symlink. Returns 1 deleted, 0 skipped (gone or
+ * changed), or -errno. */
+int evict_unlink(int dirfd, const char *name, dev_t dev, int64_t max_mtime);

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/* One eviction job on one cache: an EvictPlan carried out in bounded batches,
+ * one directory at a time under ccache's content lock for it, each file
+ * re-checked before it goes, ccache's counters fixed after each batch.
+ * Knows nothing of the loop: the cache calls trim_step() from its own. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "account.h"
+#include "evict.h"
+#include "util.h"
+
+#define TRIM_BATCH_FILES 1024              /* unlinks per step at most */
+#define TRIM_BATCH_USEC  (50 * USEC_PER_MSEC)
+#define TRIM_LOCK_RETRY_USEC (50 * USEC_PER_MSEC)     /* between tries of a taken ccache lock */
+#define TRIM_LOCK_WAIT_USEC  (5 * USEC_PER_SEC)       /* a directory locked this long is left alone */
+
+typedef struct TrimResult {
+        uint64_t target_bytes;               /* the size aimed at */
+        uint64_t planned_files, planned_bytes;
+        uint64_t files, bytes;               /* deleted (or, dry run, that would be) */
+        uint64_t saved;                      /* refreshed or changed since the plan: kept */
+        uint64_t locked_dirs;                /* left alone: ccache held their lock throughout */
+        uint64_t errors;
+        int64_t oldest_kept;                 /* oldest mtime of an evictable file that stays */
+        uint64_t stats_updates, stats_failures;
+        bool dry_run;
+} TrimResult;
+
+typedef struct Trim Trim;
+
+/* Plans a trim of account down to target_bytes (its total size, as
+ * size_bytes counts) at time now. A dry run only plans. Returns 0 or -ENOMEM. */
+int trim_new(Account *a, uint64_t target_bytes, bool dry_run, int64_t now, Trim **ret);
+
+/* Carries out the next batch below root_fd (the cache root on device dev).
+ * Returns 1 while there is more to do now, 2 when only directories whose
+ * ccache lock is taken remain (call again after TRIM_LOCK_RETRY_USEC), 0 when
+ * done, -errno when the root is gone. */
+int trim_step(Trim *t, Account *a, int root_fd, dev_t dev);
+
+const TrimResult *trim_result(const Trim *t);
+Trim *trim_free(Trim *t);
+static inline void trim_freep(Trim **t) {
+        trim_free(*t);
+}

@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: MIT */
+/* Mode and ccache.conf upkeep of one cache root. Non-logging: repairs are
+ * reported through the caller's callback. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "ccache.h"
+#include "upkeep.h"
+#include "util.h"
+
+#define CONF_MAX 65536
+
+static const char hexdigits[] = "0123456789abcdef";
+
+int upkeep_root(int root_fd, mode_t mode, upkeep_report_t report, void *userdata) {
+        struct stat st;
+
+        if (fstat(root_fd, &st) < 0)
+                return -errno;
+        if ((st.st_mode & 07777) == mode)
+                return 0;
+        if (fchmod(root_fd, mode) < 0)
+                return -errno;
+        if (report)
+                report("", st.st_mode & 07777, mode, userdata);
+        return 1;
+}
+
+static int open_beneath(int root_fd, const char *rel) {
+        struct open_how how = {
+                .flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS,
+        };
+        int fd = (int) syscall(SYS_openat2, root_fd, rel, &how, sizeof(how));
+
+        return fd < 0 ? -errno : fd;
+}
+
+int upkeep_dir(int root_fd, const char *rel, upkeep_report_t report, void *userdata) {
+        bool created = false;
+        int fd, r;
+
+        fd = open_beneath(root_fd, rel);
+        if (fd == -ENOENT) {
+                /* mkdirat does not follow a symlink in the last component;
+                 * the parent was just opened beneath the root. */
+                if (mkdirat(root_fd, rel, UPKEEP_DIR_MODE) < 0 && errno != EEXIST)
+                        return -errno;
+                created = true;
+                fd = open_beneath(root_fd, rel);
+        }
+        if (fd < 0)
+                return fd;
+        r = upkeep_dir_fd(fd, rel, created ? NULL : report, userdata);
+        close(fd);
+        return r < 0 ? r : (created || r > 0);
+}
+
+int upkeep_dir_fd(int fd, const char *rel, upkeep_report_t report, void *userdata) {
+        struct stat st;
+
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISDIR(st.st_mode) || (st.st_mode & 07777) == UPKEEP_DIR_MODE)
+                return 0;
+        if (fchmod(fd, UPKEEP_DIR_MODE) < 0)
+                return -errno;
+        if (report)
+                report(rel, st.st_mode & 07777, UPKEEP_DIR_MODE, userdata);
+        return 1;
+}
+
+int upkeep_all_dirs(int root_fd, upkeep_report_t report, void *userdata) {
+        char rel[4];
+        int n = 0, r;
+
+        if ((r = upkeep_dir(root_fd, "tmp", report, userdata)) < 0 ||
+            (n += r, r = upkeep_dir(root_fd, "lock", report, userdata)) < 0)
+                return r;
+        n += r;
+        for (int a = 0; a < 16; a++) {
+                snprintf(rel, sizeof(rel), "%c", hexdigits[a]);
+                if ((r = upkeep_dir(root_fd, rel, report, userdata)) < 0)
+                        return r;
+                n += r;
+                for (int b = 0; b < 16; b++) {
+                        snprintf(rel, sizeof(rel), "%c/%c", hexdigits[a], hexdigits[b]);
+                        if ((r = upkeep_dir(root_fd, rel, report, userdata)) < 0)
+                                return r;
+                        n += r;
+                }
+        }
+        return n;
+}
+
+static bool is_hex(char c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
+bool upkeep_is_kept_dir(const char *rel) {
+        if (strcmp(rel, "tmp") == 0 || strcmp(rel, "lock") == 0)
+                return true;
+        if (is_hex(rel[0]) && rel[1] == '\0')
+                return true;
+        return is_hex(rel[0]) && rel[1] == '/' && is_hex(rel[2]) && rel[3] == '\0';
+}
+
+/* Reads root_fd/ccache.conf (a regular file, not followed) into a new string. */
+static int read_conf(int root_fd, char **ret) {
+        struct stat st;
+        char *buf;
+        ssize_t n;
+        int fd;
+
+        fd = openat(root_fd, "ccache.conf", O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+        if (fd < 0) {
+                if (errno != ENOENT)
+                        return -errno;
+                *ret = NULL;
+                return 0;
+        }
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size >= CONF_MAX) {
+                close(fd);
+                return -EINVAL;
+        }
+        buf = calloc(1, (size_t) st.st_size + 1);
+        if (!buf) {
+                close(fd);
+                return -ENOMEM;
+        }
+        n = read(fd, buf, (size_t) st.st_size);
+        close(fd);
+        if (n < 0) {
+                free(buf);
+                return -EIO;
+        }
+        buf[n] = '\0';
+        *ret = buf;
+        return 0;
+}
+
+static void old_max_size(const char *text, char *buf, size_t len) {
+        const char *p = text;
+
+        buf[0] = '\0';
+        while (p && *p) {
+                const char *nl = strchr(p, '\n');
+                size_t l = nl ? (size_t) (nl - p) : strlen(p);
+
+                if (strncmp(p, "max_size", 8) == 0) {
+                        const char *eq = memchr(p, '=', l);
+                        if (eq) {
+                                eq++;
+                                while (*eq == ' ' || *eq == '\t')
+                                        eq++;
+                                snprintf(buf, len, "%.*s", (int) (p + l - eq), eq);
+                                return;
+                        }
+                }
+                p = nl ? nl + 1 : NULL;
+        }
+}
+
+int upkeep_ccache_conf(int root_fd, const char *max_size, char *ret_old_max, size_t old_max_len) {
+        _cleanup_free_ char *old = NULL, *new = NULL;
+        char tmp[64];
+        size_t len;
+        int fd, r;
+
+        r = read_conf(root_fd, &old);
+        if (r < 0)
+                return r;
+        new = ccache_conf_update(old, max_size);
+        if (!new)
+                return -ENOMEM;
+        if (ret_old_max)
+                old_max_size(old, ret_old_max, old_max_len);
+        if (old && strcmp(old, new) == 0)
+                return 0;
+        /* Owned by us, 0644: in the sticky root no other user can replace it. */
+        fd = ccache_tmpfile(root_fd, "ccache.conf", 0644, tmp, sizeof(tmp));
+        if (fd < 0)
+                return fd;
+        len = strlen(new);
+        if (write(fd, new, len) != (ssize_t) len || fchmod(fd, 0644) < 0 || fsync(fd) < 0) {
+                r = -errno ?: -EIO;
+                close(fd);
+                (void) unlinkat(root_fd, tmp, 0);
+                return r;
+        }
+        close(fd);
+        if (renameat(root_fd, tmp, root_fd, "ccache.conf") < 0) {
+                r = -errno;
+                (void) unlinkat(root_fd, tmp, 0);
+                return r;
+        }
+        return 1;
+}

@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: MIT */
+/* Eviction policy and the deletion primitive: exactly the oldest eligible
+ * files are chosen; only regular files that are still what was planned are
+ * deleted; ccache's counters and ccache.conf are rewritten as ccache would. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "ccache.h"
+#include "evict.h"
+#include "trim.h"
+
+#define NOW 2000000000
+
+static const char b32[] = "0123456789abcdefghijklmnopqrstuv";
+
+static void entry_name(unsigned i, char *buf) {
+        uint64_t x = i * 0x9e3779b97f4a7c15ULL + 7;
+
+        for (int p = 0; p < 31; p++) {
+                x ^= x >> 29, x *= 0xbf58476d1ce4e5b9ULL;
+                buf[p] = b32[p < 2 ? x % 16 : x % 32];
+        }
+        buf[31] = 'R';
+        buf[32] = '\0';
+}
+
+static void test_plan_takes_exactly_the_oldest(void **state) {
+        enum { N = 5000 };
+        Account *a;
+        DirId l1, l2[16], tmp;
+        EvictPlan p;
+        char name[64];
+        uint32_t *mtimes = calloc(N, sizeof(uint32_t));
+
+        assert_int_equal(account_new(&a), 0);
+        account_dir_add(a, DIR_ROOT, "b", &l1);
+        for (int i = 0; i < 16; i++) {
+                char n[2] = { b32[i], 0 };
+                account_dir_add(a, l1, n, &l2[i]);
+        }
+        account_dir_add(a, DIR_ROOT, "tmp", &tmp);
+        /* mtimes with many ties, spread over 30 days; every file 8 blocks */
+        for (unsigned i = 0; i < N; i++) {
+                mtimes[i] = NOW - 30 * 86400 + (uint32_t) ((i * 7919u) % 2000u) * 1296u;
+                entry_name(i, name);
+                assert_int_equal(account_file_set(a, l2[i % 16], name, 8, mtimes[i]), 1);
+        }
+        /* never eligible, however old */
+        account_file_set(a, l1, "stats", 8, 1);
+        account_file_set(a, l1, "CACHEDIR.TAG", 8, 1);
+        account_file_set(a, DIR_ROOT, "ccache.conf", 8, 1);
+        account_file_set(a, tmp, "inode-cache-64.v2", 8, 1);
+        account_file_set(a, tmp, ".cleaned", 8, 1);
+        account_file_set(a, l2[0], "stats.alive", 8, 1);
+        account_file_set(a, l2[0], ".nfs000123", 8, 1);
+        /* temporaries: young ones stay, stale ones are eligible */
+        account_file_set(a, l2[1], "x.tmp.young.tmp", 8, NOW - 3599);
+        account_file_set(a, l2[1], "x.tmp.stale.tmp", 8, NOW - 3600);
+        account_file_set(a, tmp, "cpp_stdout.tmp.aaa.i", 8, NOW - 2 * 86400 + 1);   /* in tmp/: 2 days */
+        account_file_set(a, tmp, "old-leftover", 8, NOW - 2 * 86400);
+
+        for (uint64_t need = 1; need <= 8 * 512 * (uint64_t) N + 8192; need += 4096 * 37 + 1) {
+                uint32_t newest_victim = 0, oldest_kept = UINT32_MAX;
+                FileInfo fi;
+
+                assert_int_equal(evict_plan(a, need, NOW, &p), 0);
+                assert_int_equal(p.evictable_files, N + 2);
+                assert_true(p.bytes >= need || p.n == p.evictable_files);
+                /* minimal: without its newest victim the plan would not do */
+                if (p.n < p.evictable_files)
+                        assert_true(p.bytes - 8 * 512 < need);
+                for (size_t i = 0; i < p.n; i++) {
+                        char vname[256];
+                        assert_int_equal(account_file_info(a, p.victims[i].file, &fi), 0);
+                        assert_int_equal(account_file_name(a, p.victims[i].file, vname, sizeof(vname)), 0);
+                        assert_true(ccache_kind_is_entry(fi.kind) || strstr(vname, "stale") ||
+                                    strcmp(vname, "old-leftover") == 0);
+                        if (i > 0 && p.victims[i].dir == p.victims[i - 1].dir)
+                                assert_true(p.victims[i].mtime >= p.victims[i - 1].mtime);
+                        newest_victim = fi.mtime > newest_victim ? (uint32_t) fi.mtime : newest_victim;
+                }
+                /* every eligible file kept is at least as new as every victim */
+                for (FileId id = 0; id < account_file_limit(a); id++) {
+                        bool victim = false;
+                        if (account_file_info(a, id, &fi) < 0 || !ccache_kind_is_entry(fi.kind))
+                                continue;
+                        for (size_t i = 0; i < p.n && !victim; i++)
+                                victim = p.victims[i].file == id;
+                        if (!victim)
+                                oldest_kept = fi.mtime < oldest_kept ? (uint32_t) fi.mtime : oldest_kept;
+                }
+                assert_true(p.n == p.evictable_files || oldest_kept >= newest_victim);
+                assert_int_equal(p.cutoff, newest_victim);
+                if (p.n < N)
+                        assert_int_equal(p.oldest_kept, oldest_kept);
+                evict_plan_done(&p);
+        }
+        /* nothing needed: nothing planned */
+        assert_int_equal(evict_plan(a, 0, NOW, &p), 0);
+        assert_int_equal(p.n, 0);
+        evict_plan_done(&p);
+        account_free(a);
+        free(mtimes);
+}
+
+static char dir[] = "/tmp/ck-test-evict-XXXXXX";
+
+static int setup(void **state) {
+        return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+        char cmd[128];
+
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+        return system(cmd) == 0 ? 0 : -1;
+}
+
+static int dfd(void) {
+        int fd = open(dir, O_RDONLY | O_DIRECTORY);
+        assert_true(fd >= 0);
+        return fd;
+}
+
+static void touch_at(int fd, const char *name, time_t mtime) {
+        struct timespec ts[2] = { { mtime, 0 }, { mtime, 0 } };
+        int f = openat(fd, name, O_WRONLY | O_CREAT, 0644);
+
+        assert_true(f >= 0);
+        assert_int_equal(write(f, "data", 4), 4);
+        assert_int_equal(futimens(f, ts), 0);
+        close(f);
+}
+
+static void test_unlink_rechecks(void **state) {
+        struct stat st;
+        int fd = dfd();
+        dev_t dev;
+
+        assert_int_equal(fstat(fd, &st), 0);
+        dev = st.st_dev;
+        touch_at(fd, "old", 1000);
+        touch_at(fd, "hit", 5000);                           /* refreshed since the plan */
+        touch_at(fd, "target", 1000);
+        assert_int_equal(symlinkat("target", fd, "link"), 0);
+        assert_int_equal(mkfifoat(fd, "fifo", 0644), 0);
+        assert_int_equal(mkdirat(fd, "dir", 0755), 0);
+
+        assert_int_equal(evict_unlink(fd, "old", dev, 1000), 1);
+        assert_int_equal(fstatat(fd, "old", &st, 0), -1);
+        assert_int_equal(evict_unlink(fd, "old", dev, 1000), 0);        /* gone: skipped */
+        assert_int_equal(evict_unlink(fd, "hit", dev, 1000), 0);        /* newer: saved */
+        assert_int_equal(fstatat(fd, "hit", &st, 0), 0);
+        assert_int_equal(evict_unlink(fd, "link", dev, INT64_MAX), 0);  /* symlink: never */
+        assert_int_equal(fstatat(fd, "link", &st, AT_SYMLINK_NOFOLLOW), 0);
+        assert_int_equal(fstatat(fd, "target", &st, 0), 0);
+        assert_int_equal(evict_unlink(fd, "fifo", dev, INT64_MAX), 0);
+        assert_int_equal(evict_unlink(fd, "dir", dev, INT64_MAX), 0);
+        assert_int_equal(evict_unlink(fd, "target", dev + 1, INT64_MAX), 0);  /* another device */
+        assert_int_equal(fstatat(fd, "target", &st, 0), 0);
+        close(fd);
+}
+
+static void write_stats(int fd, unsigned lines, uint64_t base) {
+        FILE *f;
+        int s = openat(fd, "stats", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+        assert_true(s >= 0);
+        f = fdopen(s, "w");
+        for (unsigned i = 0; i < lines; i++)
+                fprintf(f, "%llu\n", (unsigned long long) (base + i));
+        fclose(f);
+}
+
+static void test_stats_subtract(void **state) {
+        CcacheStats s;
+        CcacheLock held;
+        int fd = dfd();
+
+        /* 4.8+ file: 85 lines, sub-counters for each level-2 directory */
+        write_stats(fd, 85, 1000);
+        assert_int_equal(ccache_stats_subtract(fd, 4, 10, 400, 0), 1);
+        assert_int_equal(ccache_stats_read(fd, "stats", &s), 0);
+        assert_int_equal(s.n, 85);
+        assert_int_equal(s.counters[11], 1011 - 10);
+        assert_int_equal(s.counters[12], 1012 - 400);
+        assert_int_equal(s.counters[49 + 4], 1053 - 10);
+        assert_int_equal(s.counters[65 + 4], 1069 - 400);
+        assert_int_equal(s.counters[49 + 5], 1054);        /* other subdirectories untouched */
+        assert_int_equal(s.counters[84], 1084);            /* lines we have no name for are kept */
+        assert_int_equal(s.counters[22], 1022);
+        /* clamps at zero, as ccache does */
+        assert_int_equal(ccache_stats_subtract(fd, 4, 1000000, 1000000, 0), 1);
+        assert_int_equal(ccache_stats_read(fd, "stats", &s), 0);
+        assert_int_equal(s.counters[11], 0);
+        assert_int_equal(s.counters[65 + 4], 0);
+        /* 4.7 file: 49 lines, only 11 and 12 */
+        write_stats(fd, 49, 100);
+        assert_int_equal(ccache_stats_subtract(fd, 3, 1, 4, 0), 1);
+        assert_int_equal(ccache_stats_read(fd, "stats", &s), 0);
+        assert_int_equal(s.n, 49);
+        assert_int_equal(s.counters[11], 110);
+        assert_int_equal(s.counters[12], 108);
+        assert_int_equal(s.counters[48], 148);
+        /* ccache holds stats.lock: we wait a little, then give up without writing */
+        assert_int_equal(ccache_lock_try(&held, fd, "stats"), 1);
+        assert_int_equal(ccache_stats_subtract(fd, 3, 1, 4, 30000), -EBUSY);
+        assert_int_equal(ccache_stats_read(fd, "stats", &s), 0);
+        assert_int_equal(s.counters[11], 110);
+        ccache_lock_release(&held);
+        assert_int_equal(faccessat(fd, "stats.lock", F_OK, AT_SYMLINK_NOFOLLOW), -1);
+        assert_int_equal(faccessat(fd, "stats.alive", F_OK, 0), -1);
+        /* no stats file: nothing to do */
+        assert_int_equal(unlinkat(fd, "stats", 0), 0);
+        assert_int_equal(ccache_stats_subtract(fd, 3, 1, 4, 0), 0);
+        assert_int_equal(faccessat(fd, "stats", F_OK, 0), -1);
+        close(fd);
+}
+
+static void test_lock_is_exclusive_and_only_ours_released(void **state) {
+        CcacheLock a, b;
+        char target[128];
+        int fd = dfd();
+        ssize_t n;
+
+        assert_int_equal(ccache_lock_try(&a, fd, "subdir_b4"), 1);
+        assert_int_equal(ccache_lock_try(&b, fd, "subdir_b4"), 0);
+        n = readlinkat(fd, "subdir_b4.lock", target, sizeof(target) - 1);
+        assert_true(n > 0);
+        assert_int_equal(faccessat(fd, "subdir_b4.alive", F_OK, 0), 0);
+        /* someone broke our lock and took it: releasing must leave theirs */
+        assert_int_equal(unlinkat(fd, "subdir_b4.lock", 0), 0);
+        assert_int_equal(symlinkat("otherhost-1-1-1.1", fd, "subdir_b4.lock"), 0);
+        ccache_lock_release(&a);
+        n = readlinkat(fd, "subdir_b4.lock", target, sizeof(target) - 1);
+        assert_int_equal(n, (ssize_t) strlen("otherhost-1-1-1.1"));
+        close(fd);
+}
+
+static void test_conf_update(void **state) {
+        static const struct {
+                const char *in, *out;
+        } cases[] = {
+                { NULL, "max_size = 120G\numask = 000\n" },
+                { "", "max_size = 120G\numask = 000\n" },
+                { "max_size = 5G\n", "max_size = 120G\numask = 000\n" },
+                { "compression = true\nmax_size=5G\numask = 022\nsloppiness = time_macros\n",
+                  "compression = true\nmax_size = 120G\numask = 000\nsloppiness = time_macros\n" },
+                { "umask = 000\nmax_size = 120G\n", "umask = 000\nmax_size = 120G\n" },
+                { "  umask = 077\nmax_size = 1G\nmax_size = 2G\n# max_size = 3G\n",
+                  "umask = 000\nmax_size = 120G\n# max_size = 3G\n" },
+                { "max_sizes = 1\n", "max_sizes = 1\nmax_size = 120G\numask = 000\n" },
+                { "cache_dir = /x", "cache_dir = /x\nmax_size = 120G\numask = 000\n" },
+        };
+
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                char *out = ccache_conf_update(cases[i].in, "120G");
+                if (strcmp(out, cases[i].out) != 0)
+                        fail_msg("case %zu: got \"%s\"", i, out);
+                free(out);
+        }
+}
+
+static void test_format_size(void **state) {
+        char buf[32];
+
+        assert_string_equal(ccache_format_size(120000000000ULL, buf, sizeof(buf)), "120G");
+        assert_string_equal(ccache_format_size(48000000000ULL, buf, sizeof(buf)), "48G");
+        assert_string_equal(ccache_format_size(1200000000ULL, buf, sizeof(buf)), "1200M");
+        assert_string_equal(ccache_format_size(1500000000000ULL, buf, sizeof(buf)), "1500G");
+        assert_string_equal(ccache_format_size(2000000000000ULL, buf, sizeof(buf)), "2T");
+        assert_string_equal(ccache_format_size(128849018880ULL, buf, sizeof(buf)), "128849019k");  /* 120Gi */
+        assert_string_equal(ccache_format_size(1000, buf, sizeof(buf)), "1k");
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_plan_takes_exactly_the_oldest),
+                cmocka_unit_test(test_unlink_rechecks),
+                cmocka_unit_test(test_stats_subtract),
+                cmocka_unit_test(test_lock_is_exclusive_and_only_ours_released),
+                cmocka_unit_test(test_conf_update),
+                cmocka_unit_test(test_format_size),
+        };
+        return cmocka_run_group_tests_name("evict", tests, setup, teardown);
+}
