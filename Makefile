@@ -3,6 +3,7 @@
 #   make run        run the daemon in the foreground on the shipped config
 #   make test       unit tests (plain and ASan+UBSan), golden config tests, integration tests
 #   make bench      speed and memory figures beside the reference tools
+#   make test-boot  boot a minimal Debian under systemd-nspawn and test the units there
 #   make install    DESTDIR=, PREFIX=/usr/local, SYSCONFDIR=/etc
 VERSION    := 0.1.0
 PREFIX     ?= /usr/local
@@ -41,7 +42,7 @@ HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPERS     := $(HELPER_SRCS:tests/helpers/%.c=$(B)/tests/helpers/%)
 
 .SECONDARY:
-.PHONY: all deps run test unit-tests bench install uninstall clean
+.PHONY: all deps run test unit-tests bench install uninstall clean test-boot
 all: $(B)/cachekeeperd $(B)/cachectl
 
 # On a fresh machine: install what is missing (as root) or say how.
@@ -86,13 +87,19 @@ run: $(B)/cachekeeperd $(B)/cachectl
 # The unit tests run twice (plain, then ASan+UBSan); integration tests drive
 # the sanitizer build of the binaries. tests/run prints the one closing line.
 test: all $(UNIT_TESTS) $(SAN_TESTS) $(HELPERS) $(B)/asan/cachekeeperd $(B)/asan/cachectl
-	@CK_BUILD=$(CURDIR)/$(B) tests/run $(UNIT_TESTS) $(SAN_TESTS) tests/integration/*.bats
+	@CK_BUILD=$(abspath $(B)) tests/run $(UNIT_TESTS) $(SAN_TESTS) tests/integration/*.bats
 
 bench: all $(HELPERS)
-	CK_BUILD=$(CURDIR)/$(B) tests/bench/run
+	CK_BUILD=$(abspath $(B)) tests/bench/run
+
+# Units are substituted at install time, not at build time, so that
+# `make && make install PREFIX=/usr` cannot install stale paths.
+SUBST_PATHS = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@BINDIR@|$(BINDIR)|g' \
+                  -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
+UNITS := cachekeeperd.service cachekeeperd.socket
 
 install: all
-	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR)
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR) $(DESTDIR)$(UNITDIR)
 	install -m 0755 $(B)/cachekeeperd $(DESTDIR)$(SBINDIR)/cachekeeperd
 	install -m 0755 $(B)/cachectl $(DESTDIR)$(BINDIR)/cachectl
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/cachekeeper.conf ]; then \
@@ -100,9 +107,33 @@ install: all
 	else \
 		install -m 0644 etc/cachekeeper.conf $(DESTDIR)$(SYSCONFDIR)/cachekeeper.conf; \
 	fi
+	@set -e; for u in $(UNITS); do \
+		$(SUBST_PATHS) systemd/$$u.in > $(DESTDIR)$(UNITDIR)/$$u.tmp; \
+		if LC_ALL=C grep -n '@[A-Z_]\{1,\}@' $(DESTDIR)$(UNITDIR)/$$u.tmp; then \
+			echo "systemd/$$u.in: unsubstituted placeholder" >&2; exit 1; fi; \
+		chmod 0644 $(DESTDIR)$(UNITDIR)/$$u.tmp; \
+		mv -f $(DESTDIR)$(UNITDIR)/$$u.tmp $(DESTDIR)$(UNITDIR)/$$u; \
+		echo "installed $(DESTDIR)$(UNITDIR)/$$u"; \
+	done
+	@echo "Now: systemctl daemon-reload && systemctl enable --now cachekeeperd.socket cachekeeperd.service"
+# Man pages, once they exist (cachekeeperd.8, cachekeeper.conf.5, cachectl.1 in man/):
+#	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
+#	install -m 0644 man/cachectl.1 $(DESTDIR)$(MANDIR)/man1/
+#	install -m 0644 man/cachekeeper.conf.5 $(DESTDIR)$(MANDIR)/man5/
+#	install -m 0644 man/cachekeeperd.8 $(DESTDIR)$(MANDIR)/man8/
 
+# The config is left in place: it may hold the admin's changes.
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/cachekeeperd $(DESTDIR)$(BINDIR)/cachectl
+	rm -f $(UNITS:%=$(DESTDIR)$(UNITDIR)/%)
+
+# Boots a minimal Debian with real systemd in systemd-nspawn, installs the
+# project into it with `make install`, and checks the units, notify, reload,
+# journal and watchdog there. The root is cached in CK_BOOT_ROOTFS
+# (default /var/cache/cachekeeper-test-rootfs) and built when absent.
+test-boot: all
+	@CK_BUILD=$(abspath $(B)) CK_MAKEFILE=$(abspath $(firstword $(MAKEFILE_LIST))) \
+		tests/boot/run
 
 clean:
 	rm -rf $(B)

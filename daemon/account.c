@@ -12,6 +12,11 @@
 #define CHUNK_SHIFT 16
 #define CHUNK_FILES (1u << CHUNK_SHIFT)
 #define INDEX_LOAD_MAX 0.8      /* linear probing stays short below this */
+/* An index slot: FileId + 1 in the low bits, 0 for empty, and 7 bits of the
+ * hash on top, so a probe that cannot match never touches the record. */
+#define SLOT_ID_BITS 25
+#define SLOT_ID_MASK ((1u << SLOT_ID_BITS) - 1)
+#define FILES_MAX    (SLOT_ID_MASK - 1)
 #define INDEX_MIN 1024
 
 /* flags: name form in bits 0-1, mark in bit 2, code or kind in bits 4-7 */
@@ -150,9 +155,20 @@ static void make_probe(const Account *a, DirId d, const char *name, File *p) {
         }
 }
 
+static inline uint32_t slot_tag(uint64_t h) {
+        return (uint32_t) (h & 0x7f) << SLOT_ID_BITS;
+}
+
+static inline FileId slot_id(uint32_t slot) {
+        return (slot & SLOT_ID_MASK) - 1;
+}
+
 static size_t index_find(const Account *a, const File *probe, uint64_t h) {
+        uint32_t tag = slot_tag(h);
+
         for (size_t i = home(a, h);; i = i + 1 == a->index_size ? 0 : i + 1) {
-                if (a->index[i] == 0 || file_equal(file_at(a, a->index[i] - 1), probe))
+                uint32_t v = a->index[i];
+                if (v == 0 || ((v & ~SLOT_ID_MASK) == tag && file_equal(file_at(a, slot_id(v)), probe)))
                         return i;
         }
 }
@@ -169,7 +185,8 @@ static int index_resize(Account *a, size_t size) {
         a->index_size = size;
         for (size_t i = 0; i < old_size; i++)
                 if (old[i]) {
-                        size_t j = index_find(a, file_at(a, old[i] - 1), file_hash(file_at(a, old[i] - 1)));
+                        const File *f = file_at(a, slot_id(old[i]));
+                        size_t j = index_find(a, f, file_hash(f));
                         a->index[j] = old[i];
                 }
         free(old);
@@ -187,7 +204,7 @@ static void index_delete(Account *a, size_t i) {
                 j = j + 1 == a->index_size ? 0 : j + 1;
                 if (a->index[j] == 0)
                         return;
-                k = home(a, file_hash(file_at(a, a->index[j] - 1)));
+                k = home(a, file_hash(file_at(a, slot_id(a->index[j]))));
                 if (i <= j ? (k <= i || k > j) : (k <= i && k > j)) {
                         a->index[i] = a->index[j];
                         a->index[j] = 0;
@@ -202,7 +219,7 @@ static int file_alloc(Account *a, FileId *ret) {
                 a->free_head = next_free(file_at(a, *ret));
                 return 0;
         }
-        if (a->limit == FILE_NONE)
+        if (a->limit >= FILES_MAX)
                 return -E2BIG;
         if ((a->limit >> CHUNK_SHIFT) >= a->n_chunks) {
                 File **c = realloc(a->chunks, (a->n_chunks + 1) * sizeof(File *));
@@ -263,7 +280,7 @@ int account_file_set(Account *a, DirId d, const char *name, uint64_t blocks, int
         if (a->index[slot]) {
                 bool changed;
 
-                f = file_at(a, a->index[slot] - 1);
+                f = file_at(a, slot_id(a->index[slot]));
                 changed = f->blocks != probe.blocks || f->mtime != probe.mtime;
                 totals_add(a, f, -1);
                 f->blocks = probe.blocks;
@@ -290,7 +307,7 @@ int account_file_set(Account *a, DirId d, const char *name, uint64_t blocks, int
         }
         f = file_at(a, id);
         *f = probe;
-        a->index[slot] = id + 1;
+        a->index[slot] = (id + 1) | slot_tag(h);
         a->n_files++;
         totals_add(a, f, +1);
         return 1;
@@ -302,7 +319,7 @@ FileId account_file_find(const Account *a, DirId d, const char *name) {
 
         make_probe(a, d, name, &probe);
         slot = index_find(a, &probe, file_hash(&probe));
-        return a->index[slot] ? a->index[slot] - 1 : FILE_NONE;
+        return a->index[slot] ? slot_id(a->index[slot]) : FILE_NONE;
 }
 
 int account_file_remove(Account *a, DirId d, const char *name) {
@@ -313,7 +330,7 @@ int account_file_remove(Account *a, DirId d, const char *name) {
         slot = index_find(a, &probe, file_hash(&probe));
         if (!a->index[slot])
                 return 0;
-        file_release(a, a->index[slot] - 1, slot);
+        file_release(a, slot_id(a->index[slot]), slot);
         return 1;
 }
 

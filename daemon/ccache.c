@@ -29,38 +29,59 @@
 
 static const char base32hex[] = "0123456789abcdefghijklmnopqrstuv";
 
-static int b32_value(char c) {
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'v')
-                return c - 'a' + 10;
-        return -1;
+/* Value + 1 of each base32hex char; 0 for anything else. Hex digits are the
+ * first 16. A table: packing runs for every file the scan sees. */
+static const uint8_t b32_table[256] = {
+        ['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7, ['7'] = 8,
+        ['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+        ['g'] = 17, ['h'] = 18, ['i'] = 19, ['j'] = 20, ['k'] = 21, ['l'] = 22, ['m'] = 23, ['n'] = 24,
+        ['o'] = 25, ['p'] = 26, ['q'] = 27, ['r'] = 28, ['s'] = 29, ['t'] = 30, ['u'] = 31, ['v'] = 32,
+};
+
+static inline int b32_value(char c) {
+        return (int) b32_table[(unsigned char) c] - 1;
 }
 
-static int hex_value(char c) {
+static inline int hex_value(char c) {
         int v = b32_value(c);
-        return v >= 0 && v < 16 ? v : -1;
+        return v < 16 ? v : -1;
 }
 
-/* A tiny bit writer/reader over the 20 packed bytes, most significant first. */
-static void put_bits(uint8_t *buf, unsigned *pos, unsigned value, unsigned nbits) {
-        for (unsigned i = nbits; i-- > 0; (*pos)++)
-                if (value & (1u << i))
-                        buf[*pos / 8] |= (uint8_t) (0x80u >> (*pos % 8));
+/* Bits into and out of the 20 packed bytes, most significant first. */
+typedef struct Bits {
+        uint8_t *buf;
+        unsigned pos, n;     /* bytes written or read; bits pending in acc */
+        uint64_t acc;
+} Bits;
+
+static inline void put_bits(Bits *b, unsigned value, unsigned nbits) {
+        b->acc = (b->acc << nbits) | value;
+        b->n += nbits;
+        while (b->n >= 8) {
+                b->n -= 8;
+                b->buf[b->pos++] = (uint8_t) (b->acc >> b->n);
+        }
 }
 
-static unsigned get_bits(const uint8_t *buf, unsigned *pos, unsigned nbits) {
-        unsigned v = 0;
+static inline void flush_bits(Bits *b) {
+        if (b->n > 0)
+                b->buf[b->pos++] = (uint8_t) (b->acc << (8 - b->n));
+        b->n = 0;
+}
 
-        for (unsigned i = 0; i < nbits; i++, (*pos)++)
-                v = (v << 1) | ((buf[*pos / 8] >> (7 - *pos % 8)) & 1u);
-        return v;
+static inline unsigned get_bits(Bits *b, unsigned nbits) {
+        while (b->n < nbits) {
+                b->acc = (b->acc << 8) | b->buf[b->pos++];
+                b->n += 8;
+        }
+        b->n -= nbits;
+        return (unsigned) (b->acc >> b->n) & ((1u << nbits) - 1);
 }
 
 static int pack_legacy(const char *name, size_t len, unsigned depth, uint8_t *out, uint8_t *ret_code) {
         size_t keylen = LEGACY_KEY_LEN - depth;
         uint8_t buf[CCACHE_PACKED_SIZE] = { 0 };
-        unsigned pos = 0;
+        Bits b = { .buf = buf };
         uint8_t code;
 
         if (len == keylen + 1 && name[keylen] == 'R')
@@ -77,8 +98,9 @@ static int pack_legacy(const char *name, size_t len, unsigned depth, uint8_t *ou
                 int v = i + depth < LEGACY_HEX_PREFIX ? hex_value(name[i]) : b32_value(name[i]);
                 if (v < 0)
                         return -EINVAL;
-                put_bits(buf, &pos, (unsigned) v, 5);
+                put_bits(&b, (unsigned) v, 5);
         }
+        flush_bits(&b);
         memcpy(out, buf, sizeof(buf));
         *ret_code = code;
         return 0;
@@ -87,7 +109,7 @@ static int pack_legacy(const char *name, size_t len, unsigned depth, uint8_t *ou
 static int pack_v413(const char *name, size_t len, unsigned depth, uint8_t *out, uint8_t *ret_code) {
         size_t keylen = V413_KEY_LEN - depth;
         uint8_t buf[CCACHE_PACKED_SIZE] = { 0 };
-        unsigned pos = 0;
+        Bits b = { .buf = buf };
         uint8_t code;
 
         if (len == keylen)
@@ -101,12 +123,13 @@ static int pack_v413(const char *name, size_t len, unsigned depth, uint8_t *out,
                 int v = hex_value(name[i]);
                 if (v < 0)
                         return -EINVAL;
-                put_bits(buf, &pos, (unsigned) v, 4);
+                put_bits(&b, (unsigned) v, 4);
         }
         if (code == CODE_V413_RAW) {
-                put_bits(buf, &pos, (unsigned) hex_value(name[keylen + 1]), 4);
-                put_bits(buf, &pos, (unsigned) hex_value(name[keylen + 2]), 4);
+                put_bits(&b, (unsigned) hex_value(name[keylen + 1]), 4);
+                put_bits(&b, (unsigned) hex_value(name[keylen + 2]), 4);
         }
+        flush_bits(&b);
         memcpy(out, buf, sizeof(buf));
         *ret_code = code;
         return 0;
@@ -118,29 +141,32 @@ int ccache_pack_name(const char *name, unsigned depth, uint8_t out[CCACHE_PACKED
 
         if (depth < CCACHE_DEPTH_MIN || depth > CCACHE_DEPTH_MAX)
                 return -EINVAL;
-        if (pack_legacy(name, len, depth, out, &code) < 0 && pack_v413(name, len, depth, out, &code) < 0)
+        /* The length says which scheme it could be: 32-33 chars (legacy) or
+         * 38/41 (4.13) at depth 2, one less per extra level. */
+        if (len + depth <= LEGACY_KEY_LEN + 2 ? pack_legacy(name, len, depth, out, &code) < 0
+                                              : pack_v413(name, len, depth, out, &code) < 0)
                 return -EINVAL;
         *ret_code = code;
         return ccache_code_kind(code);
 }
 
 char *ccache_unpack_name(const uint8_t in[CCACHE_PACKED_SIZE], uint8_t code, unsigned depth, char *buf) {
-        unsigned pos = 0;
+        Bits b = { .buf = (uint8_t *) in };
         size_t i, keylen;
 
         if (code >= CODE_V413) {
                 keylen = V413_KEY_LEN - depth;
                 for (i = 0; i < keylen; i++)
-                        buf[i] = base32hex[get_bits(in, &pos, 4)];
+                        buf[i] = base32hex[get_bits(&b, 4)];
                 if (code == CODE_V413_RAW) {
                         buf[i++] = '_';
-                        buf[i++] = base32hex[get_bits(in, &pos, 4)];
-                        buf[i++] = base32hex[get_bits(in, &pos, 4)];
+                        buf[i++] = base32hex[get_bits(&b, 4)];
+                        buf[i++] = base32hex[get_bits(&b, 4)];
                 }
         } else {
                 keylen = LEGACY_KEY_LEN - depth;
                 for (i = 0; i < keylen; i++)
-                        buf[i] = base32hex[get_bits(in, &pos, 5)];
+                        buf[i] = base32hex[get_bits(&b, 5)];
                 if (code == CODE_RESULT)
                         buf[i++] = 'R';
                 else if (code == CODE_MANIFEST)

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Mount points and free space. statx's STATX_ATTR_MOUNT_ROOT tells a mount
- * root even for a bind mount of the same filesystem, where comparing st_dev
- * with the parent cannot. */
+/* Mount points and free space. A mount point here is where the device
+ * changes: what holds a volume's data, not any bind mount. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -20,9 +19,9 @@ int volume_is_mount_point(const char *path) {
                 return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
         if (!S_ISDIR(stx.stx_mode))
                 return 0;
-        if (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)
-                return !!(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
-        /* Old kernels: a different device than the parent's. */
+        /* A different device than the parent's, not STATX_ATTR_MOUNT_ROOT:
+         * systemd's sandboxing (ReadWritePaths=) bind-mounts writable paths
+         * onto themselves, and those are no volumes. */
         if (snprintf(up, sizeof(up), "%s/..", path) >= (int) sizeof(up))
                 return -ENAMETOOLONG;
         if (statx(AT_FDCWD, up, AT_NO_AUTOMOUNT, STATX_INO, &parent) < 0)

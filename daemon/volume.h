@@ -14,8 +14,9 @@ typedef struct VolumeUsage {
         uint64_t total_inodes, free_inodes, avail_inodes;
 } VolumeUsage;
 
-/* 1 if path is a mount point (the root of a mount, bind mounts included),
- * 0 if not or if it does not exist, -errno on other errors. */
+/* 1 if path is where a filesystem is mounted (its device differs from its
+ * parent's; a bind mount of the same filesystem is not), 0 if not or if it
+ * does not exist, -errno on other errors. */
 int volume_is_mount_point(const char *path);
 
 /* Writes the mount point of the filesystem holding path (an existing
