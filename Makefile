@@ -33,7 +33,7 @@ SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined
 
 # Every daemon module except main.c: linked into the daemon and each unit test.
 DAEMON_SRCS := $(filter-out daemon/main.c,$(wildcard daemon/*.c))
-CTL_SRCS    := ctl/cachectl.c daemon/protocol.c daemon/units.c
+CTL_SRCS    := ctl/cachectl.c daemon/protocol.c daemon/report.c daemon/units.c
 UNIT_SRCS   := $(wildcard tests/unit/test-*.c)
 UNIT_TESTS  := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 SAN_TESTS   := $(UNIT_SRCS:tests/unit/%.c=$(B)/asan/tests/%)
@@ -115,17 +115,18 @@ install: all
 		mv -f $(DESTDIR)$(UNITDIR)/$$u.tmp $(DESTDIR)$(UNITDIR)/$$u; \
 		echo "installed $(DESTDIR)$(UNITDIR)/$$u"; \
 	done
+	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
+	install -m 0644 ctl/cachectl.1 $(DESTDIR)$(MANDIR)/man1/cachectl.1
+	install -m 0644 etc/cachekeeper.conf.5 $(DESTDIR)$(MANDIR)/man5/cachekeeper.conf.5
+	install -m 0644 daemon/cachekeeperd.8 $(DESTDIR)$(MANDIR)/man8/cachekeeperd.8
 	@echo "Now: systemctl daemon-reload && systemctl enable --now cachekeeperd.socket cachekeeperd.service"
-# Man pages, once they exist (cachekeeperd.8, cachekeeper.conf.5, cachectl.1 in man/):
-#	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
-#	install -m 0644 man/cachectl.1 $(DESTDIR)$(MANDIR)/man1/
-#	install -m 0644 man/cachekeeper.conf.5 $(DESTDIR)$(MANDIR)/man5/
-#	install -m 0644 man/cachekeeperd.8 $(DESTDIR)$(MANDIR)/man8/
 
 # The config is left in place: it may hold the admin's changes.
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/cachekeeperd $(DESTDIR)$(BINDIR)/cachectl
 	rm -f $(UNITS:%=$(DESTDIR)$(UNITDIR)/%)
+	rm -f $(DESTDIR)$(MANDIR)/man1/cachectl.1 $(DESTDIR)$(MANDIR)/man5/cachekeeper.conf.5 \
+		$(DESTDIR)$(MANDIR)/man8/cachekeeperd.8
 
 # Boots a minimal Debian with real systemd in systemd-nspawn, installs the
 # project into it with `make install`, and checks the units, notify, reload,

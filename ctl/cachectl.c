@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "protocol.h"
+#include "report.h"
 #include "units.h"
 
 #define DEFAULT_SOCKET "/run/cachekeeper.sock"
@@ -228,11 +229,19 @@ static void print_cache(json_object *c) {
 
 static void print_volume(json_object *v) {
         uint64_t total = u64(v, "total_bytes"), avail = u64(v, "avail_bytes");
-        char s1[32], s2[32];
+        char s1[32], s2[32], in[32];
+        json_object *full = json_object_object_get(v, "full_in_seconds");
 
-        printf("%-24s %7s / %-7s %5.1f%% free  %s\n", str(v, "mount"), format_size(avail, s1, sizeof(s1)),
+        printf("%-24s %7s / %-7s %5.1f%% free  %s", str(v, "mount"), format_size(avail, s1, sizeof(s1)),
                format_size(total, s2, sizeof(s2)), total ? 100.0 * (double) avail / (double) total : 0.0,
                str(v, "alert"));
+        if (full && json_object_get_int64(full) > 0) {
+                format_duration((usec_t) json_object_get_int64(full) * USEC_PER_SEC, in, sizeof(in));
+                printf("  full in ~%s", in);
+        }
+        if (json_object_get_boolean(json_object_object_get(v, "pressure")))
+                printf("  below min_free: evicting");
+        printf("\n");
 }
 
 static int cmd_status(int argc, char **argv) {
@@ -362,6 +371,60 @@ static int cmd_trim(int argc, char **argv) {
         return r > 0 && failed ? EXIT_REFUSED : exit_status(r);
 }
 
+/* Asks for status; returns 1 with *ret set, or what call() returned. */
+static int fetch_status(json_object **ret) {
+        json_object *req = request_new("status");
+        int r = call(req, NULL, ret);
+
+        json_object_put(req);
+        return r;
+}
+
+static int cmd_check(int argc, char **argv) {
+        json_object *status = NULL;
+        char line[4096];
+        ReportLevel level;
+        int r;
+
+        /* Monitoring reads 2 as critical: a bad invocation is unknown (3). */
+        if (argc > 1) {
+                printf("CACHEKEEPER UNKNOWN - usage: cachectl [-s SOCKET] check\n");
+                return REPORT_UNKNOWN;
+        }
+        r = fetch_status(&status);
+        if (r <= 0) {
+                /* The monitoring contract: unknown, with the reason, on stdout. */
+                printf("CACHEKEEPER UNKNOWN - cachekeeperd at %s %s\n", socket_path,
+                       r < 0 ? "cannot be reached" : "refused the status request");
+                return REPORT_UNKNOWN;
+        }
+        level = report_check(status, line, sizeof(line));
+        printf("%s\n", line);
+        json_object_put(status);
+        return (int) level;
+}
+
+static int cmd_metrics(int argc, char **argv) {
+        json_object *status = NULL;
+        char *text;
+        int r;
+
+        if (argc > 1)
+                return usage_error("'metrics' takes no arguments");
+        r = fetch_status(&status);
+        if (r <= 0)
+                return exit_status(r);
+        text = report_metrics(status);
+        json_object_put(status);
+        if (!text) {
+                fprintf(stderr, "cachectl: out of memory\n");
+                return EXIT_REFUSED;
+        }
+        fputs(text, stdout);
+        free(text);
+        return EXIT_SUCCESS;
+}
+
 int main(int argc, char *argv[]) {
         static const struct option options[] = {
                 { "socket", required_argument, NULL, 's' },
@@ -392,6 +455,10 @@ int main(int argc, char *argv[]) {
                 return cmd_status(argc, argv);
         if (strcmp(argv[0], "trim") == 0)
                 return cmd_trim(argc, argv);
+        if (strcmp(argv[0], "check") == 0)
+                return cmd_check(argc, argv);
+        if (strcmp(argv[0], "metrics") == 0)
+                return cmd_metrics(argc, argv);
         if (strcmp(argv[0], "reload") == 0)
                 return simple_command("reload", argc, argv);
         return usage_error("unknown command '%s'", argv[0]);

@@ -495,6 +495,7 @@ int account_dir_add(Account *a, DirId parent, const char *name, DirId *ret) {
                 .wd = -1, .depth = (uint8_t) (p->depth + 1), .used = true,
                 .hex = (parent == DIR_ROOT || p->hex) && is_hex_digit_name(name),
                 .in_tmp = p->in_tmp || (parent == DIR_ROOT && strcmp(name, "tmp") == 0),
+                .in_lock = p->in_lock || (parent == DIR_ROOT && strcmp(name, "lock") == 0),
         };
         p->first_child = d;
         a->totals.dirs++;

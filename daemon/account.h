@@ -31,6 +31,7 @@ typedef struct Dir {
         bool used;
         bool hex;                /* this and every ancestor below the root is one hex digit */
         bool in_tmp;             /* the root's tmp/ or below it */
+        bool in_lock;            /* the root's lock/ or below it: ccache's locks, never evicted */
         uint64_t stats_hits, stats_misses;  /* from this directory's stats file */
 } Dir;
 

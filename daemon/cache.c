@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "alert.h"
 #include "cache.h"
 #include "log.h"
 #include "scan.h"
@@ -40,6 +41,8 @@
 typedef struct TrimCall {
         uint64_t target;
         bool dry_run;
+        bool has_plan;               /* carry out plan instead of planning for target */
+        EvictPlan plan;
         char reason[16];
         cache_trim_done_t done;
         void *userdata;
@@ -48,6 +51,7 @@ typedef struct TrimCall {
 struct Cache {
         sd_event *event;
         Watch *watch;
+        Alerter *alerter;                 /* borrowed */
         const CacheConfig *config;
         cache_changed_t changed;
         void *userdata;
@@ -102,6 +106,9 @@ struct Cache {
         bool last_trim_over_cap;
 
         uint64_t mode_repairs;
+        unsigned repairs_unreported;      /* this iteration's, alerted together after it */
+        char first_repair[256];
+        bool unavailable_alerted;         /* a cache-unavailable alert stands */
         char ccache_max_size[32];
         sd_event_source *upkeep_timer;
 };
@@ -141,12 +148,36 @@ static void close_iteration_fds(Cache *c) {
         c->evdir = DIR_NONE;
 }
 
+/* A cache event for the journal and alert_command. */
+_printf_(4, 5)
+static void cache_alert(Cache *c, AlertKind kind, int priority, const char *fmt, ...) {
+        VolumeUsage u = { 0 };
+        char message[512];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(message, sizeof(message), fmt, ap);
+        va_end(ap);
+        if (c->available)
+                (void) volume_usage(-1, c->config->path, &u);
+        alert_emit(c->alerter, &(Alert) {
+                .kind = kind, .priority = priority, .cache = c->config->name,
+                .avail_bytes = u.avail_bytes, .total_bytes = u.total_bytes, .message = message,
+        });
+}
+
 static void maybe_trim(Cache *c);
 
 static int on_post(sd_event_source *s, void *userdata) {
         Cache *c = userdata;
 
         maybe_trim(c);
+        if (c->repairs_unreported > 0) {
+                cache_alert(c, ALERT_CACHE_MODE, LOG_WARNING, "Cache %s: repaired %u mode%s: %s%s", c->config->name,
+                            c->repairs_unreported, c->repairs_unreported == 1 ? "" : "s", c->first_repair,
+                            c->repairs_unreported > 1 ? ", and more (see the log)" : "");
+                c->repairs_unreported = 0;
+        }
         close_iteration_fds(c);
         return 0;
 }
@@ -448,8 +479,12 @@ static void set_unavailable(Cache *c, const char *fmt, ...) {
         va_start(ap, fmt);
         vsnprintf(reason, sizeof(reason), fmt, ap);
         va_end(ap);
-        if (strcmp(reason, c->reason) != 0 || c->available)
+        if (!c->unavailable_alerted)
+                cache_alert(c, ALERT_CACHE_UNAVAILABLE, LOG_WARNING, "Cache %s is unavailable: %s.", c->config->name,
+                            reason);
+        else if (strcmp(reason, c->reason) != 0)
                 log_warning("Cache %s is unavailable: %s.", c->config->name, reason);
+        c->unavailable_alerted = true;
         if (c->available)
                 teardown(c);
         snprintf(c->reason, sizeof(c->reason), "%s", reason);
@@ -512,6 +547,9 @@ static void on_repair(const char *what, mode_t was, mode_t now, void *userdata) 
         Cache *c = userdata;
 
         c->mode_repairs++;
+        if (c->repairs_unreported++ == 0)
+                snprintf(c->first_repair, sizeof(c->first_repair), "%s%s%s was %04o, now %04o", c->config->path,
+                         *what ? "/" : "", what, (unsigned) was, (unsigned) now);
         log_notice("Cache %s: repaired the mode of %s%s%s: was %04o, now %04o%s.", c->config->name,
                    c->config->path, *what ? "/" : "", what, (unsigned) was, (unsigned) now,
                    *what ? " (a writer with a restrictive umask, or root in a container?)" : "");
@@ -606,6 +644,11 @@ void cache_start(Cache *c) {
         c->available = true;
         c->reason[0] = '\0';
         log_info("Cache %s: keeping %s on %s.", cc->name, cc->path, c->mount);
+        if (c->unavailable_alerted) {
+                cache_alert(c, ALERT_CACHE_AVAILABLE, LOG_NOTICE, "Cache %s is available again, on %s.", cc->name,
+                            c->mount);
+                c->unavailable_alerted = false;
+        }
         upkeep(c);
         if (c->changed)
                 c->changed(c, c->userdata);
@@ -734,24 +777,27 @@ static void trim_finish(Cache *c, int error) {
 
         (void) sd_event_source_set_enabled(c->trim_source, SD_EVENT_OFF);
         (void) sd_event_source_set_enabled(c->trim_timer, SD_EVENT_OFF);
-        c->last_trim = *r;
-        c->has_last_trim = true;
-        snprintf(c->last_trim_reason, sizeof(c->last_trim_reason), "%s", call.reason);
-        c->last_trim_at = now_realtime();
-        c->last_trim_duration = now_monotonic(c) - c->trim_started;
+        /* A dry run is its caller's business: last_trim stays the last real one. */
         if (!r->dry_run) {
+                c->last_trim = *r;
+                c->has_last_trim = true;
+                snprintf(c->last_trim_reason, sizeof(c->last_trim_reason), "%s", call.reason);
+                c->last_trim_at = now_realtime();
+                c->last_trim_duration = now_monotonic(c) - c->trim_started;
                 c->evicted_files += r->files;
                 c->evicted_bytes += r->bytes;
+                c->last_trim_over_cap = c->available && account_totals(c->account)->bytes > c->config->max_size_bytes;
         }
-        c->last_trim_over_cap = c->available && account_totals(c->account)->bytes > c->config->max_size_bytes;
         if (!r->dry_run)
                 log_info("Cache %s: %s trim %s: evicted %llu files, %s in %.2f s; %llu kept as used since, "
                          "%llu in locked directories.", c->config->name, call.reason,
                          error < 0 ? "stopped" : "done", (unsigned long long) r->files,
-                         format_size(r->bytes, f, sizeof(f)), (double) c->last_trim_duration / USEC_PER_SEC,
+                         format_size(r->bytes, f, sizeof(f)),
+                         (double) (now_monotonic(c) - c->trim_started) / USEC_PER_SEC,
                          (unsigned long long) r->saved, (unsigned long long) r->locked_dirs);
         if (!r->dry_run && c->last_trim_over_cap && strcmp(call.reason, "cap") == 0) {
-                log_warning("Cache %s is still over its cap after trimming (%s of %s): nothing more it may evict; "
+                cache_alert(c, ALERT_CACHE_TRIM_FAILED, LOG_ERR,
+                            "Cache %s is still over its cap after trimming (%s of %s): nothing more it may evict; "
                             "retrying in %llu s.", c->config->name,
                             format_size(account_totals(c->account)->bytes, f, sizeof(f)),
                             format_size(c->config->max_size_bytes, k, sizeof(k)),
@@ -760,7 +806,7 @@ static void trim_finish(Cache *c, int error) {
         }
         c->trim_call = (TrimCall) { 0 };
         if (call.done)
-                call.done(c, &c->last_trim, call.userdata);
+                call.done(c, r, call.userdata);
         c->trim = trim_free(c->trim);
         if (c->changed)
                 c->changed(c, c->userdata);
@@ -797,15 +843,19 @@ static int on_trim_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-static int trim_begin(Cache *c, const TrimCall *call) {
+static int trim_begin(Cache *c, TrimCall *call) {
         uint64_t target = call->target ? call->target
                                        : (uint64_t) ((double) c->config->max_size_bytes * c->config->trim_to);
         int r;
 
-        r = trim_new(c->account, target, call->dry_run, now_seconds(), &c->trim);
+        if (call->has_plan)
+                r = trim_new_with_plan(&call->plan, target, call->dry_run, &c->trim);
+        else
+                r = trim_new(c->account, target, call->dry_run, now_seconds(), &c->trim);
         if (r < 0)
                 return r;
         c->trim_call = *call;
+        c->trim_call.has_plan = false;
         c->trim_started = now_monotonic(c);
         (void) sd_event_source_set_enabled(c->trim_source, SD_EVENT_ON);
         if (c->changed)
@@ -820,6 +870,8 @@ static void trim_start_next(Cache *c) {
 
                 memmove(c->trim_queue, c->trim_queue + 1, --c->n_trim_queue * sizeof(TrimCall));
                 r = c->available && c->scanned_once ? trim_begin(c, &call) : -ENODEV;
+                if (r < 0)
+                        evict_plan_done(&call.plan);
                 if (r < 0 && call.done) {
                         TrimResult failed = { .target_bytes = call.target, .dry_run = call.dry_run, .errors = 1 };
                         call.done(c, &failed, call.userdata);
@@ -836,23 +888,44 @@ static void maybe_trim(Cache *c) {
                 log_error("Cache %s: out of memory planning a trim.", c->config->name);
 }
 
-int cache_trim(Cache *c, uint64_t target, bool dry_run, const char *reason, cache_trim_done_t done, void *userdata) {
-        TrimCall call = { .target = target, .dry_run = dry_run, .done = done, .userdata = userdata };
+static int trim_enqueue(Cache *c, TrimCall *call) {
         TrimCall *q;
 
         if (!c->available)
                 return -ENODEV;
         if (!c->scanned_once)
                 return -EAGAIN;
-        snprintf(call.reason, sizeof(call.reason), "%s", reason);
         q = realloc(c->trim_queue, (c->n_trim_queue + 1) * sizeof(TrimCall));
         if (!q)
                 return -ENOMEM;
         c->trim_queue = q;
-        c->trim_queue[c->n_trim_queue++] = call;
+        c->trim_queue[c->n_trim_queue++] = *call;
         c->trim_backoff_until = 0;   /* someone asked: try now */
         trim_start_next(c);
         return 0;
+}
+
+int cache_trim_plan(Cache *c, EvictPlan *plan, const char *reason, cache_trim_done_t done, void *userdata) {
+        TrimCall call = { .has_plan = true, .plan = *plan, .done = done, .userdata = userdata };
+        int r;
+
+        *plan = (EvictPlan) { 0 };
+        snprintf(call.reason, sizeof(call.reason), "%s", reason);
+        r = trim_enqueue(c, &call);
+        if (r < 0)
+                evict_plan_done(&call.plan);
+        return r;
+}
+
+Account *cache_account(Cache *c) {
+        return c->account;
+}
+
+int cache_trim(Cache *c, uint64_t target, bool dry_run, const char *reason, cache_trim_done_t done, void *userdata) {
+        TrimCall call = { .target = target, .dry_run = dry_run, .done = done, .userdata = userdata };
+
+        snprintf(call.reason, sizeof(call.reason), "%s", reason);
+        return trim_enqueue(c, &call);
 }
 
 const TrimResult *cache_running_trim(const Cache *c, void *userdata) {
@@ -867,8 +940,8 @@ void cache_trim_forget(Cache *c, void *userdata) {
                         c->trim_queue[i].done = NULL;
 }
 
-int cache_new(sd_event *e, Watch *w, const CacheConfig *config, cache_changed_t changed, void *userdata,
-              Cache **ret) {
+int cache_new(sd_event *e, Watch *w, Alerter *alerter, const CacheConfig *config, cache_changed_t changed,
+              void *userdata, Cache **ret) {
         _cleanup_(cache_freep) Cache *c = NULL;
         int r;
 
@@ -877,6 +950,7 @@ int cache_new(sd_event *e, Watch *w, const CacheConfig *config, cache_changed_t 
                 return -ENOMEM;
         c->event = sd_event_ref(e);
         c->watch = w;
+        c->alerter = alerter;
         c->config = config;
         c->changed = changed;
         c->userdata = userdata;
@@ -920,11 +994,13 @@ Cache *cache_free(Cache *c) {
         c->n_trim_queue = 0;
         if (c->trim)
                 trim_finish(c, -ENODEV);
-        for (size_t i = 0; i < queued; i++)
-                if (c->trim_queue[i].done) {
-                        TrimResult gone = { .dry_run = c->trim_queue[i].dry_run, .errors = 1 };
+        for (size_t i = 0; i < queued; i++) {
+                TrimResult gone = { .dry_run = c->trim_queue[i].dry_run, .errors = 1 };
+
+                evict_plan_done(&c->trim_queue[i].plan);
+                if (c->trim_queue[i].done)
                         c->trim_queue[i].done(c, &gone, c->trim_queue[i].userdata);
-                }
+        }
         free(c->trim_queue);
         sd_event_source_disable_unref(c->trim_source);
         sd_event_source_disable_unref(c->trim_timer);

@@ -32,10 +32,13 @@ typedef struct Cache Cache;
  * on (became available or unavailable, first scan finished, over its cap). */
 typedef void (*cache_changed_t)(Cache *c, void *userdata);
 
+typedef struct Alerter Alerter;
+
 /* A cache for config (borrowed: must outlive the cache or be replaced with
- * cache_set_config). Does nothing until cache_start. Returns 0 or -errno. */
-int cache_new(sd_event *e, Watch *w, const CacheConfig *config, cache_changed_t changed, void *userdata,
-              Cache **ret);
+ * cache_set_config); its events go to alerter (borrowed). Does nothing until
+ * cache_start. Returns 0 or -errno. */
+int cache_new(sd_event *e, Watch *w, Alerter *alerter, const CacheConfig *config, cache_changed_t changed,
+              void *userdata, Cache **ret);
 Cache *cache_free(Cache *c);
 static inline void cache_freep(Cache **c) {
         cache_free(*c);
@@ -68,6 +71,13 @@ typedef void (*cache_trim_done_t)(Cache *c, const TrimResult *r, void *userdata)
  * yet) or -ENOMEM. */
 int cache_trim(Cache *c, uint64_t target, bool dry_run, const char *reason, cache_trim_done_t done,
                void *userdata);
+/* Carries out plan (taken over; from evict_plan_multi over several caches'
+ * accounts), after any trim already running. As cache_trim otherwise. */
+typedef struct EvictPlan EvictPlan;
+int cache_trim_plan(Cache *c, EvictPlan *plan, const char *reason, cache_trim_done_t done, void *userdata);
+/* The cache's accounting, for planning across caches. Borrowed. */
+Account *cache_account(Cache *c);
+
 /* The running trim's progress, if it was started for userdata; else NULL. */
 const TrimResult *cache_running_trim(const Cache *c, void *userdata);
 /* The caller behind userdata is gone: do not call its done. */

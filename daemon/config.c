@@ -657,11 +657,17 @@ const CacheConfig *config_cache(const Config *c, const char *name) {
         return NULL;
 }
 
-static void dump_string(FILE *f, const char *indent, const char *key, const char *v) {
-        fprintf(f, "%s%s = \"", indent, key);
+static void dump_quoted(FILE *f, const char *v) {
+        fputc('"', f);
         for (; *v; v++)
                 fprintf(f, (*v == '"' || *v == '\\') ? "\\%c" : "%c", *v);
-        fputs("\";\n", f);
+        fputc('"', f);
+}
+
+static void dump_string(FILE *f, const char *indent, const char *key, const char *v) {
+        fprintf(f, "%s%s = ", indent, key);
+        dump_quoted(f, v);
+        fputs(";\n", f);
 }
 
 static void dump_duration(FILE *f, const char *indent, const char *key, usec_t u) {
@@ -689,13 +695,16 @@ static void dump_limits(FILE *f, const char *indent, const VolumeConfig *v) {
 }
 
 void config_dump(const Config *c, FILE *f) {
+        /* For people: bare byte counts are what a config file must not use. */
         fprintf(f, "# %s, normalised: sizes in bytes, durations in seconds\n", c->file);
         dump_string(f, "", "socket", c->socket_path);
         dump_string(f, "", "admin_group", c->admin_group);
         if (c->alert_argv) {
                 fputs("alert_command = [ ", f);
-                for (char **a = c->alert_argv; *a; a++)
-                        fprintf(f, "%s\"%s\"", a == c->alert_argv ? "" : ", ", *a);
+                for (char **a = c->alert_argv; *a; a++) {
+                        fputs(a == c->alert_argv ? "" : ", ", f);
+                        dump_quoted(f, *a);
+                }
                 fputs(" ];\n", f);
         }
         dump_duration(f, "", "alert_timeout", c->alert_timeout_usec);

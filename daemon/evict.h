@@ -44,8 +44,12 @@ bool evict_eligible(const Account *a, const FileInfo *fi, const char *name, int6
 int evict_plan(Account *a, uint64_t need_bytes, int64_t now, EvictPlan *ret);
 void evict_plan_done(EvictPlan *p);
 
+/* The same over n accounts at once (the caches of one volume): one cutoff
+ * across all of them; rets[i] is the plan for as[i]. */
+int evict_plan_multi(Account *const *as, size_t n, uint64_t need, int64_t now, EvictPlan *rets);
+
 /* Deletes dirfd/name if it is still a regular file on device dev, with an
  * mtime no newer than max_mtime (a cache hit since the plan refreshed it:
- * it stays). Never follows a symlink. Returns 1 deleted, 0 skipped (gone or
- * changed), or -errno. */
-int evict_unlink(int dirfd, const char *name, dev_t dev, int64_t max_mtime);
+ * it stays) and still blocks 512-byte blocks. Never follows a symlink.
+ * Returns 1 deleted, 0 skipped (gone or changed), or -errno. */
+int evict_unlink(int dirfd, const char *name, dev_t dev, int64_t max_mtime, uint64_t blocks);

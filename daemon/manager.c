@@ -16,10 +16,12 @@
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
+#include "alert.h"
 #include "cache.h"
 #include "control.h"
 #include "log.h"
 #include "manager.h"
+#include "space.h"
 #include "trim.h"
 #include "units.h"
 #include "volume.h"
@@ -47,6 +49,8 @@ struct Manager {
         char *socket_override;    /* from -s, survives reloads */
         Watch *watch;
         Control *control;
+        Alerter *alerter;
+        Space *space;
         Cache **caches;
         size_t n_caches;
         sd_event_source *check_timer, *audit_timer, *mountinfo;
@@ -58,18 +62,35 @@ static const char *socket_path(const Manager *m) {
         return m->socket_override ?: m->config->socket_path;
 }
 
+/* "STATUS=2 caches: mi210 61.2G/100.0G, aiter unavailable; / 41.0% free" */
 static void notify_status(Manager *m) {
-        char line[512] = "STATUS=";
-        size_t n = strlen(line);
+        char line[1024];
+        size_t n;
 
+        n = (size_t) snprintf(line, sizeof(line), "STATUS=%zu cache%s:", m->n_caches, m->n_caches == 1 ? "" : "s");
         for (size_t i = 0; i < m->n_caches && n < sizeof(line); i++) {
                 const Cache *c = m->caches[i];
                 char size[32], cap[32];
 
-                n += (size_t) snprintf(line + n, sizeof(line) - n, "%s%s %s/%s %s", i ? ", " : "",
-                                       cache_config(c)->name, format_size(cache_totals(c)->bytes, size, sizeof(size)),
-                                       format_size(cache_config(c)->max_size_bytes, cap, sizeof(cap)),
-                                       cache_state_name(cache_state(c)));
+                if (cache_state(c) == CACHE_UNAVAILABLE)
+                        n += (size_t) snprintf(line + n, sizeof(line) - n, "%s %s unavailable", i ? "," : "",
+                                               cache_config(c)->name);
+                else
+                        n += (size_t) snprintf(line + n, sizeof(line) - n, "%s %s %s/%s%s", i ? "," : "",
+                                               cache_config(c)->name,
+                                               format_size(cache_totals(c)->bytes, size, sizeof(size)),
+                                               format_size(cache_config(c)->max_size_bytes, cap, sizeof(cap)),
+                                               cache_state(c) == CACHE_OK ? "" : cache_state(c) == CACHE_SCANNING
+                                                       ? " (scanning)" : cache_state(c) == CACHE_TRIMMING
+                                                       ? " (trimming)" : " (over cap)");
+        }
+        for (size_t i = 0; m->space && i < space_volumes(m->space) && n < sizeof(line); i++) {
+                const Volume *v = space_volume(m->space, i);
+                n += (size_t) snprintf(line + n, sizeof(line) - n, "%s %s %.1f%% free%s", i ? "," : ";", v->mount,
+                                       v->usage.total_bytes ? 100.0 * (double) v->usage.avail_bytes /
+                                                                      (double) v->usage.total_bytes : 0.0,
+                                       v->level == VOLUME_OK ? "" : v->level == VOLUME_WARNING ? " (warning)"
+                                                                                              : " (critical)");
         }
         (void) sd_notify(false, line);
 }
@@ -89,6 +110,9 @@ static void check_ready(Manager *m) {
 static void on_cache_changed(Cache *c, void *userdata) {
         Manager *m = userdata;
 
+        /* A cache came or went, scanned, or trimmed: its volume's figures too. */
+        if (m->space)
+                space_sync(m->space, m->config, m->caches, m->n_caches);
         check_ready(m);
         if (m->ready)
                 notify_status(m);
@@ -186,51 +210,6 @@ static bool peer_is_admin(const Manager *m, const ControlPeer *peer) {
         return false;
 }
 
-static json_object *volumes_json(Manager *m) {
-        json_object *list = json_object_new_array();
-        dev_t seen[64];
-        size_t n_seen = 0;
-
-        for (size_t i = 0; i < m->n_caches; i++) {
-                Cache *c = m->caches[i];
-                dev_t dev = cache_dev(c);
-                const VolumeConfig *vc;
-                json_object *o, *caches;
-                VolumeUsage u;
-                char mount[4096];
-                bool dup = false;
-
-                for (size_t k = 0; k < n_seen; k++)
-                        dup |= seen[k] == dev;
-                if (dev == 0 || dup || n_seen == ELEMENTSOF(seen))
-                        continue;
-                seen[n_seen++] = dev;
-                if (volume_mount_of(cache_config(c)->path, mount, sizeof(mount)) < 0 ||
-                    volume_usage(-1, cache_config(c)->path, &u) < 0)
-                        continue;
-                vc = config_volume(m->config, mount);
-                o = json_object_new_object();
-                json_object_object_add(o, "mount", json_object_new_string(mount));
-                json_object_object_add(o, "total_bytes", json_object_new_uint64(u.total_bytes));
-                json_object_object_add(o, "avail_bytes", json_object_new_uint64(u.avail_bytes));
-                json_object_object_add(o, "free_bytes", json_object_new_uint64(u.free_bytes));
-                json_object_object_add(o, "total_inodes", json_object_new_uint64(u.total_inodes));
-                json_object_object_add(o, "avail_inodes", json_object_new_uint64(u.avail_inodes));
-                json_object_object_add(o, "alert", json_object_new_string(
-                        u.avail_bytes < threshold_resolve(&vc->crit_free, u.total_bytes) ||
-                        u.avail_inodes < threshold_resolve(&vc->crit_free_inodes, u.total_inodes) ? "critical" :
-                        u.avail_bytes < threshold_resolve(&vc->warn_free, u.total_bytes) ||
-                        u.avail_inodes < threshold_resolve(&vc->warn_free_inodes, u.total_inodes) ? "warning" : "ok"));
-                caches = json_object_new_array();
-                for (size_t k = 0; k < m->n_caches; k++)
-                        if (cache_dev(m->caches[k]) == dev)
-                                json_object_array_add(caches, json_object_new_string(cache_config(m->caches[k])->name));
-                json_object_object_add(o, "caches", caches);
-                json_object_array_add(list, o);
-        }
-        return list;
-}
-
 static void handle_status(Manager *m, ControlRequest *req, json_object *request) {
         json_object *result, *caches, *v;
         const char *only = NULL;
@@ -253,7 +232,7 @@ static void handle_status(Manager *m, ControlRequest *req, json_object *request)
         }
         result = json_object_new_object();
         json_object_object_add(result, "caches", caches);
-        json_object_object_add(result, "volumes", volumes_json(m));
+        json_object_object_add(result, "volumes", space_status_json(m->space));
         json_object_object_add(result, "ready", json_object_new_boolean(m->ready));
         json_object_object_add(result, "version", json_object_new_string(CACHEKEEPER_VERSION));
         control_reply_ok(req, result);
@@ -424,7 +403,7 @@ static int caches_build(Manager *m, const Config *config, Cache ***ret, size_t *
                                 break;
                         }
                 if (!caches[i])
-                        r = cache_new(m->event, m->watch, cc, on_cache_changed, m, &caches[i]);
+                        r = cache_new(m->event, m->watch, m->alerter, cc, on_cache_changed, m, &caches[i]);
         }
         if (r < 0) {
                 for (size_t i = 0; i < config->n_caches; i++)
@@ -463,6 +442,11 @@ int manager_new(const char *config_path, const char *socket_override, Config *co
         r = watch_new(m->event, on_watch_event, m, &m->watch);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up inotify: %m");
+        r = alerter_new(m->event, m->config->alert_argv, m->config->alert_timeout_usec, &m->alerter);
+        if (r >= 0)
+                r = space_new(m->event, m->alerter, &m->space);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up alerts: %m");
         r = caches_build(m, m->config, &m->caches, &m->n_caches);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the caches: %m");
@@ -508,6 +492,7 @@ int manager_start(Manager *m) {
         sigaddset(&mask, SIGINT);
         sigaddset(&mask, SIGHUP);
         sigaddset(&mask, SIGUSR2);
+        sigaddset(&mask, SIGCHLD);   /* sd-event watches alert_command runs */
         if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
                 return log_error_errno(errno, "Failed to block signals: %m");
         if ((r = add_signal(m, SIGTERM, on_exit_signal, "sigterm")) < 0 ||
@@ -541,6 +526,7 @@ int manager_start(Manager *m) {
                  m->config->file, m->config->n_caches, m->config->n_caches == 1 ? "" : "s");
         for (size_t i = 0; i < m->n_caches; i++)
                 cache_start(m->caches[i]);
+        space_sync(m->space, m->config, m->caches, m->n_caches);
         check_ready(m);
         return 0;
 }
@@ -561,6 +547,9 @@ int manager_reload(Manager *m, char *err, size_t errlen) {
         int r;
 
         (void) sd_notify(false, "RELOADING=1");
+        /* Started on the built-in config: the installed file, once it exists. */
+        if (!m->config_path && access(CONFIG_DEFAULT_FILE, F_OK) == 0 && !(m->config_path = strdup(CONFIG_DEFAULT_FILE)))
+                return log_oom();
         if (m->config_path)
                 r = config_load(m->config_path, buf, sizeof(buf), &c);
         else
@@ -579,6 +568,9 @@ int manager_reload(Manager *m, char *err, size_t errlen) {
                 return -EINVAL;
         }
         /* caches_build took what it kept out of m->caches; the rest go. */
+        if (!m->socket_override && strcmp(c->socket_path, m->config->socket_path) != 0)
+                log_notice("The socket changes to %s at the next start; %s stays until then.", c->socket_path,
+                           m->config->socket_path);
         old = m->config;
         old_caches = m->caches;
         old_n = m->n_caches;
@@ -592,6 +584,8 @@ int manager_reload(Manager *m, char *err, size_t errlen) {
                         cache_free(old_caches[i]);
                 }
         free(old_caches);
+        alerter_set_command(m->alerter, c->alert_argv, c->alert_timeout_usec);
+        space_sync(m->space, c, m->caches, m->n_caches);
         config_free(old);
         if (c->audit_interval_usec > 0)
                 (void) sd_event_source_set_time_relative(m->audit_timer, c->audit_interval_usec);
@@ -615,6 +609,8 @@ Manager *manager_free(Manager *m) {
         for (size_t i = 0; i < m->n_caches; i++)
                 cache_free(m->caches[i]);
         free(m->caches);
+        m->space = space_free(m->space);
+        m->alerter = alerter_free(m->alerter);
         sd_event_source_disable_unref(m->check_timer);
         sd_event_source_disable_unref(m->audit_timer);
         sd_event_source_disable_unref(m->mountinfo);

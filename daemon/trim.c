@@ -39,17 +39,25 @@ static usec_t now_usec(void) {
 int trim_new(Account *a, uint64_t target_bytes, bool dry_run, int64_t now, Trim **ret) {
         const AccountTotals *tot = account_totals(a);
         uint64_t need = tot->bytes > target_bytes ? tot->bytes - target_bytes : 0;
-        Trim *t;
+        EvictPlan plan;
         int r;
 
-        t = calloc(1, sizeof(*t));
-        if (!t)
-                return -ENOMEM;
-        r = evict_plan(a, need, now, &t->plan);
-        if (r < 0) {
-                free(t);
+        r = evict_plan(a, need, now, &plan);
+        if (r < 0)
                 return r;
+        return trim_new_with_plan(&plan, target_bytes, dry_run, ret);
+}
+
+int trim_new_with_plan(EvictPlan *plan, uint64_t target_bytes, bool dry_run, Trim **ret) {
+        Trim *t;
+
+        t = calloc(1, sizeof(*t));
+        if (!t) {
+                evict_plan_done(plan);
+                return -ENOMEM;
         }
+        t->plan = *plan;
+        *plan = (EvictPlan) { 0 };
         t->result = (TrimResult) {
                 .target_bytes = target_bytes,
                 .planned_files = t->plan.n,
@@ -113,7 +121,7 @@ static int do_group(Trim *t, Account *a, int root_fd, dev_t dev, const char *rel
                         t->result.saved++;
                         continue;
                 }
-                r = evict_unlink(dirfd, fname, dev, v->mtime);
+                r = evict_unlink(dirfd, fname, dev, v->mtime, fi.blocks);
                 if (r < 0)
                         t->result.errors++;
                 else if (r == 0)

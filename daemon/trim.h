@@ -36,6 +36,10 @@ typedef struct Trim Trim;
  * size_bytes counts) at time now. A dry run only plans. Returns 0 or -ENOMEM. */
 int trim_new(Account *a, uint64_t target_bytes, bool dry_run, int64_t now, Trim **ret);
 
+/* A trim that carries out plan (taken over, also on failure). target_bytes
+ * is only reported. Returns 0 or -ENOMEM. */
+int trim_new_with_plan(EvictPlan *plan, uint64_t target_bytes, bool dry_run, Trim **ret);
+
 /* Carries out the next batch below root_fd (the cache root on device dev).
  * Returns 1 while there is more to do now, 2 when only directories whose
  * ccache lock is taken remain (call again after TRIM_LOCK_RETRY_USEC), 0 when

@@ -114,6 +114,37 @@ static void test_plan_takes_exactly_the_oldest(void **state) {
         free(mtimes);
 }
 
+static void test_plan_across_accounts(void **state) {
+        Account *a[2];
+        DirId d[2];
+        EvictPlan p[2];
+        char name[64];
+
+        /* entry i is in account i % 2 with mtime 1000 + i: the oldest six
+         * (6 x 8 blocks) are three in each, whatever the account */
+        for (int k = 0; k < 2; k++) {
+                DirId l1;
+                assert_int_equal(account_new(&a[k]), 0);
+                account_dir_add(a[k], DIR_ROOT, "b", &l1);
+                account_dir_add(a[k], l1, "4", &d[k]);
+        }
+        for (unsigned i = 0; i < 40; i++) {
+                entry_name(i, name);
+                assert_int_equal(account_file_set(a[i % 2], d[i % 2], name, 8, 1000 + i), 1);
+        }
+        assert_int_equal(evict_plan_multi(a, 2, 6 * 8 * 512, NOW, p), 0);
+        assert_int_equal(p[0].n, 3);
+        assert_int_equal(p[1].n, 3);
+        assert_int_equal(p[0].cutoff, 1004);
+        assert_int_equal(p[1].cutoff, 1005);
+        assert_int_equal(p[0].oldest_kept, 1006);
+        assert_int_equal(p[1].oldest_kept, 1007);
+        for (int k = 0; k < 2; k++) {
+                evict_plan_done(&p[k]);
+                account_free(a[k]);
+        }
+}
+
 static char dir[] = "/tmp/ck-test-evict-XXXXXX";
 
 static int setup(void **state) {
@@ -143,8 +174,16 @@ static void touch_at(int fd, const char *name, time_t mtime) {
         close(f);
 }
 
+static uint64_t blocks_of(int fd, const char *name) {
+        struct stat st;
+
+        assert_int_equal(fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW), 0);
+        return (uint64_t) st.st_blocks;
+}
+
 static void test_unlink_rechecks(void **state) {
         struct stat st;
+        uint64_t b;
         int fd = dfd();
         dev_t dev;
 
@@ -153,23 +192,45 @@ static void test_unlink_rechecks(void **state) {
         touch_at(fd, "old", 1000);
         touch_at(fd, "hit", 5000);                           /* refreshed since the plan */
         touch_at(fd, "target", 1000);
+        touch_at(fd, "rewritten", 1000);
         assert_int_equal(symlinkat("target", fd, "link"), 0);
         assert_int_equal(mkfifoat(fd, "fifo", 0644), 0);
         assert_int_equal(mkdirat(fd, "dir", 0755), 0);
+        b = blocks_of(fd, "old");
 
-        assert_int_equal(evict_unlink(fd, "old", dev, 1000), 1);
+        assert_int_equal(evict_unlink(fd, "old", dev, 1000, b), 1);
         assert_int_equal(fstatat(fd, "old", &st, 0), -1);
-        assert_int_equal(evict_unlink(fd, "old", dev, 1000), 0);        /* gone: skipped */
-        assert_int_equal(evict_unlink(fd, "hit", dev, 1000), 0);        /* newer: saved */
+        assert_int_equal(evict_unlink(fd, "old", dev, 1000, b), 0);      /* gone: skipped */
+        assert_int_equal(evict_unlink(fd, "hit", dev, 1000, b), 0);      /* newer: saved */
         assert_int_equal(fstatat(fd, "hit", &st, 0), 0);
-        assert_int_equal(evict_unlink(fd, "link", dev, INT64_MAX), 0);  /* symlink: never */
+        /* the same mtime, another size: not the file that was planned */
+        assert_int_equal(evict_unlink(fd, "rewritten", dev, 1000, blocks_of(fd, "rewritten") + 8), 0);
+        assert_int_equal(fstatat(fd, "rewritten", &st, 0), 0);
+        assert_int_equal(evict_unlink(fd, "link", dev, INT64_MAX, blocks_of(fd, "link")), 0);  /* symlink: never */
         assert_int_equal(fstatat(fd, "link", &st, AT_SYMLINK_NOFOLLOW), 0);
         assert_int_equal(fstatat(fd, "target", &st, 0), 0);
-        assert_int_equal(evict_unlink(fd, "fifo", dev, INT64_MAX), 0);
-        assert_int_equal(evict_unlink(fd, "dir", dev, INT64_MAX), 0);
-        assert_int_equal(evict_unlink(fd, "target", dev + 1, INT64_MAX), 0);  /* another device */
+        assert_int_equal(evict_unlink(fd, "fifo", dev, INT64_MAX, blocks_of(fd, "fifo")), 0);
+        assert_int_equal(evict_unlink(fd, "dir", dev, INT64_MAX, blocks_of(fd, "dir")), 0);
+        assert_int_equal(evict_unlink(fd, "target", dev + 1, INT64_MAX, blocks_of(fd, "target")), 0);  /* another device */
         assert_int_equal(fstatat(fd, "target", &st, 0), 0);
         close(fd);
+}
+
+static void test_lock_dir_never_eligible(void **state) {
+        Account *a;
+        DirId lock, l1;
+        FileInfo fi;
+
+        assert_int_equal(account_new(&a), 0);
+        account_dir_add(a, DIR_ROOT, "lock", &lock);
+        account_dir_add(a, DIR_ROOT, "b", &l1);
+        account_file_set(a, lock, "subdir_b4.tmp.AbC123.tmp", 8, 1);     /* old, named like a temporary */
+        account_file_set(a, l1, "stats.tmp.AbC123.tmp", 8, 1);
+        assert_int_equal(account_file_info(a, account_file_find(a, lock, "subdir_b4.tmp.AbC123.tmp"), &fi), 0);
+        assert_false(evict_eligible(a, &fi, "subdir_b4.tmp.AbC123.tmp", NOW));
+        assert_int_equal(account_file_info(a, account_file_find(a, l1, "stats.tmp.AbC123.tmp"), &fi), 0);
+        assert_true(evict_eligible(a, &fi, "stats.tmp.AbC123.tmp", NOW));
+        account_free(a);
 }
 
 static void write_stats(int fd, unsigned lines, uint64_t base) {
@@ -287,7 +348,9 @@ static void test_format_size(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_plan_takes_exactly_the_oldest),
+                cmocka_unit_test(test_plan_across_accounts),
                 cmocka_unit_test(test_unlink_rechecks),
+                cmocka_unit_test(test_lock_dir_never_eligible),
                 cmocka_unit_test(test_stats_subtract),
                 cmocka_unit_test(test_lock_is_exclusive_and_only_ours_released),
                 cmocka_unit_test(test_conf_update),

@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: MIT */
+/* Journal records and alert_command runs. The command is spawned directly
+ * (posix_spawn, no shell) with a clean signal mask and only its own
+ * environment; sd-event watches it and a timer kills it when it overstays. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define SD_JOURNAL_SUPPRESS_LOCATION 1
+#include <systemd/sd-journal.h>
+
+#include "alert.h"
+#include "log.h"
+
+#define QUEUE_MAX 32     /* runs waiting per subject; beyond, the oldest is dropped */
+#define ENV_MAX 8
+
+typedef struct Job {
+        char *env[ENV_MAX + 1];
+        char *what;      /* "volume-level on /mnt/x", for messages */
+} Job;
+
+typedef struct Subject {
+        char *name;      /* mount point or cache name */
+        pid_t pid;       /* 0: nothing running */
+        Job running;
+        sd_event_source *child, *timeout;
+        Job queue[QUEUE_MAX];
+        size_t n_queue;
+} Subject;
+
+struct Alerter {
+        sd_event *event;
+        char **argv;     /* borrowed from the Config */
+        usec_t timeout_usec;
+        Subject *subjects;
+        size_t n_subjects;
+        uint64_t runs, failures;
+};
+
+static const struct {
+        const char *name, *message_id;
+} kinds[_ALERT_KIND_MAX] = {
+        [ALERT_VOLUME_LEVEL] = { "volume-level", "5f0a32c5b0e94166ac1014bc7f38b801" },
+        [ALERT_VOLUME_TREND] = { "volume-trend", "5ff7165c472c453da48e26495df2e86e" },
+        [ALERT_VOLUME_PRESSURE] = { "volume-pressure", "dec41b6bcabc434dad6dbcab3593122b" },
+        [ALERT_CACHE_MODE] = { "cache-mode", "e1b268cb327c4cfdaa91e7588ab0bcd6" },
+        [ALERT_CACHE_TRIM_FAILED] = { "cache-trim-failed", "8da04351fa7240e481cea7f2658f4842" },
+        [ALERT_CACHE_UNAVAILABLE] = { "cache-unavailable", "9a397b0029db4f4c933d493bff41ed11" },
+        [ALERT_CACHE_AVAILABLE] = { "cache-available", "a0eaef29c3a1448b978a9f44b913b6b8" },
+};
+
+const char *alert_kind_name(AlertKind k) {
+        return (unsigned) k < _ALERT_KIND_MAX ? kinds[k].name : "?";
+}
+
+const char *alert_message_id(AlertKind k) {
+        return (unsigned) k < _ALERT_KIND_MAX ? kinds[k].message_id : "";
+}
+
+static void job_done(Job *j) {
+        for (size_t i = 0; i < ENV_MAX && j->env[i]; i++)
+                free(j->env[i]);
+        free(j->what);
+        *j = (Job) { 0 };
+}
+
+static void start_next(Alerter *a, Subject *s);
+
+static void finish(Alerter *a, Subject *s, const char *failure) {
+        if (failure) {
+                a->failures++;
+                log_warning("alert_command for %s %s.", s->running.what, failure);
+        }
+        s->child = sd_event_source_disable_unref(s->child);
+        s->timeout = sd_event_source_disable_unref(s->timeout);
+        s->pid = 0;
+        job_done(&s->running);
+        start_next(a, s);
+}
+
+static int on_child(sd_event_source *src, const siginfo_t *si, void *userdata) {
+        Alerter *a = userdata;
+        char why[64];
+
+        for (size_t i = 0; i < a->n_subjects; i++) {
+                Subject *s = &a->subjects[i];
+                if (s->child != src)
+                        continue;
+                if (si->si_code == CLD_EXITED && si->si_status == 0)
+                        finish(a, s, NULL);
+                else {
+                        if (si->si_code == CLD_EXITED)
+                                snprintf(why, sizeof(why), "exited with status %d", si->si_status);
+                        else
+                                snprintf(why, sizeof(why), "was killed by %s", strsignal(si->si_status));
+                        finish(a, s, why);
+                }
+                break;
+        }
+        return 0;
+}
+
+static int on_timeout(sd_event_source *src, uint64_t usec, void *userdata) {
+        Alerter *a = userdata;
+
+        for (size_t i = 0; i < a->n_subjects; i++) {
+                Subject *s = &a->subjects[i];
+                if (s->timeout != src || s->pid <= 0)
+                        continue;
+                (void) kill(s->pid, SIGKILL);
+                /* Reap it here: the child source may not fire once disabled. */
+                (void) waitpid(s->pid, NULL, 0);
+                finish(a, s, "took too long and was killed");
+                break;
+        }
+        return 0;
+}
+
+static int spawn(Alerter *a, Subject *s) {
+        posix_spawn_file_actions_t fa;
+        posix_spawnattr_t attr;
+        sigset_t none, all;
+        pid_t pid;
+        int r;
+
+        sigemptyset(&none);
+        sigfillset(&all);
+        posix_spawn_file_actions_init(&fa);
+        posix_spawnattr_init(&attr);
+        /* Our blocked signals and handlers are not the command's business. */
+        posix_spawnattr_setsigmask(&attr, &none);
+        posix_spawnattr_setsigdefault(&attr, &all);
+        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSID);
+        posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+        posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+        r = posix_spawn(&pid, a->argv[0], &fa, &attr, a->argv, s->running.env);
+        posix_spawn_file_actions_destroy(&fa);
+        posix_spawnattr_destroy(&attr);
+        if (r != 0)
+                return -r;
+        s->pid = pid;
+        r = sd_event_add_child(a->event, &s->child, pid, WEXITED, on_child, a);
+        if (r >= 0)
+                r = sd_event_add_time_relative(a->event, &s->timeout, CLOCK_MONOTONIC, a->timeout_usec, 0,
+                                               on_timeout, a);
+        if (r < 0) {
+                (void) kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, 0);
+                return r;
+        }
+        a->runs++;
+        return 0;
+}
+
+static void start_next(Alerter *a, Subject *s) {
+        while (s->pid == 0 && s->n_queue > 0) {
+                int r;
+
+                s->running = s->queue[0];
+                memmove(s->queue, s->queue + 1, --s->n_queue * sizeof(Job));
+                if (!a->argv) {
+                        job_done(&s->running);
+                        continue;
+                }
+                r = spawn(a, s);
+                if (r < 0) {
+                        a->failures++;
+                        log_warning_errno(r, "Cannot run alert_command %s for %s: %m", a->argv[0], s->running.what);
+                        s->pid = 0;
+                        job_done(&s->running);
+                }
+        }
+}
+
+static Subject *subject(Alerter *a, const char *name) {
+        Subject *n;
+
+        for (size_t i = 0; i < a->n_subjects; i++)
+                if (strcmp(a->subjects[i].name, name) == 0)
+                        return &a->subjects[i];
+        n = realloc(a->subjects, (a->n_subjects + 1) * sizeof(Subject));
+        if (!n)
+                return NULL;
+        a->subjects = n;
+        n = &a->subjects[a->n_subjects];
+        *n = (Subject) { .name = strdup(name) };
+        if (!n->name)
+                return NULL;
+        a->n_subjects++;
+        return n;
+}
+
+static void journal(const Alert *al) {
+        char avail[48], total[48];
+
+        snprintf(avail, sizeof(avail), "CACHEKEEPER_AVAIL_BYTES=%llu", (unsigned long long) al->avail_bytes);
+        snprintf(total, sizeof(total), "CACHEKEEPER_TOTAL_BYTES=%llu", (unsigned long long) al->total_bytes);
+        sd_journal_send("MESSAGE=%s", al->message, "MESSAGE_ID=%s", alert_message_id(al->kind),
+                        "PRIORITY=%i", al->priority, "SYSLOG_IDENTIFIER=%s", program_invocation_short_name,
+                        "CACHEKEEPER_EVENT=%s", alert_kind_name(al->kind),
+                        "CACHEKEEPER_LEVEL=%s", al->level ? al->level : "",
+                        "CACHEKEEPER_MOUNT=%s", al->mount ? al->mount : "",
+                        "CACHEKEEPER_CACHE=%s", al->cache ? al->cache : "",
+                        "%s", avail, "%s", total, NULL);
+}
+
+void alert_emit(Alerter *a, const Alert *al) {
+        const char *who = al->mount ? al->mount : al->cache ? al->cache : "";
+        Subject *s;
+        Job j = { 0 };
+        int n = 0;
+
+        journal(al);
+        /* On a terminal (not under systemd) the journal may be far: say it here too. */
+        if (log_get_target() == LOG_TARGET_STDERR)
+                log_full(al->priority, "Alert %s: %s", alert_kind_name(al->kind), al->message);
+        if (!a->argv)
+                return;
+        s = subject(a, who);
+        if (!s || asprintf(&j.what, "%s on %s", alert_kind_name(al->kind), who) < 0) {
+                log_error("Out of memory queueing an alert.");
+                return;
+        }
+        if (asprintf(&j.env[n++], "CACHEKEEPER_EVENT=%s", alert_kind_name(al->kind)) < 0 ||
+            asprintf(&j.env[n++], "CACHEKEEPER_LEVEL=%s", al->level ? al->level : "") < 0 ||
+            asprintf(&j.env[n++], al->mount ? "CACHEKEEPER_MOUNT=%s" : "CACHEKEEPER_CACHE=%s", who) < 0 ||
+            asprintf(&j.env[n++], "CACHEKEEPER_AVAIL_BYTES=%llu", (unsigned long long) al->avail_bytes) < 0 ||
+            asprintf(&j.env[n++], "CACHEKEEPER_TOTAL_BYTES=%llu", (unsigned long long) al->total_bytes) < 0 ||
+            asprintf(&j.env[n++], "CACHEKEEPER_MESSAGE=%s", al->message) < 0 ||
+            asprintf(&j.env[n++], "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin") < 0) {
+                j.env[n - 1] = NULL;
+                job_done(&j);
+                log_error("Out of memory queueing an alert.");
+                return;
+        }
+        if (s->n_queue == QUEUE_MAX) {
+                log_warning("Too many alerts waiting for %s: dropping %s.", who, s->queue[0].what);
+                job_done(&s->queue[0]);
+                memmove(s->queue, s->queue + 1, --s->n_queue * sizeof(Job));
+        }
+        s->queue[s->n_queue++] = j;
+        start_next(a, s);
+}
+
+int alerter_new(sd_event *e, char **argv, usec_t timeout_usec, Alerter **ret) {
+        Alerter *a = calloc(1, sizeof(*a));
+
+        if (!a)
+                return -ENOMEM;
+        a->event = sd_event_ref(e);
+        a->argv = argv;
+        a->timeout_usec = timeout_usec;
+        *ret = a;
+        return 0;
+}
+
+void alerter_set_command(Alerter *a, char **argv, usec_t timeout_usec) {
+        a->argv = argv;
+        a->timeout_usec = timeout_usec;
+}
+
+Alerter *alerter_free(Alerter *a) {
+        if (!a)
+                return NULL;
+        for (size_t i = 0; i < a->n_subjects; i++) {
+                Subject *s = &a->subjects[i];
+                if (s->pid > 0) {
+                        (void) kill(s->pid, SIGKILL);
+                        (void) waitpid(s->pid, NULL, 0);
+                }
+                sd_event_source_disable_unref(s->child);
+                sd_event_source_disable_unref(s->timeout);
+                job_done(&s->running);
+                for (size_t k = 0; k < s->n_queue; k++)
+                        job_done(&s->queue[k]);
+                free(s->name);
+        }
+        free(a->subjects);
+        sd_event_unref(a->event);
+        free(a);
+        return NULL;
+}
+
+uint64_t alerter_runs(const Alerter *a) {
+        return a->runs;
+}
+
+uint64_t alerter_failures(const Alerter *a) {
+        return a->failures;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/* Alerts: one structured journal record per event (stable MESSAGE_ID per
+ * kind, CACHEKEEPER_* fields) and one run of the configured alert_command,
+ * without a shell, killed after alert_timeout, at most one at a time per
+ * subject (a volume or a cache; later ones wait their turn). A failing
+ * command is logged, never fatal. */
+#pragma once
+
+#include <stdint.h>
+#include <syslog.h>
+
+#include <systemd/sd-event.h>
+
+#include "util.h"
+
+typedef enum AlertKind {
+        ALERT_VOLUME_LEVEL,       /* "volume-level": a volume's level changed */
+        ALERT_VOLUME_TREND,       /* "volume-trend": full within full_within, or recovered */
+        ALERT_VOLUME_PRESSURE,    /* "volume-pressure": eviction for min_free started or could not help */
+        ALERT_CACHE_MODE,         /* "cache-mode": a mode was repaired */
+        ALERT_CACHE_TRIM_FAILED,  /* "cache-trim-failed": over its cap and could not trim */
+        ALERT_CACHE_UNAVAILABLE,  /* "cache-unavailable": mount missing, root unusable */
+        ALERT_CACHE_AVAILABLE,    /* "cache-available": back */
+        _ALERT_KIND_MAX,
+} AlertKind;
+
+typedef struct Alert {
+        AlertKind kind;
+        int priority;             /* LOG_INFO for recoveries, LOG_WARNING, LOG_CRIT ... */
+        const char *level;        /* "ok", "warning", "critical", or NULL */
+        const char *mount;        /* a volume event's mount point, else NULL */
+        const char *cache;        /* a cache event's cache name, else NULL */
+        uint64_t avail_bytes, total_bytes;
+        const char *message;      /* one line for a person */
+} Alert;
+
+typedef struct Alerter Alerter;
+
+const char *alert_kind_name(AlertKind k);
+const char *alert_message_id(AlertKind k);
+
+/* argv (borrowed, NULL-terminated, may be NULL: journal only) is run for
+ * each alert; timeout_usec bounds each run. Returns 0 or -errno. */
+int alerter_new(sd_event *e, char **argv, usec_t timeout_usec, Alerter **ret);
+/* Adopts a new command and timeout (after a reload); runs in flight go on. */
+void alerter_set_command(Alerter *a, char **argv, usec_t timeout_usec);
+/* Kills what still runs. Accepts NULL; returns NULL. */
+Alerter *alerter_free(Alerter *a);
+
+/* Logs a and queues its command run. Copies what it keeps. */
+void alert_emit(Alerter *a, const Alert *alert);
+
+/* Commands run and failed so far, for status and tests. */
+uint64_t alerter_runs(const Alerter *a);
+uint64_t alerter_failures(const Alerter *a);

@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: MIT */
+/* cachectl check and cachectl metrics, computed from the status object. */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+#include "units.h"
+#include "util.h"
+
+static json_object *get(json_object *o, const char *key) {
+        json_object *v = NULL;
+
+        return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+static uint64_t u64(json_object *o, const char *key) {
+        return (uint64_t) json_object_get_int64(get(o, key));
+}
+
+static const char *str(json_object *o, const char *key) {
+        json_object *v = get(o, key);
+
+        return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+}
+
+static bool flag(json_object *o, const char *key) {
+        return json_object_get_boolean(get(o, key));
+}
+
+static size_t count(json_object *o, const char *key) {
+        json_object *a = get(o, key);
+
+        return a && json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+}
+
+static json_object *item(json_object *o, const char *key, size_t i) {
+        return json_object_array_get_idx(get(o, key), i);
+}
+
+/* Problems found, the worst first when printed. */
+typedef struct Findings {
+        char text[3][1024];     /* per level: "; "-joined */
+        ReportLevel worst;
+} Findings;
+
+_printf_(3, 4)
+static void find(Findings *f, ReportLevel level, const char *fmt, ...) {
+        char *t = f->text[level];
+        size_t n = strlen(t);
+        va_list ap;
+
+        if (n > 0 && n + 2 < sizeof(f->text[level]))
+                n += (size_t) snprintf(t + n, sizeof(f->text[level]) - n, "; ");
+        va_start(ap, fmt);
+        if (n < sizeof(f->text[level]))
+                vsnprintf(t + n, sizeof(f->text[level]) - n, fmt, ap);
+        va_end(ap);
+        if (level > f->worst)
+                f->worst = level;
+}
+
+static void check_volume(Findings *f, json_object *v) {
+        const char *alert = str(v, "alert");
+        double free_pct = u64(v, "total_bytes") ? 100.0 * (double) u64(v, "avail_bytes") / (double) u64(v, "total_bytes") : 0;
+        char in[32];
+
+        if (strcmp(alert, "critical") == 0 || strcmp(alert, "warning") == 0) {
+                bool inodes = strcmp(str(v, "inodes_level"), alert) == 0 && strcmp(str(v, "bytes_level"), alert) != 0;
+                if (inodes)
+                        find(f, alert[0] == 'c' ? REPORT_CRITICAL : REPORT_WARNING, "volume %s %s: %.1f%% of inodes free",
+                             str(v, "mount"), alert,
+                             u64(v, "total_inodes") ? 100.0 * (double) u64(v, "avail_inodes") / (double) u64(v, "total_inodes") : 0);
+                else
+                        find(f, alert[0] == 'c' ? REPORT_CRITICAL : REPORT_WARNING, "volume %s %s: %.1f%% free",
+                             str(v, "mount"), alert, free_pct);
+        }
+        if (flag(v, "full_soon"))
+                find(f, REPORT_WARNING, "volume %s full in ~%s", str(v, "mount"),
+                     format_duration(u64(v, "full_in_seconds") * USEC_PER_SEC, in, sizeof(in)));
+        if (flag(v, "pressure_caches_empty"))
+                find(f, REPORT_WARNING, "volume %s below min_free with its caches empty", str(v, "mount"));
+}
+
+static void check_cache(Findings *f, json_object *c) {
+        const char *state = str(c, "state");
+        uint64_t size = u64(c, "size_bytes"), cap = u64(c, "max_size_bytes");
+        char s1[32], s2[32];
+
+        if (strcmp(state, "unavailable") == 0)
+                find(f, REPORT_WARNING, "cache %s unavailable: %s", str(c, "name"), str(c, "reason"));
+        else if (strcmp(state, "over_cap") == 0)
+                find(f, (double) size > (double) cap * REPORT_OVER_CAP_CRITICAL ? REPORT_CRITICAL : REPORT_WARNING,
+                     "cache %s over its cap: %s of %s", str(c, "name"), format_size(size, s1, sizeof(s1)),
+                     format_size(cap, s2, sizeof(s2)));
+        if (strcmp(state, "unavailable") != 0 && get(c, "mode_ok") && !flag(c, "mode_ok"))
+                find(f, REPORT_WARNING, "cache %s root mode is not %s", str(c, "name"), str(c, "mode"));
+}
+
+ReportLevel report_check(json_object *status, char *buf, size_t len) {
+        static const char *const names[] = { "OK", "WARNING", "CRITICAL" };
+        Findings f = { .worst = REPORT_OK };
+        size_t n;
+
+        for (size_t i = 0; i < count(status, "volumes"); i++)
+                check_volume(&f, item(status, "volumes", i));
+        for (size_t i = 0; i < count(status, "caches"); i++)
+                check_cache(&f, item(status, "caches", i));
+        n = (size_t) snprintf(buf, len, "CACHEKEEPER %s - ", names[f.worst]);
+        if (f.worst != REPORT_OK) {
+                bool first = true;
+
+                for (int l = REPORT_CRITICAL; l >= REPORT_WARNING && n < len; l--)
+                        if (f.text[l][0]) {
+                                n += (size_t) snprintf(buf + n, len - n, "%s%s", first ? "" : "; ", f.text[l]);
+                                first = false;
+                        }
+                return f.worst;
+        }
+        /* All well: the figures, briefly. */
+        for (size_t i = 0; i < count(status, "caches") && n < len; i++) {
+                json_object *c = item(status, "caches", i);
+                char s1[32], s2[32];
+                n += (size_t) snprintf(buf + n, len - n, "%s%s %s/%s", i ? ", " : "", str(c, "name"),
+                                       format_size(u64(c, "size_bytes"), s1, sizeof(s1)),
+                                       format_size(u64(c, "max_size_bytes"), s2, sizeof(s2)));
+        }
+        for (size_t i = 0; i < count(status, "volumes") && n < len; i++) {
+                json_object *v = item(status, "volumes", i);
+                n += (size_t) snprintf(buf + n, len - n, "%s%s %.1f%% free", i ? ", " : "; ", str(v, "mount"),
+                                       u64(v, "total_bytes") ? 100.0 * (double) u64(v, "avail_bytes") / (double) u64(v, "total_bytes") : 0);
+        }
+        return REPORT_OK;
+}
+
+/* One metric family: HELP, TYPE, then a sample per cache or volume. */
+typedef struct Metric {
+        const char *name, *type, *help;
+        const char *key;           /* status field, or NULL when value() computes it */
+        double (*value)(json_object *o);
+} Metric;
+
+static double cache_available(json_object *c) {
+        return strcmp(str(c, "state"), "unavailable") != 0;
+}
+
+static double cache_trimming(json_object *c) {
+        return strcmp(str(c, "state"), "trimming") == 0;
+}
+
+static double cache_mode_ok(json_object *c) {
+        return flag(c, "mode_ok");
+}
+
+/* Samples that make no sense for a cache: no entries, or unavailable. */
+static bool cache_skip(const char *metric, json_object *c) {
+        if (strcmp(metric, "cachekeeper_cache_oldest_entry_timestamp_seconds") == 0)
+                return u64(c, "entry_files") == 0;
+        if (strcmp(metric, "cachekeeper_cache_mode_ok") == 0)
+                return strcmp(str(c, "state"), "unavailable") == 0;
+        return false;
+}
+
+static double volume_level(json_object *v) {
+        const char *a = str(v, "alert");
+        return strcmp(a, "critical") == 0 ? 2 : strcmp(a, "warning") == 0 ? 1 : 0;
+}
+
+static double volume_pressure(json_object *v) {
+        return flag(v, "pressure");
+}
+
+static const Metric cache_metrics[] = {
+        { "cachekeeper_cache_size_bytes", "gauge", "Disk usage of the regular files under the cache root.", "size_bytes", NULL },
+        { "cachekeeper_cache_files", "gauge", "Regular files under the cache root.", "files", NULL },
+        { "cachekeeper_cache_max_size_bytes", "gauge", "The cache's cap.", "max_size_bytes", NULL },
+        { "cachekeeper_cache_entry_bytes", "gauge", "Disk usage of ccache entries.", "entry_bytes", NULL },
+        { "cachekeeper_cache_entry_files", "gauge", "ccache entries.", "entry_files", NULL },
+        { "cachekeeper_cache_hits_total", "counter", "ccache's hits, summed over its stats files.", "hits", NULL },
+        { "cachekeeper_cache_misses_total", "counter", "ccache's misses, summed over its stats files.", "misses", NULL },
+        { "cachekeeper_cache_evicted_files_total", "counter", "Files evicted by the daemon.", "evicted_files_total", NULL },
+        { "cachekeeper_cache_evicted_bytes_total", "counter", "Bytes evicted by the daemon.", "evicted_bytes_total", NULL },
+        { "cachekeeper_cache_oldest_entry_timestamp_seconds", "gauge", "mtime of the least recently used entry.",
+          "oldest_entry_mtime", NULL },
+        { "cachekeeper_cache_mode_repairs_total", "counter", "Modes repaired.", "mode_repairs", NULL },
+        { "cachekeeper_cache_available", "gauge", "1 while the cache is available.", NULL, cache_available },
+        { "cachekeeper_cache_trimming", "gauge", "1 while a trim runs.", NULL, cache_trimming },
+        { "cachekeeper_cache_mode_ok", "gauge", "1 when the root has its configured mode.", NULL, cache_mode_ok },
+};
+
+static const Metric volume_metrics[] = {
+        { "cachekeeper_volume_size_bytes", "gauge", "Size of the filesystem.", "total_bytes", NULL },
+        { "cachekeeper_volume_avail_bytes", "gauge", "Space available to unprivileged users.", "avail_bytes", NULL },
+        { "cachekeeper_volume_files", "gauge", "Inodes of the filesystem.", "total_inodes", NULL },
+        { "cachekeeper_volume_files_avail", "gauge", "Inodes available to unprivileged users.", "avail_inodes", NULL },
+        { "cachekeeper_volume_alert_level", "gauge", "0 ok, 1 warning, 2 critical.", NULL, volume_level },
+        { "cachekeeper_volume_full_in_seconds", "gauge", "Estimated time until full (absent when not filling).",
+          "full_in_seconds", NULL },
+        { "cachekeeper_volume_pressure", "gauge", "1 while below min_free.", NULL, volume_pressure },
+};
+
+static void label(FILE *f, const char *s) {
+        for (; *s; s++)
+                fprintf(f, *s == '"' || *s == '\\' ? "\\%c" : *s == '\n' ? "\\n" : "%c", *s);
+}
+
+static void family(FILE *f, json_object *status, const char *list, const char *label_name, const char *label_key,
+                   const Metric *m) {
+        fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", m->name, m->help, m->name, m->type);
+        for (size_t i = 0; i < count(status, list); i++) {
+                json_object *o = item(status, list, i);
+                json_object *v = m->key ? get(o, m->key) : NULL;
+
+                if ((m->key && !v) || cache_skip(m->name, o))
+                        continue;   /* absent, not zero: "not filling" is not "full now" */
+                fprintf(f, "%s{%s=\"", m->name, label_name);
+                label(f, str(o, label_key));
+                if (m->value)
+                        fprintf(f, "\"} %.17g\n", m->value(o));
+                else
+                        fprintf(f, "\"} %llu\n", (unsigned long long) json_object_get_int64(v));
+        }
+}
+
+char *report_metrics(json_object *status) {
+        char *out = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&out, &size);
+
+        if (!f)
+                return NULL;
+        for (size_t i = 0; i < ELEMENTSOF(cache_metrics); i++)
+                family(f, status, "caches", "cache", "name", &cache_metrics[i]);
+        for (size_t i = 0; i < ELEMENTSOF(volume_metrics); i++)
+                family(f, status, "volumes", "mount", "mount", &volume_metrics[i]);
+        if (fclose(f) != 0) {
+                free(out);
+                return NULL;
+        }
+        return out;
+}

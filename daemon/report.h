@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/* What monitoring wants from a status object (the "result" of the status
+ * request): the one-line verdict of `cachectl check` and the Prometheus text
+ * of `cachectl metrics`. Pure; linked into cachectl. */
+#pragma once
+
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+typedef enum ReportLevel {
+        REPORT_OK = 0,          /* monitoring-plugin exit statuses */
+        REPORT_WARNING = 1,
+        REPORT_CRITICAL = 2,
+        REPORT_UNKNOWN = 3,
+} ReportLevel;
+
+/* A cache over its cap by this much more than the cap is critical, not a
+ * warning: the daemon is not keeping up, or cannot evict. */
+#define REPORT_OVER_CAP_CRITICAL 1.10
+
+/* Judges status: volumes at warning or critical, filling up, or short of
+ * min_free with empty caches; caches unavailable, over their cap (and not
+ * trimming), or with a wrong mode. Writes "CACHEKEEPER OK - ..." (or
+ * WARNING, CRITICAL) to buf and returns the level. */
+ReportLevel report_check(json_object *status, char *buf, size_t len);
+
+/* The figures of status as Prometheus text exposition, malloc'd (NULL on
+ * ENOMEM). */
+char *report_metrics(json_object *status);

@@ -1,0 +1,234 @@
+#!/usr/bin/env bats
+# Volumes: levels that a person can trust (one alert per transition, in the
+# journal and through alert_command, no flapping), the fill trend, inode
+# exhaustion, pressure eviction across caches, and cachectl check.
+load helper
+
+setup() {
+        require_root
+        VOL=$BATS_TEST_TMPDIR/vol
+        ALERTS=$BATS_TEST_TMPDIR/alerts.log
+        # The alert command: one line per run, with what the daemon passed.
+        cat > "$BATS_TEST_TMPDIR/alert.sh" <<'EOS'
+#!/bin/sh
+echo "$CACHEKEEPER_EVENT $CACHEKEEPER_LEVEL ${CACHEKEEPER_MOUNT:-$CACHEKEEPER_CACHE} $CACHEKEEPER_AVAIL_BYTES | $CACHEKEEPER_MESSAGE" >> "$1"
+EOS
+        chmod +x "$BATS_TEST_TMPDIR/alert.sh"
+        start_journald
+}
+
+teardown() {
+        stop_daemon
+        stop_journald
+        unmount_all
+}
+
+# A private journald for this test, in the test's own mount namespace.
+start_journald() {
+        mount -t tmpfs ckjournal /run/systemd 2>/dev/null || { mkdir -p /run/systemd && mount -t tmpfs ckjournal /run/systemd; }
+        mkdir -p /run/log && mount -t tmpfs cklog /run/log
+        mkdir -p /run/systemd/journal
+        /lib/systemd/systemd-journald > /dev/null 2>&1 &
+        JOURNALD=$!
+        wait_for "[ -S /run/systemd/journal/socket ]" 5
+}
+
+stop_journald() {
+        [ -n "${JOURNALD:-}" ] && kill "$JOURNALD" 2>/dev/null && wait "$JOURNALD" 2>/dev/null
+        umount -l /run/log /run/systemd 2>/dev/null || true
+}
+
+journal() {
+        journalctl --directory=/run/log/journal -o json SYSLOG_IDENTIFIER=cachekeeperd "$@" 2>/dev/null
+}
+
+# config CACHES VOLUME-SETTINGS
+config() {
+        cat > "$BATS_TEST_TMPDIR/ck.conf" <<EOC
+socket = "$BATS_TEST_TMPDIR/ck.sock";
+audit_interval = "0s";
+alert_command = [ "$BATS_TEST_TMPDIR/alert.sh", "$ALERTS" ];
+volumes = { check_interval = "100ms"; $2 };
+caches = ( $1 );
+EOC
+}
+
+# fill_to PERCENT: make the volume's available space that percent of its size.
+fill_to() {
+        local total avail want
+        total=$(df -B1 --output=size "$VOL" | tail -1)
+        avail=$(df -B1 --output=avail "$VOL" | tail -1)
+        want=$((total * $1 / 100))
+        if [ "$avail" -gt "$want" ]; then
+                head -c $((avail - want)) /dev/zero > "$VOL/fill.$RANDOM$RANDOM"
+        else
+                # give back space: shrink the fill files
+                rm -f "$VOL"/fill.*
+                avail=$(df -B1 --output=avail "$VOL" | tail -1)
+                head -c $((avail - want)) /dev/zero > "$VOL/fill.$RANDOM$RANDOM"
+        fi
+        sync
+}
+
+alerts() {
+        [ -e "$ALERTS" ] && grep -c "^$1 " "$ALERTS" || echo 0
+}
+
+@test "each level transition: one alert_command run and one journal record, recovery included" {
+        mount_tmpfs "$VOL" 100M
+        config "{ name = \"t\"; path = \"$VOL/cache\"; max_size = \"1G\"; }" \
+               'warn_free = "20%"; crit_free = "10%"; hysteresis = "2%";'
+        start_daemon
+        wait_ready
+        run ctl check
+        [ "$status" -eq 0 ] && [[ "$output" == "CACHEKEEPER OK - t "* ]]
+        fill_to 15
+        wait_for "[ \$(alerts volume-level) -eq 1 ]" 5
+        run ctl check
+        [ "$status" -eq 1 ] && [[ "$output" == "CACHEKEEPER WARNING - volume $VOL warning: 1"*"% free"* ]]
+        fill_to 5
+        wait_for "[ \$(alerts volume-level) -eq 2 ]" 5
+        run ctl check
+        [ "$status" -eq 2 ] && [[ "$output" == "CACHEKEEPER CRITICAL - volume $VOL critical"* ]]
+        [ "$(ctl status --json | jq -r .volumes[0].alert)" = critical ]
+        fill_to 60
+        wait_for "[ \$(alerts volume-level) -eq 3 ]" 5
+        sleep 0.5                                            # nothing more comes
+        [ "$(alerts volume-level)" -eq 3 ]
+        [ "$(grep '^volume-level' "$ALERTS" | cut -d' ' -f2,3 | tr '\n' ' ')" = "warning $VOL critical $VOL ok $VOL " ]
+        # 100M of tmpfs is 104857600 bytes: 20 % of it is 21.0M
+        grep -q "^volume-level warning $VOL [0-9]* | Volume $VOL is warning: .* of 104.9M available (15.0%, warning below 21.0M)" "$ALERTS"
+
+        # the journal received each one, with its fields and priority
+        wait_for "[ \$(journal CACHEKEEPER_EVENT=volume-level | wc -l) -eq 3 ]" 5
+        journal CACHEKEEPER_EVENT=volume-level | jq -e -s --arg m "$VOL" '
+                map(.CACHEKEEPER_LEVEL) == ["warning", "critical", "ok"] and
+                map(.PRIORITY) == ["4", "2", "5"] and
+                all(.MESSAGE_ID == "5f0a32c5b0e94166ac1014bc7f38b801" and .CACHEKEEPER_MOUNT == $m and
+                    (.CACHEKEEPER_AVAIL_BYTES | tonumber) > 0 and (.CACHEKEEPER_TOTAL_BYTES | tonumber) >= 100000000)'
+        stop_daemon
+        run --separate-stderr ctl check
+        [ "$status" -eq 3 ] && [[ "$output" == "CACHEKEEPER UNKNOWN - "*"cannot be reached"* ]]
+}
+
+@test "a volume hovering ±1 % around a threshold ten times changes level at most once each way" {
+        mount_tmpfs "$VOL" 100M
+        config "{ name = \"t\"; path = \"$VOL/cache\"; max_size = \"1G\"; }" \
+               'warn_free = "30%"; crit_free = "10%"; hysteresis = "3%";'
+        start_daemon
+        wait_ready
+        fill_to 31
+        for i in 1 2 3 4 5 6 7 8 9 10; do
+                head -c 2000000 /dev/zero > "$VOL/wobble"          # 29 % free
+                sleep 0.3
+                rm -f "$VOL/wobble"                                 # 31 % free
+                sleep 0.3
+        done
+        [ "$(alerts volume-level)" -le 2 ]
+        [ "$(grep -c '^volume-level warning' "$ALERTS")" -le 1 ]
+        [ "$(grep -c '^volume-level ok' "$ALERTS")" -eq 0 ]          # never 3 % above
+        [ "$(journal CACHEKEEPER_EVENT=volume-level | wc -l)" -le 1 ]
+}
+
+@test "inode exhaustion is detected and said to be about inodes" {
+        mkdir -p "$VOL"
+        mount -t tmpfs -o size=64M,nr_inodes=1000 ckinodes "$VOL"
+        config "{ name = \"t\"; path = \"$VOL/cache\"; max_size = \"1G\"; }" \
+               'warn_free_inodes = "20%"; crit_free_inodes = "10%";'
+        start_daemon
+        wait_ready
+        # bytes are plentiful: only inodes run out
+        mkdir "$VOL/many" && (cd "$VOL/many" && seq 1 950 | xargs touch 2>/dev/null || true)
+        wait_for "grep -q '^volume-level critical' '$ALERTS'" 5
+        grep -q "inodes free" "$ALERTS"
+        [ "$(ctl status --json | jq -r '.volumes[0] | "\(.inodes_level) \(.bytes_level)"')" = "critical ok" ]
+        run ctl check
+        [ "$status" -eq 2 ] && [[ "$output" == *"of inodes free"* ]]
+}
+
+@test "the fill trend: an alert when full within full_within, and its recovery" {
+        mount_tmpfs "$VOL" 200M
+        config "{ name = \"t\"; path = \"$VOL/cache\"; max_size = \"1G\"; }" 'full_within = "20s";'
+        start_daemon
+        wait_ready
+        [ "$(ctl status --json | jq .volumes[0].full_in_seconds)" = null ]
+        for i in $(seq 1 16); do head -c 4000000 /dev/zero > "$VOL/grow$i"; sleep 0.25; done   # 16 MB/s
+        wait_for "grep -q '^volume-trend warning' '$ALERTS'" 5
+        full=$(ctl status --json | jq .volumes[0].full_in_seconds)
+        [ "$full" -gt 0 ] && [ "$full" -lt 20 ]
+        run ctl status
+        [[ "$output" == *"full in ~"* ]]
+        run ctl check
+        [ "$status" -eq 1 ] && [[ "$output" == *"full in ~"* ]]
+        # it stops growing: once the window (full_within / 4) has passed, recovery
+        wait_for "grep -q '^volume-trend ok' '$ALERTS'" 15
+        [ "$(grep -c '^volume-trend' "$ALERTS")" -eq 2 ]
+        wait_for "[ \"\$(ctl status --json | jq .volumes[0].full_in_seconds)\" = null ]" 5
+}
+
+@test "pressure eviction restores min_free, oldest first across two caches on the volume" {
+        mount_tmpfs "$VOL" 100M
+        config "{ name = \"a\"; path = \"$VOL/a\"; max_size = \"1G\"; ccache_conf = false; },
+                { name = \"b\"; path = \"$VOL/b\"; max_size = \"1G\"; ccache_conf = false; }" \
+               'min_free = "40%"; hysteresis = "5%"; warn_free = "10%"; crit_free = "5%";'
+        mkdir -p "$VOL/a" "$VOL/b"
+        # 2 x 60 entries of 200 KB; ages interleaved between the caches
+        for i in $(seq 1 120); do
+                c=$([ $((i % 2)) -eq 0 ] && echo a || echo b)
+                l12=$(printf '%02x' $((i % 256)))
+                f="$VOL/$c/${l12:0:1}/${l12:1:1}/$(printf '%031d' "$i" | tr '0-9' 'a-j')R"
+                mkdir -p "$(dirname "$f")"
+                head -c 200000 /dev/urandom > "$f"
+                touch -m -d "-$((121 - i)) hours" "$f"
+                echo "$(stat -c %Y "$f") $f" >> "$BATS_TEST_TMPDIR/entries"
+        done
+        start_daemon
+        wait_ready
+        [ "$(ctl status --json | jq -r '.volumes | length')" -eq 1 ]
+        fill_to 35                                               # 35 % free: 10 MB short of 40 % + 5 %
+        wait_for "[ \"\$(ctl status --json | jq -r .volumes[0].pressure)\" = false ] && [ \"\$(cache_field a evicted_files_total)\" -gt 0 ]" 10
+        avail=$(df -B1 --output=avail "$VOL" | tail -1); total=$(df -B1 --output=size "$VOL" | tail -1)
+        [ $((avail * 100)) -ge $((total * 40)) ]
+        # exactly the oldest went, across both caches
+        sort -n "$BATS_TEST_TMPDIR/entries" > "$BATS_TEST_TMPDIR/by-age"
+        gone=$(while read -r t f; do [ -e "$f" ] || echo "$t"; done < "$BATS_TEST_TMPDIR/by-age" | wc -l)
+        [ "$gone" -gt 0 ]
+        [ "$gone" -eq $(( $(cache_field a evicted_files_total) + $(cache_field b evicted_files_total) )) ]
+        head -n "$gone" "$BATS_TEST_TMPDIR/by-age" | while read -r t f; do [ ! -e "$f" ]; done
+        tail -n +"$((gone + 1))" "$BATS_TEST_TMPDIR/by-age" | while read -r t f; do [ -e "$f" ]; done
+        [ "$(cache_field a evicted_files_total)" -gt 0 ] && [ "$(cache_field b evicted_files_total)" -gt 0 ]
+        grep -q '^volume-pressure warning .*evicting' "$ALERTS"
+        wait_for "grep -q '^volume-pressure ok' '$ALERTS'" 5
+        [ "$(journal CACHEKEEPER_EVENT=volume-pressure | jq -s length)" -ge 2 ]
+}
+
+@test "low space the caches cannot fix is said so, and nothing is evicted" {
+        mount_tmpfs "$VOL" 100M
+        config "{ name = \"a\"; path = \"$VOL/a\"; max_size = \"1G\"; }" 'min_free = "40%";'
+        start_daemon
+        wait_ready
+        compile "$VOL/a" 3
+        wait_exact a "$VOL/a"
+        fill_to 20
+        wait_for "grep -q 'caches are already empty' '$ALERTS' || grep -q 'evicting' '$ALERTS'" 5
+        # three compiles' entries cannot free 20 MB: what there is goes, and it is said
+        wait_for "grep -q 'caches are already empty' '$ALERTS'" 10
+        run ctl check
+        [ "$status" -eq 1 ] && [[ "$output" == *"below min_free with its caches empty"* ]]
+        [ "$(grep -c 'caches are already empty' "$ALERTS")" -eq 1 ]   # said once, not every check
+}
+
+@test "cache events: unavailable and available again, through the same alert path" {
+        MNT=$BATS_TEST_TMPDIR/mnt
+        mkdir -p "$MNT"
+        config "{ name = \"late\"; path = \"$MNT/cache\"; max_size = \"1G\"; require_mount = \"$MNT\"; }" ''
+        start_daemon
+        wait_ready
+        wait_for "grep -q '^cache-unavailable' '$ALERTS'" 5
+        [ "$(ctl status --json | jq '.volumes | length')" -eq 0 ]   # not the parent filesystem's figures
+        mount_tmpfs "$MNT" 16M
+        wait_for "grep -q '^cache-available' '$ALERTS'" 5
+        [ "$(ctl status --json | jq -r '.volumes[0].mount')" = "$MNT" ]
+        wait_for "[ \$(journal CACHEKEEPER_EVENT=cache-available | wc -l) -eq 1 ]" 5
+        journal CACHEKEEPER_EVENT=cache-unavailable | jq -e '.CACHEKEEPER_CACHE == "late" and .MESSAGE_ID == "9a397b0029db4f4c933d493bff41ed11"'
+}
