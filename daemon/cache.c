@@ -846,6 +846,7 @@ static int on_trim_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 static int trim_begin(Cache *c, TrimCall *call) {
         uint64_t target = call->target ? call->target
                                        : (uint64_t) ((double) c->config->max_size_bytes * c->config->trim_to);
+        usec_t started = now_realtime();
         int r;
 
         if (call->has_plan)
@@ -854,6 +855,9 @@ static int trim_begin(Cache *c, TrimCall *call) {
                 r = trim_new(c->account, target, call->dry_run, now_seconds(), &c->trim);
         if (r < 0)
                 return r;
+        log_debug("Cache %s: planned a %s trim of %llu files in %.1f ms.", c->config->name, call->reason,
+                  (unsigned long long) trim_result(c->trim)->planned_files,
+                  (double) (now_realtime() - started) / USEC_PER_MSEC);
         c->trim_call = *call;
         c->trim_call.has_plan = false;
         c->trim_started = now_monotonic(c);

@@ -111,6 +111,27 @@ alerts() {
         [ "$status" -eq 3 ] && [[ "$output" == "CACHEKEEPER UNKNOWN - "*"cannot be reached"* ]]
 }
 
+@test "on a loop-mounted ext4 (f_bavail below f_bfree): the levels follow available space" {
+        truncate -s 128M "$BATS_TEST_TMPDIR/ext4.img"
+        mkfs.ext4 -q -F -m 5 -b 4096 "$BATS_TEST_TMPDIR/ext4.img"
+        mkdir -p "$VOL"
+        mount -o loop "$BATS_TEST_TMPDIR/ext4.img" "$VOL"
+        config "{ name = \"t\"; path = \"$VOL/cache\"; max_size = \"1G\"; }" \
+               'warn_free = "20%"; crit_free = "10%"; hysteresis = "2%";'
+        start_daemon
+        wait_ready
+        # what unprivileged users may write, not what root could (5 % reserved)
+        [ "$(ctl status --json | jq '.volumes[0] | .avail_bytes < .free_bytes')" = true ]
+        [ "$(ctl status --json | jq -r '.volumes[0].avail_bytes')" -eq "$(df -B1 --output=avail "$VOL" | tail -1)" ]
+        fill_to 15
+        wait_for "[ \$(alerts volume-level) -eq 1 ]" 5
+        fill_to 50
+        wait_for "[ \$(alerts volume-level) -eq 2 ]" 5
+        [ "$(grep '^volume-level' "$ALERTS" | cut -d' ' -f2 | tr '\n' ' ')" = "warning ok " ]
+        compile "$VOL/cache" 3
+        wait_exact t "$VOL/cache"
+}
+
 @test "a volume hovering ±1 % around a threshold ten times changes level at most once each way" {
         mount_tmpfs "$VOL" 100M
         config "{ name = \"t\"; path = \"$VOL/cache\"; max_size = \"1G\"; }" \
