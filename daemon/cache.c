@@ -687,11 +687,20 @@ void cache_check(Cache *c) {
         }
 }
 
-static void refresh_file(Cache *c, DirId d, const char *name) {
+static void refresh_file(Cache *c, DirId d, const char *name, uint32_t mask) {
         const Dir *dir = account_dir(c->account, d);
         struct statx stx;
         int fd;
 
+        /* Gone from here: no need to look. A file created under the same
+         * name since has its own event still to come. This also keeps the
+         * echo of our own trims (an IN_DELETE per victim) cheap. */
+        if (mask & (IN_DELETE | IN_MOVED_FROM)) {
+                (void) account_file_remove(c->account, d, name);
+                if (dir && (dir->depth == 1 || dir->depth == 2) && strcmp(name, "stats") == 0)
+                        account_dir_set_stats(c->account, d, 0, 0);
+                return;
+        }
         fd = evdir_get(c, d);
         if (fd < 0)
                 return;   /* the directory went away: its own events follow */
@@ -753,7 +762,7 @@ void cache_handle_event(Cache *c, uint32_t dir, uint32_t mask, const char *name)
                         upkeep_event(c, dir, name);
                 return;
         }
-        refresh_file(c, dir, name);
+        refresh_file(c, dir, name, mask);
         if (dir == DIR_ROOT && strcmp(name, "ccache.conf") == 0 && c->available) {
                 int root = root_get(c);
 
