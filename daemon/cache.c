@@ -7,16 +7,15 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "alert.h"
+#include "beneath.h"
 #include "cache.h"
 #include "log.h"
 #include "scan.h"
@@ -212,10 +211,6 @@ static int root_get(Cache *c) {
 /* Opens directory d of the account, beneath the root and never through a
  * symlink or into another filesystem. */
 static int dir_open(Cache *c, DirId d) {
-        struct open_how how = {
-                .flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS,
-        };
         char rel[PATH_MAX];
         int root, fd, r;
 
@@ -229,8 +224,7 @@ static int dir_open(Cache *c, DirId d) {
         r = account_dir_path(c->account, d, rel, sizeof(rel));
         if (r < 0)
                 return r;
-        fd = (int) syscall(SYS_openat2, root, rel, &how, sizeof(how));
-        return fd < 0 ? -errno : fd;
+        return beneath_open_dir(root, rel);
 }
 
 /* dir_open, cached for the events of one loop iteration. Borrowed fd. */

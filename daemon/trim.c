@@ -4,14 +4,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "beneath.h"
 #include "ccache.h"
 #include "trim.h"
 
@@ -74,16 +73,6 @@ int trim_new_with_plan(EvictPlan *plan, uint64_t target_bytes, bool dry_run, Tri
         return 0;
 }
 
-static int open_beneath(int root_fd, const char *rel) {
-        struct open_how how = {
-                .flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS,
-        };
-        int fd = (int) syscall(SYS_openat2, root_fd, rel, &how, sizeof(how));
-
-        return fd < 0 ? -errno : fd;
-}
-
 static int hex_digit(char c) {
         return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
@@ -100,7 +89,7 @@ static int do_group(Trim *t, Account *a, int root_fd, dev_t dev, const char *rel
         if (l2) {
                 char name[32];
 
-                lockdir = open_beneath(root_fd, "lock");
+                lockdir = beneath_open_dir(root_fd, "lock");
                 snprintf(name, sizeof(name), "subdir_%c%c", rel[0], rel[2]);
                 r = lockdir >= 0 ? ccache_lock_try(&lock, lockdir, name) : 1;
                 if (r == 0) {
@@ -108,7 +97,7 @@ static int do_group(Trim *t, Account *a, int root_fd, dev_t dev, const char *rel
                         return 0;
                 }
         }
-        dirfd = open_beneath(root_fd, rel);
+        dirfd = beneath_open_dir(root_fd, rel);
         for (size_t i = start; dirfd >= 0 && i < end; i++) {
                 const Victim *v = &t->plan.victims[i];
                 char fname[CCACHE_NAME_MAX + 256];
@@ -143,7 +132,7 @@ static int do_group(Trim *t, Account *a, int root_fd, dev_t dev, const char *rel
         /* ccache's counters, still under the content lock (CCACHE.md §7). */
         if (l2 && files > 0) {
                 char l1[2] = { rel[0], '\0' };
-                int l1fd = open_beneath(root_fd, l1);
+                int l1fd = beneath_open_dir(root_fd, l1);
 
                 r = l1fd >= 0 ? ccache_stats_subtract(l1fd, (unsigned) hex_digit(rel[2]), files, kib,
                                                       200 * USEC_PER_MSEC) : l1fd;

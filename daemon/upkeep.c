@@ -3,14 +3,13 @@
  * reported through the caller's callback. */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "beneath.h"
 #include "ccache.h"
 #include "upkeep.h"
 #include "util.h"
@@ -33,28 +32,18 @@ int upkeep_root(int root_fd, mode_t mode, upkeep_report_t report, void *userdata
         return 1;
 }
 
-static int open_beneath(int root_fd, const char *rel) {
-        struct open_how how = {
-                .flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS,
-        };
-        int fd = (int) syscall(SYS_openat2, root_fd, rel, &how, sizeof(how));
-
-        return fd < 0 ? -errno : fd;
-}
-
 int upkeep_dir(int root_fd, const char *rel, upkeep_report_t report, void *userdata) {
         bool created = false;
         int fd, r;
 
-        fd = open_beneath(root_fd, rel);
+        fd = beneath_open_dir(root_fd, rel);
         if (fd == -ENOENT) {
                 /* mkdirat does not follow a symlink in the last component;
                  * the parent was just opened beneath the root. */
                 if (mkdirat(root_fd, rel, UPKEEP_DIR_MODE) < 0 && errno != EEXIST)
                         return -errno;
                 created = true;
-                fd = open_beneath(root_fd, rel);
+                fd = beneath_open_dir(root_fd, rel);
         }
         if (fd < 0)
                 return fd;

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/* openat2 beneath a root. glibc 2.36 has no wrapper: the raw syscall. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "beneath.h"
+
+int beneath_open_dir(int root_fd, const char *rel) {
+        struct open_how how = {
+                .flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS,
+        };
+        int fd = (int) syscall(SYS_openat2, root_fd, rel, &how, sizeof(how));
+
+        return fd < 0 ? -errno : fd;
+}
