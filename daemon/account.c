@@ -264,6 +264,14 @@ static void file_release(Account *a, FileId id, size_t slot) {
         a->n_files--;
 }
 
+int account_reserve(Account *a, size_t n) {
+        size_t size = (size_t) ((double) n / INDEX_LOAD_MAX) + 1;
+
+        if (n > FILES_MAX || size <= a->index_size)
+                return 0;
+        return index_resize(a, size);
+}
+
 int account_file_set(Account *a, DirId d, const char *name, uint64_t blocks, int64_t mtime) {
         File probe, *f;
         uint64_t h;

@@ -64,6 +64,11 @@ static inline void account_freep(Account **a) {
 typedef void (*account_dir_hook_t)(DirId d, Dir *dir, void *userdata);
 void account_set_dir_hook(Account *a, account_dir_hook_t hook, void *userdata);
 
+/* Sizes the index for n files up front, so that a scan of a large cache
+ * does not rebuild it again and again as it grows. Returns 0 or -ENOMEM
+ * (the account stays usable either way). */
+int account_reserve(Account *a, size_t n);
+
 /* Forgets every file and directory except the (now empty) root. */
 void account_clear(Account *a);
 

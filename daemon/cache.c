@@ -435,6 +435,30 @@ void cache_events_lost(Cache *c) {
         cache_rescan(c, "inotify queue overflow");
 }
 
+/* How many files a first scan will find: ccache's own count of its entries
+ * (Σ files_in_cache over the level-1 stats files), no more than the inodes
+ * in use on the filesystem. Only an estimate, to size the index once. */
+static size_t expected_files(Cache *c) {
+        VolumeUsage u;
+        uint64_t n = 0;
+        int root = root_get(c);
+
+        if (root < 0 || volume_usage(root, NULL, &u) < 0)
+                return 0;
+        for (int i = 0; i < 16; i++) {
+                char l1[2] = { "0123456789abcdef"[i], '\0' };
+                CcacheStats s;
+                int fd = beneath_open_dir(root, l1);
+
+                if (fd < 0)
+                        continue;
+                if (ccache_stats_read(fd, "stats", &s) == 0)
+                        n += s.counters[CCACHE_STAT_FILES_IN_CACHE];
+                close(fd);
+        }
+        return (size_t) (n < u.total_inodes - u.free_inodes ? n : u.total_inodes - u.free_inodes);
+}
+
 void cache_rescan(Cache *c, const char *reason) {
         if (!c->available)
                 return;
@@ -603,6 +627,7 @@ static void upkeep_event(Cache *c, DirId d, const char *name) {
 void cache_start(Cache *c) {
         const CacheConfig *cc = c->config;
         struct stat st;
+        size_t n;
         int fd, wd;
 
         if (c->available)
@@ -646,6 +671,8 @@ void cache_start(Cache *c) {
         upkeep(c);
         if (c->changed)
                 c->changed(c, c->userdata);
+        n = expected_files(c);
+        (void) account_reserve(c->account, n + n / 8);
         cache_rescan(c, "initial");
 }
 
