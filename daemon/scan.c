@@ -1,9 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* The walk. One frame per open directory on an explicit stack, each with its
- * own getdents64 buffer, so the walk can stop after any entry and resume. */
+ * own getdents64 buffer, so the walk can stop after any entry and resume.
+ * The regular files of each buffer are statx'ed as one batch, split with a
+ * helper thread when there are many; the results are applied to the Account
+ * by the caller's thread only, within the same step, so to the event loop a
+ * batch is as atomic as a single file was. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,6 +20,8 @@
 #include "util.h"
 
 #define DENTS_BUFFER 32768
+#define BATCH_MAX (DENTS_BUFFER / 24 + 1)   /* a dirent is at least 24 bytes */
+#define PARALLEL_MIN 64                     /* files in a batch before the helper is worth waking */
 
 struct linux_dirent64 {
         ino64_t d_ino;
@@ -29,6 +38,25 @@ typedef struct Frame {
         char *buf;
 } Frame;
 
+typedef struct Stat {
+        uint64_t blocks;
+        int64_t mtime;
+        uint16_t mode;
+        bool ok;
+} Stat;
+
+/* A second thread that only ever calls statx on names it is handed. */
+typedef struct Helper {
+        pthread_t thread;
+        pthread_mutex_t lock;
+        pthread_cond_t go, done;
+        int dirfd;
+        const char *const *names;
+        Stat *out;
+        size_t n;
+        bool busy, quit, running;
+} Helper;
+
 struct Scan {
         Account *account;
         const ScanCallbacks *cb;
@@ -39,7 +67,101 @@ struct Scan {
         Frame stack[SCAN_DEPTH_MAX];
         size_t depth;
         ScanProgress progress;
+        const char *names[BATCH_MAX];
+        Stat stats[BATCH_MAX];
+        Helper helper;
 };
+
+static void stat_names(int dirfd, const char *const *names, Stat *out, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                struct statx stx;
+
+                out[i].ok = statx(dirfd, names[i], AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT,
+                                  STATX_TYPE | STATX_BLOCKS | STATX_MTIME, &stx) == 0;
+                if (out[i].ok) {
+                        out[i].mode = stx.stx_mode;
+                        out[i].blocks = stx.stx_blocks;
+                        out[i].mtime = stx.stx_mtime.tv_sec;
+                }
+        }
+}
+
+static void *helper_main(void *userdata) {
+        Helper *h = userdata;
+        sigset_t all;
+
+        /* Signals are the event loop's (signalfd): never delivered here. */
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, NULL);
+        pthread_mutex_lock(&h->lock);
+        for (;;) {
+                while (!h->busy && !h->quit)
+                        pthread_cond_wait(&h->go, &h->lock);
+                if (h->quit)
+                        break;
+                pthread_mutex_unlock(&h->lock);
+                stat_names(h->dirfd, h->names, h->out, h->n);
+                pthread_mutex_lock(&h->lock);
+                h->busy = false;
+                pthread_cond_signal(&h->done);
+        }
+        pthread_mutex_unlock(&h->lock);
+        return NULL;
+}
+
+static bool helper_start(Helper *h) {
+        if (h->running)
+                return true;
+        if (pthread_mutex_init(&h->lock, NULL) != 0)
+                return false;
+        pthread_cond_init(&h->go, NULL);
+        pthread_cond_init(&h->done, NULL);
+        h->running = pthread_create(&h->thread, NULL, helper_main, h) == 0;
+        if (!h->running) {
+                pthread_cond_destroy(&h->go);
+                pthread_cond_destroy(&h->done);
+                pthread_mutex_destroy(&h->lock);
+        }
+        return h->running;
+}
+
+static void helper_stop(Helper *h) {
+        if (!h->running)
+                return;
+        pthread_mutex_lock(&h->lock);
+        h->quit = true;
+        pthread_cond_signal(&h->go);
+        pthread_mutex_unlock(&h->lock);
+        pthread_join(h->thread, NULL);
+        pthread_cond_destroy(&h->go);
+        pthread_cond_destroy(&h->done);
+        pthread_mutex_destroy(&h->lock);
+        h->running = false;
+}
+
+/* statx for names[0..n) in dirfd into out, on two threads when it pays. */
+static void stat_batch(Scan *s, int dirfd, size_t n) {
+        Helper *h = &s->helper;
+        size_t half = n / 2;
+
+        if (n < PARALLEL_MIN || !helper_start(h)) {
+                stat_names(dirfd, s->names, s->stats, n);
+                return;
+        }
+        pthread_mutex_lock(&h->lock);
+        h->dirfd = dirfd;
+        h->names = s->names + half;
+        h->out = s->stats + half;
+        h->n = n - half;
+        h->busy = true;
+        pthread_cond_signal(&h->go);
+        pthread_mutex_unlock(&h->lock);
+        stat_names(dirfd, s->names, s->stats, half);
+        pthread_mutex_lock(&h->lock);
+        while (h->busy)
+                pthread_cond_wait(&h->done, &h->lock);
+        pthread_mutex_unlock(&h->lock);
+}
 
 /* Pushes directory d open as fd; takes ownership of fd. */
 static int push(Scan *s, DirId d, int fd) {
@@ -97,18 +219,10 @@ static int enter(Scan *s, Frame *f, const char *name) {
         return push(s, d, fd);
 }
 
-static int file(Scan *s, Frame *f, const char *name) {
-        struct statx stx;
+static int add_file(Scan *s, Frame *f, const char *name, uint64_t blocks, int64_t mtime) {
         int r;
 
-        if (statx(f->fd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT,
-                  STATX_TYPE | STATX_BLOCKS | STATX_MTIME, &stx) < 0)
-                return 0;   /* vanished since getdents: an event will say so */
-        if (S_ISDIR(stx.stx_mode))
-                return enter(s, f, name);
-        if (!S_ISREG(stx.stx_mode))
-                return 0;   /* symlinks (ccache's locks), FIFOs, sockets: not counted */
-        r = account_file_set(s->account, f->dir, name, stx.stx_blocks, stx.stx_mtime.tv_sec);
+        r = account_file_set(s->account, f->dir, name, blocks, mtime);
         if (r < 0)
                 return r;
         s->progress.files++;
@@ -118,6 +232,45 @@ static int file(Scan *s, Frame *f, const char *name) {
                 const Dir *dir = account_dir(s->account, f->dir);
                 if (dir && (dir->depth == 1 || dir->depth == 2))
                         s->cb->on_stats(f->dir, f->fd, s->userdata);
+        }
+        return 0;
+}
+
+/* A name whose d_type said nothing: look at it alone. */
+static int file(Scan *s, Frame *f, const char *name) {
+        struct statx stx;
+
+        if (statx(f->fd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT,
+                  STATX_TYPE | STATX_BLOCKS | STATX_MTIME, &stx) < 0)
+                return 0;   /* vanished since getdents: an event will say so */
+        if (S_ISDIR(stx.stx_mode))
+                return enter(s, f, name);
+        if (!S_ISREG(stx.stx_mode))
+                return 0;   /* symlinks (ccache's locks), FIFOs, sockets: not counted */
+        return add_file(s, f, name, stx.stx_blocks, stx.stx_mtime.tv_sec);
+}
+
+/* Accounts every regular file (by d_type) of the buffer just read. */
+static int files_of_buffer(Scan *s, Frame *f) {
+        size_t n = 0;
+
+        for (size_t pos = 0; pos < f->len;) {
+                struct linux_dirent64 *de = (struct linux_dirent64 *) (f->buf + pos);
+
+                pos += de->d_reclen;
+                if (de->d_type == DT_REG && n < BATCH_MAX)
+                        s->names[n++] = de->d_name;
+        }
+        s->progress.batch = n;
+        stat_batch(s, f->fd, n);
+        for (size_t i = 0; i < n; i++) {
+                int r;
+
+                if (!s->stats[i].ok || !S_ISREG(s->stats[i].mode))
+                        continue;   /* vanished, or no longer a file: an event will say */
+                r = add_file(s, f, s->names[i], s->stats[i].blocks, s->stats[i].mtime);
+                if (r < 0)
+                        return r;
         }
         return 0;
 }
@@ -165,6 +318,10 @@ int scan_step(Scan *s, size_t budget) {
                         }
                         f->len = (size_t) n;
                         f->pos = 0;
+                        r = files_of_buffer(s, f);
+                        if (r < 0)
+                                return r;
+                        budget = budget > s->progress.batch ? budget - s->progress.batch : 1;
                 }
                 de = (struct linux_dirent64 *) (f->buf + f->pos);
                 f->pos += de->d_reclen;
@@ -175,12 +332,11 @@ int scan_step(Scan *s, size_t budget) {
                 case DT_DIR:
                         r = enter(s, f, de->d_name);
                         break;
-                case DT_REG:
                 case DT_UNKNOWN:
                         r = file(s, f, de->d_name);
                         break;
                 default:
-                        break;  /* symlinks, FIFOs, sockets, devices */
+                        break;  /* regular files: done with the buffer; symlinks, FIFOs, sockets, devices */
                 }
                 if (r < 0)
                         return r;
@@ -203,6 +359,7 @@ DirId scan_start(const Scan *s) {
 Scan *scan_free(Scan *s) {
         if (!s)
                 return NULL;
+        helper_stop(&s->helper);
         while (s->depth > 0)
                 pop(s);
         for (size_t i = 0; i < SCAN_DEPTH_MAX; i++)

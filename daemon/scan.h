@@ -26,6 +26,7 @@ typedef struct ScanProgress {
         uint64_t added, changed;       /* files the account did not know, or knew otherwise */
         uint64_t errors;               /* directories that could not be opened or read */
         uint64_t skipped;              /* other filesystems, too deep */
+        uint64_t batch;                /* regular files in the last directory buffer read */
 } ScanProgress;
 
 /* Prepares a walk of start (already in the account, fd = its directory,
