@@ -392,7 +392,7 @@ static bool in_unused_dir(const Account *a, const File *f, uint32_t arg) {
 }
 
 static bool stale_in_scanned_dir(const Account *a, const File *f, uint32_t gen) {
-        return (f->flags & FLAG_MARK) != a->mark && a->dirs[f->dir].scan_gen == gen;
+        return !(f->flags & FLAG_MARK) && a->dirs[f->dir].scan_gen == gen;
 }
 
 int account_new(Account **ret) {
@@ -579,7 +579,12 @@ void account_dir_set_stats(Account *a, DirId d, uint64_t hits, uint64_t misses) 
 }
 
 void account_scan_begin(Account *a) {
-        a->mark ^= FLAG_MARK;
+        /* Everyone unseen; what the scan (or an event meanwhile) records is
+         * seen. A reset, not a flip: after two scans a flip would make the
+         * files neither of them saw look seen again. */
+        for (FileId id = 0; id < a->limit; id++)
+                file_at(a, id)->flags &= (uint8_t) ~FLAG_MARK;
+        a->mark = FLAG_MARK;
 }
 
 size_t account_scan_sweep(Account *a, uint32_t gen) {

@@ -133,6 +133,44 @@ static void test_exact_figures(void **state) {
         }
 }
 
+static void test_two_scans_in_a_row(void **state) {
+        Account *a;
+        char path[512];
+        int fd;
+
+        /* A scan of one subtree, then a full one: a file gone behind the
+         * account's back before the second must still be swept by it. */
+        struct stat st;
+
+        assert_int_equal(account_new(&a), 0);
+        scan_all(a, 100, 1);
+        snprintf(path, sizeof(path), "%s/ccache.conf", root);
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(unlink(path), 0);
+        account_scan_begin(a);
+        fd = open(root, O_RDONLY | O_DIRECTORY);
+        {
+                DirId b = account_dir_find(a, DIR_ROOT, "b");
+                int bfd = openat(fd, "b", O_RDONLY | O_DIRECTORY);
+                Scan *s;
+                assert_int_equal(scan_new(a, b, bfd, 2, &callbacks, NULL, &s), 0);
+                while (scan_step(s, 100) == 1)
+                        ;
+                scan_free(s);
+                close(bfd);
+                assert_int_equal(account_scan_sweep(a, 2), 0);
+        }
+        close(fd);
+        account_scan_begin(a);
+        scan_all(a, 100, 3);
+        assert_int_equal(account_scan_sweep(a, 3), 1);
+        assert_int_equal(account_file_find(a, DIR_ROOT, "ccache.conf"), FILE_NONE);
+        put("ccache.conf", 20);
+        want_files--;   /* put() counted it again */
+        want_bytes -= (uint64_t) st.st_blocks * 512;
+        account_free(a);
+}
+
 static void test_rescan_sweeps_what_is_gone(void **state) {
         Account *a;
         char path[512];
@@ -154,6 +192,7 @@ static void test_rescan_sweeps_what_is_gone(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_exact_figures),
+                cmocka_unit_test(test_two_scans_in_a_row),
                 cmocka_unit_test(test_rescan_sweeps_what_is_gone),
         };
         return cmocka_run_group_tests_name("scan", tests, setup, teardown);
