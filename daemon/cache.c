@@ -2,7 +2,8 @@
 /* One cache root, kept exact: a first scan, then inotify events, rescans when
  * events were lost, and a periodic audit. Every path below the root is opened
  * with openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_XDEV) from a
- * root fd that is checked to still be the root we scanned. */
+ * root fd that is checked to still be the root we scanned. Trims, upkeep and
+ * status live in cache-trim.c, cache-upkeep.c and cache-status.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -14,103 +15,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "alert.h"
+#include "cache-internal.h"
 #include "beneath.h"
-#include "cache.h"
 #include "log.h"
-#include "scan.h"
-#include "trim.h"
 #include "units.h"
 #include "upkeep.h"
 #include "volume.h"
-
-#define SCAN_BUDGET 4096                       /* directory entries per loop iteration */
-#define ROOT_RETRY_USEC (200 * USEC_PER_MSEC)  /* set-up retry after the root vanished */
-/* After an automatic trim that left the cache over its cap (nothing more it
- * may evict), wait this long before trying again instead of spinning. */
-#define TRIM_BACKOFF_USEC (60 * USEC_PER_SEC)
-/* ccache.conf's max_size is the cap plus this margin: ccache trims only past
- * it, so while the daemon keeps the cache under the cap, ccache's own cleanup
- * never competes; if the daemon stops, ccache still bounds the cache. */
-#define CCACHE_CONF_MARGIN 1.2
-/* ccache's directories that were removed are recreated once removals have
- * been quiet this long: recreating them at once would fight an rm -rf. */
-#define UPKEEP_DEBOUNCE_USEC (2 * USEC_PER_SEC)
-
-typedef struct TrimCall {
-        uint64_t target;
-        bool dry_run;
-        bool has_plan;               /* carry out plan instead of planning for target */
-        EvictPlan plan;
-        char reason[16];
-        cache_trim_done_t done;
-        void *userdata;
-} TrimCall;
-
-struct Cache {
-        sd_event *event;
-        Watch *watch;
-        Alerter *alerter;                 /* borrowed */
-        const CacheConfig *config;
-        cache_changed_t changed;
-        void *userdata;
-
-        bool available;
-        char reason[256];                 /* why unavailable */
-        dev_t dev;                        /* identity of the root we scanned */
-        ino_t ino;
-        char mount[PATH_MAX];
-        Account *account;
-
-        /* Opened for one loop iteration, closed by the post source. */
-        int root_fd;
-        DirId evdir;
-        int evdir_fd;
-        sd_event_source *post;
-
-        Scan *scan;
-        bool scan_full;                   /* the running scan covers the whole root */
-        char scan_reason[64];
-        usec_t scan_started;
-        bool full_pending;
-        char full_reason[64];
-        DirId *queue;                     /* subtrees waiting to be scanned */
-        size_t n_queue, queue_cap;
-        uint32_t gen;
-        sd_event_source *scan_source;
-        bool scanned_once;
-
-        uint64_t rescans, overflows;
-        bool watch_limited;               /* logged once per episode */
-        struct {
-                char reason[64];
-                uint64_t added, changed, removed;
-                usec_t at, duration;
-        } last_rescan;
-
-        sd_event_source *retry;
-
-        Trim *trim;
-        TrimCall trim_call;               /* the running trim's caller */
-        TrimCall *trim_queue;             /* manual trims waiting for it */
-        size_t n_trim_queue;
-        usec_t trim_started;
-        usec_t trim_backoff_until;        /* monotonic */
-        sd_event_source *trim_source, *trim_timer;
-        uint64_t evicted_files, evicted_bytes;
-        bool has_last_trim;
-        TrimResult last_trim;
-        char last_trim_reason[16];
-        usec_t last_trim_at, last_trim_duration;
-        bool last_trim_over_cap;
-
-        uint64_t mode_repairs;
-        unsigned repairs_unreported;      /* this iteration's, alerted together after it */
-        char first_repair[256];
-        bool unavailable_alerted;         /* a cache-unavailable alert stands */
-        char ccache_max_size[32];
-        sd_event_source *upkeep_timer;
-};
 
 static const char *const state_names[_CACHE_STATE_MAX] = {
         [CACHE_UNAVAILABLE] = "unavailable",
@@ -124,20 +34,6 @@ const char *cache_state_name(CacheState s) {
         return (unsigned) s < _CACHE_STATE_MAX ? state_names[s] : "?";
 }
 
-static usec_t now_realtime(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / NSEC_PER_USEC;
-}
-
-static usec_t now_monotonic(Cache *c) {
-        uint64_t t = 0;
-
-        (void) sd_event_now(c->event, CLOCK_MONOTONIC, &t);
-        return t;
-}
-
 static void close_iteration_fds(Cache *c) {
         if (c->evdir_fd >= 0)
                 close(c->evdir_fd);
@@ -148,8 +44,7 @@ static void close_iteration_fds(Cache *c) {
 }
 
 /* A cache event for the journal and alert_command. */
-_printf_(4, 5)
-static void cache_alert(Cache *c, AlertKind kind, int priority, const char *fmt, ...) {
+void cache_alert(Cache *c, AlertKind kind, int priority, const char *fmt, ...) {
         VolumeUsage u = { 0 };
         char message[512];
         va_list ap;
@@ -165,12 +60,10 @@ static void cache_alert(Cache *c, AlertKind kind, int priority, const char *fmt,
         });
 }
 
-static void maybe_trim(Cache *c);
-
 static int on_post(sd_event_source *s, void *userdata) {
         Cache *c = userdata;
 
-        maybe_trim(c);
+        cache_maybe_trim(c);
         if (c->repairs_unreported > 0) {
                 cache_alert(c, ALERT_CACHE_MODE, LOG_WARNING, "Cache %s: repaired %u mode%s: %s%s", c->config->name,
                             c->repairs_unreported, c->repairs_unreported == 1 ? "" : "s", c->first_repair,
@@ -185,7 +78,7 @@ static void root_lost(Cache *c, const char *why);
 
 /* The root for this loop iteration: opened without following a symlink and
  * checked to be the directory we scanned. */
-static int root_get(Cache *c) {
+int cache_root_get(Cache *c) {
         struct stat st;
         int fd;
 
@@ -214,7 +107,7 @@ static int dir_open(Cache *c, DirId d) {
         char rel[PATH_MAX];
         int root, fd, r;
 
-        root = root_get(c);
+        root = cache_root_get(c);
         if (root < 0)
                 return root;
         if (d == DIR_ROOT) {
@@ -234,7 +127,7 @@ static int evdir_get(Cache *c, DirId d) {
         if (c->evdir == d && c->evdir_fd >= 0)
                 return c->evdir_fd;
         if (d == DIR_ROOT)
-                return root_get(c);
+                return cache_root_get(c);
         fd = dir_open(c, d);
         if (fd < 0)
                 return fd;
@@ -252,8 +145,6 @@ static void read_stats(Cache *c, DirId d, int dirfd) {
                 account_dir_set_stats(c->account, d, ccache_stats_hits(&s), ccache_stats_misses(&s));
 }
 
-static void on_repair(const char *what, mode_t was, mode_t now, void *userdata);
-
 static int scan_on_dir(DirId d, int fd, void *userdata) {
         Cache *c = userdata;
         Dir *dir = account_dir(c->account, d);
@@ -266,7 +157,7 @@ static int scan_on_dir(DirId d, int fd, void *userdata) {
          * new level-1 directory's subdirectories): their mode, right away. */
         if (d != DIR_ROOT && dir->depth <= 2 && account_dir_path(c->account, d, rel, sizeof(rel)) == 0 &&
             upkeep_is_kept_dir(rel))
-                (void) upkeep_dir_fd(fd, rel, on_repair, c);
+                (void) upkeep_dir_fd(fd, rel, cache_on_repair, c);
         wd = watch_add(c->watch, fd, WATCH_DIR_EVENTS, c, d);
         if (wd < 0) {
                 if (!c->watch_limited)
@@ -441,7 +332,7 @@ void cache_events_lost(Cache *c) {
 static size_t expected_files(Cache *c) {
         VolumeUsage u;
         uint64_t n = 0;
-        int root = root_get(c);
+        int root = cache_root_get(c);
 
         if (root < 0 || volume_usage(root, NULL, &u) < 0)
                 return 0;
@@ -470,11 +361,9 @@ void cache_rescan(Cache *c, const char *reason) {
         scan_next(c);
 }
 
-static void trim_finish(Cache *c, int error);
-
 static void teardown(Cache *c) {
         if (c->trim)
-                trim_finish(c, -ENODEV);
+                cache_trim_finish(c, -ENODEV);
         c->scan = scan_free(c->scan);
         (void) sd_event_source_set_enabled(c->scan_source, SD_EVENT_OFF);
         c->full_pending = false;
@@ -508,16 +397,6 @@ static void set_unavailable(Cache *c, const char *fmt, ...) {
         snprintf(c->reason, sizeof(c->reason), "%s", reason);
         if (c->changed)
                 c->changed(c, c->userdata);
-}
-
-static void upkeep(Cache *c);
-
-static int on_upkeep_timer(sd_event_source *s, uint64_t usec, void *userdata) {
-        Cache *c = userdata;
-
-        if (c->available)
-                upkeep(c);
-        return 0;
 }
 
 static int on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -559,69 +438,6 @@ static int open_or_create_root(Cache *c) {
         }
         log_info("Cache %s: created %s with mode %04o.", cc->name, cc->path, (unsigned) cc->mode);
         return fd;
-}
-
-static void on_repair(const char *what, mode_t was, mode_t now, void *userdata) {
-        Cache *c = userdata;
-
-        c->mode_repairs++;
-        if (c->repairs_unreported++ == 0)
-                snprintf(c->first_repair, sizeof(c->first_repair), "%s%s%s was %04o, now %04o", c->config->path,
-                         *what ? "/" : "", what, (unsigned) was, (unsigned) now);
-        log_notice("Cache %s: repaired the mode of %s%s%s: was %04o, now %04o%s.", c->config->name,
-                   c->config->path, *what ? "/" : "", what, (unsigned) was, (unsigned) now,
-                   *what ? " (a writer with a restrictive umask, or root in a container?)" : "");
-}
-
-static void upkeep_conf(Cache *c, int root) {
-        char old[64];
-        int r;
-
-        if (!c->config->manage_ccache_conf)
-                return;
-        ccache_format_size((uint64_t) ((double) c->config->max_size_bytes * CCACHE_CONF_MARGIN),
-                           c->ccache_max_size, sizeof(c->ccache_max_size));
-        r = upkeep_ccache_conf(root, c->ccache_max_size, old, sizeof(old));
-        if (r < 0)
-                log_warning_errno(r, "Cache %s: cannot keep %s/ccache.conf: %m", c->config->name, c->config->path);
-        else if (r > 0)
-                log_notice("Cache %s: wrote umask = 000 and max_size = %s to ccache.conf%s%s%s.", c->config->name,
-                           c->ccache_max_size, *old ? " (max_size was " : "", old, *old ? ")" : "");
-}
-
-/* Everything that keeps the cache usable by every user, checked in full. */
-static void upkeep(Cache *c) {
-        int root = root_get(c), r;
-
-        if (root < 0)
-                return;
-        r = upkeep_root(root, c->config->mode, on_repair, c);
-        if (r >= 0)
-                r = upkeep_all_dirs(root, on_repair, c);
-        if (r < 0)
-                log_warning_errno(r, "Cache %s: cannot keep ccache's directories usable: %m", c->config->name);
-        upkeep_conf(c, root);
-}
-
-/* An event on directory d (name NULL) or on its subdirectory name. */
-static void upkeep_event(Cache *c, DirId d, const char *name) {
-        char rel[PATH_MAX];
-        size_t n;
-        int root = root_get(c);
-
-        if (root < 0)
-                return;
-        if (d == DIR_ROOT && !name) {
-                (void) upkeep_root(root, c->config->mode, on_repair, c);
-                return;
-        }
-        if (account_dir_path(c->account, d, rel, sizeof(rel)) < 0)
-                return;
-        n = strlen(rel);
-        if (name && snprintf(rel + n, sizeof(rel) - n, "%s%s", n ? "/" : "", name) >= (int) (sizeof(rel) - n))
-                return;
-        if (upkeep_is_kept_dir(rel))
-                (void) upkeep_dir(root, rel, on_repair, c);
 }
 
 void cache_start(Cache *c) {
@@ -668,7 +484,7 @@ void cache_start(Cache *c) {
                             c->mount);
                 c->unavailable_alerted = false;
         }
-        upkeep(c);
+        cache_upkeep(c);
         if (c->changed)
                 c->changed(c, c->userdata);
         n = expected_files(c);
@@ -744,12 +560,6 @@ static void subdir_appeared(Cache *c, DirId parent, const char *name) {
         queue_subtree(c, d);
 }
 
-/* Full upkeep once removals have been quiet for a while. */
-static void upkeep_later(Cache *c) {
-        (void) sd_event_source_set_time_relative(c->upkeep_timer, UPKEEP_DEBOUNCE_USEC);
-        (void) sd_event_source_set_enabled(c->upkeep_timer, SD_EVENT_ONESHOT);
-}
-
 void cache_handle_event(Cache *c, uint32_t dir, uint32_t mask, const char *name) {
         Dir *d;
 
@@ -767,7 +577,7 @@ void cache_handle_event(Cache *c, uint32_t dir, uint32_t mask, const char *name)
                 if (dir == DIR_ROOT && (mask & (IN_DELETE_SELF | IN_MOVE_SELF)))
                         root_lost(c, mask & IN_DELETE_SELF ? "was deleted" : "was moved away");
                 else if (mask & IN_ATTRIB)
-                        upkeep_event(c, dir, NULL);
+                        cache_upkeep_event(c, dir, NULL);
                 return;
         }
         if (mask & IN_ISDIR) {
@@ -778,200 +588,20 @@ void cache_handle_event(Cache *c, uint32_t dir, uint32_t mask, const char *name)
                 /* A kept directory created or chmod'ed: put it right now;
                  * removed: recreate it once removals are over. */
                 if (mask & (IN_DELETE | IN_MOVED_FROM))
-                        upkeep_later(c);
+                        cache_upkeep_later(c);
                 else
-                        upkeep_event(c, dir, name);
+                        cache_upkeep_event(c, dir, name);
                 return;
         }
         refresh_file(c, dir, name, mask);
         if (dir == DIR_ROOT && strcmp(name, "ccache.conf") == 0 && c->available) {
-                int root = root_get(c);
+                int root = cache_root_get(c);
 
                 if (mask & (IN_DELETE | IN_MOVED_FROM))
-                        upkeep_later(c);   /* an rm -rf in progress? */
+                        cache_upkeep_later(c);   /* an rm -rf in progress? */
                 else if (!(mask & IN_ATTRIB) && root >= 0)
-                        upkeep_conf(c, root);
+                        cache_upkeep_conf(c, root);
         }
-}
-
-static int64_t now_seconds(void) {
-        return (int64_t) (now_realtime() / USEC_PER_SEC);
-}
-
-static void trim_start_next(Cache *c);
-
-static void trim_finish(Cache *c, int error) {
-        const TrimResult *r = trim_result(c->trim);
-        TrimCall call = c->trim_call;
-        char f[32], k[32];
-
-        (void) sd_event_source_set_enabled(c->trim_source, SD_EVENT_OFF);
-        (void) sd_event_source_set_enabled(c->trim_timer, SD_EVENT_OFF);
-        /* A dry run is its caller's business: last_trim stays the last real one. */
-        if (!r->dry_run) {
-                c->last_trim = *r;
-                c->has_last_trim = true;
-                snprintf(c->last_trim_reason, sizeof(c->last_trim_reason), "%s", call.reason);
-                c->last_trim_at = now_realtime();
-                c->last_trim_duration = now_monotonic(c) - c->trim_started;
-                c->evicted_files += r->files;
-                c->evicted_bytes += r->bytes;
-                c->last_trim_over_cap = c->available && account_totals(c->account)->bytes > c->config->max_size_bytes;
-        }
-        if (!r->dry_run)
-                log_info("Cache %s: %s trim %s: evicted %llu files, %s in %.2f s; %llu kept as used since, "
-                         "%llu in locked directories.", c->config->name, call.reason,
-                         error < 0 ? "stopped" : "done", (unsigned long long) r->files,
-                         format_size(r->bytes, f, sizeof(f)),
-                         (double) (now_monotonic(c) - c->trim_started) / USEC_PER_SEC,
-                         (unsigned long long) r->saved, (unsigned long long) r->locked_dirs);
-        if (!r->dry_run && c->last_trim_over_cap && strcmp(call.reason, "cap") == 0) {
-                cache_alert(c, ALERT_CACHE_TRIM_FAILED, LOG_ERR,
-                            "Cache %s is still over its cap after trimming (%s of %s): nothing more it may evict; "
-                            "retrying in %llu s.", c->config->name,
-                            format_size(account_totals(c->account)->bytes, f, sizeof(f)),
-                            format_size(c->config->max_size_bytes, k, sizeof(k)),
-                            (unsigned long long) (TRIM_BACKOFF_USEC / USEC_PER_SEC));
-                c->trim_backoff_until = now_monotonic(c) + TRIM_BACKOFF_USEC;
-        }
-        c->trim_call = (TrimCall) { 0 };
-        if (call.done)
-                call.done(c, r, call.userdata);
-        c->trim = trim_free(c->trim);
-        if (c->changed)
-                c->changed(c, c->userdata);
-        trim_start_next(c);
-}
-
-static void trim_run(Cache *c) {
-        int root = root_get(c), r;
-
-        if (root < 0)
-                return;   /* root_lost() finished the trim */
-        r = trim_step(c->trim, c->account, root, c->dev);
-        if (r == 1)
-                return;
-        if (r == 2) {
-                /* Only directories ccache holds locked remain: look again soon. */
-                (void) sd_event_source_set_enabled(c->trim_source, SD_EVENT_OFF);
-                (void) sd_event_source_set_time_relative(c->trim_timer, TRIM_LOCK_RETRY_USEC);
-                (void) sd_event_source_set_enabled(c->trim_timer, SD_EVENT_ONESHOT);
-                return;
-        }
-        trim_finish(c, r);
-}
-
-static int on_trim_source(sd_event_source *s, void *userdata) {
-        trim_run(userdata);
-        return 0;
-}
-
-static int on_trim_timer(sd_event_source *s, uint64_t usec, void *userdata) {
-        Cache *c = userdata;
-
-        (void) sd_event_source_set_enabled(c->trim_source, SD_EVENT_ON);
-        return 0;
-}
-
-static int trim_begin(Cache *c, TrimCall *call) {
-        uint64_t target = call->target ? call->target
-                                       : (uint64_t) ((double) c->config->max_size_bytes * c->config->trim_to);
-        usec_t started = now_realtime();
-        int r;
-
-        if (call->has_plan)
-                r = trim_new_with_plan(&call->plan, target, call->dry_run, &c->trim);
-        else
-                r = trim_new(c->account, target, call->dry_run, now_seconds(), &c->trim);
-        if (r < 0)
-                return r;
-        log_debug("Cache %s: planned a %s trim of %llu files in %.1f ms.", c->config->name, call->reason,
-                  (unsigned long long) trim_result(c->trim)->planned_files,
-                  (double) (now_realtime() - started) / USEC_PER_MSEC);
-        c->trim_call = *call;
-        c->trim_call.has_plan = false;
-        c->trim_started = now_monotonic(c);
-        (void) sd_event_source_set_enabled(c->trim_source, SD_EVENT_ON);
-        if (c->changed)
-                c->changed(c, c->userdata);
-        return 0;
-}
-
-static void trim_start_next(Cache *c) {
-        while (!c->trim && c->n_trim_queue > 0) {
-                TrimCall call = c->trim_queue[0];
-                int r;
-
-                memmove(c->trim_queue, c->trim_queue + 1, --c->n_trim_queue * sizeof(TrimCall));
-                r = c->available && c->scanned_once ? trim_begin(c, &call) : -ENODEV;
-                if (r < 0)
-                        evict_plan_done(&call.plan);
-                if (r < 0 && call.done) {
-                        TrimResult failed = { .target_bytes = call.target, .dry_run = call.dry_run, .errors = 1 };
-                        call.done(c, &failed, call.userdata);
-                }
-        }
-}
-
-static void maybe_trim(Cache *c) {
-        if (c->trim || !c->available || !c->scanned_once ||
-            account_totals(c->account)->bytes <= c->config->max_size_bytes ||
-            now_monotonic(c) < c->trim_backoff_until)
-                return;
-        if (trim_begin(c, &(TrimCall) { .reason = "cap" }) < 0)
-                log_error("Cache %s: out of memory planning a trim.", c->config->name);
-}
-
-static int trim_enqueue(Cache *c, TrimCall *call) {
-        TrimCall *q;
-
-        if (!c->available)
-                return -ENODEV;
-        if (!c->scanned_once)
-                return -EAGAIN;
-        q = realloc(c->trim_queue, (c->n_trim_queue + 1) * sizeof(TrimCall));
-        if (!q)
-                return -ENOMEM;
-        c->trim_queue = q;
-        c->trim_queue[c->n_trim_queue++] = *call;
-        c->trim_backoff_until = 0;   /* someone asked: try now */
-        trim_start_next(c);
-        return 0;
-}
-
-int cache_trim_plan(Cache *c, EvictPlan *plan, const char *reason, cache_trim_done_t done, void *userdata) {
-        TrimCall call = { .has_plan = true, .plan = *plan, .done = done, .userdata = userdata };
-        int r;
-
-        *plan = (EvictPlan) { 0 };
-        snprintf(call.reason, sizeof(call.reason), "%s", reason);
-        r = trim_enqueue(c, &call);
-        if (r < 0)
-                evict_plan_done(&call.plan);
-        return r;
-}
-
-Account *cache_account(Cache *c) {
-        return c->account;
-}
-
-int cache_trim(Cache *c, uint64_t target, bool dry_run, const char *reason, cache_trim_done_t done, void *userdata) {
-        TrimCall call = { .target = target, .dry_run = dry_run, .done = done, .userdata = userdata };
-
-        snprintf(call.reason, sizeof(call.reason), "%s", reason);
-        return trim_enqueue(c, &call);
-}
-
-const TrimResult *cache_running_trim(const Cache *c, void *userdata) {
-        return c->trim && c->trim_call.userdata == userdata ? trim_result(c->trim) : NULL;
-}
-
-void cache_trim_forget(Cache *c, void *userdata) {
-        if (c->trim && c->trim_call.userdata == userdata)
-                c->trim_call.done = NULL;
-        for (size_t i = 0; i < c->n_trim_queue; i++)
-                if (c->trim_queue[i].userdata == userdata)
-                        c->trim_queue[i].done = NULL;
 }
 
 int cache_new(sd_event *e, Watch *w, Alerter *alerter, const CacheConfig *config, cache_changed_t changed,
@@ -998,10 +628,10 @@ int cache_new(sd_event *e, Watch *w, Alerter *alerter, const CacheConfig *config
             (r = sd_event_add_defer(e, &c->scan_source, on_scan_source, c)) < 0 ||
             (r = sd_event_add_time_relative(e, &c->retry, CLOCK_MONOTONIC, ROOT_RETRY_USEC, 0, on_retry, c)) < 0 ||
             (r = sd_event_add_time_relative(e, &c->upkeep_timer, CLOCK_MONOTONIC, UPKEEP_DEBOUNCE_USEC, 0,
-                                            on_upkeep_timer, c)) < 0 ||
-            (r = sd_event_add_defer(e, &c->trim_source, on_trim_source, c)) < 0 ||
+                                            cache_on_upkeep_timer, c)) < 0 ||
+            (r = sd_event_add_defer(e, &c->trim_source, cache_on_trim_source, c)) < 0 ||
             (r = sd_event_add_time_relative(e, &c->trim_timer, CLOCK_MONOTONIC, TRIM_LOCK_RETRY_USEC, 0,
-                                            on_trim_timer, c)) < 0)
+                                            cache_on_trim_timer, c)) < 0)
                 return r;
         (void) sd_event_source_set_description(c->trim_source, "cache-trim");
         (void) sd_event_source_set_description(c->trim_timer, "cache-trim-wait");
@@ -1027,7 +657,7 @@ Cache *cache_free(Cache *c) {
         c->changed = NULL;
         c->n_trim_queue = 0;
         if (c->trim)
-                trim_finish(c, -ENODEV);
+                cache_trim_finish(c, -ENODEV);
         for (size_t i = 0; i < queued; i++) {
                 TrimResult gone = { .dry_run = c->trim_queue[i].dry_run, .errors = 1 };
 
@@ -1081,146 +711,4 @@ const AccountTotals *cache_totals(const Cache *c) {
 
 dev_t cache_dev(const Cache *c) {
         return c->available ? c->dev : 0;
-}
-
-#define JSON_ADD(o, k, v) json_object_object_add((o), (k), (v))
-#define JSON_U64(v) json_object_new_uint64((uint64_t) (v))
-
-/* A double that prints as people write it (0.9, not 0.90000000000000002). */
-static json_object *json_double(double d) {
-        char s[32];
-
-        snprintf(s, sizeof(s), "%.6g", d);
-        return json_object_new_double_s(d, s);
-}
-
-static json_object *status_kinds(const AccountTotals *t) {
-        json_object *kinds = json_object_new_object();
-
-        for (int k = 0; k < _CCACHE_KIND_MAX; k++) {
-                json_object *o = json_object_new_object();
-                JSON_ADD(o, "files", JSON_U64(t->kind_files[k]));
-                JSON_ADD(o, "bytes", JSON_U64(t->kind_bytes[k]));
-                JSON_ADD(kinds, ccache_kind_name((CcacheKind) k), o);
-        }
-        return kinds;
-}
-
-static size_t unwatched_dirs(const Cache *c) {
-        size_t n = 0;
-
-        for (DirId d = 0; c->available && d < account_dir_limit(c->account); d++) {
-                const Dir *dir = account_dir(c->account, d);
-                n += dir && dir->wd < 0;
-        }
-        return n;
-}
-
-static json_object *status_scan(Cache *c) {
-        json_object *o = json_object_new_object();
-        const ScanProgress *p = c->scan ? scan_progress(c->scan) : NULL;
-
-        JSON_ADD(o, "running", json_object_new_boolean(c->scan != NULL));
-        if (p) {
-                JSON_ADD(o, "reason", json_object_new_string(c->scan_full ? c->scan_reason : "new directory"));
-                JSON_ADD(o, "dirs", JSON_U64(p->dirs));
-                JSON_ADD(o, "files", JSON_U64(p->files));
-                JSON_ADD(o, "seconds", json_double((double) (now_monotonic(c) - c->scan_started) / USEC_PER_SEC));
-        }
-        JSON_ADD(o, "rescans", JSON_U64(c->rescans));
-        if (c->rescans) {
-                json_object *l = json_object_new_object();
-                JSON_ADD(l, "reason", json_object_new_string(c->last_rescan.reason));
-                JSON_ADD(l, "at", JSON_U64(c->last_rescan.at / USEC_PER_SEC));
-                JSON_ADD(l, "seconds", json_double((double) c->last_rescan.duration / USEC_PER_SEC));
-                JSON_ADD(l, "added", JSON_U64(c->last_rescan.added));
-                JSON_ADD(l, "changed", JSON_U64(c->last_rescan.changed));
-                JSON_ADD(l, "removed", JSON_U64(c->last_rescan.removed));
-                JSON_ADD(o, "last", l);
-        }
-        JSON_ADD(o, "inotify_overflows", JSON_U64(c->overflows));
-        JSON_ADD(o, "unwatched_dirs", JSON_U64(unwatched_dirs(c)));
-        return o;
-}
-
-static json_object *trim_json(const TrimResult *r, const char *reason, usec_t at, usec_t duration) {
-        json_object *o = json_object_new_object();
-
-        if (reason)
-                JSON_ADD(o, "reason", json_object_new_string(reason));
-        if (at)
-                JSON_ADD(o, "at", JSON_U64(at / USEC_PER_SEC));
-        if (duration)
-                JSON_ADD(o, "seconds", json_double((double) duration / USEC_PER_SEC));
-        JSON_ADD(o, "dry_run", json_object_new_boolean(r->dry_run));
-        JSON_ADD(o, "target_bytes", JSON_U64(r->target_bytes));
-        JSON_ADD(o, "planned_files", JSON_U64(r->planned_files));
-        JSON_ADD(o, "planned_bytes", JSON_U64(r->planned_bytes));
-        JSON_ADD(o, "files", JSON_U64(r->files));
-        JSON_ADD(o, "bytes", JSON_U64(r->bytes));
-        JSON_ADD(o, "oldest_kept_mtime", JSON_U64(r->oldest_kept));
-        JSON_ADD(o, "saved", JSON_U64(r->saved));
-        JSON_ADD(o, "locked_dirs", JSON_U64(r->locked_dirs));
-        JSON_ADD(o, "errors", JSON_U64(r->errors));
-        JSON_ADD(o, "stats_updates", JSON_U64(r->stats_updates));
-        JSON_ADD(o, "stats_failures", JSON_U64(r->stats_failures));
-        return o;
-}
-
-json_object *cache_trim_json(const TrimResult *r) {
-        return trim_json(r, NULL, 0, 0);
-}
-
-json_object *cache_status_json(Cache *c) {
-        const CacheConfig *cc = c->config;
-        const AccountTotals *t = account_totals(c->account);
-        json_object *o = json_object_new_object();
-        uint64_t entry_files = 0, entry_bytes = 0;
-        int64_t oldest, newest;
-        char mode[8];
-        struct stat st;
-
-        for (int k = 0; k < _CCACHE_KIND_MAX; k++)
-                if (ccache_kind_is_entry((CcacheKind) k)) {
-                        entry_files += t->kind_files[k];
-                        entry_bytes += t->kind_bytes[k];
-                }
-        account_entry_mtime_span(c->account, &oldest, &newest);
-        snprintf(mode, sizeof(mode), "%04o", (unsigned) cc->mode);
-        JSON_ADD(o, "name", json_object_new_string(cc->name));
-        JSON_ADD(o, "path", json_object_new_string(cc->path));
-        JSON_ADD(o, "state", json_object_new_string(cache_state_name(cache_state(c))));
-        if (!c->available)
-                JSON_ADD(o, "reason", json_object_new_string(c->reason));
-        JSON_ADD(o, "size_bytes", JSON_U64(t->bytes));
-        JSON_ADD(o, "files", JSON_U64(t->files));
-        JSON_ADD(o, "max_size_bytes", JSON_U64(cc->max_size_bytes));
-        JSON_ADD(o, "trim_to", json_double(cc->trim_to));
-        JSON_ADD(o, "mode", json_object_new_string(mode));
-        JSON_ADD(o, "mode_ok", json_object_new_boolean(c->available && lstat(cc->path, &st) == 0 &&
-                                                        (st.st_mode & 07777) == cc->mode));
-        JSON_ADD(o, "mount", c->available ? json_object_new_string(c->mount) : NULL);
-        JSON_ADD(o, "hits", JSON_U64(t->hits));
-        JSON_ADD(o, "misses", JSON_U64(t->misses));
-        JSON_ADD(o, "evicted_files_total", JSON_U64(c->evicted_files));
-        JSON_ADD(o, "evicted_bytes_total", JSON_U64(c->evicted_bytes));
-        if (c->trim)
-                JSON_ADD(o, "trim", trim_json(trim_result(c->trim), c->trim_call.reason, 0, 0));
-        if (c->has_last_trim) {
-                json_object *l = trim_json(&c->last_trim, c->last_trim_reason, c->last_trim_at, c->last_trim_duration);
-                JSON_ADD(l, "over_cap_after", json_object_new_boolean(c->last_trim_over_cap));
-                JSON_ADD(o, "last_trim", l);
-        }
-        JSON_ADD(o, "mode_repairs", JSON_U64(c->mode_repairs));
-        JSON_ADD(o, "ccache_conf_max_size", c->config->manage_ccache_conf && c->ccache_max_size[0]
-                                                    ? json_object_new_string(c->ccache_max_size) : NULL);
-        JSON_ADD(o, "entry_files", JSON_U64(entry_files));
-        JSON_ADD(o, "entry_bytes", JSON_U64(entry_bytes));
-        JSON_ADD(o, "oldest_entry_mtime", JSON_U64(oldest));
-        JSON_ADD(o, "newest_entry_mtime", JSON_U64(newest));
-        JSON_ADD(o, "kinds", status_kinds(t));
-        JSON_ADD(o, "dirs", JSON_U64(t->dirs));
-        JSON_ADD(o, "scan", status_scan(c));
-        JSON_ADD(o, "memory_bytes", JSON_U64(account_memory(c->account)));
-        return o;
 }

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/* What the cache*.c files share and nobody else sees: the Cache itself and
+ * the functions one part of it calls in another. Not a public interface. */
+#pragma once
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "alert.h"
+#include "cache.h"
+#include "scan.h"
+#include "trim.h"
+
+#define SCAN_BUDGET 4096                       /* directory entries per loop iteration */
+#define ROOT_RETRY_USEC (200 * USEC_PER_MSEC)  /* set-up retry after the root vanished */
+/* After an automatic trim that left the cache over its cap (nothing more it
+ * may evict), wait this long before trying again instead of spinning. */
+#define TRIM_BACKOFF_USEC (60 * USEC_PER_SEC)
+/* ccache.conf's max_size is the cap plus this margin: ccache trims only past
+ * it, so while the daemon keeps the cache under the cap, ccache's own cleanup
+ * never competes; if the daemon stops, ccache still bounds the cache. */
+#define CCACHE_CONF_MARGIN 1.2
+/* ccache's directories that were removed are recreated once removals have
+ * been quiet this long: recreating them at once would fight an rm -rf. */
+#define UPKEEP_DEBOUNCE_USEC (2 * USEC_PER_SEC)
+
+typedef struct TrimCall {
+        uint64_t target;
+        bool dry_run;
+        bool has_plan;               /* carry out plan instead of planning for target */
+        EvictPlan plan;
+        char reason[16];
+        cache_trim_done_t done;
+        void *userdata;
+} TrimCall;
+
+struct Cache {
+        sd_event *event;
+        Watch *watch;
+        Alerter *alerter;                 /* borrowed */
+        const CacheConfig *config;
+        cache_changed_t changed;
+        void *userdata;
+
+        bool available;
+        char reason[256];                 /* why unavailable */
+        dev_t dev;                        /* identity of the root we scanned */
+        ino_t ino;
+        char mount[PATH_MAX];
+        Account *account;
+
+        /* Opened for one loop iteration, closed by the post source. */
+        int root_fd;
+        DirId evdir;
+        int evdir_fd;
+        sd_event_source *post;
+
+        Scan *scan;
+        bool scan_full;                   /* the running scan covers the whole root */
+        char scan_reason[64];
+        usec_t scan_started;
+        bool full_pending;
+        char full_reason[64];
+        DirId *queue;                     /* subtrees waiting to be scanned */
+        size_t n_queue, queue_cap;
+        uint32_t gen;
+        sd_event_source *scan_source;
+        bool scanned_once;
+
+        uint64_t rescans, overflows;
+        bool watch_limited;               /* logged once per episode */
+        struct {
+                char reason[64];
+                uint64_t added, changed, removed;
+                usec_t at, duration;
+        } last_rescan;
+
+        sd_event_source *retry;
+
+        Trim *trim;
+        TrimCall trim_call;               /* the running trim's caller */
+        TrimCall *trim_queue;             /* manual trims waiting for it */
+        size_t n_trim_queue;
+        usec_t trim_started;
+        usec_t trim_backoff_until;        /* monotonic */
+        sd_event_source *trim_source, *trim_timer;
+        uint64_t evicted_files, evicted_bytes;
+        bool has_last_trim;
+        TrimResult last_trim;
+        char last_trim_reason[16];
+        usec_t last_trim_at, last_trim_duration;
+        bool last_trim_over_cap;
+
+        uint64_t mode_repairs;
+        unsigned repairs_unreported;      /* this iteration's, alerted together after it */
+        char first_repair[256];
+        bool unavailable_alerted;         /* a cache-unavailable alert stands */
+        char ccache_max_size[32];
+        sd_event_source *upkeep_timer;
+};
+
+static inline usec_t now_realtime(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / NSEC_PER_USEC;
+}
+
+static inline usec_t now_monotonic(Cache *c) {
+        uint64_t t = 0;
+
+        (void) sd_event_now(c->event, CLOCK_MONOTONIC, &t);
+        return t;
+}
+
+/* cache.c */
+/* The root for this loop iteration, checked to be the one we scanned;
+ * -errno (and the cache set up again) when it is not. Borrowed fd. */
+int cache_root_get(Cache *c);
+/* A cache event for the journal and alert_command. */
+void cache_alert(Cache *c, AlertKind kind, int priority, const char *fmt, ...) _printf_(4, 5);
+
+/* cache-trim.c: trims and their queue */
+void cache_trim_finish(Cache *c, int error);
+void cache_maybe_trim(Cache *c);
+int cache_on_trim_source(sd_event_source *s, void *userdata);
+int cache_on_trim_timer(sd_event_source *s, uint64_t usec, void *userdata);
+
+/* cache-upkeep.c: modes and ccache.conf */
+void cache_on_repair(const char *what, mode_t was, mode_t now, void *userdata);
+void cache_upkeep(Cache *c);
+void cache_upkeep_conf(Cache *c, int root);
+void cache_upkeep_event(Cache *c, DirId d, const char *name);
+void cache_upkeep_later(Cache *c);
+int cache_on_upkeep_timer(sd_event_source *s, uint64_t usec, void *userdata);
+
+/* cache-status.c */
+json_object *cache_trim_result_json(const TrimResult *r, const char *reason, usec_t at, usec_t duration);

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/* A cache's status object (DESIGN.md §2 and more). Reads, never changes. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cache-internal.h"
+
+#define JSON_ADD(o, k, v) json_object_object_add((o), (k), (v))
+#define JSON_U64(v) json_object_new_uint64((uint64_t) (v))
+
+/* A double that prints as people write it (0.9, not 0.90000000000000002). */
+static json_object *json_double(double d) {
+        char s[32];
+
+        snprintf(s, sizeof(s), "%.6g", d);
+        return json_object_new_double_s(d, s);
+}
+
+static json_object *status_kinds(const AccountTotals *t) {
+        json_object *kinds = json_object_new_object();
+
+        for (int k = 0; k < _CCACHE_KIND_MAX; k++) {
+                json_object *o = json_object_new_object();
+                JSON_ADD(o, "files", JSON_U64(t->kind_files[k]));
+                JSON_ADD(o, "bytes", JSON_U64(t->kind_bytes[k]));
+                JSON_ADD(kinds, ccache_kind_name((CcacheKind) k), o);
+        }
+        return kinds;
+}
+
+static size_t unwatched_dirs(const Cache *c) {
+        size_t n = 0;
+
+        for (DirId d = 0; c->available && d < account_dir_limit(c->account); d++) {
+                const Dir *dir = account_dir(c->account, d);
+                n += dir && dir->wd < 0;
+        }
+        return n;
+}
+
+static json_object *status_scan(Cache *c) {
+        json_object *o = json_object_new_object();
+        const ScanProgress *p = c->scan ? scan_progress(c->scan) : NULL;
+
+        JSON_ADD(o, "running", json_object_new_boolean(c->scan != NULL));
+        if (p) {
+                JSON_ADD(o, "reason", json_object_new_string(c->scan_full ? c->scan_reason : "new directory"));
+                JSON_ADD(o, "dirs", JSON_U64(p->dirs));
+                JSON_ADD(o, "files", JSON_U64(p->files));
+                JSON_ADD(o, "seconds", json_double((double) (now_monotonic(c) - c->scan_started) / USEC_PER_SEC));
+        }
+        JSON_ADD(o, "rescans", JSON_U64(c->rescans));
+        if (c->rescans) {
+                json_object *l = json_object_new_object();
+                JSON_ADD(l, "reason", json_object_new_string(c->last_rescan.reason));
+                JSON_ADD(l, "at", JSON_U64(c->last_rescan.at / USEC_PER_SEC));
+                JSON_ADD(l, "seconds", json_double((double) c->last_rescan.duration / USEC_PER_SEC));
+                JSON_ADD(l, "added", JSON_U64(c->last_rescan.added));
+                JSON_ADD(l, "changed", JSON_U64(c->last_rescan.changed));
+                JSON_ADD(l, "removed", JSON_U64(c->last_rescan.removed));
+                JSON_ADD(o, "last", l);
+        }
+        JSON_ADD(o, "inotify_overflows", JSON_U64(c->overflows));
+        JSON_ADD(o, "unwatched_dirs", JSON_U64(unwatched_dirs(c)));
+        return o;
+}
+
+json_object *cache_trim_result_json(const TrimResult *r, const char *reason, usec_t at, usec_t duration) {
+        json_object *o = json_object_new_object();
+
+        if (reason)
+                JSON_ADD(o, "reason", json_object_new_string(reason));
+        if (at)
+                JSON_ADD(o, "at", JSON_U64(at / USEC_PER_SEC));
+        if (duration)
+                JSON_ADD(o, "seconds", json_double((double) duration / USEC_PER_SEC));
+        JSON_ADD(o, "dry_run", json_object_new_boolean(r->dry_run));
+        JSON_ADD(o, "target_bytes", JSON_U64(r->target_bytes));
+        JSON_ADD(o, "planned_files", JSON_U64(r->planned_files));
+        JSON_ADD(o, "planned_bytes", JSON_U64(r->planned_bytes));
+        JSON_ADD(o, "files", JSON_U64(r->files));
+        JSON_ADD(o, "bytes", JSON_U64(r->bytes));
+        JSON_ADD(o, "oldest_kept_mtime", JSON_U64(r->oldest_kept));
+        JSON_ADD(o, "saved", JSON_U64(r->saved));
+        JSON_ADD(o, "locked_dirs", JSON_U64(r->locked_dirs));
+        JSON_ADD(o, "errors", JSON_U64(r->errors));
+        JSON_ADD(o, "stats_updates", JSON_U64(r->stats_updates));
+        JSON_ADD(o, "stats_failures", JSON_U64(r->stats_failures));
+        return o;
+}
+
+json_object *cache_trim_json(const TrimResult *r) {
+        return cache_trim_result_json(r, NULL, 0, 0);
+}
+
+json_object *cache_status_json(Cache *c) {
+        const CacheConfig *cc = c->config;
+        const AccountTotals *t = account_totals(c->account);
+        json_object *o = json_object_new_object();
+        uint64_t entry_files = 0, entry_bytes = 0;
+        int64_t oldest, newest;
+        char mode[8];
+        struct stat st;
+
+        for (int k = 0; k < _CCACHE_KIND_MAX; k++)
+                if (ccache_kind_is_entry((CcacheKind) k)) {
+                        entry_files += t->kind_files[k];
+                        entry_bytes += t->kind_bytes[k];
+                }
+        account_entry_mtime_span(c->account, &oldest, &newest);
+        snprintf(mode, sizeof(mode), "%04o", (unsigned) cc->mode);
+        JSON_ADD(o, "name", json_object_new_string(cc->name));
+        JSON_ADD(o, "path", json_object_new_string(cc->path));
+        JSON_ADD(o, "state", json_object_new_string(cache_state_name(cache_state(c))));
+        if (!c->available)
+                JSON_ADD(o, "reason", json_object_new_string(c->reason));
+        JSON_ADD(o, "size_bytes", JSON_U64(t->bytes));
+        JSON_ADD(o, "files", JSON_U64(t->files));
+        JSON_ADD(o, "max_size_bytes", JSON_U64(cc->max_size_bytes));
+        JSON_ADD(o, "trim_to", json_double(cc->trim_to));
+        JSON_ADD(o, "mode", json_object_new_string(mode));
+        JSON_ADD(o, "mode_ok", json_object_new_boolean(c->available && lstat(cc->path, &st) == 0 &&
+                                                        (st.st_mode & 07777) == cc->mode));
+        JSON_ADD(o, "mount", c->available ? json_object_new_string(c->mount) : NULL);
+        JSON_ADD(o, "hits", JSON_U64(t->hits));
+        JSON_ADD(o, "misses", JSON_U64(t->misses));
+        JSON_ADD(o, "evicted_files_total", JSON_U64(c->evicted_files));
+        JSON_ADD(o, "evicted_bytes_total", JSON_U64(c->evicted_bytes));
+        if (c->trim)
+                JSON_ADD(o, "trim", cache_trim_result_json(trim_result(c->trim), c->trim_call.reason, 0, 0));
+        if (c->has_last_trim) {
+                json_object *l = cache_trim_result_json(&c->last_trim, c->last_trim_reason, c->last_trim_at, c->last_trim_duration);
+                JSON_ADD(l, "over_cap_after", json_object_new_boolean(c->last_trim_over_cap));
+                JSON_ADD(o, "last_trim", l);
+        }
+        JSON_ADD(o, "mode_repairs", JSON_U64(c->mode_repairs));
+        JSON_ADD(o, "ccache_conf_max_size", c->config->manage_ccache_conf && c->ccache_max_size[0]
+                                                    ? json_object_new_string(c->ccache_max_size) : NULL);
+        JSON_ADD(o, "entry_files", JSON_U64(entry_files));
+        JSON_ADD(o, "entry_bytes", JSON_U64(entry_bytes));
+        JSON_ADD(o, "oldest_entry_mtime", JSON_U64(oldest));
+        JSON_ADD(o, "newest_entry_mtime", JSON_U64(newest));
+        JSON_ADD(o, "kinds", status_kinds(t));
+        JSON_ADD(o, "dirs", JSON_U64(t->dirs));
+        JSON_ADD(o, "scan", status_scan(c));
+        JSON_ADD(o, "memory_bytes", JSON_U64(account_memory(c->account)));
+        return o;
+}

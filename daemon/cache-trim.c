@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: MIT */
+/* A cache's trims: the automatic one when it goes over its cap, manual and
+ * pressure ones queued behind it, each carried out by trim.c in batches from
+ * a defer source at idle priority. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cache-internal.h"
+#include "log.h"
+#include "units.h"
+
+static int64_t now_seconds(void) {
+        return (int64_t) (now_realtime() / USEC_PER_SEC);
+}
+
+static void trim_start_next(Cache *c);
+
+void cache_trim_finish(Cache *c, int error) {
+        const TrimResult *r = trim_result(c->trim);
+        TrimCall call = c->trim_call;
+        char f[32], k[32];
+
+        (void) sd_event_source_set_enabled(c->trim_source, SD_EVENT_OFF);
+        (void) sd_event_source_set_enabled(c->trim_timer, SD_EVENT_OFF);
+        /* A dry run is its caller's business: last_trim stays the last real one. */
+        if (!r->dry_run) {
+                c->last_trim = *r;
+                c->has_last_trim = true;
+                snprintf(c->last_trim_reason, sizeof(c->last_trim_reason), "%s", call.reason);
+                c->last_trim_at = now_realtime();
+                c->last_trim_duration = now_monotonic(c) - c->trim_started;
+                c->evicted_files += r->files;
+                c->evicted_bytes += r->bytes;
+                c->last_trim_over_cap = c->available && account_totals(c->account)->bytes > c->config->max_size_bytes;
+        }
+        if (!r->dry_run)
+                log_info("Cache %s: %s trim %s: evicted %llu files, %s in %.2f s; %llu kept as used since, "
+                         "%llu in locked directories.", c->config->name, call.reason,
+                         error < 0 ? "stopped" : "done", (unsigned long long) r->files,
+                         format_size(r->bytes, f, sizeof(f)),
+                         (double) (now_monotonic(c) - c->trim_started) / USEC_PER_SEC,
+                         (unsigned long long) r->saved, (unsigned long long) r->locked_dirs);
+        if (!r->dry_run && c->last_trim_over_cap && strcmp(call.reason, "cap") == 0) {
+                cache_alert(c, ALERT_CACHE_TRIM_FAILED, LOG_ERR,
+                            "Cache %s is still over its cap after trimming (%s of %s): nothing more it may evict; "
+                            "retrying in %llu s.", c->config->name,
+                            format_size(account_totals(c->account)->bytes, f, sizeof(f)),
+                            format_size(c->config->max_size_bytes, k, sizeof(k)),
+                            (unsigned long long) (TRIM_BACKOFF_USEC / USEC_PER_SEC));
+                c->trim_backoff_until = now_monotonic(c) + TRIM_BACKOFF_USEC;
+        }
+        c->trim_call = (TrimCall) { 0 };
+        if (call.done)
+                call.done(c, r, call.userdata);
+        c->trim = trim_free(c->trim);
+        if (c->changed)
+                c->changed(c, c->userdata);
+        trim_start_next(c);
+}
+
+static void trim_run(Cache *c) {
+        int root = cache_root_get(c), r;
+
+        if (root < 0)
+                return;   /* root_lost() finished the trim */
+        r = trim_step(c->trim, c->account, root, c->dev);
+        if (r == 1)
+                return;
+        if (r == 2) {
+                /* Only directories ccache holds locked remain: look again soon. */
+                (void) sd_event_source_set_enabled(c->trim_source, SD_EVENT_OFF);
+                (void) sd_event_source_set_time_relative(c->trim_timer, TRIM_LOCK_RETRY_USEC);
+                (void) sd_event_source_set_enabled(c->trim_timer, SD_EVENT_ONESHOT);
+                return;
+        }
+        cache_trim_finish(c, r);
+}
+
+int cache_on_trim_source(sd_event_source *s, void *userdata) {
+        trim_run(userdata);
+        return 0;
+}
+
+int cache_on_trim_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Cache *c = userdata;
+
+        (void) sd_event_source_set_enabled(c->trim_source, SD_EVENT_ON);
+        return 0;
+}
+
+static int trim_begin(Cache *c, TrimCall *call) {
+        uint64_t target = call->target ? call->target
+                                       : (uint64_t) ((double) c->config->max_size_bytes * c->config->trim_to);
+        usec_t started = now_realtime();
+        int r;
+
+        if (call->has_plan)
+                r = trim_new_with_plan(&call->plan, target, call->dry_run, &c->trim);
+        else
+                r = trim_new(c->account, target, call->dry_run, now_seconds(), &c->trim);
+        if (r < 0)
+                return r;
+        log_debug("Cache %s: planned a %s trim of %llu files in %.1f ms.", c->config->name, call->reason,
+                  (unsigned long long) trim_result(c->trim)->planned_files,
+                  (double) (now_realtime() - started) / USEC_PER_MSEC);
+        c->trim_call = *call;
+        c->trim_call.has_plan = false;
+        c->trim_started = now_monotonic(c);
+        (void) sd_event_source_set_enabled(c->trim_source, SD_EVENT_ON);
+        if (c->changed)
+                c->changed(c, c->userdata);
+        return 0;
+}
+
+static void trim_start_next(Cache *c) {
+        while (!c->trim && c->n_trim_queue > 0) {
+                TrimCall call = c->trim_queue[0];
+                int r;
+
+                memmove(c->trim_queue, c->trim_queue + 1, --c->n_trim_queue * sizeof(TrimCall));
+                r = c->available && c->scanned_once ? trim_begin(c, &call) : -ENODEV;
+                if (r < 0)
+                        evict_plan_done(&call.plan);
+                if (r < 0 && call.done) {
+                        TrimResult failed = { .target_bytes = call.target, .dry_run = call.dry_run, .errors = 1 };
+                        call.done(c, &failed, call.userdata);
+                }
+        }
+}
+
+void cache_maybe_trim(Cache *c) {
+        if (c->trim || !c->available || !c->scanned_once ||
+            account_totals(c->account)->bytes <= c->config->max_size_bytes ||
+            now_monotonic(c) < c->trim_backoff_until)
+                return;
+        if (trim_begin(c, &(TrimCall) { .reason = "cap" }) < 0)
+                log_error("Cache %s: out of memory planning a trim.", c->config->name);
+}
+
+static int trim_enqueue(Cache *c, TrimCall *call) {
+        TrimCall *q;
+
+        if (!c->available)
+                return -ENODEV;
+        if (!c->scanned_once)
+                return -EAGAIN;
+        q = realloc(c->trim_queue, (c->n_trim_queue + 1) * sizeof(TrimCall));
+        if (!q)
+                return -ENOMEM;
+        c->trim_queue = q;
+        c->trim_queue[c->n_trim_queue++] = *call;
+        c->trim_backoff_until = 0;   /* someone asked: try now */
+        trim_start_next(c);
+        return 0;
+}
+
+int cache_trim_plan(Cache *c, EvictPlan *plan, const char *reason, cache_trim_done_t done, void *userdata) {
+        TrimCall call = { .has_plan = true, .plan = *plan, .done = done, .userdata = userdata };
+        int r;
+
+        *plan = (EvictPlan) { 0 };
+        snprintf(call.reason, sizeof(call.reason), "%s", reason);
+        r = trim_enqueue(c, &call);
+        if (r < 0)
+                evict_plan_done(&call.plan);
+        return r;
+}
+
+Account *cache_account(Cache *c) {
+        return c->account;
+}
+
+int cache_trim(Cache *c, uint64_t target, bool dry_run, const char *reason, cache_trim_done_t done, void *userdata) {
+        TrimCall call = { .target = target, .dry_run = dry_run, .done = done, .userdata = userdata };
+
+        snprintf(call.reason, sizeof(call.reason), "%s", reason);
+        return trim_enqueue(c, &call);
+}
+
+const TrimResult *cache_running_trim(const Cache *c, void *userdata) {
+        return c->trim && c->trim_call.userdata == userdata ? trim_result(c->trim) : NULL;
+}
+
+void cache_trim_forget(Cache *c, void *userdata) {
+        if (c->trim && c->trim_call.userdata == userdata)
+                c->trim_call.done = NULL;
+        for (size_t i = 0; i < c->n_trim_queue; i++)
+                if (c->trim_queue[i].userdata == userdata)
+                        c->trim_queue[i].done = NULL;
+}
