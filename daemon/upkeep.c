@@ -38,10 +38,27 @@ int upkeep_dir(int root_fd, const char *rel, upkeep_report_t report, void *userd
 
         fd = beneath_open_dir(root_fd, rel);
         if (fd == -ENOENT) {
-                /* mkdirat does not follow a symlink in the last component;
-                 * the parent was just opened beneath the root. */
-                if (mkdirat(root_fd, rel, UPKEEP_DIR_MODE) < 0 && errno != EEXIST)
-                        return -errno;
+                /* Create it relative to its parent, itself opened beneath the
+                 * root: mkdirat on "b/4" from the root would follow a "b"
+                 * swapped for a symlink since the open above. */
+                const char *slash = strrchr(rel, '/');
+                char parent[8];
+                int pfd = root_fd;
+
+                if (slash) {
+                        if ((size_t) (slash - rel) >= sizeof(parent))
+                                return -ENAMETOOLONG;
+                        memcpy(parent, rel, (size_t) (slash - rel));
+                        parent[slash - rel] = '\0';
+                        pfd = beneath_open_dir(root_fd, parent);
+                        if (pfd < 0)
+                                return pfd;
+                }
+                r = mkdirat(pfd, slash ? slash + 1 : rel, UPKEEP_DIR_MODE) < 0 && errno != EEXIST ? -errno : 0;
+                if (pfd != root_fd)
+                        close(pfd);
+                if (r < 0)
+                        return r;
                 created = true;
                 fd = beneath_open_dir(root_fd, rel);
         }
