@@ -10,6 +10,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -57,6 +60,13 @@ struct Manager {
         int mountinfo_fd;
         bool ready;
 };
+
+static usec_t now(clockid_t clock) {
+        struct timespec ts;
+
+        clock_gettime(clock, &ts);
+        return (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / NSEC_PER_USEC;
+}
 
 static const char *socket_path(const Manager *m) {
         return m->socket_override ?: m->config->socket_path;
@@ -478,7 +488,19 @@ static int start_control(Manager *m) {
         r = control_new(m->event, fd >= 0 ? NULL : socket_path(m), fd, on_request, m, &m->control);
         if (r < 0)
                 return log_error_errno(r, "Failed to listen on %s: %m", fd >= 0 ? "the inherited socket" : socket_path(m));
-        log_info("Listening on %s.", fd >= 0 ? "the socket systemd passed" : socket_path(m));
+        if (fd < 0) {
+                log_info("Listening on %s.", socket_path(m));
+                return 0;
+        }
+        /* The unit's socket wins over the config's: say so when they differ. */
+        struct sockaddr_un sa = { 0 };
+        socklen_t len = sizeof(sa);
+        if (getsockname(fd, (struct sockaddr *) &sa, &len) == 0 && sa.sun_family == AF_UNIX &&
+            strcmp(sa.sun_path, socket_path(m)) != 0)
+                log_notice("Listening on %s, the socket systemd passed; '%s' from the configuration is not used.",
+                           sa.sun_path[0] ? sa.sun_path : "an unnamed socket", socket_path(m));
+        else
+                log_info("Listening on the socket systemd passed.");
         return 0;
 }
 
@@ -546,7 +568,8 @@ int manager_reload(Manager *m, char *err, size_t errlen) {
         size_t n, old_n;
         int r;
 
-        (void) sd_notify(false, "RELOADING=1");
+        /* MONOTONIC_USEC: what systemd 253+ wants with RELOADING=1; older ones ignore it. */
+        (void) sd_notifyf(false, "RELOADING=1\nMONOTONIC_USEC=%llu", (unsigned long long) now(CLOCK_MONOTONIC));
         /* Started on the built-in config: the installed file, once it exists. */
         if (!m->config_path && access(CONFIG_DEFAULT_FILE, F_OK) == 0 && !(m->config_path = strdup(CONFIG_DEFAULT_FILE)))
                 return log_oom();

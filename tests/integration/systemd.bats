@@ -328,7 +328,8 @@ start_daemon_with_socket() {
         sleep 0.2
         [ -z "$(grep 'started with' "$BATS_TEST_TMPDIR/daemon.log")" ]
         [ "$("$CTL" -s "$SA" status --json | jq -r '.caches[0].name')" = t ]
-        grep -q 'Listening on the socket systemd passed' "$BATS_TEST_TMPDIR/daemon.log"
+        grep -qF "Listening on $SA, the socket systemd passed; '$BATS_TEST_TMPDIR/ck.sock' from the configuration is not used." \
+                "$BATS_TEST_TMPDIR/daemon.log"
         # The config's socket is not bound when a socket is inherited.
         [ ! -e "$BATS_TEST_TMPDIR/ck.sock" ]
         kill -TERM "$DAEMON_PID"
@@ -358,7 +359,8 @@ start_daemon_with_socket() {
         SA=$BATS_TEST_TMPDIR/fd3.sock
         start_daemon_with_socket "$SA"
         wait_for "grep -q 'started with' '$BATS_TEST_TMPDIR/daemon.log'"
-        grep -q 'Listening on the socket systemd passed' "$BATS_TEST_TMPDIR/daemon.log"
+        grep -qF "Listening on $SA, the socket systemd passed; '$BATS_TEST_TMPDIR/ck.sock' from the configuration is not used." \
+                "$BATS_TEST_TMPDIR/daemon.log"
         [ "$("$CTL" -s "$SA" status --json | jq -r '.caches[0].name')" = t ]
         [ ! -e "$BATS_TEST_TMPDIR/ck.sock" ]
         kill -TERM "$DAEMON_PID"
