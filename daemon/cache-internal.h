@@ -14,6 +14,9 @@
 #include "trim.h"
 
 #define SCAN_BUDGET 4096                       /* directory entries per loop iteration */
+/* Directories beyond the inotify watch limit are rescanned in rounds, no
+ * more often than this, and spending at most a tenth of the time on it. */
+#define UNWATCHED_ROUND_MIN_USEC USEC_PER_SEC
 #define ROOT_RETRY_USEC (200 * USEC_PER_MSEC)  /* set-up retry after the root vanished */
 /* After an automatic trim that left the cache over its cap (nothing more it
  * may evict), wait this long before trying again instead of spinning. */
@@ -71,6 +74,8 @@ struct Cache {
 
         uint64_t rescans, overflows;
         bool watch_limited;               /* logged once per episode */
+        bool unwatched_round;             /* rescans of unwatched directories under way */
+        usec_t unwatched_started, unwatched_next;
         struct {
                 char reason[64];
                 uint64_t added, changed, removed;

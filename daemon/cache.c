@@ -373,6 +373,8 @@ static void teardown(Cache *c) {
         c->available = false;
         c->scanned_once = false;
         c->watch_limited = false;
+        c->unwatched_round = false;
+        c->unwatched_next = 0;
         c->dev = 0;
         c->ino = 0;
         c->mount[0] = '\0';
@@ -509,14 +511,27 @@ void cache_check(Cache *c) {
                 root_lost(c, errno == ENOENT ? "was deleted" : "was replaced");
                 return;
         }
-        /* Directories we could not watch may have changed unseen: look again. */
-        if (c->watch_limited && !c->full_pending) {
+        /* Directories we could not watch may have changed unseen: look again,
+         * in rounds paced so that they take at most a tenth of the time. */
+        if (c->watch_limited && !c->full_pending && !c->scan && c->n_queue == 0) {
+                usec_t now = now_monotonic(c);
                 size_t n = 0;
+
+                if (c->unwatched_round) {
+                        usec_t took = now - c->unwatched_started;
+                        c->unwatched_next = now + (10 * took > UNWATCHED_ROUND_MIN_USEC ? 10 * took
+                                                                                         : UNWATCHED_ROUND_MIN_USEC);
+                        c->unwatched_round = false;
+                }
+                if (now < c->unwatched_next)
+                        return;
                 for (DirId d = 0; d < account_dir_limit(c->account); d++) {
                         const Dir *dir = account_dir(c->account, d);
                         if (dir && dir->wd < 0 && ++n)
                                 queue_subtree(c, d);
                 }
+                c->unwatched_round = n > 0;
+                c->unwatched_started = now;
                 if (n == 0) {
                         log_info("Cache %s: every directory is watched again.", cc->name);
                         c->watch_limited = false;
