@@ -114,3 +114,20 @@ check_counters() {
         rm -rf "$CACHE/2/2"
         wait_exact t "$CACHE" 10
 }
+
+@test "the periodic audit rescans, reports, and finds no drift when events kept up" {
+        sed -i 's/audit_interval = "0s";/audit_interval = "1s";/' "$BATS_TEST_TMPDIR/ck.conf"
+        mkdir -m 1777 "$CACHE"
+        compile "$CACHE" 10
+        start_daemon
+        wait_ready
+        compile "$CACHE" 5 more
+        # an audit that started after the compiles: two more than now
+        r=$(ctl status --json | jq '.caches[0].scan.rescans')
+        wait_for "[ \"\$(ctl status --json | jq '.caches[0].scan.rescans')\" -ge $((r + 2)) ]" 6
+        [ "$(ctl status --json | jq -r '.caches[0].scan.last.reason')" = audit ]
+        ctl status --json | jq -e '.caches[0].scan | .rescans >= 1 and .last.added == 0 and .last.changed == 0
+                                                     and .last.removed == 0 and .last.seconds >= 0'
+        grep -q "Cache t: audit rescan found no drift" "$BATS_TEST_TMPDIR/daemon.log"
+        wait_exact t "$CACHE"
+}
