@@ -3,6 +3,7 @@
 #   make run        run the daemon in the foreground on the shipped config
 #   make test       unit tests (plain and ASan+UBSan), golden config tests, integration tests
 #   make bench      speed and memory figures beside the reference tools
+#   make fuzz       libFuzzer on the parsers, FUZZ_SECONDS each
 #   make test-boot  boot a minimal Debian under systemd-nspawn and test the units there
 #   make install    DESTDIR=, PREFIX=/usr/local, SYSCONFDIR=/etc
 VERSION    := 0.1.0
@@ -140,3 +141,21 @@ clean:
 	rm -rf $(B)
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
+
+# Fuzzing (clang's libFuzzer; not part of make test): FUZZ_SECONDS per target.
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(wildcard tests/fuzz/*.c))
+$(B)/fuzz/%: tests/fuzz/%.c $(DAEMON_SRCS) | $(B)/.deps-ok
+	@mkdir -p $(@D)
+	clang -std=gnu11 $(FUZZ_FLAGS) $(CPPFLAGS) $(PKG_CFLAGS) $^ $(PKG_LIBS) -o $@
+fuzz: $(FUZZ_TARGETS)
+	@for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(B)/fuzz/corpus-$${t##*/}; \
+		cp tests/config/*.conf etc/cachekeeper.conf $(B)/fuzz/corpus-fuzz-config/ 2>/dev/null; \
+		echo "== $$t for $(FUZZ_SECONDS) s"; \
+		LSAN_OPTIONS=suppressions=$(CURDIR)/tests/fuzz/lsan.supp \
+			$$t -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -artifact_prefix=$(B)/fuzz/ \
+			$(B)/fuzz/corpus-$${t##*/} || exit 1; \
+	done
+.PHONY: fuzz

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/* libFuzzer: request lines, reply lines, ccache names and stats files from
+ * anyone: parsed or refused, never a crash; packed names round-trip. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ccache.h"
+#include "protocol.h"
+#include "units.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+        char *line, err[256], back[CCACHE_NAME_MAX];
+        json_object *o = NULL, *res = NULL;
+        const char *cmd;
+        uint8_t packed[CCACHE_PACKED_SIZE], code;
+        CcacheStats stats;
+        uint64_t v;
+        usec_t u;
+
+        line = malloc(size + 1);
+        if (!line)
+                return 0;
+        memcpy(line, data, size);
+        line[size] = '\0';
+        if (protocol_parse_request(line, &o, &cmd, err, sizeof(err)) == 0) {
+                if (!cmd)
+                        abort();
+                json_object_put(o);
+        }
+        if (protocol_parse_reply(line, &res, err, sizeof(err)) == 1)
+                json_object_put(res);
+        for (unsigned depth = 0; depth <= 5; depth++)
+                if (ccache_pack_name(line, depth, packed, &code) >= 0 &&
+                    strcmp(ccache_unpack_name(packed, code, depth, back), line) != 0)
+                        abort();   /* what is packed must come back exactly */
+        ccache_stats_parse(line, size, &stats);
+        (void) parse_size(line, &v);
+        (void) parse_duration(line, &u);
+        free(line);
+        return 0;
+}
