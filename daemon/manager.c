@@ -1,19 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /* Owns the loop, the config and every object; wires signals, timers, inotify
  * and the control socket to the caches; swaps configs on reload. The only
- * module that talks to systemd's notify socket. */
+ * module that talks to systemd's notify socket. What clients ask is answered
+ * in requests.c. */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
-#include <string.h>
 #include <unistd.h>
 
 #include <systemd/sd-daemon.h>
@@ -23,43 +22,16 @@
 #include "cache.h"
 #include "control.h"
 #include "log.h"
-#include "manager.h"
+#include "manager-internal.h"
 #include "space.h"
-#include "trim.h"
 #include "units.h"
 #include "volume.h"
 #include "watch.h"
-
-#define TRIM_PROGRESS_USEC (250 * USEC_PER_MSEC)
-
-/* One `cachectl trim` request, waiting for the trims it started. */
-typedef struct TrimCall {
-        Manager *manager;
-        ControlRequest *req;
-        json_object *results;        /* name → result */
-        size_t pending;
-        sd_event_source *progress;
-} TrimCall;
 
 /* What events cannot tell (a mount appearing without a mountinfo change we
  * saw, a root replaced by rename) is re-checked this often. */
 #define CHECK_USEC (1 * USEC_PER_SEC)
 
-struct Manager {
-        sd_event *event;
-        Config *config;
-        char *config_path;        /* NULL: built-in */
-        char *socket_override;    /* from -s, survives reloads */
-        Watch *watch;
-        Control *control;
-        Alerter *alerter;
-        Space *space;
-        Cache **caches;
-        size_t n_caches;
-        sd_event_source *check_timer, *audit_timer, *mountinfo;
-        int mountinfo_fd;
-        bool ready;
-};
 
 static usec_t now(clockid_t clock) {
         struct timespec ts;
@@ -68,7 +40,7 @@ static usec_t now(clockid_t clock) {
         return (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / NSEC_PER_USEC;
 }
 
-static const char *socket_path(const Manager *m) {
+const char *manager_socket_path(const Manager *m) {
         return m->socket_override ?: m->config->socket_path;
 }
 
@@ -197,196 +169,6 @@ static int on_reload_signal(sd_event_source *s, const struct signalfd_siginfo *s
         return 0;
 }
 
-/* uid 0, or a member (primary or supplementary) of admin_group. */
-static bool peer_is_admin(const Manager *m, const ControlPeer *peer) {
-        const struct group *gr;
-        const struct passwd *pw;
-        gid_t groups[256];
-        int n = (int) ELEMENTSOF(groups);
-
-        if (peer->uid == 0)
-                return true;
-        gr = getgrnam(m->config->admin_group);
-        if (!gr)
-                return false;
-        if (peer->gid == gr->gr_gid)
-                return true;
-        pw = getpwuid(peer->uid);
-        if (!pw || getgrouplist(pw->pw_name, pw->pw_gid, groups, &n) < 0)
-                return false;
-        for (int i = 0; i < n; i++)
-                if (groups[i] == gr->gr_gid)
-                        return true;
-        return false;
-}
-
-static void handle_status(Manager *m, ControlRequest *req, json_object *request) {
-        json_object *result, *caches, *v;
-        const char *only = NULL;
-
-        if (json_object_object_get_ex(request, "cache", &v)) {
-                if (!json_object_is_type(v, json_type_string)) {
-                        control_reply_error(req, "\"cache\" must be a string");
-                        return;
-                }
-                only = json_object_get_string(v);
-        }
-        caches = json_object_new_array();
-        for (size_t i = 0; i < m->n_caches; i++)
-                if (!only || strcmp(cache_config(m->caches[i])->name, only) == 0)
-                        json_object_array_add(caches, cache_status_json(m->caches[i]));
-        if (only && json_object_array_length(caches) == 0) {
-                json_object_put(caches);
-                control_reply_error(req, "no cache named '%s'", only);
-                return;
-        }
-        result = json_object_new_object();
-        json_object_object_add(result, "caches", caches);
-        json_object_object_add(result, "volumes", space_status_json(m->space));
-        json_object_object_add(result, "ready", json_object_new_boolean(m->ready));
-        json_object_object_add(result, "version", json_object_new_string(CACHEKEEPER_VERSION));
-        control_reply_ok(req, result);
-        json_object_put(result);
-}
-
-static void handle_reload(Manager *m, ControlRequest *req) {
-        const ControlPeer *peer = control_request_peer(req);
-        char err[CONFIG_ERROR_MAX];
-
-        if (!peer_is_admin(m, peer)) {
-                control_reply_error(req, "permission denied: reload is for root and members of '%s'",
-                                    m->config->admin_group);
-                return;
-        }
-        log_info("Reload requested by uid %u (pid %u).", (unsigned) peer->uid, (unsigned) peer->pid);
-        if (manager_reload(m, err, sizeof(err)) < 0)
-                control_reply_error(req, "reload refused, the running configuration stays: %s", err);
-        else
-                control_reply_ok(req, NULL);
-}
-
-static Cache *find_cache(Manager *m, const char *name) {
-        for (size_t i = 0; i < m->n_caches; i++)
-                if (strcmp(cache_config(m->caches[i])->name, name) == 0)
-                        return m->caches[i];
-        return NULL;
-}
-
-static void trim_call_free(TrimCall *t) {
-        sd_event_source_disable_unref(t->progress);
-        json_object_put(t->results);
-        free(t);
-}
-
-static void on_trim_done(Cache *c, const TrimResult *r, void *userdata) {
-        TrimCall *t = userdata;
-        json_object *o = cache_trim_json(r);
-
-        json_object_object_add(o, "size_bytes", json_object_new_uint64(cache_totals(c)->bytes));
-        json_object_object_add(t->results, cache_config(c)->name, o);
-        if (--t->pending > 0)
-                return;
-        control_reply_ok(t->req, t->results);
-        trim_call_free(t);
-}
-
-static int on_trim_progress(sd_event_source *s, uint64_t usec, void *userdata) {
-        TrimCall *t = userdata;
-        json_object *p = json_object_new_object();
-
-        for (size_t i = 0; i < t->manager->n_caches; i++) {
-                const TrimResult *r = cache_running_trim(t->manager->caches[i], t);
-                if (r && !r->dry_run)
-                        json_object_object_add(p, cache_config(t->manager->caches[i])->name, cache_trim_json(r));
-        }
-        if (json_object_object_length(p) > 0)
-                control_send_progress(t->req, p);
-        json_object_put(p);
-        return sd_event_source_set_time_relative(s, TRIM_PROGRESS_USEC);
-}
-
-/* {"cmd":"trim", "caches":["a"], "to_bytes":N, "dry_run":true}: every named
- * cache (all available ones by default) down to N or its own target. */
-static void handle_trim(Manager *m, ControlRequest *req, json_object *request) {
-        const ControlPeer *peer = control_request_peer(req);
-        json_object *names = NULL, *v;
-        Cache *targets[64];
-        size_t n = 0;
-        uint64_t to = 0;
-        bool dry_run = false;
-        TrimCall *t;
-
-        if (json_object_object_get_ex(request, "dry_run", &v))
-                dry_run = json_object_get_boolean(v);
-        if (!dry_run && !peer_is_admin(m, peer)) {
-                control_reply_error(req, "permission denied: trim is for root and members of '%s'",
-                                    m->config->admin_group);
-                return;
-        }
-        if (json_object_object_get_ex(request, "to_bytes", &v)) {
-                if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) <= 0) {
-                        control_reply_error(req, "\"to_bytes\" must be a positive number");
-                        return;
-                }
-                to = (uint64_t) json_object_get_int64(v);
-        }
-        if (json_object_object_get_ex(request, "caches", &names) && json_object_array_length(names) > 0) {
-                for (size_t i = 0; i < json_object_array_length(names) && n < ELEMENTSOF(targets); i++) {
-                        const char *name = json_object_get_string(json_object_array_get_idx(names, i));
-                        Cache *c = name ? find_cache(m, name) : NULL;
-                        if (!c) {
-                                control_reply_error(req, "no cache named '%s'", name ? name : "?");
-                                return;
-                        }
-                        if (cache_state(c) == CACHE_UNAVAILABLE || cache_state(c) == CACHE_SCANNING) {
-                                control_reply_error(req, "cache %s is %s: cannot trim it now", name,
-                                                    cache_state_name(cache_state(c)));
-                                return;
-                        }
-                        targets[n++] = c;
-                }
-        } else
-                for (size_t i = 0; i < m->n_caches && n < ELEMENTSOF(targets); i++)
-                        if (cache_state(m->caches[i]) != CACHE_UNAVAILABLE && cache_state(m->caches[i]) != CACHE_SCANNING)
-                                targets[n++] = m->caches[i];
-        if (n == 0) {
-                control_reply_error(req, "no cache can be trimmed now (unavailable or still scanning)");
-                return;
-        }
-        t = calloc(1, sizeof(*t));
-        if (!t || !(t->results = json_object_new_object())) {
-                free(t);
-                control_reply_error(req, "out of memory");
-                return;
-        }
-        t->manager = m;
-        t->req = req;
-        t->pending = n;
-        if (!dry_run) {
-                log_info("Trim requested by uid %u (pid %u).", (unsigned) peer->uid, (unsigned) peer->pid);
-                (void) sd_event_add_time_relative(m->event, &t->progress, CLOCK_MONOTONIC, TRIM_PROGRESS_USEC, 0,
-                                                  on_trim_progress, t);
-        }
-        for (size_t i = 0; i < n; i++)
-                if (cache_trim(targets[i], to, dry_run, dry_run ? "dry-run" : "manual", on_trim_done, t) < 0) {
-                        TrimResult failed = { .target_bytes = to, .dry_run = dry_run, .errors = 1 };
-                        on_trim_done(targets[i], &failed, t);
-                }
-}
-
-static void on_request(ControlRequest *req, const char *cmd, json_object *request, void *userdata) {
-        Manager *m = userdata;
-
-        if (strcmp(cmd, "status") == 0)
-                handle_status(m, req, request);
-        else if (strcmp(cmd, "reload") == 0)
-                handle_reload(m, req);
-        else if (strcmp(cmd, "trim") == 0)
-                handle_trim(m, req, request);
-        else
-                control_reply_error(req, "unknown command '%s'", cmd);
-}
-
 /* Builds the cache list for config. A cache with the same name and path as
  * a running one is moved over (keeping its figures) and its slot in
  * m->caches is set to NULL; on failure everything moved is put back. */
@@ -485,20 +267,20 @@ static int start_control(Manager *m) {
                 return log_error_errno(EINVAL, "Got %d sockets from systemd, expected one.", n);
         if (n == 1)
                 fd = SD_LISTEN_FDS_START;
-        r = control_new(m->event, fd >= 0 ? NULL : socket_path(m), fd, on_request, m, &m->control);
+        r = control_new(m->event, fd >= 0 ? NULL : manager_socket_path(m), fd, manager_on_request, m, &m->control);
         if (r < 0)
-                return log_error_errno(r, "Failed to listen on %s: %m", fd >= 0 ? "the inherited socket" : socket_path(m));
+                return log_error_errno(r, "Failed to listen on %s: %m", fd >= 0 ? "the inherited socket" : manager_socket_path(m));
         if (fd < 0) {
-                log_info("Listening on %s.", socket_path(m));
+                log_info("Listening on %s.", manager_socket_path(m));
                 return 0;
         }
         /* The unit's socket wins over the config's: say so when they differ. */
         struct sockaddr_un sa = { 0 };
         socklen_t len = sizeof(sa);
         if (getsockname(fd, (struct sockaddr *) &sa, &len) == 0 && sa.sun_family == AF_UNIX &&
-            strcmp(sa.sun_path, socket_path(m)) != 0)
+            strcmp(sa.sun_path, manager_socket_path(m)) != 0)
                 log_notice("Listening on %s, the socket systemd passed; '%s' from the configuration is not used.",
-                           sa.sun_path[0] ? sa.sun_path : "an unnamed socket", socket_path(m));
+                           sa.sun_path[0] ? sa.sun_path : "an unnamed socket", manager_socket_path(m));
         else
                 log_info("Listening on the socket systemd passed.");
         return 0;
