@@ -279,3 +279,35 @@ entries() {
         [ "$(cache_field t evicted_files_total)" -gt 0 ]
         wait_exact t "$CACHE"
 }
+
+@test "ccache 4.13 names and entries at depth 3 are counted and evicted like the others, oldest first" {
+        config 1G
+        # 4.13: 40 hex chars, no suffix; raw files <key>_<nn>. At depth 2 the
+        # name is the key minus its first two chars; at depth 3 minus three.
+        i=0
+        for l1 in a b c; do for l2 in 1 2; do
+                for n in 1 2 3; do
+                        i=$((i + 1))
+                        key=$(printf '%s%s%038x' "$l1" "$l2" "$i")
+                        mkdir -p "$CACHE/$l1/$l2/f"
+                        head -c 9000 /dev/urandom > "$CACHE/$l1/$l2/${key:2}"
+                        head -c 9000 /dev/urandom > "$CACHE/$l1/$l2/${key:2}_0a"
+                        head -c 9000 /dev/urandom > "$CACHE/$l1/$l2/f/${key:3}"   # depth 3 (key[2] is not f: no clash)
+                        touch -m -d "-$((100 - i)) hours" "$CACHE/$l1/$l2/${key:2}" "$CACHE/$l1/$l2/${key:2}_0a" \
+                                "$CACHE/$l1/$l2/f/${key:3}"
+                done
+        done; done
+        start_daemon
+        wait_ready
+        [ "$(cache_field t 'kinds.entry.files')" -eq 36 ]
+        [ "$(cache_field t 'kinds.raw.files')" -eq 18 ]
+        [ "$(cache_field t entry_files)" -eq 54 ]
+        # the 18 files of the six oldest keys (hours 99..94) make 18 x 12 KiB
+        size=$(cache_field t size_bytes)
+        run ctl trim --to "$(( (size - 18 * 12288 + 999) / 1000 ))k"      # rounded up: not one more
+        [ "$status" -eq 0 ]
+        [ "$(cache_field t evicted_files_total)" -eq 18 ]
+        [ "$(find "$CACHE" -type f -mmin +$((94 * 60 + 30)) | wc -l)" -eq 0 ]      # older than 94.5 h: gone
+        [ "$(find "$CACHE" -type f -mmin -$((94 * 60 - 30)) -regex '.*/[0-9a-f_]*' | wc -l)" -eq 36 ]
+        wait_exact t "$CACHE"
+}
