@@ -190,7 +190,8 @@ static void handle_trim(Manager *m, ControlRequest *req, json_object *request) {
         t->pending = n;
         if (!dry_run) {
                 log_info("Trim requested by uid %u (pid %u).", (unsigned) peer->uid, (unsigned) peer->pid);
-                (void) sd_event_add_time_relative(m->event, &t->progress, CLOCK_MONOTONIC, TRIM_PROGRESS_USEC, 0,
+                /* The first at once (what is planned), then every TRIM_PROGRESS_USEC. */
+                (void) sd_event_add_time_relative(m->event, &t->progress, CLOCK_MONOTONIC, 0, 0,
                                                   on_trim_progress, t);
         }
         for (size_t i = 0; i < n; i++)

@@ -311,3 +311,19 @@ entries() {
         [ "$(find "$CACHE" -type f -mmin -$((94 * 60 - 30)) -regex '.*/[0-9a-f_]*' | wc -l)" -eq 36 ]
         wait_exact t "$CACHE"
 }
+
+@test "cachectl trim shows its progress on a terminal, and only there" {
+        config 1T "ccache_conf = false;"
+        "$HELPERS/gencache" --tiny --quiet "$CACHE" 60000
+        start_daemon
+        wait_ready 30
+        size=$(cache_field t size_bytes)
+        # On a terminal (script(1) gives it one): "trimming t: N/M files" lines.
+        # (the first progress line comes at once, with what is planned)
+        script -qec "$CTL -s $BATS_TEST_TMPDIR/ck.sock trim --to $((size / 4000))k" /dev/null > "$BATS_TEST_TMPDIR/tty.out"
+        grep -aq "trimming t: [0-9]*/[0-9]* files" "$BATS_TEST_TMPDIR/tty.out"
+        grep -aq "t: evicted [0-9]* files" "$BATS_TEST_TMPDIR/tty.out"
+        # Not on a pipe: the result alone.
+        run --separate-stderr ctl trim --to "$((size / 8000))k"
+        [ "$status" -eq 0 ] && [ -z "$stderr" ] && [[ "$output" == "t: evicted "* ]]
+}
