@@ -118,22 +118,47 @@ ReportLevel report_check(json_object *status, char *buf, size_t len) {
                                 n += (size_t) snprintf(buf + n, len - n, "%s%s", first ? "" : "; ", f.text[l]);
                                 first = false;
                         }
-                return f.worst;
+        } else {
+                /* All well: the figures, briefly. */
+                for (size_t i = 0; i < count(status, "caches") && n < len; i++) {
+                        json_object *c = item(status, "caches", i);
+                        char s1[32], s2[32];
+                        n += (size_t) snprintf(buf + n, len - n, "%s%s %s/%s", i ? ", " : "", str(c, "name"),
+                                               format_size(u64(c, "size_bytes"), s1, sizeof(s1)),
+                                               format_size(u64(c, "max_size_bytes"), s2, sizeof(s2)));
+                }
+                for (size_t i = 0; i < count(status, "volumes") && n < len; i++) {
+                        json_object *v = item(status, "volumes", i);
+                        n += (size_t) snprintf(buf + n, len - n, "%s%s %.1f%% free", i ? ", " : "; ", str(v, "mount"),
+                                               u64(v, "total_bytes") ? 100.0 * (double) u64(v, "avail_bytes") /
+                                                                               (double) u64(v, "total_bytes") : 0);
+                }
         }
-        /* All well: the figures, briefly. */
+        /* Performance data, for the graphs of Nagios-style monitors:
+         * 'label'=value[UOM];warn;crit;min;max ("N:" alerts below N). */
+        bool perf = false;
         for (size_t i = 0; i < count(status, "caches") && n < len; i++) {
                 json_object *c = item(status, "caches", i);
-                char s1[32], s2[32];
-                n += (size_t) snprintf(buf + n, len - n, "%s%s %s/%s", i ? ", " : "", str(c, "name"),
-                                       format_size(u64(c, "size_bytes"), s1, sizeof(s1)),
-                                       format_size(u64(c, "max_size_bytes"), s2, sizeof(s2)));
+                uint64_t cap = u64(c, "max_size_bytes");
+
+                if (strcmp(str(c, "state"), "unavailable") == 0)
+                        continue;
+                n += (size_t) snprintf(buf + n, len - n, "%s'%s'=%lluB;%llu;%llu;0;", perf ? " " : " | ", str(c, "name"),
+                                       (unsigned long long) u64(c, "size_bytes"), (unsigned long long) cap,
+                                       (unsigned long long) ((double) cap * REPORT_OVER_CAP_CRITICAL));
+                perf = true;
         }
         for (size_t i = 0; i < count(status, "volumes") && n < len; i++) {
                 json_object *v = item(status, "volumes", i);
-                n += (size_t) snprintf(buf + n, len - n, "%s%s %.1f%% free", i ? ", " : "; ", str(v, "mount"),
-                                       u64(v, "total_bytes") ? 100.0 * (double) u64(v, "avail_bytes") / (double) u64(v, "total_bytes") : 0);
+
+                n += (size_t) snprintf(buf + n, len - n, "%s'%s'=%lluB;%llu:;%llu:;0;%llu", perf ? " " : " | ",
+                                       str(v, "mount"), (unsigned long long) u64(v, "avail_bytes"),
+                                       (unsigned long long) u64(v, "warn_free_bytes"),
+                                       (unsigned long long) u64(v, "crit_free_bytes"),
+                                       (unsigned long long) u64(v, "total_bytes"));
+                perf = true;
         }
-        return REPORT_OK;
+        return f.worst;
 }
 
 /* One metric family: HELP, TYPE, then a sample per cache or volume. */

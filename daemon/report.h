@@ -22,7 +22,9 @@ typedef enum ReportLevel {
 /* Judges status: volumes at warning or critical, filling up, or short of
  * min_free with empty caches; caches unavailable, over their cap (and not
  * trimming), or with a wrong mode. Writes "CACHEKEEPER OK - ..." (or
- * WARNING, CRITICAL) to buf and returns the level. */
+ * WARNING, CRITICAL) to buf, with performance data after a "|" (each
+ * cache's size against its cap, each volume's available bytes against its
+ * thresholds), and returns the level. */
 ReportLevel report_check(json_object *status, char *buf, size_t len);
 
 /* The figures of status as Prometheus text exposition, malloc'd (NULL on

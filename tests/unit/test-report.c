@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/* cachectl check and metrics from a status object: the verdict, its line,
+ * the performance data, and samples left out where they would lie. */
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "report.h"
+
+static bool starts(const char *s, const char *prefix) {
+        if (strncmp(s, prefix, strlen(prefix)) == 0)
+                return true;
+        print_error("\"%s\"\ndoes not start with\n\"%s\"\n", s, prefix);
+        return false;
+}
+
+static json_object *status(const char *caches, const char *volumes) {
+        char text[4096];
+
+        snprintf(text, sizeof(text), "{\"caches\":[%s],\"volumes\":[%s]}", caches, volumes);
+        return json_tokener_parse(text);
+}
+
+#define CACHE_OK "{\"name\":\"mi210\",\"state\":\"ok\",\"size_bytes\":61200000000,\"max_size_bytes\":100000000000," \
+                 "\"mode\":\"1777\",\"mode_ok\":true,\"entry_files\":10,\"oldest_entry_mtime\":1700000000}"
+#define CACHE_GONE "{\"name\":\"aiter\",\"state\":\"unavailable\",\"reason\":\"'/mnt/llm-storage' is not a mount point\"," \
+                   "\"size_bytes\":0,\"max_size_bytes\":40000000000,\"mode\":\"1777\",\"mode_ok\":false,\"entry_files\":0," \
+                   "\"oldest_entry_mtime\":0}"
+#define VOL(alert, avail) "{\"mount\":\"/\",\"total_bytes\":1000,\"avail_bytes\":" #avail ",\"alert\":\"" alert "\"," \
+                          "\"bytes_level\":\"" alert "\",\"inodes_level\":\"ok\",\"warn_free_bytes\":100,\"crit_free_bytes\":50," \
+                          "\"total_inodes\":10,\"avail_inodes\":9,\"full_soon\":false,\"pressure\":false}"
+
+static void test_check_ok(void **state) {
+        json_object *s = status(CACHE_OK, VOL("ok", 410));
+        char line[1024];
+
+        assert_int_equal(report_check(s, line, sizeof(line)), REPORT_OK);
+        assert_string_equal(line, "CACHEKEEPER OK - mi210 61.2G/100.0G; / 41.0% free | "
+                                  "'mi210'=61200000000B;100000000000;110000000000;0; '/'=410B;100:;50:;0;1000");
+        json_object_put(s);
+}
+
+static void test_check_levels(void **state) {
+        json_object *s = status(CACHE_OK "," CACHE_GONE, VOL("warning", 90));
+        char line[1024];
+
+        assert_int_equal(report_check(s, line, sizeof(line)), REPORT_WARNING);
+        assert_true(starts(line, "CACHEKEEPER WARNING - volume / warning: 9.0% free; cache aiter unavailable: "
+                                 "'/mnt/llm-storage' is not a mount point |"));
+        assert_null(strstr(line, "'aiter'="));   /* no figures for an unavailable cache */
+        json_object_put(s);
+
+        /* over the cap by more than 10 %: critical, listed first */
+        s = status("{\"name\":\"x\",\"state\":\"over_cap\",\"size_bytes\":1200,\"max_size_bytes\":1000,\"mode_ok\":true}",
+                   VOL("warning", 90));
+        assert_int_equal(report_check(s, line, sizeof(line)), REPORT_CRITICAL);
+        assert_true(starts(line, "CACHEKEEPER CRITICAL - cache x over its cap: 1.2k of 1.0k; volume / warning"));
+        json_object_put(s);
+
+        /* just over: a warning; a wrong mode too */
+        s = status("{\"name\":\"x\",\"state\":\"over_cap\",\"size_bytes\":1050,\"max_size_bytes\":1000,\"mode\":\"1777\","
+                   "\"mode_ok\":false}", VOL("ok", 500));
+        assert_int_equal(report_check(s, line, sizeof(line)), REPORT_WARNING);
+        assert_non_null(strstr(line, "cache x root mode is not 1777"));
+        json_object_put(s);
+}
+
+static void test_metrics(void **state) {
+        json_object *s = status(CACHE_OK "," CACHE_GONE, VOL("critical", 40));
+        char *m = report_metrics(s);
+
+        assert_non_null(m);
+        assert_non_null(strstr(m, "# TYPE cachekeeper_cache_size_bytes gauge\n"
+                                  "cachekeeper_cache_size_bytes{cache=\"mi210\"} 61200000000\n"
+                                  "cachekeeper_cache_size_bytes{cache=\"aiter\"} 0\n"));
+        assert_non_null(strstr(m, "cachekeeper_cache_available{cache=\"aiter\"} 0\n"));
+        assert_non_null(strstr(m, "cachekeeper_volume_alert_level{mount=\"/\"} 2\n"));
+        assert_non_null(strstr(m, "cachekeeper_cache_oldest_entry_timestamp_seconds{cache=\"mi210\"} 1700000000\n"));
+        /* absent, not a misleading 0 */
+        assert_null(strstr(m, "cachekeeper_cache_oldest_entry_timestamp_seconds{cache=\"aiter\"}"));
+        assert_null(strstr(m, "cachekeeper_cache_mode_ok{cache=\"aiter\"}"));
+        assert_null(strstr(m, "cachekeeper_volume_full_in_seconds{"));
+        free(m);
+        json_object_put(s);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_check_ok),
+                cmocka_unit_test(test_check_levels),
+                cmocka_unit_test(test_metrics),
+        };
+        return cmocka_run_group_tests_name("report", tests, NULL, NULL);
+}
