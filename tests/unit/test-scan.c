@@ -133,6 +133,46 @@ static void test_exact_figures(void **state) {
         }
 }
 
+static void test_big_directory_on_two_threads(void **state) {
+        char path[512], name[64];
+        uint64_t files = 0, bytes = 0;
+        Account *a;
+        Scan *s;
+        int fd;
+
+        /* Enough files in one directory buffer for the helper thread to
+         * take half of them; exact all the same. */
+        snprintf(path, sizeof(path), "%s/big", root);
+        assert_int_equal(mkdir(path, 0777), 0);
+        fd = open(path, O_RDONLY | O_DIRECTORY);
+        assert_true(fd >= 0);
+        for (int i = 0; i < 700; i++) {
+                struct stat st;
+                int f;
+
+                snprintf(name, sizeof(name), "f%04d", i);
+                f = openat(fd, name, O_WRONLY | O_CREAT, 0644);
+                assert_true(f >= 0);
+                assert_int_equal(write(f, path, (size_t) (i % 300) + 1), (ssize_t) (i % 300) + 1);
+                assert_int_equal(fstat(f, &st), 0);
+                close(f);
+                files++;
+                bytes += (uint64_t) st.st_blocks * 512;
+        }
+        assert_int_equal(account_new(&a), 0);
+        assert_int_equal(scan_new(a, DIR_ROOT, fd, 1, NULL, NULL, &s), 0);
+        while (scan_step(s, 64) == 1)
+                ;
+        assert_int_equal(account_totals(a)->files, files);
+        assert_int_equal(account_totals(a)->bytes, bytes);
+        assert_true(scan_progress(s)->batch > 64);    /* the last buffer went to both threads */
+        scan_free(s);
+        account_free(a);
+        close(fd);
+        snprintf(path, sizeof(path), "rm -rf '%s/big'", root);
+        assert_int_equal(system(path), 0);
+}
+
 static void test_two_scans_in_a_row(void **state) {
         Account *a;
         char path[512];
@@ -192,6 +232,7 @@ static void test_rescan_sweeps_what_is_gone(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_exact_figures),
+                cmocka_unit_test(test_big_directory_on_two_threads),
                 cmocka_unit_test(test_two_scans_in_a_row),
                 cmocka_unit_test(test_rescan_sweeps_what_is_gone),
         };
