@@ -302,3 +302,19 @@ EOC
         run ctl check
         [ "$status" -eq 0 ]
 }
+
+@test "a volume override applies to its volume only" {
+        mount_tmpfs "$VOL" 64M
+        OTHER=$BATS_TEST_TMPDIR/other
+        mount_tmpfs "$OTHER" 64M
+        config "{ name = \"a\"; path = \"$VOL/cache\"; max_size = \"1G\"; },
+                { name = \"b\"; path = \"$OTHER/cache\"; max_size = \"1G\"; }" \
+               "warn_free = \"10%\"; crit_free = \"5%\"; overrides = ( { mount = \"$VOL\"; warn_free = \"70M\"; crit_free = \"68M\"; } );"
+        start_daemon
+        wait_ready
+        [ "$(ctl status --json | jq -r ".volumes[] | select(.mount == \"$VOL\") | .alert")" = critical ]
+        [ "$(ctl status --json | jq -r ".volumes[] | select(.mount == \"$OTHER\") | .alert")" = ok ]
+        # (64M of tmpfs is 67.1 MB: below both of the override's thresholds)
+        [ "$(ctl status --json | jq -r ".volumes[] | select(.mount == \"$VOL\") | .warn_free_bytes")" -eq 70000000 ]
+        [ "$(ctl status --json | jq -r ".volumes[] | select(.mount == \"$OTHER\") | .warn_free_bytes")" -eq $((64 * 1048576 / 10)) ]
+}
