@@ -14,6 +14,7 @@
 #include "trim.h"
 
 #define SCAN_BUDGET 4096                       /* directory entries per loop iteration */
+#define SCAN_RETRY_USEC (60 * USEC_PER_SEC)    /* after a scan that failed */
 /* Directories beyond the inotify watch limit are rescanned in rounds, no
  * more often than this, and spending at most a tenth of the time on it. */
 #define UNWATCHED_ROUND_MIN_USEC USEC_PER_SEC
@@ -71,6 +72,7 @@ struct Cache {
         uint32_t gen;
         sd_event_source *scan_source;
         bool scanned_once;
+        usec_t scan_retry_at;             /* after a failed scan */
 
         uint64_t rescans, overflows;
         bool watch_limited;               /* logged once per episode */

@@ -244,9 +244,10 @@ static int on_scan_source(sd_event_source *s, void *userdata) {
         if (r > 0)
                 return 0;
         if (r < 0) {
-                log_error_errno(r, "Cache %s: scan failed: %m; retrying at the next check.", c->config->name);
+                log_error_errno(r, "Cache %s: scan failed: %m; retrying in a minute.", c->config->name);
                 c->scan = scan_free(c->scan);
                 c->full_pending = true;
+                c->scan_retry_at = now_monotonic(c) + SCAN_RETRY_USEC;
                 snprintf(c->full_reason, sizeof(c->full_reason), "retry");
                 (void) sd_event_source_set_enabled(c->scan_source, SD_EVENT_OFF);
                 return 0;
@@ -511,6 +512,9 @@ void cache_check(Cache *c) {
                 root_lost(c, errno == ENOENT ? "was deleted" : "was replaced");
                 return;
         }
+        /* A scan that failed (out of memory) is tried again, now and then. */
+        if (c->full_pending && !c->scan && now_monotonic(c) >= c->scan_retry_at)
+                scan_next(c);
         /* Directories we could not watch may have changed unseen: look again,
          * in rounds paced so that they take at most a tenth of the time. */
         if (c->watch_limited && !c->full_pending && !c->scan && c->n_queue == 0) {
