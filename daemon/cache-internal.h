@@ -63,6 +63,9 @@ struct Cache {
 
         Scan *scan;
         bool scan_full;                   /* the running scan covers the whole root */
+        bool round, round_full;           /* a scan round is open (see round_begin) */
+        uint64_t round_added, round_changed, round_errors;
+        usec_t round_started;
         char scan_reason[64];
         usec_t scan_started;
         bool full_pending;

@@ -49,7 +49,7 @@ static json_object *status_scan(Cache *c) {
 
         JSON_ADD(o, "running", json_object_new_boolean(c->scan != NULL));
         if (p) {
-                JSON_ADD(o, "reason", json_object_new_string(c->scan_full ? c->scan_reason : "new directory"));
+                JSON_ADD(o, "reason", json_object_new_string(c->scan_full ? c->scan_reason : "subtree"));
                 JSON_ADD(o, "dirs", JSON_U64(p->dirs));
                 JSON_ADD(o, "files", JSON_U64(p->files));
                 JSON_ADD(o, "seconds", json_double((double) (now_monotonic(c) - c->scan_started) / USEC_PER_SEC));

@@ -162,7 +162,7 @@ static int scan_on_dir(DirId d, int fd, void *userdata) {
         if (wd < 0) {
                 if (!c->watch_limited)
                         log_warning_errno(wd, "Cache %s: cannot watch every directory (%m); "
-                                          "unwatched ones are rescanned at every check instead.", c->config->name);
+                                          "unwatched ones are rescanned in paced rounds instead.", c->config->name);
                 c->watch_limited = true;
                 return 0;   /* listed all the same */
         }
@@ -192,42 +192,65 @@ static void on_dir_released(DirId d, Dir *dir, void *userdata) {
         }
 }
 
-static void scan_finished(Cache *c) {
-        const ScanProgress *p = scan_progress(c->scan);
-        size_t removed = account_scan_sweep(c->account, scan_gen(c->scan));
-        const AccountTotals *t = account_totals(c->account);
-        usec_t took = now_monotonic(c) - c->scan_started;
+/* A scan round: one full scan, or the subtree scans queued one after another
+ * (new directories, unwatched ones). The account is told once per round
+ * when it begins (an O(n) reset of the marks) and swept once when it ends. */
+static void round_begin(Cache *c, bool full) {
+        account_scan_begin(c->account);
+        c->gen++;
+        c->round = true;
+        c->round_full = full;
+        c->round_added = c->round_changed = c->round_errors = 0;
+        c->round_started = now_monotonic(c);
+}
 
-        if (c->scan_full && c->scanned_once) {
+static void round_end(Cache *c) {
+        size_t removed = account_scan_sweep(c->account, c->gen);
+        const AccountTotals *t = account_totals(c->account);
+        usec_t took = now_monotonic(c) - c->round_started;
+
+        c->round = false;
+        if (c->round_errors)
+                log_warning("Cache %s: %llu directories could not be read during the scan.", c->config->name,
+                            (unsigned long long) c->round_errors);
+        if (!c->round_full)
+                return;
+        if (c->scanned_once) {
                 c->rescans++;
                 snprintf(c->last_rescan.reason, sizeof(c->last_rescan.reason), "%s", c->scan_reason);
-                c->last_rescan.added = p->added;
-                c->last_rescan.changed = p->changed;
+                c->last_rescan.added = c->round_added;
+                c->last_rescan.changed = c->round_changed;
                 c->last_rescan.removed = removed;
                 c->last_rescan.at = now_realtime();
                 c->last_rescan.duration = took;
-                if (p->added || p->changed || removed)
+                if (c->round_added || c->round_changed || removed)
                         log_notice("Cache %s: %s rescan corrected drift: %llu files added, %llu changed, %zu removed.",
-                                   c->config->name, c->scan_reason, (unsigned long long) p->added,
-                                   (unsigned long long) p->changed, removed);
+                                   c->config->name, c->scan_reason, (unsigned long long) c->round_added,
+                                   (unsigned long long) c->round_changed, removed);
                 else
                         log_info("Cache %s: %s rescan found no drift (%llu files, %.1f s).", c->config->name,
                                  c->scan_reason, (unsigned long long) t->files, (double) took / USEC_PER_SEC);
-        } else if (c->scan_full) {
-                char size[32];
-                log_info("Cache %s: scanned %s in %.2f s: %llu files, %s.", c->config->name, c->config->path,
-                         (double) took / USEC_PER_SEC, (unsigned long long) t->files,
-                         format_size(t->bytes, size, sizeof(size)));
+                return;
         }
-        if (p->errors)
-                log_warning("Cache %s: %llu directories could not be read during the scan.", c->config->name,
-                            (unsigned long long) p->errors);
+        char size[32];
+        log_info("Cache %s: scanned %s in %.2f s: %llu files, %s.", c->config->name, c->config->path,
+                 (double) took / USEC_PER_SEC, (unsigned long long) t->files, format_size(t->bytes, size, sizeof(size)));
+        c->scanned_once = true;
+        if (c->changed)
+                c->changed(c, c->userdata);
+}
+
+static void scan_finished(Cache *c) {
+        const ScanProgress *p = scan_progress(c->scan);
+
+        c->round_added += p->added;
+        c->round_changed += p->changed;
+        c->round_errors += p->errors;
         c->scan = scan_free(c->scan);
-        if (c->scan_full && !c->scanned_once) {
-                c->scanned_once = true;
-                if (c->changed)
-                        c->changed(c, c->userdata);
-        }
+        /* A full round is its one scan; a subtree round lasts while the
+         * queue has more (unless a full scan now waits: it starts its own). */
+        if (c->round_full || c->full_pending || c->n_queue == 0)
+                round_end(c);
 }
 
 static void scan_next(Cache *c);
@@ -246,6 +269,7 @@ static int on_scan_source(sd_event_source *s, void *userdata) {
         if (r < 0) {
                 log_error_errno(r, "Cache %s: scan failed: %m; retrying in a minute.", c->config->name);
                 c->scan = scan_free(c->scan);
+                c->round = false;   /* no sweep: a half-listed directory would lose files */
                 c->full_pending = true;
                 c->scan_retry_at = now_monotonic(c) + SCAN_RETRY_USEC;
                 snprintf(c->full_reason, sizeof(c->full_reason), "retry");
@@ -289,6 +313,8 @@ static void scan_next(Cache *c) {
         if (c->scan || !c->available)
                 return;
         if (!c->full_pending && c->n_queue == 0) {
+                if (c->round)
+                        round_end(c);   /* what was queued went away before its scan */
                 (void) sd_event_source_set_enabled(c->scan_source, SD_EVENT_OFF);
                 return;
         }
@@ -311,8 +337,11 @@ static void scan_next(Cache *c) {
                         scan_next(c);   /* the subtree went away: its events say so */
                 return;
         }
-        account_scan_begin(c->account);
-        r = scan_new(c->account, d, fd, ++c->gen, &scan_callbacks, c, &c->scan);
+        if (c->round && c->scan_full)
+                round_end(c);   /* the subtree round is overtaken by a full one */
+        if (!c->round)
+                round_begin(c, c->scan_full);
+        r = scan_new(c->account, d, fd, c->gen, &scan_callbacks, c, &c->scan);
         close(fd);
         if (r < 0) {
                 log_error_errno(r, "Cache %s: cannot start a scan: %m", c->config->name);
@@ -369,6 +398,7 @@ static void teardown(Cache *c) {
         (void) sd_event_source_set_enabled(c->scan_source, SD_EVENT_OFF);
         c->full_pending = false;
         c->n_queue = 0;
+        c->round = false;
         close_iteration_fds(c);
         account_clear(c->account);
         c->available = false;
@@ -495,6 +525,17 @@ void cache_start(Cache *c) {
         cache_rescan(c, "initial");
 }
 
+/* An unwatched directory whose parent is watched: the scan of its subtree
+ * covers its unwatched subdirectories too. */
+static bool unwatched_top(Cache *c, DirId d) {
+        const Dir *dir = account_dir(c->account, d), *parent;
+
+        if (!dir || dir->wd >= 0)
+                return false;
+        parent = d == DIR_ROOT ? NULL : account_dir(c->account, dir->parent);
+        return !parent || parent->wd >= 0;
+}
+
 void cache_check(Cache *c) {
         const CacheConfig *cc = c->config;
         struct stat st;
@@ -529,11 +570,9 @@ void cache_check(Cache *c) {
                 }
                 if (now < c->unwatched_next)
                         return;
-                for (DirId d = 0; d < account_dir_limit(c->account); d++) {
-                        const Dir *dir = account_dir(c->account, d);
-                        if (dir && dir->wd < 0 && ++n)
+                for (DirId d = 0; d < account_dir_limit(c->account); d++)
+                        if (unwatched_top(c, d) && ++n)
                                 queue_subtree(c, d);
-                }
                 c->unwatched_round = n > 0;
                 c->unwatched_started = now;
                 if (n == 0) {
