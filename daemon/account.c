@@ -52,7 +52,6 @@ struct Account {
         Dir *dirs;
         size_t n_dirs, dirs_cap;
         DirId free_dir;
-        uint8_t mark;
         bool span_valid;
         int64_t oldest, newest;
         AccountTotals totals;
@@ -282,7 +281,7 @@ int account_file_set(Account *a, DirId d, const char *name, uint64_t blocks, int
         make_probe(a, d, name, &probe);
         probe.blocks = blocks > UINT32_MAX ? UINT32_MAX : (uint32_t) blocks;
         probe.mtime = mtime < 0 ? 0 : mtime > UINT32_MAX ? UINT32_MAX : (uint32_t) mtime;
-        probe.flags = (uint8_t) ((probe.flags & ~FLAG_MARK) | a->mark);
+        probe.flags |= FLAG_MARK;   /* seen: by a scan, or by an event since it began */
         h = file_hash(&probe);
         slot = index_find(a, &probe, h);
         if (a->index[slot]) {
@@ -391,8 +390,10 @@ static bool in_unused_dir(const Account *a, const File *f, uint32_t arg) {
         return !a->dirs[f->dir].used;
 }
 
-static bool stale_in_scanned_dir(const Account *a, const File *f, uint32_t gen) {
-        return !(f->flags & FLAG_MARK) && a->dirs[f->dir].scan_gen == gen;
+/* After a sweep released directories: their files, and the files of the
+ * directories the round listed that it did not see again. */
+static bool gone_after_sweep(const Account *a, const File *f, uint32_t gen) {
+        return !a->dirs[f->dir].used || (!(f->flags & FLAG_MARK) && a->dirs[f->dir].scan_gen == gen);
 }
 
 int account_new(Account **ret) {
@@ -584,22 +585,18 @@ void account_scan_begin(Account *a) {
          * files neither of them saw look seen again. */
         for (FileId id = 0; id < a->limit; id++)
                 file_at(a, id)->flags &= (uint8_t) ~FLAG_MARK;
-        a->mark = FLAG_MARK;
 }
 
 size_t account_scan_sweep(Account *a, uint32_t gen) {
-        bool dropped = false;
-
         /* Subdirectories of listed directories that the listing did not show. */
         for (DirId d = DIR_ROOT + 1; d < a->n_dirs; d++) {
                 const Dir *x = &a->dirs[d];
                 if (x->used && x->scan_gen != gen && a->dirs[x->parent].used && a->dirs[x->parent].scan_gen == gen) {
-                        dropped |= dir_release(a, d) > 0;
+                        dir_release(a, d);
                         d = DIR_ROOT;  /* the vector's links changed: start over */
                 }
         }
-        return (dropped ? remove_files_where(a, in_unused_dir, 0) : 0) +
-               remove_files_where(a, stale_in_scanned_dir, gen);
+        return remove_files_where(a, gone_after_sweep, gen);
 }
 
 const AccountTotals *account_totals(const Account *a) {
