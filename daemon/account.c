@@ -462,10 +462,6 @@ Account *account_free(Account *a) {
         return NULL;
 }
 
-static bool is_hex_digit_name(const char *s) {
-        return s[0] && !s[1] && ((s[0] >= '0' && s[0] <= '9') || (s[0] >= 'a' && s[0] <= 'f'));
-}
-
 DirId account_dir_find(const Account *a, DirId parent, const char *name) {
         for (DirId c = a->dirs[parent].first_child; c != DIR_NONE; c = a->dirs[c].next_sibling)
                 if (strcmp(a->dirs[c].name, name) == 0)
@@ -502,7 +498,7 @@ int account_dir_add(Account *a, DirId parent, const char *name, DirId *ret) {
         a->dirs[d] = (Dir) {
                 .name = copy, .parent = parent, .first_child = DIR_NONE, .next_sibling = p->first_child,
                 .wd = -1, .depth = (uint8_t) (p->depth + 1), .used = true,
-                .hex = (parent == DIR_ROOT || p->hex) && is_hex_digit_name(name),
+                .hex = (parent == DIR_ROOT || p->hex) && hex_digit(name[0]) >= 0 && !name[1],
                 .in_tmp = p->in_tmp || (parent == DIR_ROOT && strcmp(name, "tmp") == 0),
                 .in_lock = p->in_lock || (parent == DIR_ROOT && strcmp(name, "lock") == 0),
         };

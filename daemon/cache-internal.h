@@ -111,13 +111,6 @@ struct Cache {
         sd_event_source *upkeep_timer;
 };
 
-static inline usec_t now_realtime(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / NSEC_PER_USEC;
-}
-
 static inline usec_t now_monotonic(Cache *c) {
         uint64_t t = 0;
 

@@ -14,7 +14,7 @@
 #include "units.h"
 
 static int64_t now_seconds(void) {
-        return (int64_t) (now_realtime() / USEC_PER_SEC);
+        return (int64_t) (now_usec(CLOCK_REALTIME) / USEC_PER_SEC);
 }
 
 static void trim_start_next(Cache *c);
@@ -31,7 +31,7 @@ void cache_trim_finish(Cache *c, int error) {
                 c->last_trim = *r;
                 c->has_last_trim = true;
                 snprintf(c->last_trim_reason, sizeof(c->last_trim_reason), "%s", call.reason);
-                c->last_trim_at = now_realtime();
+                c->last_trim_at = now_usec(CLOCK_REALTIME);
                 c->last_trim_duration = now_monotonic(c) - c->trim_started;
                 c->evicted_files += r->files;
                 c->evicted_bytes += r->bytes;
@@ -95,7 +95,7 @@ int cache_on_trim_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 static int trim_begin(Cache *c, TrimCall *call) {
         uint64_t target = call->target ? call->target
                                        : (uint64_t) ((double) c->config->max_size_bytes * c->config->trim_to);
-        usec_t started = now_realtime();
+        usec_t started = now_usec(CLOCK_REALTIME);
         int r;
 
         if (call->has_plan)
@@ -106,7 +106,7 @@ static int trim_begin(Cache *c, TrimCall *call) {
                 return r;
         log_debug("Cache %s: planned a %s trim of %llu files in %.1f ms.", c->config->name, call->reason,
                   (unsigned long long) trim_result(c->trim)->planned_files,
-                  (double) (now_realtime() - started) / USEC_PER_MSEC);
+                  (double) (now_usec(CLOCK_REALTIME) - started) / USEC_PER_MSEC);
         c->trim_call = *call;
         c->trim_call.has_plan = false;
         c->trim_started = now_monotonic(c);

@@ -221,7 +221,7 @@ static void round_end(Cache *c) {
                 c->last_rescan.added = c->round_added;
                 c->last_rescan.changed = c->round_changed;
                 c->last_rescan.removed = removed;
-                c->last_rescan.at = now_realtime();
+                c->last_rescan.at = now_usec(CLOCK_REALTIME);
                 c->last_rescan.duration = took;
                 if (c->round_added || c->round_changed || removed)
                         log_notice("Cache %s: %s rescan corrected drift: %llu files added, %llu changed, %zu removed.",

@@ -32,14 +32,6 @@
  * saw, a root replaced by rename) is re-checked this often. */
 #define CHECK_USEC (1 * USEC_PER_SEC)
 
-
-static usec_t now(clockid_t clock) {
-        struct timespec ts;
-
-        clock_gettime(clock, &ts);
-        return (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / NSEC_PER_USEC;
-}
-
 const char *manager_socket_path(const Manager *m) {
         return m->socket_override ?: m->config->socket_path;
 }
@@ -351,7 +343,7 @@ int manager_reload(Manager *m, char *err, size_t errlen) {
         int r;
 
         /* MONOTONIC_USEC: what systemd 253+ wants with RELOADING=1; older ones ignore it. */
-        (void) sd_notifyf(false, "RELOADING=1\nMONOTONIC_USEC=%llu", (unsigned long long) now(CLOCK_MONOTONIC));
+        (void) sd_notifyf(false, "RELOADING=1\nMONOTONIC_USEC=%llu", (unsigned long long) now_usec(CLOCK_MONOTONIC));
         /* Started on the built-in config: the installed file, once it exists. */
         if (!m->config_path && access(CONFIG_DEFAULT_FILE, F_OK) == 0 && !(m->config_path = strdup(CONFIG_DEFAULT_FILE)))
                 return log_oom();

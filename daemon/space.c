@@ -30,7 +30,7 @@ struct Space {
         sd_event_source *timer;
 };
 
-static usec_t now_usec(Space *s) {
+static usec_t loop_now(Space *s) {
         uint64_t t = 0;
 
         (void) sd_event_now(s->event, CLOCK_MONOTONIC, &t);
@@ -150,7 +150,7 @@ static void relieve(Space *s, Volume *v) {
         size_t n = 0;
         char b1[32], b2[32];
 
-        if (!v->pressure || v->pressure_trims > 0 || need == 0 || now_usec(s) < v->pressure_retry_at)
+        if (!v->pressure || v->pressure_trims > 0 || need == 0 || loop_now(s) < v->pressure_retry_at)
                 return;
         for (size_t i = 0; i < s->n_caches && n < ELEMENTSOF(caches); i++)
                 if (cache_on(s->caches[i], v)) {
@@ -165,7 +165,7 @@ static void relieve(Space *s, Volume *v) {
                 planned += plans[i].bytes;
         if (planned == 0) {
                 /* Nothing to evict: look again later, not at every sample. */
-                v->pressure_retry_at = now_usec(s) + PRESSURE_RETRY_USEC;
+                v->pressure_retry_at = loop_now(s) + PRESSURE_RETRY_USEC;
                 if (!v->pressure_empty)
                         volume_alert(s, v, ALERT_VOLUME_PRESSURE, v->level == VOLUME_OK ? VOLUME_WARNING : v->level,
                                      "Volume %s is below min_free (%s available) and its caches are already empty: "
@@ -211,7 +211,7 @@ static void sample_one(Space *s, Volume *v) {
                 log_debug_errno(r, "Cannot sample volume %s: %m", v->mount);
                 return;
         }
-        changed = volume_update(v, vconfig(s, v), &u, now_usec(s));
+        changed = volume_update(v, vconfig(s, v), &u, loop_now(s));
         if (changed & VOLUME_CHANGED_LEVEL)
                 report_level(s, v);
         if (changed & VOLUME_CHANGED_TREND)

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "beneath.h"
@@ -27,13 +26,6 @@ struct Trim {
         usec_t last_round;
         TrimResult result;
 };
-
-static usec_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / NSEC_PER_USEC;
-}
 
 int trim_new(Account *a, uint64_t target_bytes, bool dry_run, int64_t now, Trim **ret) {
         const AccountTotals *tot = account_totals(a);
@@ -71,10 +63,6 @@ int trim_new_with_plan(EvictPlan *plan, uint64_t target_bytes, bool dry_run, Tri
         }
         *ret = t;
         return 0;
-}
-
-static int hex_digit(char c) {
-        return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
 /* Deletes the victims [start, end) of one directory, whose relative path is
@@ -184,7 +172,7 @@ static int run_group(Trim *t, Account *a, int root_fd, dev_t dev, size_t start, 
         if (r < 0)
                 return r;
         if (r == 0) {
-                if (now_usec() - since >= TRIM_LOCK_WAIT_USEC || defer_group(t, start, since) < 0) {
+                if (now_usec(CLOCK_MONOTONIC) - since >= TRIM_LOCK_WAIT_USEC || defer_group(t, start, since) < 0) {
                         t->result.locked_dirs++;
                         t->result.saved += end - start;
                 }
@@ -193,10 +181,10 @@ static int run_group(Trim *t, Account *a, int root_fd, dev_t dev, size_t start, 
 }
 
 int trim_step(Trim *t, Account *a, int root_fd, dev_t dev) {
-        usec_t now = now_usec(), deadline = now + TRIM_BATCH_USEC;
+        usec_t now = now_usec(CLOCK_MONOTONIC), deadline = now + TRIM_BATCH_USEC;
         int r;
 
-        while (t->next < t->plan.n && now_usec() < deadline) {
+        while (t->next < t->plan.n && now_usec(CLOCK_MONOTONIC) < deadline) {
                 size_t start = t->next;
 
                 t->next = group_end(t, start);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef uint64_t usec_t;
@@ -33,6 +34,19 @@ static inline void closep(int *fd) {
 }
 #define _cleanup_free_ _cleanup_(freep)
 #define _cleanup_close_ _cleanup_(closep)
+
+/* The clock now; for the event loop's cached "now", sd_event_now(). */
+static inline usec_t now_usec(clockid_t clock) {
+        struct timespec ts;
+
+        clock_gettime(clock, &ts);
+        return (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / NSEC_PER_USEC;
+}
+
+/* One lowercase hex digit's value, or -1: how ccache names its levels. */
+static inline int hex_digit(char c) {
+        return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
 
 static inline int negative_errno(int e) {
         return e > 0 ? -e : -EIO;

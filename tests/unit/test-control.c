@@ -46,19 +46,12 @@ typedef struct Fixture {
         Client *chatty;
 } Fixture;
 
-static usec_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / NSEC_PER_USEC;
-}
-
 /* Runs the loop until expr holds; fails the test after DEADLINE_USEC. */
 #define RUN_UNTIL(f, expr)                                                      \
         do {                                                                    \
-                usec_t _deadline = now_usec() + DEADLINE_USEC;                  \
+                usec_t _deadline = now_usec(CLOCK_MONOTONIC) + DEADLINE_USEC;                  \
                 while (!(expr)) {                                               \
-                        if (now_usec() > _deadline)                             \
+                        if (now_usec(CLOCK_MONOTONIC) > _deadline)                             \
                                 fail_msg("timed out waiting for: %s", #expr);   \
                         assert_true(sd_event_run((f)->e, 10 * USEC_PER_MSEC) >= 0); \
                 }                                                               \
@@ -66,12 +59,12 @@ static usec_t now_usec(void) {
 
 /* Runs the loop for usec; returns how many times it dispatched an event. */
 static unsigned run_for(Fixture *f, usec_t usec) {
-        usec_t until = now_usec() + usec;
+        usec_t until = now_usec(CLOCK_MONOTONIC) + usec;
         unsigned n = 0;
         int r;
 
-        while (now_usec() < until) {
-                r = sd_event_run(f->e, until - now_usec());
+        while (now_usec(CLOCK_MONOTONIC) < until) {
+                r = sd_event_run(f->e, until - now_usec(CLOCK_MONOTONIC));
                 assert_true(r >= 0);
                 n += r > 0;
         }
@@ -388,15 +381,15 @@ static void test_idle_timeout(void **state) {
                                                     1, keepalive, f), 0);
         assert_int_equal(sd_event_source_set_enabled(ka, SD_EVENT_ON), 0);
         client_sends(&busy, "{\"cmd\":\"defer\"}\n");
-        start = now_usec();
+        start = now_usec(CLOCK_MONOTONIC);
         RUN_UNTIL(f, f->n_deferred == 1);
         assert_int_equal(sd_event_add_time_relative(f->e, NULL, CLOCK_MONOTONIC, 800 * USEC_PER_MSEC,
                                                     1, answer_later, f), 0);
 
         client_expect_eof(f, &idle);
-        assert_true(now_usec() - start >= 200 * USEC_PER_MSEC);
+        assert_true(now_usec(CLOCK_MONOTONIC) - start >= 200 * USEC_PER_MSEC);
         RUN_UNTIL(f, f->deferred[0] == NULL);
-        answered = now_usec();
+        answered = now_usec(CLOCK_MONOTONIC);
         /* The pending request outlived four idle timeouts, and its client got
          * the answer; the client sending traffic is still there too. */
         assert_int_equal(f->conns_at_answer, 2);
@@ -406,7 +399,7 @@ static void test_idle_timeout(void **state) {
         assert_false(client_pump(&chatty, false));
         /* Once answered, the idle timer runs again; once quiet, chatty goes too. */
         client_expect_eof(f, &busy);
-        assert_true(now_usec() - answered >= 200 * USEC_PER_MSEC);
+        assert_true(now_usec(CLOCK_MONOTONIC) - answered >= 200 * USEC_PER_MSEC);
         assert_int_equal(control_connections(f->c), 1);
         ka = sd_event_source_disable_unref(ka);
         client_expect_eof(f, &chatty);
