@@ -217,11 +217,12 @@ static void sample_one(Space *s, Volume *v) {
         if (changed & VOLUME_CHANGED_TREND)
                 report_trend(s, v);
         if ((changed & VOLUME_CHANGED_PRESSURE) && !v->pressure) {
-                char b[32];
+                char avail[32], evicted[32];
+
                 volume_alert(s, v, ALERT_VOLUME_PRESSURE, VOLUME_OK,
                              "Volume %s is back above min_free (%s available) after evicting %s.", v->mount,
-                             format_size(u.avail_bytes, b, sizeof(b)),
-                             format_size(v->pressure_evicted_bytes, b, sizeof(b)));
+                             format_size(u.avail_bytes, avail, sizeof(avail)),
+                             format_size(v->pressure_evicted_bytes, evicted, sizeof(evicted)));
         }
         relieve(s, v);
 }
@@ -317,8 +318,6 @@ const Volume *space_volume(const Space *s, size_t i) {
         return &s->volumes[i];
 }
 
-#define ADD(o, k, v) json_object_object_add((o), (k), (v))
-
 json_object *space_status_json(Space *s) {
         json_object *list = json_object_new_array();
 
@@ -328,26 +327,26 @@ json_object *space_status_json(Space *s) {
                 VolumeLimits l;
 
                 volume_limits(vconfig(s, v), &v->usage, &l);
-                ADD(o, "mount", json_object_new_string(v->mount));
-                ADD(o, "total_bytes", json_object_new_uint64(v->usage.total_bytes));
-                ADD(o, "avail_bytes", json_object_new_uint64(v->usage.avail_bytes));
-                ADD(o, "free_bytes", json_object_new_uint64(v->usage.free_bytes));
-                ADD(o, "total_inodes", json_object_new_uint64(v->usage.total_inodes));
-                ADD(o, "avail_inodes", json_object_new_uint64(v->usage.avail_inodes));
-                ADD(o, "alert", json_object_new_string(volume_level_name(v->level)));
-                ADD(o, "bytes_level", json_object_new_string(volume_level_name(v->bytes_level)));
-                ADD(o, "inodes_level", json_object_new_string(volume_level_name(v->inodes_level)));
-                ADD(o, "warn_free_bytes", json_object_new_uint64(l.warn));
-                ADD(o, "crit_free_bytes", json_object_new_uint64(l.crit));
-                ADD(o, "min_free_bytes", l.min_free ? json_object_new_uint64(l.min_free) : NULL);
-                ADD(o, "full_in_seconds", v->full_in ? json_object_new_uint64(v->full_in / USEC_PER_SEC) : NULL);
-                ADD(o, "full_soon", json_object_new_boolean(v->trend_alert));
-                ADD(o, "pressure", json_object_new_boolean(v->pressure));
-                ADD(o, "pressure_caches_empty", json_object_new_boolean(v->pressure && v->pressure_empty));
+                json_object_object_add(o, "mount", json_object_new_string(v->mount));
+                json_object_object_add(o, "total_bytes", json_object_new_uint64(v->usage.total_bytes));
+                json_object_object_add(o, "avail_bytes", json_object_new_uint64(v->usage.avail_bytes));
+                json_object_object_add(o, "free_bytes", json_object_new_uint64(v->usage.free_bytes));
+                json_object_object_add(o, "total_inodes", json_object_new_uint64(v->usage.total_inodes));
+                json_object_object_add(o, "avail_inodes", json_object_new_uint64(v->usage.avail_inodes));
+                json_object_object_add(o, "alert", json_object_new_string(volume_level_name(v->level)));
+                json_object_object_add(o, "bytes_level", json_object_new_string(volume_level_name(v->bytes_level)));
+                json_object_object_add(o, "inodes_level", json_object_new_string(volume_level_name(v->inodes_level)));
+                json_object_object_add(o, "warn_free_bytes", json_object_new_uint64(l.warn));
+                json_object_object_add(o, "crit_free_bytes", json_object_new_uint64(l.crit));
+                json_object_object_add(o, "min_free_bytes", l.min_free ? json_object_new_uint64(l.min_free) : NULL);
+                json_object_object_add(o, "full_in_seconds", v->full_in ? json_object_new_uint64(v->full_in / USEC_PER_SEC) : NULL);
+                json_object_object_add(o, "full_soon", json_object_new_boolean(v->trend_alert));
+                json_object_object_add(o, "pressure", json_object_new_boolean(v->pressure));
+                json_object_object_add(o, "pressure_caches_empty", json_object_new_boolean(v->pressure && v->pressure_empty));
                 for (size_t k = 0; k < s->n_caches; k++)
                         if (cache_dev(s->caches[k]) == v->dev)
                                 json_object_array_add(caches, json_object_new_string(cache_config(s->caches[k])->name));
-                ADD(o, "caches", caches);
+                json_object_object_add(o, "caches", caches);
                 json_object_array_add(list, o);
         }
         return list;

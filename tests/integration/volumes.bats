@@ -230,6 +230,9 @@ alerts() {
         [ "$(cache_field b evicted_files_total)" -gt 0 ]
         grep -q '^volume-pressure warning .*evicting' "$ALERTS"
         wait_for "grep -q '^volume-pressure ok' '$ALERTS'" 5
+        # the recovery names what is available (>= 40 % of 100M) and what went (< 40M)
+        read -r avail_m evicted_m < <(sed -n 's/^volume-pressure ok .*(\([0-9.]*\)M available) after evicting \([0-9.]*\)M\.$/\1 \2/p' "$ALERTS")
+        awk -v a="$avail_m" -v e="$evicted_m" 'BEGIN { exit !(a >= 40 && e > 0 && e < 40) }'
         [ "$(journal CACHEKEEPER_EVENT=volume-pressure | jq -s length)" -ge 2 ]
 }
 
