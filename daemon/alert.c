@@ -73,6 +73,14 @@ static void job_done(Job *j) {
 
 static void start_next(Alerter *a, Subject *s);
 
+/* The command runs in its own session (POSIX_SPAWN_SETSID): what it
+ * started goes too. Reaped here: a disabled child source would not. */
+static void kill_and_reap(pid_t pid) {
+        (void) kill(-pid, SIGKILL);
+        (void) kill(pid, SIGKILL);
+        (void) waitpid(pid, NULL, 0);
+}
+
 static void finish(Alerter *a, Subject *s, const char *failure) {
         if (failure) {
                 a->failures++;
@@ -114,11 +122,7 @@ static int on_timeout(sd_event_source *src, uint64_t usec, void *userdata) {
                 Subject *s = &a->subjects[i];
                 if (s->timeout != src || s->pid <= 0)
                         continue;
-                /* Its own session (POSIX_SPAWN_SETSID): what it started goes too. */
-                (void) kill(-s->pid, SIGKILL);
-                (void) kill(s->pid, SIGKILL);
-                /* Reap it here: the child source may not fire once disabled. */
-                (void) waitpid(s->pid, NULL, 0);
+                kill_and_reap(s->pid);
                 finish(a, s, "took too long and was killed");
                 break;
         }
@@ -153,8 +157,7 @@ static int spawn(Alerter *a, Subject *s) {
                 r = sd_event_add_time_relative(a->event, &s->timeout, CLOCK_MONOTONIC, a->timeout_usec, 0,
                                                on_timeout, a);
         if (r < 0) {
-                (void) kill(pid, SIGKILL);
-                (void) waitpid(pid, NULL, 0);
+                kill_and_reap(pid);
                 return r;
         }
         a->runs++;
@@ -273,11 +276,8 @@ Alerter *alerter_free(Alerter *a) {
                 return NULL;
         for (size_t i = 0; i < a->n_subjects; i++) {
                 Subject *s = &a->subjects[i];
-                if (s->pid > 0) {
-                        (void) kill(-s->pid, SIGKILL);
-                        (void) kill(s->pid, SIGKILL);
-                        (void) waitpid(s->pid, NULL, 0);
-                }
+                if (s->pid > 0)
+                        kill_and_reap(s->pid);
                 sd_event_source_disable_unref(s->child);
                 sd_event_source_disable_unref(s->timeout);
                 job_done(&s->running);
