@@ -46,26 +46,37 @@ static bool peer_is_admin(const Manager *m, const ControlPeer *peer) {
         return false;
 }
 
+static Cache *find_cache(Manager *m, const char *name) {
+        for (size_t i = 0; i < m->n_caches; i++)
+                if (strcmp(cache_config(m->caches[i])->name, name) == 0)
+                        return m->caches[i];
+        return NULL;
+}
+
+/* Trimming needs a scanned, available cache. */
+static bool trimmable(Cache *c) {
+        return cache_state(c) != CACHE_UNAVAILABLE && cache_state(c) != CACHE_SCANNING;
+}
+
 static void handle_status(Manager *m, ControlRequest *req, json_object *request) {
         json_object *result, *caches, *v;
-        const char *only = NULL;
+        Cache *only = NULL;
 
         if (json_object_object_get_ex(request, "cache", &v)) {
                 if (!json_object_is_type(v, json_type_string)) {
                         control_reply_error(req, "\"cache\" must be a string");
                         return;
                 }
-                only = json_object_get_string(v);
+                only = find_cache(m, json_object_get_string(v));
+                if (!only) {
+                        control_reply_error(req, "no cache named '%s'", json_object_get_string(v));
+                        return;
+                }
         }
         caches = json_object_new_array();
         for (size_t i = 0; i < m->n_caches; i++)
-                if (!only || strcmp(cache_config(m->caches[i])->name, only) == 0)
+                if (!only || m->caches[i] == only)
                         json_object_array_add(caches, cache_status_json(m->caches[i]));
-        if (only && json_object_array_length(caches) == 0) {
-                json_object_put(caches);
-                control_reply_error(req, "no cache named '%s'", only);
-                return;
-        }
         result = json_object_new_object();
         json_object_object_add(result, "caches", caches);
         json_object_object_add(result, "volumes", space_status_json(m->space));
@@ -89,13 +100,6 @@ static void handle_reload(Manager *m, ControlRequest *req) {
                 control_reply_error(req, "reload refused, the running configuration stays: %s", err);
         else
                 control_reply_ok(req, NULL);
-}
-
-static Cache *find_cache(Manager *m, const char *name) {
-        for (size_t i = 0; i < m->n_caches; i++)
-                if (strcmp(cache_config(m->caches[i])->name, name) == 0)
-                        return m->caches[i];
-        return NULL;
 }
 
 static void trim_call_free(TrimCall *t) {
@@ -142,8 +146,19 @@ static void handle_trim(Manager *m, ControlRequest *req, json_object *request) {
         bool dry_run = false;
         TrimCall *t;
 
-        if (json_object_object_get_ex(request, "dry_run", &v))
+        /* Every field is checked before anything happens: a request that
+         * means something else than it says gets an error, not a guess. */
+        if (json_object_object_get_ex(request, "dry_run", &v)) {
+                if (!json_object_is_type(v, json_type_boolean)) {
+                        control_reply_error(req, "\"dry_run\" must be true or false");
+                        return;
+                }
                 dry_run = json_object_get_boolean(v);
+        }
+        if (json_object_object_get_ex(request, "caches", &names) && !json_object_is_type(names, json_type_array)) {
+                control_reply_error(req, "\"caches\" must be an array of cache names");
+                return;
+        }
         if (!dry_run && !peer_is_admin(m, peer)) {
                 control_reply_error(req, "permission denied: trim is for root and members of '%s'",
                                     m->config->admin_group);
@@ -156,15 +171,22 @@ static void handle_trim(Manager *m, ControlRequest *req, json_object *request) {
                 }
                 to = (uint64_t) json_object_get_int64(v);
         }
-        if (json_object_object_get_ex(request, "caches", &names) && json_object_array_length(names) > 0) {
+        if (names && json_object_array_length(names) > 0) {
                 for (size_t i = 0; i < json_object_array_length(names) && n < ELEMENTSOF(targets); i++) {
-                        const char *name = json_object_get_string(json_object_array_get_idx(names, i));
-                        Cache *c = name ? find_cache(m, name) : NULL;
-                        if (!c) {
-                                control_reply_error(req, "no cache named '%s'", name ? name : "?");
+                        json_object *e = json_object_array_get_idx(names, i);
+                        const char *name = json_object_get_string(e);
+                        Cache *c;
+
+                        if (!json_object_is_type(e, json_type_string)) {
+                                control_reply_error(req, "\"caches\" must be an array of cache names");
                                 return;
                         }
-                        if (cache_state(c) == CACHE_UNAVAILABLE || cache_state(c) == CACHE_SCANNING) {
+                        c = find_cache(m, name);
+                        if (!c) {
+                                control_reply_error(req, "no cache named '%s'", name);
+                                return;
+                        }
+                        if (!trimmable(c)) {
                                 control_reply_error(req, "cache %s is %s: cannot trim it now", name,
                                                     cache_state_name(cache_state(c)));
                                 return;
@@ -173,7 +195,7 @@ static void handle_trim(Manager *m, ControlRequest *req, json_object *request) {
                 }
         } else
                 for (size_t i = 0; i < m->n_caches && n < ELEMENTSOF(targets); i++)
-                        if (cache_state(m->caches[i]) != CACHE_UNAVAILABLE && cache_state(m->caches[i]) != CACHE_SCANNING)
+                        if (trimmable(m->caches[i]))
                                 targets[n++] = m->caches[i];
         if (n == 0) {
                 control_reply_error(req, "no cache can be trimmed now (unavailable or still scanning)");

@@ -54,6 +54,24 @@ teardown() {
         [[ "$output" == *"Usage: cachectl"* ]]
 }
 
+@test "requests with fields of the wrong type get an error reply, not a guess or a crash" {
+        S=$BATS_TEST_TMPDIR/ck.sock
+        # anyone may send these (dry runs): none may take the daemon down
+        run "$HELPERS/sockpoke" "$S" send $'{"cmd":"trim","caches":"t","dry_run":true}\n{"cmd":"trim","caches":[1],"dry_run":true}\n'
+        [ "${lines[0]}" = '{"ok":false,"error":"\"caches\" must be an array of cache names"}' ]
+        [ "${lines[1]}" = '{"ok":false,"error":"\"caches\" must be an array of cache names"}' ]
+        # "no" is not false: a string must not be read as a boolean either way
+        run "$HELPERS/sockpoke" "$S" send $'{"cmd":"trim","dry_run":"no"}\n{"cmd":"trim","to_bytes":"1G"}\n'
+        [ "${lines[0]}" = '{"ok":false,"error":"\"dry_run\" must be true or false"}' ]
+        [ "${lines[1]}" = '{"ok":false,"error":"\"to_bytes\" must be a positive number"}' ]
+        run "$HELPERS/sockpoke" "$S" send $'{"cmd":"status","cache":7}\n{"cmd":"status","cache":"nope"}\n'
+        [ "${lines[0]}" = '{"ok":false,"error":"\"cache\" must be a string"}' ]
+        [ "${lines[1]}" = '{"ok":false,"error":"no cache named '"'nope'"'"}' ]
+        kill -0 "$DAEMON_PID"
+        run "$HELPERS/sockpoke" "$S" send $'{"cmd":"trim","caches":["t"],"dry_run":true}\n'
+        [[ "${lines[0]}" == '{"ok":true,"result":{"t":{"dry_run":true,'* ]]
+}
+
 @test "garbage, an oversized line, idle and non-reading clients, 200 at once: the daemon keeps serving" {
         S=$BATS_TEST_TMPDIR/ck.sock
         run "$HELPERS/sockpoke" "$S" send $'not json\n{"cmd":"status"}\n'
