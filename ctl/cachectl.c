@@ -175,19 +175,6 @@ static int simple_command(const char *cmd, int argc, char **argv) {
         return exit_status(r);
 }
 
-static uint64_t u64(json_object *o, const char *key) {
-        json_object *v;
-
-        return json_object_object_get_ex(o, key, &v) ? (uint64_t) json_object_get_int64(v) : 0;
-}
-
-static const char *str(json_object *o, const char *key) {
-        json_object *v;
-
-        return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
-                       ? json_object_get_string(v) : "";
-}
-
 /* "[######----]" for used of cap, width cells; '!' past the cap. */
 static void bar(uint64_t used, uint64_t cap, char *buf, size_t width) {
         size_t full = cap ? (size_t) ((double) used / (double) cap * (double) width + 0.5) : 0;
@@ -200,46 +187,44 @@ static void bar(uint64_t used, uint64_t cap, char *buf, size_t width) {
 }
 
 static void print_cache(json_object *c) {
-        const char *state = str(c, "state");
-        uint64_t size = u64(c, "size_bytes"), cap = u64(c, "max_size_bytes");
-        uint64_t hits = u64(c, "hits"), misses = u64(c, "misses");
+        const char *state = field_str(c, "state");
+        uint64_t size = field_u64(c, "size_bytes"), cap = field_u64(c, "max_size_bytes");
+        uint64_t hits = field_u64(c, "hits"), misses = field_u64(c, "misses");
         char s1[32], s2[32], b[32], files[32], rate[16];
-        json_object *scan, *mode_ok;
+        json_object *scan = field_get(c, "scan");
 
         if (strcmp(state, "unavailable") == 0) {
-                printf("%-10s %-12s %s\n", str(c, "name"), state, str(c, "reason"));
+                printf("%-10s %-12s %s\n", field_str(c, "name"), state, field_str(c, "reason"));
                 return;
         }
         bar(size, cap, b, 10);
-        snprintf(files, sizeof(files), "%llu", (unsigned long long) u64(c, "files"));
+        snprintf(files, sizeof(files), "%llu", (unsigned long long) field_u64(c, "files"));
         if (hits + misses)
                 snprintf(rate, sizeof(rate), "%.1f%%", 100.0 * (double) hits / (double) (hits + misses));
         else
                 snprintf(rate, sizeof(rate), "-");
-        printf("%-10s %-12s %7s / %-7s %s %3.0f%%  %10s  %8s  %s%s\n", str(c, "name"), state,
+        printf("%-10s %-12s %7s / %-7s %s %3.0f%%  %10s  %8s  %s%s\n", field_str(c, "name"), state,
                format_size(size, s1, sizeof(s1)), format_size(cap, s2, sizeof(s2)), b,
-               cap ? 100.0 * (double) size / (double) cap : 0.0, files, rate, str(c, "mode"),
-               json_object_object_get_ex(c, "mode_ok", &mode_ok) && !json_object_get_boolean(mode_ok)
-                       ? " (wrong!)" : "");
-        if (json_object_object_get_ex(c, "scan", &scan) && json_object_object_get_ex(scan, "running", NULL) &&
-            u64(scan, "files") > 0 && strcmp(state, "scanning") == 0)
+               cap ? 100.0 * (double) size / (double) cap : 0.0, files, rate, field_str(c, "mode"),
+               field_false(c, "mode_ok") ? " (wrong!)" : "");
+        if (field_flag(scan, "running") && field_u64(scan, "files") > 0 && strcmp(state, "scanning") == 0)
                 printf("%-10s scanning: %llu files in %llu directories so far\n", "",
-                       (unsigned long long) u64(scan, "files"), (unsigned long long) u64(scan, "dirs"));
+                       (unsigned long long) field_u64(scan, "files"), (unsigned long long) field_u64(scan, "dirs"));
 }
 
 static void print_volume(json_object *v) {
-        uint64_t total = u64(v, "total_bytes"), avail = u64(v, "avail_bytes");
+        uint64_t total = field_u64(v, "total_bytes"), avail = field_u64(v, "avail_bytes");
         char s1[32], s2[32], in[32];
-        json_object *full = json_object_object_get(v, "full_in_seconds");
+        uint64_t full = field_u64(v, "full_in_seconds");
 
-        printf("%-24s %7s / %-7s %5.1f%% free  %s", str(v, "mount"), format_size(avail, s1, sizeof(s1)),
+        printf("%-24s %7s / %-7s %5.1f%% free  %s", field_str(v, "mount"), format_size(avail, s1, sizeof(s1)),
                format_size(total, s2, sizeof(s2)), total ? 100.0 * (double) avail / (double) total : 0.0,
-               str(v, "alert"));
-        if (full && json_object_get_int64(full) > 0) {
-                format_duration((usec_t) json_object_get_int64(full) * USEC_PER_SEC, in, sizeof(in));
+               field_str(v, "alert"));
+        if (full > 0) {
+                format_duration(full * USEC_PER_SEC, in, sizeof(in));
                 printf("  full in ~%s", in);
         }
-        if (json_object_get_boolean(json_object_object_get(v, "pressure")))
+        if (field_flag(v, "pressure"))
                 printf("  below min_free: evicting");
         printf("\n");
 }
@@ -249,7 +234,7 @@ static int cmd_status(int argc, char **argv) {
                 { "json", no_argument, NULL, 'j' },
                 {},
         };
-        json_object *req, *result = NULL, *list;
+        json_object *req, *result = NULL;
         bool json = false;
         int c, r;
 
@@ -270,13 +255,12 @@ static int cmd_status(int argc, char **argv) {
         else if (r > 0) {
                 printf("%-10s %-12s %-35s  %10s  %8s  %s\n", "CACHE", "STATE", "SIZE / CAP", "FILES",
                        "HIT RATE", "MODE");
-                if (json_object_object_get_ex(result, "caches", &list))
-                        for (size_t i = 0; i < json_object_array_length(list); i++)
-                                print_cache(json_object_array_get_idx(list, i));
-                if (json_object_object_get_ex(result, "volumes", &list) && json_object_array_length(list) > 0) {
+                for (size_t i = 0; i < field_count(result, "caches"); i++)
+                        print_cache(field_item(result, "caches", i));
+                if (field_count(result, "volumes") > 0) {
                         printf("\n%-24s %-29s  %s\n", "VOLUME", "AVAIL / TOTAL", "ALERT");
-                        for (size_t i = 0; i < json_object_array_length(list); i++)
-                                print_volume(json_object_array_get_idx(list, i));
+                        for (size_t i = 0; i < field_count(result, "volumes"); i++)
+                                print_volume(field_item(result, "volumes", i));
                 }
         }
         json_object_put(result);
@@ -289,13 +273,15 @@ static void show_progress(json_object *progress) {
         char line[512] = "";
         size_t n = 0;
 
+        if (!json_object_is_type(progress, json_type_object))
+                return;
         json_object_object_foreach(progress, name, r) {
                 char b1[32], b2[32];
                 n += (size_t) snprintf(line + n, sizeof(line) - n, "%s%s: %llu/%llu files, %s/%s",
-                                       n ? "; " : "", name, (unsigned long long) u64(r, "files"),
-                                       (unsigned long long) u64(r, "planned_files"),
-                                       format_size(u64(r, "bytes"), b1, sizeof(b1)),
-                                       format_size(u64(r, "planned_bytes"), b2, sizeof(b2)));
+                                       n ? "; " : "", name, (unsigned long long) field_u64(r, "files"),
+                                       (unsigned long long) field_u64(r, "planned_files"),
+                                       format_size(field_u64(r, "bytes"), b1, sizeof(b1)),
+                                       format_size(field_u64(r, "planned_bytes"), b2, sizeof(b2)));
                 if (n >= sizeof(line))
                         break;
         }
@@ -304,8 +290,8 @@ static void show_progress(json_object *progress) {
 }
 
 static void print_trim_result(const char *name, json_object *r) {
-        time_t kept = (time_t) u64(r, "oldest_kept_mtime");
-        bool dry = json_object_get_boolean(json_object_object_get(r, "dry_run"));
+        time_t kept = (time_t) field_u64(r, "oldest_kept_mtime");
+        bool dry = field_flag(r, "dry_run");
         char b1[32], b2[32], when[64] = "";
 
         if (kept > 0) {
@@ -315,17 +301,17 @@ static void print_trim_result(const char *name, json_object *r) {
                 snprintf(when + strlen(when), sizeof(when) - strlen(when), " (%s ago)", ago);
         }
         printf("%s: %s %llu files, %s; %s %s", name, dry ? "would evict" : "evicted",
-               (unsigned long long) u64(r, "files"), format_size(u64(r, "bytes"), b1, sizeof(b1)),
-               dry ? "leaving" : "now", format_size(dry ? u64(r, "size_bytes") - u64(r, "bytes")
-                                                        : u64(r, "size_bytes"), b2, sizeof(b2)));
+               (unsigned long long) field_u64(r, "files"), format_size(field_u64(r, "bytes"), b1, sizeof(b1)),
+               dry ? "leaving" : "now", format_size(dry ? field_u64(r, "size_bytes") - field_u64(r, "bytes")
+                                                        : field_u64(r, "size_bytes"), b2, sizeof(b2)));
         if (kept > 0)
                 printf("; oldest entry kept: %s", when);
-        if (u64(r, "saved"))
-                printf("; %llu kept as used or changed since planning", (unsigned long long) u64(r, "saved"));
-        if (u64(r, "locked_dirs"))
-                printf("; %llu directories left, locked by ccache", (unsigned long long) u64(r, "locked_dirs"));
-        if (u64(r, "errors"))
-                printf("; %llu errors (see the daemon's log)", (unsigned long long) u64(r, "errors"));
+        if (field_u64(r, "saved"))
+                printf("; %llu kept as used or changed since planning", (unsigned long long) field_u64(r, "saved"));
+        if (field_u64(r, "locked_dirs"))
+                printf("; %llu directories left, locked by ccache", (unsigned long long) field_u64(r, "locked_dirs"));
+        if (field_u64(r, "errors"))
+                printf("; %llu errors (see the daemon's log)", (unsigned long long) field_u64(r, "errors"));
         printf("\n");
 }
 
@@ -361,10 +347,12 @@ static int cmd_trim(int argc, char **argv) {
         json_object_put(req);
         if (progress_shown)
                 fprintf(stderr, "\r\033[K");
-        if (r > 0 && result) {
+        if (r > 0 && json_object_is_type(result, json_type_object)) {
                 json_object_object_foreach(result, name, res) {
+                        if (!json_object_is_type(res, json_type_object))
+                                continue;
                         print_trim_result(name, res);
-                        failed |= u64(res, "errors") > 0;
+                        failed |= field_u64(res, "errors") > 0;
                 }
         }
         json_object_put(result);

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <json-c/json.h>
 
@@ -27,3 +28,14 @@ char *protocol_reply_error(const char *message);
  * *ret_result, caller unrefs), 0 for an error reply (message in err), and
  * -EINVAL when the line is not a reply at all. */
 int protocol_parse_reply(const char *line, json_object **ret_result, char *err, size_t errlen);
+
+/* Tolerant readers of a result's fields, for what the other side sent: a
+ * missing or mistyped field reads as NULL, 0, "", false or an empty array,
+ * never as a crash (json-c asserts on an array call on a non-array). */
+json_object *field_get(json_object *o, const char *key);
+uint64_t field_u64(json_object *o, const char *key);
+const char *field_str(json_object *o, const char *key);
+bool field_flag(json_object *o, const char *key);
+bool field_false(json_object *o, const char *key);              /* present, and the boolean false */
+size_t field_count(json_object *o, const char *key);            /* array length */
+json_object *field_item(json_object *o, const char *key, size_t i);

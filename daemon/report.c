@@ -7,39 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "protocol.h"
 #include "report.h"
 #include "units.h"
 #include "util.h"
-
-static json_object *get(json_object *o, const char *key) {
-        json_object *v = NULL;
-
-        return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-static uint64_t u64(json_object *o, const char *key) {
-        return (uint64_t) json_object_get_int64(get(o, key));
-}
-
-static const char *str(json_object *o, const char *key) {
-        json_object *v = get(o, key);
-
-        return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
-}
-
-static bool flag(json_object *o, const char *key) {
-        return json_object_get_boolean(get(o, key));
-}
-
-static size_t count(json_object *o, const char *key) {
-        json_object *a = get(o, key);
-
-        return a && json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
-}
-
-static json_object *item(json_object *o, const char *key, size_t i) {
-        return json_object_array_get_idx(get(o, key), i);
-}
 
 /* Problems found, the worst first when printed. */
 typedef struct Findings {
@@ -63,41 +34,48 @@ static void find(Findings *f, ReportLevel level, const char *fmt, ...) {
                 f->worst = level;
 }
 
+/* part of whole, both fields of o, in percent; 0 when whole is. */
+static double percent(json_object *o, const char *part, const char *whole) {
+        uint64_t w = field_u64(o, whole);
+
+        return w ? 100.0 * (double) field_u64(o, part) / (double) w : 0;
+}
+
 static void check_volume(Findings *f, json_object *v) {
-        const char *alert = str(v, "alert");
-        double free_pct = u64(v, "total_bytes") ? 100.0 * (double) u64(v, "avail_bytes") / (double) u64(v, "total_bytes") : 0;
+        const char *alert = field_str(v, "alert");
         char in[32];
 
         if (strcmp(alert, "critical") == 0 || strcmp(alert, "warning") == 0) {
-                bool inodes = strcmp(str(v, "inodes_level"), alert) == 0 && strcmp(str(v, "bytes_level"), alert) != 0;
+                bool inodes = strcmp(field_str(v, "inodes_level"), alert) == 0 &&
+                              strcmp(field_str(v, "bytes_level"), alert) != 0;
                 if (inodes)
                         find(f, alert[0] == 'c' ? REPORT_CRITICAL : REPORT_WARNING, "volume %s %s: %.1f%% of inodes free",
-                             str(v, "mount"), alert,
-                             u64(v, "total_inodes") ? 100.0 * (double) u64(v, "avail_inodes") / (double) u64(v, "total_inodes") : 0);
+                             field_str(v, "mount"), alert,
+                             percent(v, "avail_inodes", "total_inodes"));
                 else
                         find(f, alert[0] == 'c' ? REPORT_CRITICAL : REPORT_WARNING, "volume %s %s: %.1f%% free",
-                             str(v, "mount"), alert, free_pct);
+                             field_str(v, "mount"), alert, percent(v, "avail_bytes", "total_bytes"));
         }
-        if (flag(v, "full_soon"))
-                find(f, REPORT_WARNING, "volume %s full in ~%s", str(v, "mount"),
-                     format_duration(u64(v, "full_in_seconds") * USEC_PER_SEC, in, sizeof(in)));
-        if (flag(v, "pressure_caches_empty"))
-                find(f, REPORT_WARNING, "volume %s below min_free with its caches empty", str(v, "mount"));
+        if (field_flag(v, "full_soon"))
+                find(f, REPORT_WARNING, "volume %s full in ~%s", field_str(v, "mount"),
+                     format_duration(field_u64(v, "full_in_seconds") * USEC_PER_SEC, in, sizeof(in)));
+        if (field_flag(v, "pressure_caches_empty"))
+                find(f, REPORT_WARNING, "volume %s below min_free with its caches empty", field_str(v, "mount"));
 }
 
 static void check_cache(Findings *f, json_object *c) {
-        const char *state = str(c, "state");
-        uint64_t size = u64(c, "size_bytes"), cap = u64(c, "max_size_bytes");
+        const char *state = field_str(c, "state");
+        uint64_t size = field_u64(c, "size_bytes"), cap = field_u64(c, "max_size_bytes");
         char s1[32], s2[32];
 
         if (strcmp(state, "unavailable") == 0)
-                find(f, REPORT_WARNING, "cache %s unavailable: %s", str(c, "name"), str(c, "reason"));
+                find(f, REPORT_WARNING, "cache %s unavailable: %s", field_str(c, "name"), field_str(c, "reason"));
         else if (strcmp(state, "over_cap") == 0)
                 find(f, (double) size > (double) cap * REPORT_OVER_CAP_CRITICAL ? REPORT_CRITICAL : REPORT_WARNING,
-                     "cache %s over its cap: %s of %s", str(c, "name"), format_size(size, s1, sizeof(s1)),
+                     "cache %s over its cap: %s of %s", field_str(c, "name"), format_size(size, s1, sizeof(s1)),
                      format_size(cap, s2, sizeof(s2)));
-        if (strcmp(state, "unavailable") != 0 && get(c, "mode_ok") && !flag(c, "mode_ok"))
-                find(f, REPORT_WARNING, "cache %s root mode is not %s", str(c, "name"), str(c, "mode"));
+        if (strcmp(state, "unavailable") != 0 && field_false(c, "mode_ok"))
+                find(f, REPORT_WARNING, "cache %s root mode is not %s", field_str(c, "name"), field_str(c, "mode"));
 }
 
 ReportLevel report_check(json_object *status, char *buf, size_t len) {
@@ -105,10 +83,16 @@ ReportLevel report_check(json_object *status, char *buf, size_t len) {
         Findings f = { .worst = REPORT_OK };
         size_t n;
 
-        for (size_t i = 0; i < count(status, "volumes"); i++)
-                check_volume(&f, item(status, "volumes", i));
-        for (size_t i = 0; i < count(status, "caches"); i++)
-                check_cache(&f, item(status, "caches", i));
+        /* Whatever answered is not a cachekeeperd we understand. */
+        if (!json_object_is_type(field_get(status, "caches"), json_type_array)) {
+                snprintf(buf, len, "CACHEKEEPER UNKNOWN - the reply is not a status (no list of caches)");
+                return REPORT_UNKNOWN;
+        }
+
+        for (size_t i = 0; i < field_count(status, "volumes"); i++)
+                check_volume(&f, field_item(status, "volumes", i));
+        for (size_t i = 0; i < field_count(status, "caches"); i++)
+                check_cache(&f, field_item(status, "caches", i));
         n = (size_t) snprintf(buf, len, "CACHEKEEPER %s - ", names[f.worst]);
         if (f.worst != REPORT_OK) {
                 bool first = true;
@@ -120,42 +104,42 @@ ReportLevel report_check(json_object *status, char *buf, size_t len) {
                         }
         } else {
                 /* All well: the figures, briefly. */
-                for (size_t i = 0; i < count(status, "caches") && n < len; i++) {
-                        json_object *c = item(status, "caches", i);
+                for (size_t i = 0; i < field_count(status, "caches") && n < len; i++) {
+                        json_object *c = field_item(status, "caches", i);
                         char s1[32], s2[32];
-                        n += (size_t) snprintf(buf + n, len - n, "%s%s %s/%s", i ? ", " : "", str(c, "name"),
-                                               format_size(u64(c, "size_bytes"), s1, sizeof(s1)),
-                                               format_size(u64(c, "max_size_bytes"), s2, sizeof(s2)));
+                        n += (size_t) snprintf(buf + n, len - n, "%s%s %s/%s", i ? ", " : "", field_str(c, "name"),
+                                               format_size(field_u64(c, "size_bytes"), s1, sizeof(s1)),
+                                               format_size(field_u64(c, "max_size_bytes"), s2, sizeof(s2)));
                 }
-                for (size_t i = 0; i < count(status, "volumes") && n < len; i++) {
-                        json_object *v = item(status, "volumes", i);
-                        n += (size_t) snprintf(buf + n, len - n, "%s%s %.1f%% free", i ? ", " : "; ", str(v, "mount"),
-                                               u64(v, "total_bytes") ? 100.0 * (double) u64(v, "avail_bytes") /
-                                                                               (double) u64(v, "total_bytes") : 0);
+                for (size_t i = 0; i < field_count(status, "volumes") && n < len; i++) {
+                        json_object *v = field_item(status, "volumes", i);
+                        n += (size_t) snprintf(buf + n, len - n, "%s%s %.1f%% free", i ? ", " : "; ",
+                                               field_str(v, "mount"), percent(v, "avail_bytes", "total_bytes"));
                 }
         }
         /* Performance data, for the graphs of Nagios-style monitors:
          * 'label'=value[UOM];warn;crit;min;max ("N:" alerts below N). */
         bool perf = false;
-        for (size_t i = 0; i < count(status, "caches") && n < len; i++) {
-                json_object *c = item(status, "caches", i);
-                uint64_t cap = u64(c, "max_size_bytes");
+        for (size_t i = 0; i < field_count(status, "caches") && n < len; i++) {
+                json_object *c = field_item(status, "caches", i);
+                uint64_t cap = field_u64(c, "max_size_bytes");
 
-                if (strcmp(str(c, "state"), "unavailable") == 0)
+                if (strcmp(field_str(c, "state"), "unavailable") == 0)
                         continue;
-                n += (size_t) snprintf(buf + n, len - n, "%s'%s'=%lluB;%llu;%llu;0;", perf ? " " : " | ", str(c, "name"),
-                                       (unsigned long long) u64(c, "size_bytes"), (unsigned long long) cap,
+                n += (size_t) snprintf(buf + n, len - n, "%s'%s'=%lluB;%llu;%llu;0;", perf ? " " : " | ",
+                                       field_str(c, "name"),
+                                       (unsigned long long) field_u64(c, "size_bytes"), (unsigned long long) cap,
                                        (unsigned long long) ((double) cap * REPORT_OVER_CAP_CRITICAL));
                 perf = true;
         }
-        for (size_t i = 0; i < count(status, "volumes") && n < len; i++) {
-                json_object *v = item(status, "volumes", i);
+        for (size_t i = 0; i < field_count(status, "volumes") && n < len; i++) {
+                json_object *v = field_item(status, "volumes", i);
 
                 n += (size_t) snprintf(buf + n, len - n, "%s'%s'=%lluB;%llu:;%llu:;0;%llu", perf ? " " : " | ",
-                                       str(v, "mount"), (unsigned long long) u64(v, "avail_bytes"),
-                                       (unsigned long long) u64(v, "warn_free_bytes"),
-                                       (unsigned long long) u64(v, "crit_free_bytes"),
-                                       (unsigned long long) u64(v, "total_bytes"));
+                                       field_str(v, "mount"), (unsigned long long) field_u64(v, "avail_bytes"),
+                                       (unsigned long long) field_u64(v, "warn_free_bytes"),
+                                       (unsigned long long) field_u64(v, "crit_free_bytes"),
+                                       (unsigned long long) field_u64(v, "total_bytes"));
                 perf = true;
         }
         return f.worst;
@@ -169,33 +153,33 @@ typedef struct Metric {
 } Metric;
 
 static double cache_available(json_object *c) {
-        return strcmp(str(c, "state"), "unavailable") != 0;
+        return strcmp(field_str(c, "state"), "unavailable") != 0;
 }
 
 static double cache_trimming(json_object *c) {
-        return strcmp(str(c, "state"), "trimming") == 0;
+        return strcmp(field_str(c, "state"), "trimming") == 0;
 }
 
 static double cache_mode_ok(json_object *c) {
-        return flag(c, "mode_ok");
+        return field_flag(c, "mode_ok");
 }
 
 /* Samples that make no sense for a cache: no entries, or unavailable. */
 static bool cache_skip(const char *metric, json_object *c) {
         if (strcmp(metric, "cachekeeper_cache_oldest_entry_timestamp_seconds") == 0)
-                return u64(c, "entry_files") == 0;
+                return field_u64(c, "entry_files") == 0;
         if (strcmp(metric, "cachekeeper_cache_mode_ok") == 0)
-                return strcmp(str(c, "state"), "unavailable") == 0;
+                return strcmp(field_str(c, "state"), "unavailable") == 0;
         return false;
 }
 
 static double volume_level(json_object *v) {
-        const char *a = str(v, "alert");
+        const char *a = field_str(v, "alert");
         return strcmp(a, "critical") == 0 ? 2 : strcmp(a, "warning") == 0 ? 1 : 0;
 }
 
 static double volume_pressure(json_object *v) {
-        return flag(v, "pressure");
+        return field_flag(v, "pressure");
 }
 
 static const Metric cache_metrics[] = {
@@ -235,18 +219,18 @@ static void label(FILE *f, const char *s) {
 static void family(FILE *f, json_object *status, const char *list, const char *label_name, const char *label_key,
                    const Metric *m) {
         fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", m->name, m->help, m->name, m->type);
-        for (size_t i = 0; i < count(status, list); i++) {
-                json_object *o = item(status, list, i);
-                json_object *v = m->key ? get(o, m->key) : NULL;
+        for (size_t i = 0; i < field_count(status, list); i++) {
+                json_object *o = field_item(status, list, i);
+                json_object *v = m->key ? field_get(o, m->key) : NULL;
 
-                if ((m->key && !v) || cache_skip(m->name, o))
-                        continue;   /* absent, not zero: "not filling" is not "full now" */
+                if ((m->key && !json_object_is_type(v, json_type_int)) || cache_skip(m->name, o))
+                        continue;   /* absent (or not a number), not zero: "not filling" is not "full now" */
                 fprintf(f, "%s{%s=\"", m->name, label_name);
-                label(f, str(o, label_key));
+                label(f, field_str(o, label_key));
                 if (m->value)
                         fprintf(f, "\"} %.17g\n", m->value(o));
                 else
-                        fprintf(f, "\"} %llu\n", (unsigned long long) json_object_get_int64(v));
+                        fprintf(f, "\"} %llu\n", (unsigned long long) json_object_get_uint64(v));
         }
 }
 

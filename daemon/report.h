@@ -24,7 +24,8 @@ typedef enum ReportLevel {
  * trimming), or with a wrong mode. Writes "CACHEKEEPER OK - ..." (or
  * WARNING, CRITICAL) to buf, with performance data after a "|" (each
  * cache's size against its cap, each volume's available bytes against its
- * thresholds), and returns the level. */
+ * thresholds), and returns the level; REPORT_UNKNOWN when status has no
+ * list of caches (what answered is not a cachekeeperd status). */
 ReportLevel report_check(json_object *status, char *buf, size_t len);
 
 /* The figures of status as Prometheus text exposition, malloc'd (NULL on

@@ -72,6 +72,37 @@ teardown() {
         [[ "${lines[0]}" == '{"ok":true,"result":{"t":{"dry_run":true,'* ]]
 }
 
+@test "cachectl reads what answers, not trusts it: a wrong-shaped reply is no crash and no false OK" {
+        # Something else on the socket (an old or foreign server) answering
+        # with a result of the wrong shape; json-c aborts on a blind read.
+        F=$BATS_TEST_TMPDIR/fake.sock
+        cat > "$BATS_TEST_TMPDIR/fake.sh" <<'EOS'
+#!/bin/sh
+read -r line
+case "$line" in
+*trim*) echo '{"ok":true,"result":{"a":"x","b":[1],"c":7}}' ;;
+*) echo '{"ok":true,"result":{"caches":"x","volumes":{"a":1}}}' ;;
+esac
+EOS
+        chmod +x "$BATS_TEST_TMPDIR/fake.sh"
+        timeout 30 systemd-socket-activate -l "$F" --inetd -a "$BATS_TEST_TMPDIR/fake.sh" 2>/dev/null &
+        fake=$!
+        wait_for "[ -S '$F' ]" 5
+        run "$CTL" -s "$F" status
+        [ "$status" -eq 0 ]
+        [ "${#lines[@]}" -eq 1 ]                  # the header, no rows made up
+        run "$CTL" -s "$F" trim --dry-run
+        [ "$status" -eq 0 ]
+        [ -z "$output" ]                          # no result that is not one
+        run "$CTL" -s "$F" check
+        [ "$status" -eq 3 ]
+        [ "$output" = "CACHEKEEPER UNKNOWN - the reply is not a status (no list of caches)" ]
+        run "$CTL" -s "$F" metrics
+        [ "$status" -eq 0 ]
+        ! grep -q '{cache=' <<<"$output"
+        kill "$fake"
+}
+
 @test "garbage, an oversized line, idle and non-reading clients, 200 at once: the daemon keeps serving" {
         S=$BATS_TEST_TMPDIR/ck.sock
         run "$HELPERS/sockpoke" "$S" send $'not json\n{"cmd":"status"}\n'

@@ -91,11 +91,45 @@ static void test_metrics(void **state) {
         json_object_put(s);
 }
 
+/* What the other side sent is read, not trusted: lists that are not arrays,
+ * numbers that are strings, flags that are not booleans. json-c asserts on
+ * an array call on a non-array; each of these would abort cachectl. */
+static void test_mistyped_fields(void **state) {
+        json_object *s = json_tokener_parse("{\"caches\":{\"a\":1},\"volumes\":\"x\"}");
+        char buf[512], *m;
+
+        assert_int_equal(report_check(s, buf, sizeof(buf)), REPORT_UNKNOWN);
+        assert_string_equal(buf, "CACHEKEEPER UNKNOWN - the reply is not a status (no list of caches)");
+        m = report_metrics(s);
+        assert_non_null(m);
+        assert_null(strstr(m, "{cache="));
+        free(m);
+        json_object_put(s);
+
+        s = json_tokener_parse("{\"caches\":[{\"name\":\"a\",\"state\":\"over_cap\",\"size_bytes\":\"900\","
+                               "\"max_size_bytes\":100,\"mode_ok\":\"no\"}],"
+                               "\"volumes\":[{\"mount\":\"/\",\"total_bytes\":1000,\"avail_bytes\":900,\"alert\":2,"
+                               "\"full_soon\":\"yes\",\"full_in_seconds\":60}]}");
+        /* a size that is a string reads as 0: over_cap stays a warning, not
+         * critical; "yes" is not true; "no" is not false; alert 2 is no level */
+        assert_int_equal(report_check(s, buf, sizeof(buf)), REPORT_WARNING);
+        assert_true(starts(buf, "CACHEKEEPER WARNING - cache a over its cap: 0B of 100B"));
+        assert_null(strstr(buf, "full in"));
+        assert_null(strstr(buf, "mode"));
+        m = report_metrics(s);
+        assert_non_null(m);
+        assert_null(strstr(m, "cachekeeper_cache_size_bytes{cache=\"a\"}"));
+        assert_non_null(strstr(m, "cachekeeper_cache_max_size_bytes{cache=\"a\"} 100\n"));
+        free(m);
+        json_object_put(s);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_check_ok),
                 cmocka_unit_test(test_check_levels),
                 cmocka_unit_test(test_metrics),
+                cmocka_unit_test(test_mistyped_fields),
         };
         return cmocka_run_group_tests_name("report", tests, NULL, NULL);
 }
