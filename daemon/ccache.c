@@ -419,7 +419,18 @@ static bool line_sets(const char *line, size_t len, const char *key) {
         return i < len && line[i] == '=';
 }
 
-char *ccache_conf_update(const char *old, const char *max_size) {
+/* The value of a config line known to set a key: after the '=', trimmed. */
+static void line_value(const char *line, size_t len, char *buf, size_t buflen) {
+        const char *v = memchr(line, '=', len), *end = line + len;
+
+        for (v++; v < end && (*v == ' ' || *v == '\t'); v++)
+                ;
+        while (end > v && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+                end--;
+        snprintf(buf, buflen, "%.*s", (int) (end - v), v);
+}
+
+char *ccache_conf_update(const char *old, const char *max_size, char *ret_old_max, size_t old_max_len) {
         char *out = NULL, ours_max[96];
         size_t size = 0;
         bool have_umask = false, have_max = false;
@@ -427,6 +438,8 @@ char *ccache_conf_update(const char *old, const char *max_size) {
 
         if (!f)
                 return NULL;
+        if (ret_old_max && old_max_len > 0)
+                ret_old_max[0] = '\0';
         snprintf(ours_max, sizeof(ours_max), "max_size = %s", max_size);
         for (const char *p = old ? old : ""; *p;) {
                 const char *nl = strchr(p, '\n');
@@ -437,8 +450,11 @@ char *ccache_conf_update(const char *old, const char *max_size) {
                                 fputs("umask = 000\n", f);
                         have_umask = true;
                 } else if (line_sets(p, len, "max_size")) {
-                        if (!have_max)
+                        if (!have_max) {
                                 fprintf(f, "%s\n", ours_max);
+                                if (ret_old_max)
+                                        line_value(p, len, ret_old_max, old_max_len);
+                        }
                         have_max = true;
                 } else
                         fprintf(f, "%.*s\n", (int) len, p);

@@ -16,8 +16,6 @@
 
 #define CONF_MAX 65536
 
-static const char hexdigits[] = "0123456789abcdef";
-
 int upkeep_root(int root_fd, mode_t mode, upkeep_report_t report, void *userdata) {
         struct stat st;
 
@@ -92,12 +90,12 @@ int upkeep_all_dirs(int root_fd, upkeep_report_t report, void *userdata) {
                 return r;
         n += r;
         for (int a = 0; a < 16; a++) {
-                snprintf(rel, sizeof(rel), "%c", hexdigits[a]);
+                snprintf(rel, sizeof(rel), "%x", a);
                 if ((r = upkeep_dir(root_fd, rel, report, userdata)) < 0)
                         return r;
                 n += r;
                 for (int b = 0; b < 16; b++) {
-                        snprintf(rel, sizeof(rel), "%c/%c", hexdigits[a], hexdigits[b]);
+                        snprintf(rel, sizeof(rel), "%x/%x", a, b);
                         if ((r = upkeep_dir(root_fd, rel, report, userdata)) < 0)
                                 return r;
                         n += r;
@@ -106,16 +104,11 @@ int upkeep_all_dirs(int root_fd, upkeep_report_t report, void *userdata) {
         return n;
 }
 
-static bool is_hex(char c) {
-        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-}
-
 bool upkeep_is_kept_dir(const char *rel) {
         if (strcmp(rel, "tmp") == 0 || strcmp(rel, "lock") == 0)
                 return true;
-        if (is_hex(rel[0]) && rel[1] == '\0')
-                return true;
-        return is_hex(rel[0]) && rel[1] == '/' && is_hex(rel[2]) && rel[3] == '\0';
+        return hex_digit(rel[0]) >= 0 &&
+               (rel[1] == '\0' || (rel[1] == '/' && hex_digit(rel[2]) >= 0 && rel[3] == '\0'));
 }
 
 /* Reads root_fd/ccache.conf (a regular file, not followed) into a new string. */
@@ -152,28 +145,6 @@ static int read_conf(int root_fd, char **ret) {
         return 0;
 }
 
-static void old_max_size(const char *text, char *buf, size_t len) {
-        const char *p = text;
-
-        buf[0] = '\0';
-        while (p && *p) {
-                const char *nl = strchr(p, '\n');
-                size_t l = nl ? (size_t) (nl - p) : strlen(p);
-
-                if (strncmp(p, "max_size", 8) == 0) {
-                        const char *eq = memchr(p, '=', l);
-                        if (eq) {
-                                eq++;
-                                while (*eq == ' ' || *eq == '\t')
-                                        eq++;
-                                snprintf(buf, len, "%.*s", (int) (p + l - eq), eq);
-                                return;
-                        }
-                }
-                p = nl ? nl + 1 : NULL;
-        }
-}
-
 int upkeep_ccache_conf(int root_fd, const char *max_size, char *ret_old_max, size_t old_max_len) {
         _cleanup_free_ char *old = NULL, *new = NULL;
         char tmp[64];
@@ -183,11 +154,9 @@ int upkeep_ccache_conf(int root_fd, const char *max_size, char *ret_old_max, siz
         r = read_conf(root_fd, &old);
         if (r < 0)
                 return r;
-        new = ccache_conf_update(old, max_size);
+        new = ccache_conf_update(old, max_size, ret_old_max, old_max_len);
         if (!new)
                 return -ENOMEM;
-        if (ret_old_max)
-                old_max_size(old, ret_old_max, old_max_len);
         if (old && strcmp(old, new) == 0)
                 return 0;
         /* Owned by us, 0644: in the sticky root no other user can replace it. */

@@ -214,8 +214,11 @@ entries() {
         wait_for "[ -d '$CACHE/e/f' ]" 4                    # the missing ones come back, after a pause
         # a symlink where a kept directory belongs: left alone, its target untouched
         rm -rf "$CACHE/lock"; ln -s "$BATS_TEST_TMPDIR/private" "$CACHE/lock"
+        # directories that are not ccache's first two levels keep their mode
+        mkdir -m 0700 "$CACHE/mine" "$CACHE/a/b/c"
         chmod 0755 "$CACHE/f"                                # any event that triggers upkeep
         sleep 1
+        [ "$(stat -c %a "$CACHE/mine" "$CACHE/a/b/c" | sort -u)" = 700 ]
         [ "$(stat -c %a "$BATS_TEST_TMPDIR/private")" = 700 ]
         [ -L "$CACHE/lock" ]
         kill -0 "$DAEMON_PID"

@@ -311,24 +311,27 @@ static void test_lock_is_exclusive_and_only_ours_released(void **state) {
 
 static void test_conf_update(void **state) {
         static const struct {
-                const char *in, *out;
+                const char *in, *out, *was;
         } cases[] = {
-                { NULL, "max_size = 120G\numask = 000\n" },
-                { "", "max_size = 120G\numask = 000\n" },
-                { "max_size = 5G\n", "max_size = 120G\numask = 000\n" },
+                { NULL, "max_size = 120G\numask = 000\n", "" },
+                { "", "max_size = 120G\numask = 000\n", "" },
+                { "max_size = 5G \n", "max_size = 120G\numask = 000\n", "5G" },
                 { "compression = true\nmax_size=5G\numask = 022\nsloppiness = time_macros\n",
-                  "compression = true\nmax_size = 120G\numask = 000\nsloppiness = time_macros\n" },
-                { "umask = 000\nmax_size = 120G\n", "umask = 000\nmax_size = 120G\n" },
+                  "compression = true\nmax_size = 120G\numask = 000\nsloppiness = time_macros\n", "5G" },
+                { "umask = 000\nmax_size = 120G\n", "umask = 000\nmax_size = 120G\n", "120G" },
                 { "  umask = 077\nmax_size = 1G\nmax_size = 2G\n# max_size = 3G\n",
-                  "umask = 000\nmax_size = 120G\n# max_size = 3G\n" },
-                { "max_sizes = 1\n", "max_sizes = 1\nmax_size = 120G\numask = 000\n" },
-                { "cache_dir = /x", "cache_dir = /x\nmax_size = 120G\numask = 000\n" },
+                  "umask = 000\nmax_size = 120G\n# max_size = 3G\n", "1G" },
+                { "max_sizes = 1\n", "max_sizes = 1\nmax_size = 120G\numask = 000\n", "" },
+                { "cache_dir = /x", "cache_dir = /x\nmax_size = 120G\numask = 000\n", "" },
         };
 
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-                char *out = ccache_conf_update(cases[i].in, "120G");
+                char was[16] = "junk";
+                char *out = ccache_conf_update(cases[i].in, "120G", was, sizeof(was));
                 if (strcmp(out, cases[i].out) != 0)
                         fail_msg("case %zu: got \"%s\"", i, out);
+                if (strcmp(was, cases[i].was) != 0)
+                        fail_msg("case %zu: max_size was \"%s\", not \"%s\"", i, was, cases[i].was);
                 free(out);
         }
 }
