@@ -55,7 +55,8 @@ void cache_check(Cache *c);
 /* Queues a full rescan (reason is logged and reported). */
 void cache_rescan(Cache *c, const char *reason);
 
-/* inotify lost events (queue overflow): counts it and rescans. */
+/* inotify lost events (queue overflow): counts it, checks modes and
+ * ccache.conf in full, and rescans. */
 void cache_events_lost(Cache *c);
 
 /* One inotify event for this cache (see watch.h). */
