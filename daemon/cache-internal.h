@@ -137,6 +137,7 @@ void cache_upkeep(Cache *c);
 void cache_upkeep_conf(Cache *c, int root);
 void cache_upkeep_event(Cache *c, DirId d, const char *name);
 void cache_upkeep_file_event(Cache *c, DirId d, const char *name, uint32_t mask);
+void cache_upkeep_reconfigured(Cache *c);
 void cache_upkeep_later(Cache *c);
 int cache_on_upkeep_timer(sd_event_source *s, uint64_t usec, void *userdata);
 

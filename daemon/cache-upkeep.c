@@ -166,6 +166,14 @@ void cache_upkeep_file_event(Cache *c, DirId d, const char *name, uint32_t mask)
                 (void) upkeep_dir(root, rel, cache_on_repair, c);
 }
 
+/* The configuration changed (a reload): ccache.conf follows at once. */
+void cache_upkeep_reconfigured(Cache *c) {
+        int root;
+
+        if (c->available && (root = cache_root_get(c)) >= 0)
+                cache_upkeep_conf(c, root);
+}
+
 /* Full upkeep once removals have been quiet for a while. */
 void cache_upkeep_later(Cache *c) {
         (void) sd_event_source_set_time_relative(c->upkeep_timer, UPKEEP_DEBOUNCE_USEC);

@@ -737,6 +737,7 @@ Cache *cache_free(Cache *c) {
 
 void cache_set_config(Cache *c, const CacheConfig *config) {
         c->config = config;
+        cache_upkeep_reconfigured(c);
 }
 
 const CacheConfig *cache_config(const Cache *c) {

@@ -85,7 +85,8 @@ const TrimResult *cache_running_trim(const Cache *c, void *userdata);
 void cache_trim_forget(Cache *c, void *userdata);
 json_object *cache_trim_json(const TrimResult *r);
 
-/* Adopts a new config for the same name and path (after a reload). */
+/* Adopts a new config for the same name and path (after a reload) and
+ * rewrites ccache.conf for it (a new max_size) if the cache is kept. */
 void cache_set_config(Cache *c, const CacheConfig *config);
 
 const CacheConfig *cache_config(const Cache *c);

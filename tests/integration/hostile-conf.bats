@@ -238,6 +238,18 @@ plant_after_delete() {
         wait_for "grep -q '^cache-conf-unsafe|t|.*was a file root wrote (owner uid 0); dropped 1 setting: prefix_command' '$ALERTS'"
 }
 
+@test "reload: a new max_size reaches ccache.conf at once" {
+        config
+        start_daemon
+        wait_ready
+        grep -qx 'max_size = 1200M' "$C/ccache.conf"
+        sed -i 's/max_size = "1G"/max_size = "50G"/' "$BATS_TEST_TMPDIR/ck.conf"
+        ctl reload
+        grep -qx 'max_size = 60G' "$C/ccache.conf"
+        [ "$(cache_field t ccache_conf_max_size)" = 60G ]
+        [ "$(CCACHE_DIR=$C env -u CCACHE_MAXSIZE ccache -k max_size)" = 60.0G ]
+}
+
 @test "a sticky directory moved into a kept slot is left alone: nobody cannot unlock root's files with it" {
         mkdir -m 1777 "$VOL/shared"
         echo "root's" > "$VOL/shared/rootfile"
