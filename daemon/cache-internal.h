@@ -105,6 +105,7 @@ struct Cache {
         char first_repair[256];
         bool unavailable_alerted;         /* a cache-unavailable alert stands */
         char ccache_max_size[32];
+        int conf_error;                   /* the last ccache.conf upkeep failed: -errno, retried */
         sd_event_source *upkeep_timer;
 };
 

@@ -90,9 +90,19 @@ void cache_upkeep_conf(Cache *c, int root) {
         r = upkeep_ccache_conf(root, &p, on_conf_drop, &d, &res);
         if (res.n_dropped > 0 || (res.found != UPKEEP_CONF_MISSING && res.found != UPKEEP_CONF_OURS))
                 conf_alert(c, &res);
-        if (r < 0)
-                log_warning_errno(r, "Cache %s: cannot keep %s/ccache.conf: %m", cc->name, cc->path);
-        else if (r > 0 && cc->manage_ccache_conf)
+        if (r < 0) {
+                /* A full volume, say: tried again until it works, logged once. */
+                if (r != c->conf_error)
+                        log_warning_errno(r, "Cache %s: cannot write %s/ccache.conf%s: %m; retrying.", cc->name,
+                                          cc->path, res.removed ? " (the unsafe one is removed)" : "");
+                c->conf_error = r;
+                cache_upkeep_later(c);
+                return;
+        }
+        if (c->conf_error < 0)
+                log_notice("Cache %s: %s/ccache.conf is written again.", cc->name, cc->path);
+        c->conf_error = 0;
+        if (r > 0 && cc->manage_ccache_conf)
                 log_notice("Cache %s: wrote umask = 000 and max_size = %s to ccache.conf%s%s%s.", cc->name,
                            c->ccache_max_size, *res.old_max ? " (max_size was " : "", res.old_max,
                            *res.old_max ? ")" : "");

@@ -190,6 +190,23 @@ plant_after_delete() {
         [ -d "$C"/ccache.conf.moved.* ]
 }
 
+@test "on a volume nobody filled, a plant that cannot be replaced is removed, and the file comes back" {
+        config
+        start_daemon
+        wait_ready
+        kill -STOP "$DAEMON_PID"
+        rm -f "$C/ccache.conf"
+        as_nobody dd if=/dev/zero of="$VOL/fill" bs=1M 2>/dev/null || true
+        as_nobody ln -s "$EVIL/payload.conf" "$C/ccache.conf"
+        kill -CONT "$DAEMON_PID"
+        wait_for "[ ! -e '$C/ccache.conf' ] && [ ! -L '$C/ccache.conf' ]"
+        wait_for "grep -q '^cache-conf-unsafe|t|.*was a symlink (owner uid 65534); removed' '$ALERTS'"
+        rm -f "$VOL/fill"
+        wait_for "[ -f '$C/ccache.conf' ]"
+        assert_safe
+        grep -q 'ccache.conf is written again' "$BATS_TEST_TMPDIR/daemon.log"
+}
+
 @test "deleted, ccache.conf is back at once, and a plant racing the daemon never lasts" {
         config
         start_daemon
