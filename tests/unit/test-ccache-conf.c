@@ -246,6 +246,47 @@ static void test_classes(void **state) {
         assert_non_null(strstr(ccache_conf_why("prefix_command"), "command"));
 }
 
+/* Random files from hostile fragments: whatever the mix, the output has no
+ * indented line, ends every line, is its own rewrite, and no line of it
+ * sets a key that is never kept, however ccache splits it. */
+static void test_random_files(void **state) {
+        static const char *const frag[] = {
+                "prefix_command", "compiler", "namespace", "sloppiness", "max_size", "umask", "base_dir",
+                "log_file", "hard_link", " ", "\t", "=", " = ", "\n", "\r\n", "#", "/x", "$HOME", "true",
+                "5G", "time_macros", ",", "\n  ", "\n\t", "\n#", "\n\n", "\x01", "\xff", "a",
+        };
+        static const char *const allow[] = { "base_dir", NULL };
+        CcacheConfPolicy p = managed;
+        unsigned seed = 42;
+
+        p.allow = allow;
+        for (int round = 0; round < 5000; round++) {
+                char in[256] = "";
+                int n = 1 + (int) (rand_r(&seed) % 24);
+                char *out;
+
+                for (int i = 0; i < n; i++)
+                        strncat(in, frag[rand_r(&seed) % (sizeof(frag) / sizeof(frag[0]))], sizeof(in) - strlen(in) - 1);
+                p.trusted = rand_r(&seed) % 2;
+                out = update(in, &p, NULL, 0);
+                assert_flat(out);
+                assert_fixpoint(out, &p);
+                for (const char *l = out; *l; l = strchr(l, '\n') + 1) {
+                        char key[64];
+                        size_t k = strcspn(l, "=\n");
+
+                        if (l[k] != '=' || *l == '#')
+                                continue;
+                        snprintf(key, sizeof(key), "%.*s", (int) k, l);
+                        key[strcspn(key, " \t")] = '\0';
+                        if (ccache_conf_class(key) == CCACHE_CONF_NEVER || ccache_conf_class(key) == CCACHE_CONF_UNKNOWN ||
+                            (!p.trusted && ccache_conf_class(key) == CCACHE_CONF_ALLOWABLE))
+                                fail_msg("round %d: \"%s\" kept from \"%s\"", round, key, in);
+                }
+                free(out);
+        }
+}
+
 static void test_format_size(void **state) {
         char buf[32];
 
@@ -284,6 +325,7 @@ int main(void) {
                 cmocka_unit_test(test_unmanaged),
                 cmocka_unit_test(test_allow),
                 cmocka_unit_test(test_classes),
+                cmocka_unit_test(test_random_files),
                 cmocka_unit_test(test_format_size),
                 cmocka_unit_test(test_max_size_saturates),
         };
