@@ -54,6 +54,7 @@ static const struct {
         [ALERT_CACHE_TRIM_FAILED] = { "cache-trim-failed", "8da04351fa7240e481cea7f2658f4842" },
         [ALERT_CACHE_UNAVAILABLE] = { "cache-unavailable", "9a397b0029db4f4c933d493bff41ed11" },
         [ALERT_CACHE_AVAILABLE] = { "cache-available", "a0eaef29c3a1448b978a9f44b913b6b8" },
+        [ALERT_CACHE_CONF_UNSAFE] = { "cache-conf-unsafe", "27659afb25fa490a98306da21960456d" },
 };
 
 const char *alert_kind_name(AlertKind k) {

@@ -21,6 +21,7 @@ typedef enum AlertKind {
         ALERT_CACHE_TRIM_FAILED,  /* "cache-trim-failed": over its cap and could not trim */
         ALERT_CACHE_UNAVAILABLE,  /* "cache-unavailable": mount missing, root unusable */
         ALERT_CACHE_AVAILABLE,    /* "cache-available": back */
+        ALERT_CACHE_CONF_UNSAFE,  /* "cache-conf-unsafe": ccache.conf had lines or a form that could run code */
         _ALERT_KIND_MAX,
 } AlertKind;
 

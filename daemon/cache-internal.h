@@ -12,6 +12,7 @@
 #include "cache.h"
 #include "scan.h"
 #include "trim.h"
+#include "upkeep.h"
 
 #define SCAN_BUDGET 4096                       /* directory entries per loop iteration */
 #define SCAN_RETRY_USEC (60 * USEC_PER_SEC)    /* after a scan that failed */
@@ -22,10 +23,6 @@
 /* After an automatic trim that left the cache over its cap (nothing more it
  * may evict), wait this long before trying again instead of spinning. */
 #define TRIM_BACKOFF_USEC (60 * USEC_PER_SEC)
-/* ccache.conf's max_size is the cap plus this margin: ccache trims only past
- * it, so while the daemon keeps the cache under the cap, ccache's own cleanup
- * never competes; if the daemon stops, ccache still bounds the cache. */
-#define CCACHE_CONF_MARGIN 1.2
 /* ccache's directories that were removed are recreated once removals have
  * been quiet this long: recreating them at once would fight an rm -rf. */
 #define UPKEEP_DEBOUNCE_USEC (2 * USEC_PER_SEC)
@@ -108,6 +105,7 @@ struct Cache {
         char first_repair[256];
         bool unavailable_alerted;         /* a cache-unavailable alert stands */
         char ccache_max_size[32];
+        int conf_error;                   /* the last ccache.conf upkeep failed: -errno, retried */
         sd_event_source *upkeep_timer;
 };
 
@@ -131,11 +129,16 @@ void cache_maybe_trim(Cache *c);
 int cache_on_trim_source(sd_event_source *s, void *userdata);
 int cache_on_trim_timer(sd_event_source *s, uint64_t usec, void *userdata);
 
-/* cache-upkeep.c: modes and ccache.conf */
-void cache_on_repair(const char *what, mode_t was, mode_t now, void *userdata);
+/* cache-upkeep.c: modes and ccache.conf (ccache.conf's max_size is 1.2 x the
+ * cap: ccache trims only past it, so while the daemon keeps the cache under
+ * the cap ccache's own cleanup never competes; if the daemon stops, ccache
+ * still bounds the cache) */
+void cache_on_repair(const UpkeepReport *r, void *userdata);
 void cache_upkeep(Cache *c);
 void cache_upkeep_conf(Cache *c, int root);
 void cache_upkeep_event(Cache *c, DirId d, const char *name);
+void cache_upkeep_file_event(Cache *c, DirId d, const char *name, uint32_t mask);
+void cache_upkeep_reconfigured(Cache *c);
 void cache_upkeep_later(Cache *c);
 int cache_on_upkeep_timer(sd_event_source *s, uint64_t usec, void *userdata);
 

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* A cache's upkeep: the root's mode, ccache's directories and ccache.conf,
- * checked in full at set-up and after removals, and on each event that
- * touches them. The work itself is upkeep.c's. */
+ * checked in full at set-up, after removals, after lost events and on
+ * reload, and on each event that touches them. The work itself is
+ * upkeep.c's; this file logs and alerts. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -13,32 +15,100 @@
 #include "log.h"
 #include "upkeep.h"
 
-void cache_on_repair(const char *what, mode_t was, mode_t now, void *userdata) {
-        Cache *c = userdata;
+static const char *special_bits(mode_t m) {
+        return m & S_ISVTX ? "sticky" : m & S_ISUID ? "setuid" : "setgid";
+}
 
-        c->mode_repairs++;
-        if (c->repairs_unreported++ == 0)
-                snprintf(c->first_repair, sizeof(c->first_repair), "%s%s%s was %04o, now %04o", c->config->path,
-                         *what ? "/" : "", what, (unsigned) was, (unsigned) now);
-        log_notice("Cache %s: repaired the mode of %s%s%s: was %04o, now %04o%s.", c->config->name,
-                   c->config->path, *what ? "/" : "", what, (unsigned) was, (unsigned) now,
-                   *what ? " (a writer with a restrictive umask, or root in a container?)" : "");
+void cache_on_repair(const UpkeepReport *r, void *userdata) {
+        Cache *c = userdata;
+        const char *name = c->config->name, *path = c->config->path, *sep = *r->what ? "/" : "";
+
+        switch (r->event) {
+        case UPKEEP_REPAIRED:
+                c->mode_repairs++;
+                if (c->repairs_unreported++ == 0)
+                        snprintf(c->first_repair, sizeof(c->first_repair), "%s%s%s was %04o, now %04o", path, sep,
+                                 r->what, (unsigned) (r->was & 07777), (unsigned) (r->now & 07777));
+                log_notice("Cache %s: repaired the mode of %s%s%s: was %04o, now %04o%s.", name, path, sep, r->what,
+                           (unsigned) (r->was & 07777), (unsigned) (r->now & 07777),
+                           *r->what ? " (a writer with a restrictive umask, or root in a container?)" : "");
+                break;
+        case UPKEEP_LEFT_ALONE:
+                cache_alert(c, ALERT_CACHE_MODE, LOG_WARNING,
+                            "Cache %s: %s%s%s is %s (mode %04o, owner uid %u): ccache never makes such a directory, "
+                            "so someone put it there; left alone", name, path, sep, r->what, special_bits(r->was),
+                            (unsigned) (r->was & 07777), (unsigned) r->owner);
+                break;
+        case UPKEEP_REPLACED:
+                cache_alert(c, ALERT_CACHE_MODE, LOG_WARNING,
+                            "Cache %s: %s%s%s was %s (owner uid %u), not a directory; %s and the directory made",
+                            name, path, sep, r->what, S_ISLNK(r->was) ? "a symlink" : "a file", (unsigned) r->owner,
+                            S_ISLNK(r->was) ? "removed" : "moved aside");
+                break;
+        case UPKEEP_FAILED:
+                log_warning_errno(r->error, "Cache %s: cannot keep %s%s%s usable: %m", name, path, sep, r->what);
+                break;
+        }
+}
+
+typedef struct ConfDrop {
+        Cache *c;
+        const UpkeepConfResult *res;
+} ConfDrop;
+
+static void on_conf_drop(const char *key, const char *why, void *userdata) {
+        ConfDrop *d = userdata;
+
+        log_warning("Cache %s: dropped '%s' from %s/ccache.conf (%s, owner uid %u): %s.", d->c->config->name, key,
+                    d->c->config->path, upkeep_conf_found_name(d->res->found), (unsigned) d->res->owner, why);
+}
+
+/* The alert for a ccache.conf that was not safe as it stood. */
+static void conf_alert(Cache *c, const UpkeepConfResult *res) {
+        char dropped[sizeof(res->dropped) + 64] = "";
+
+        if (res->n_dropped > 0)
+                snprintf(dropped, sizeof(dropped), "; dropped %u setting%s: %s", res->n_dropped,
+                         res->n_dropped == 1 ? "" : "s", res->dropped);
+        cache_alert(c, ALERT_CACHE_CONF_UNSAFE, LOG_WARNING, "Cache %s: %s/ccache.conf was %s (owner uid %u)%s; %s",
+                    c->config->name, c->config->path, upkeep_conf_found_name(res->found), (unsigned) res->owner,
+                    dropped, res->removed ? "removed, as it could not be rewritten" : "rewritten");
 }
 
 void cache_upkeep_conf(Cache *c, int root) {
-        char old[64];
+        const CacheConfig *cc = c->config;
+        UpkeepConfResult res;
+        ConfDrop d = { .c = c, .res = &res };
+        CcacheConfPolicy p = { .allow = (const char *const *) cc->ccache_conf_allow };
         int r;
 
-        if (!c->config->manage_ccache_conf)
+        c->ccache_max_size[0] = '\0';
+        if (cc->manage_ccache_conf) {
+                p.max_size = ccache_conf_max_size(cc->max_size_bytes, c->ccache_max_size, sizeof(c->ccache_max_size));
+                p.umask = true;
+        }
+        r = upkeep_ccache_conf(root, &p, on_conf_drop, &d, &res);
+        if (res.n_dropped > 0 || (res.found != UPKEEP_CONF_MISSING && res.found != UPKEEP_CONF_OURS))
+                conf_alert(c, &res);
+        if (r < 0) {
+                /* A full volume, say: tried again until it works, logged once. */
+                if (r != c->conf_error)
+                        log_warning_errno(r, "Cache %s: cannot write %s/ccache.conf%s: %m; retrying.", cc->name,
+                                          cc->path, res.removed ? " (the unsafe one is removed)" : "");
+                c->conf_error = r;
+                cache_upkeep_later(c);
                 return;
-        ccache_format_size((uint64_t) ((double) c->config->max_size_bytes * CCACHE_CONF_MARGIN),
-                           c->ccache_max_size, sizeof(c->ccache_max_size));
-        r = upkeep_ccache_conf(root, c->ccache_max_size, old, sizeof(old));
-        if (r < 0)
-                log_warning_errno(r, "Cache %s: cannot keep %s/ccache.conf: %m", c->config->name, c->config->path);
+        }
+        if (c->conf_error < 0)
+                log_notice("Cache %s: %s/ccache.conf is written again.", cc->name, cc->path);
+        c->conf_error = 0;
+        if (r > 0 && cc->manage_ccache_conf)
+                log_notice("Cache %s: wrote umask = 000 and max_size = %s to ccache.conf%s%s%s.", cc->name,
+                           c->ccache_max_size, *res.old_max ? " (max_size was " : "", res.old_max,
+                           *res.old_max ? ")" : "");
         else if (r > 0)
-                log_notice("Cache %s: wrote umask = 000 and max_size = %s to ccache.conf%s%s%s.", c->config->name,
-                           c->ccache_max_size, *old ? " (max_size was " : "", old, *old ? ")" : "");
+                log_notice("Cache %s: rewrote ccache.conf (it was %s, mode %04o).", cc->name,
+                           upkeep_conf_found_name(res.found), (unsigned) (res.mode & 07777));
 }
 
 /* Everything that keeps the cache usable by every user, checked in full. */
@@ -48,17 +118,27 @@ void cache_upkeep(Cache *c) {
         if (root < 0)
                 return;
         r = upkeep_root(root, c->config->mode, cache_on_repair, c);
-        if (r >= 0)
-                r = upkeep_all_dirs(root, cache_on_repair, c);
         if (r < 0)
-                log_warning_errno(r, "Cache %s: cannot keep ccache's directories usable: %m", c->config->name);
+                log_warning_errno(r, "Cache %s: cannot keep the mode of %s: %m", c->config->name, c->config->path);
+        (void) upkeep_all_dirs(root, cache_on_repair, c);   /* each failure is reported */
         cache_upkeep_conf(c, root);
+}
+
+/* Relative path of name in directory d ("" and NULL: the root). */
+static int event_path(Cache *c, DirId d, const char *name, char *rel, size_t len) {
+        size_t n;
+
+        if (account_dir_path(c->account, d, rel, len) < 0)
+                return -ENOENT;
+        n = strlen(rel);
+        if (name && snprintf(rel + n, len - n, "%s%s", n ? "/" : "", name) >= (int) (len - n))
+                return -ENAMETOOLONG;
+        return 0;
 }
 
 /* An event on directory d (name NULL) or on its subdirectory name. */
 void cache_upkeep_event(Cache *c, DirId d, const char *name) {
         char rel[PATH_MAX];
-        size_t n;
         int root = cache_root_get(c);
 
         if (root < 0)
@@ -67,13 +147,41 @@ void cache_upkeep_event(Cache *c, DirId d, const char *name) {
                 (void) upkeep_root(root, c->config->mode, cache_on_repair, c);
                 return;
         }
-        if (account_dir_path(c->account, d, rel, sizeof(rel)) < 0)
+        if (d == DIR_ROOT && strcmp(name, "ccache.conf") == 0) {
+                cache_upkeep_conf(c, root);   /* a directory planted there */
                 return;
-        n = strlen(rel);
-        if (name && snprintf(rel + n, sizeof(rel) - n, "%s%s", n ? "/" : "", name) >= (int) (sizeof(rel) - n))
-                return;
-        if (upkeep_is_kept_dir(rel))
+        }
+        if (event_path(c, d, name, rel, sizeof(rel)) == 0 && upkeep_is_kept_dir(rel))
                 (void) upkeep_dir(root, rel, cache_on_repair, c);
+}
+
+/* An event on name, not a directory, in directory d: ccache.conf changed
+ * in any way, or something that is not a directory where one of ccache's
+ * belongs. Both are put right at once: root's next compile may be under way. */
+void cache_upkeep_file_event(Cache *c, DirId d, const char *name, uint32_t mask) {
+        bool conf = d == DIR_ROOT && strcmp(name, "ccache.conf") == 0;
+        const Dir *dir = account_dir(c->account, d);
+        char rel[PATH_MAX];
+        int root;
+
+        /* Most events are entries being stored: out quickly. Kept
+         * directories sit in the root and in level-1 directories only. */
+        if (!conf && (!(mask & (IN_CREATE | IN_MOVED_TO)) || strlen(name) > 4 || !dir || dir->depth > 1))
+                return;
+        if (!c->available || (root = cache_root_get(c)) < 0)
+                return;
+        if (conf)
+                cache_upkeep_conf(c, root);
+        else if (event_path(c, d, name, rel, sizeof(rel)) == 0 && upkeep_is_kept_dir(rel))
+                (void) upkeep_dir(root, rel, cache_on_repair, c);
+}
+
+/* The configuration changed (a reload): ccache.conf follows at once. */
+void cache_upkeep_reconfigured(Cache *c) {
+        int root;
+
+        if (c->available && (root = cache_root_get(c)) >= 0)
+                cache_upkeep_conf(c, root);
 }
 
 /* Full upkeep once removals have been quiet for a while. */

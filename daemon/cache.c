@@ -353,6 +353,7 @@ static void scan_next(Cache *c) {
 
 void cache_events_lost(Cache *c) {
         c->overflows++;
+        cache_upkeep(c);   /* a ccache.conf or symlink planted meanwhile went unseen */
         cache_rescan(c, "inotify queue overflow");
 }
 
@@ -652,14 +653,7 @@ void cache_handle_event(Cache *c, uint32_t dir, uint32_t mask, const char *name)
                 return;
         }
         refresh_file(c, dir, name, mask);
-        if (dir == DIR_ROOT && strcmp(name, "ccache.conf") == 0 && c->available) {
-                int root = cache_root_get(c);
-
-                if (mask & (IN_DELETE | IN_MOVED_FROM))
-                        cache_upkeep_later(c);   /* an rm -rf in progress? */
-                else if (!(mask & IN_ATTRIB) && root >= 0)
-                        cache_upkeep_conf(c, root);
-        }
+        cache_upkeep_file_event(c, dir, name, mask);
 }
 
 int cache_new(sd_event *e, Watch *w, Alerter *alerter, const CacheConfig *config, cache_changed_t changed,
@@ -743,6 +737,7 @@ Cache *cache_free(Cache *c) {
 
 void cache_set_config(Cache *c, const CacheConfig *config) {
         c->config = config;
+        cache_upkeep_reconfigured(c);
 }
 
 const CacheConfig *cache_config(const Cache *c) {

@@ -55,7 +55,8 @@ void cache_check(Cache *c);
 /* Queues a full rescan (reason is logged and reported). */
 void cache_rescan(Cache *c, const char *reason);
 
-/* inotify lost events (queue overflow): counts it and rescans. */
+/* inotify lost events (queue overflow): counts it, checks modes and
+ * ccache.conf in full, and rescans. */
 void cache_events_lost(Cache *c);
 
 /* One inotify event for this cache (see watch.h). */
@@ -84,7 +85,8 @@ const TrimResult *cache_running_trim(const Cache *c, void *userdata);
 void cache_trim_forget(Cache *c, void *userdata);
 json_object *cache_trim_json(const TrimResult *r);
 
-/* Adopts a new config for the same name and path (after a reload). */
+/* Adopts a new config for the same name and path (after a reload) and
+ * rewrites ccache.conf for it (a new max_size) if the cache is kept. */
 void cache_set_config(Cache *c, const CacheConfig *config);
 
 const CacheConfig *cache_config(const Cache *c);

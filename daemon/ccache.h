@@ -107,18 +107,7 @@ void ccache_lock_release(CcacheLock *l);
  * the lock stayed taken, or -errno. */
 int ccache_stats_subtract(int l1fd, unsigned l2, uint64_t files, uint64_t kib, uint64_t wait_usec);
 
-/* ccache.conf: returns old's text with its umask and max_size settings
- * replaced by "umask = 000" and "max_size = MAX_SIZE" (first occurrence in
- * place, later ones dropped, appended when missing), every other line kept
- * as it was. Indented copies of these keys go too: ccache 4.13 reads an
- * indented line as a continuation. malloc'd; NULL on ENOMEM. ret_old_max
- * (may be NULL) gets the value of the first max_size line, "" if none. */
-char *ccache_conf_update(const char *old, const char *max_size, char *ret_old_max, size_t old_max_len);
-
 /* Creates a new file "<base>.tmp.XXXXXX.tmp" in dirfd (ccache's temporary
  * naming, so a stale one is swept like ccache's own) with O_EXCL and a
  * random suffix. Returns the fd and the name in name, or -errno. */
 int ccache_tmpfile(int dirfd, const char *base, mode_t mode, char *name, size_t len);
-
-/* A size as ccache.conf wants it, exact and with a unit: "120G", "1500M". */
-char *ccache_format_size(uint64_t bytes, char *buf, size_t len);

@@ -11,6 +11,7 @@
 
 #include <libconfig.h>
 
+#include "ccache-conf.h"
 #include "config.h"
 #include "units.h"
 
@@ -42,7 +43,7 @@ static const char *const override_keys[] = {
         "min_free", "full_within", "hysteresis", NULL,
 };
 static const char *const cache_keys[] = {
-        "name", "path", "max_size", "mode", "trim_to", "require_mount", "ccache_conf", NULL,
+        "name", "path", "max_size", "mode", "trim_to", "require_mount", "ccache_conf", "ccache_conf_allow", NULL,
 };
 
 _printf_(3, 4)
@@ -287,6 +288,63 @@ static int get_bool(Ctx *ctx, const config_setting_t *group, const char *key, bo
         return 1;
 }
 
+static void free_strv(char **v) {
+        for (char **p = v; p && *p; p++)
+                free(*p);
+        free(v);
+}
+
+/* Why key may not be in ccache_conf_allow, or NULL if it may. */
+static const char *conf_allow_refusal(const char *key, char *buf, size_t len) {
+        switch (ccache_conf_class(key)) {
+        case CCACHE_CONF_UNKNOWN:
+                return "is not a setting of ccache 4.7 to 4.14";
+        case CCACHE_CONF_OURS:
+                return "is written by the daemon (set max_size here, or ccache_conf = false)";
+        case CCACHE_CONF_NEVER:
+                snprintf(buf, len, "can never be allowed: it %s, and any user may plant a ccache.conf line "
+                         "(set it in the builds' environment or /etc/ccache.conf)", ccache_conf_why(key));
+                return buf;
+        default:
+                return NULL;   /* SAFE ones are kept anyway */
+        }
+}
+
+/* ccache_conf_allow = [ "base_dir", ... ]: names of ccache settings. */
+static int get_conf_allow(Ctx *ctx, const config_setting_t *group, char ***ret) {
+        const config_setting_t *s = config_setting_get_member(group, "ccache_conf_allow");
+        char where[256], why[256], **v;
+        int n;
+
+        if (!s)
+                return 0;
+        setting_path(s, where, sizeof(where));
+        if (!config_setting_is_array(s) && !config_setting_is_list(s))
+                return fail(ctx, s, "'%s' must be a list of ccache setting names, e.g. [ \"base_dir\" ]", where);
+        n = config_setting_length(s);
+        v = calloc((size_t) n + 1, sizeof(char *));
+        if (!v)
+                return -ENOMEM;
+        for (int i = 0; i < n; i++) {
+                const config_setting_t *e = config_setting_get_elem(s, (unsigned) i);
+                const char *key = config_setting_get_string(e), *refusal;
+                int r;
+
+                if (!key)
+                        r = fail(ctx, e, "'%s' must be a list of ccache setting names, e.g. [ \"base_dir\" ]", where);
+                else if ((refusal = conf_allow_refusal(key, why, sizeof(why))))
+                        r = fail(ctx, e, "'%s': \"%s\" %s", where, key, refusal);
+                else
+                        r = (v[i] = strdup(key)) ? 0 : -ENOMEM;
+                if (r < 0) {
+                        free_strv(v);
+                        return r;
+                }
+        }
+        *ret = v;
+        return 1;
+}
+
 static int get_alert_command(Ctx *ctx, const config_setting_t *root, char ***ret) {
         const config_setting_t *s = config_setting_get_member(root, "alert_command");
         char **argv;
@@ -461,7 +519,8 @@ static int parse_cache(Ctx *ctx, const config_setting_t *g, CacheConfig *cc) {
             (r = get_mode(ctx, g, "mode", &cc->mode)) < 0 ||
             (r = get_fraction(ctx, g, "trim_to", &cc->trim_to)) < 0 ||
             (r = get_path(ctx, g, "require_mount", &cc->require_mount)) < 0 ||
-            (r = get_bool(ctx, g, "ccache_conf", &cc->manage_ccache_conf)) < 0)
+            (r = get_bool(ctx, g, "ccache_conf", &cc->manage_ccache_conf)) < 0 ||
+            (r = get_conf_allow(ctx, g, &cc->ccache_conf_allow)) < 0)
                 return r;
         if (strcmp(cc->path, "/") == 0)
                 return fail(ctx, config_setting_get_member(g, "path"), "cache path must not be '/'");
@@ -736,6 +795,14 @@ void config_dump(const Config *c, FILE *f) {
                 if (cc->require_mount)
                         dump_string(f, "    ", "require_mount", cc->require_mount);
                 fprintf(f, "    ccache_conf = %s;\n", cc->manage_ccache_conf ? "true" : "false");
+                if (cc->ccache_conf_allow && cc->ccache_conf_allow[0]) {
+                        fputs("    ccache_conf_allow = [ ", f);
+                        for (char **a = cc->ccache_conf_allow; *a; a++) {
+                                fputs(a == cc->ccache_conf_allow ? "" : ", ", f);
+                                dump_quoted(f, *a);
+                        }
+                        fputs(" ];\n", f);
+                }
                 fprintf(f, "  }%s\n", i + 1 < c->n_caches ? "," : "");
         }
         fputs(");\n", f);
@@ -758,6 +825,7 @@ Config *config_free(Config *c) {
                 free(c->caches[i].name);
                 free(c->caches[i].path);
                 free(c->caches[i].require_mount);
+                free_strv(c->caches[i].ccache_conf_allow);
         }
         free(c->caches);
         free(c);

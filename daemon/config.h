@@ -49,6 +49,8 @@ typedef struct CacheConfig {
         double trim_to;              /* fraction of max_size to evict down to, (0, 1] */
         mode_t mode;                 /* permission bits of the root, <= 07777 */
         bool manage_ccache_conf;     /* keep umask and max_size in $root/ccache.conf */
+        char **ccache_conf_allow;    /* ccache settings kept beyond the safe list (ccache-conf.h
+                                      * ALLOWABLE ones), NULL-terminated; NULL: none */
 } CacheConfig;
 
 typedef struct Config {

@@ -104,8 +104,9 @@ entries() {
         echo precious > "$OUT/bind/$name"
         # a symlink entry pointing at a file outside the cache
         ln -s "$OUT/victim" "$CACHE/b/4/$name"
-        # a level-2 directory replaced by a symlink to an outside directory
-        rm -rf "$CACHE/c/5"; ln -s "$OUT/dir" "$CACHE/c/5"
+        # a level-3 directory replaced by a symlink to an outside directory
+        # (one at a level-1 or level-2 path would be replaced by the upkeep)
+        mkdir -p "$CACHE/c/5"; ln -s "$OUT/dir" "$CACHE/c/5/6"
         # a FIFO named like an entry
         mkfifo "$CACHE/a/a/$name"
         # another filesystem mounted inside the cache
@@ -139,7 +140,7 @@ entries() {
         # the outside and everything that is not a regular ccache entry is intact
         [ "$(cat "$OUT/victim" "$OUT/dir/$name" "$OUT/bind/$name")" = "$(printf 'precious\nprecious\nprecious')" ]
         [ -L "$CACHE/b/4/$name" ]
-        [ -L "$CACHE/c/5" ]
+        [ -L "$CACHE/c/5/6" ]
         [ -p "$CACHE/a/a/$name" ]
         [ -e "$CACHE/d/6/$name" ]
         [ -e "$CACHE/0/stats" ]
@@ -194,7 +195,7 @@ entries() {
         wait_exact t "$CACHE"
 }
 
-@test "modes: the root back to 1777, ccache's directories to 0777 and never sticky, through no symlink" {
+@test "modes: the root back to 1777, ccache's directories to 0777, never through a symlink nor off a sticky one" {
         config 1G
         mkdir -p "$BATS_TEST_TMPDIR/private" && chmod 0700 "$BATS_TEST_TMPDIR/private"
         start_daemon
@@ -204,15 +205,18 @@ entries() {
         chmod 0755 "$CACHE"
         wait_for "[ \"\$(stat -c %a '$CACHE')\" = 1777 ]" 2
         grep -q "repaired the mode of $CACHE: was 0755, now 1777" "$BATS_TEST_TMPDIR/daemon.log"
+        # a sticky one was put there by someone: left alone and said so
         chmod 0755 "$CACHE/b/4"; chmod 1777 "$CACHE/c"
-        wait_for "[ \"\$(stat -c %a '$CACHE/b/4') \$(stat -c %a '$CACHE/c')\" = '777 777' ]" 2
-        grep -q "repaired the mode of $CACHE/c: was 1777, now 0777" "$BATS_TEST_TMPDIR/daemon.log"
+        wait_for "[ \"\$(stat -c %a '$CACHE/b/4')\" = 777 ]" 2
+        wait_for "grep -q '$CACHE/c is sticky (mode 1777, owner uid 0).*left alone' '$BATS_TEST_TMPDIR/daemon.log'" 2
+        [ "$(stat -c %a "$CACHE/c")" = 1777 ]
+        chmod 0777 "$CACHE/c"
         # what a root container with umask 022 creates
         rm -rf "$CACHE/e" "$CACHE/tmp"
         (umask 022; mkdir -p "$CACHE/e/1" "$CACHE/tmp")
         wait_for "[ \"\$(stat -c %a '$CACHE/e' '$CACHE/e/1' '$CACHE/tmp' | sort -u)\" = 777 ]" 2
         wait_for "[ -d '$CACHE/e/f' ]" 4                    # the missing ones come back, after a pause
-        # a symlink where a kept directory belongs: left alone, its target untouched
+        # a symlink where a kept directory belongs: replaced, its target untouched
         rm -rf "$CACHE/lock"; ln -s "$BATS_TEST_TMPDIR/private" "$CACHE/lock"
         # directories that are not ccache's first two levels keep their mode
         mkdir -m 0700 "$CACHE/mine" "$CACHE/a/b/c"
@@ -220,7 +224,7 @@ entries() {
         sleep 1
         [ "$(stat -c %a "$CACHE/mine" "$CACHE/a/b/c" | sort -u)" = 700 ]
         [ "$(stat -c %a "$BATS_TEST_TMPDIR/private")" = 700 ]
-        [ -L "$CACHE/lock" ]
+        [ -d "$CACHE/lock" ] && [ ! -L "$CACHE/lock" ]
         kill -0 "$DAEMON_PID"
 }
 

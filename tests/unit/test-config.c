@@ -123,6 +123,19 @@ static void test_errors_name_file_and_line(void **state) {
                 { "volumes = {\n  check_interval = \"0s\";\n};\n" CACHE_A, 2, "longer than zero" },
                 { "alert_timeout = \"soon\";\n" CACHE_A, 1, "invalid duration" },
                 { "volumes = { overrides = (\n { mount = \"/m\"; },\n { mount = \"/m/\"; } ); };\n" CACHE_A, 3, "given twice" },
+                /* ccache_conf_allow: names of harmless ccache settings only */
+                { "caches = (\n { name = \"a\"; path = \"/a\"; max_size = \"1G\";\n ccache_conf_allow = \"base_dir\"; }\n);\n", 3,
+                  "'caches[0].ccache_conf_allow' must be a list of ccache setting names" },
+                { "caches = (\n { name = \"a\"; path = \"/a\"; max_size = \"1G\";\n ccache_conf_allow = [ 5 ]; }\n);\n", 3,
+                  "must be a list of ccache setting names" },
+                { "caches = (\n { name = \"a\"; path = \"/a\"; max_size = \"1G\";\n ccache_conf_allow = [ \"base_dir\",\n \"basedir\" ]; }\n);\n", 4,
+                  "'caches[0].ccache_conf_allow': \"basedir\" is not a setting of ccache" },
+                { "caches = (\n { name = \"a\"; path = \"/a\"; max_size = \"1G\";\n ccache_conf_allow = [\n \"prefix_command\" ]; }\n);\n", 4,
+                  "\"prefix_command\" can never be allowed: it names a command every compile runs" },
+                { "caches = (\n { name = \"a\"; path = \"/a\"; max_size = \"1G\";\n ccache_conf_allow = [ \"hard_link\" ]; }\n);\n", 3,
+                  "\"hard_link\" can never be allowed" },
+                { "caches = (\n { name = \"a\"; path = \"/a\"; max_size = \"1G\";\n ccache_conf_allow = [ \"umask\" ]; }\n);\n", 3,
+                  "\"umask\" is written by the daemon" },
         };
 
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -163,6 +176,7 @@ static void test_defaults(void **state) {
         assert_true(c->caches[0].trim_to == 0.9);
         assert_null(c->caches[0].require_mount);
         assert_true(c->caches[0].manage_ccache_conf);
+        assert_null(c->caches[0].ccache_conf_allow);
         config_free(c);
 }
 
@@ -180,7 +194,8 @@ static void test_full(void **state) {
                 "caches = (\n"
                 "  { name = \"mi210\"; path = \"/var/cache/mi210-ccache\"; max_size = \"100G\"; mode = \"1777\"; trim_to = 0.8; },\n"
                 "  { name = \"aiter\"; path = \"/mnt/llm-storage/ccache-aiter\"; max_size = \"1.5Ti\"; mode = \"0770\";\n"
-                "    require_mount = \"/mnt/llm-storage\"; ccache_conf = false; trim_to = 1; }\n"
+                "    require_mount = \"/mnt/llm-storage\"; ccache_conf = false; trim_to = 1;\n"
+                "    ccache_conf_allow = [ \"base_dir\", \"sloppiness\", \"file_clone\" ]; }\n"
                 ");\n";
         char path[256], err[CONFIG_ERROR_MAX];
         const VolumeConfig *v;
@@ -207,6 +222,10 @@ static void test_full(void **state) {
         assert_int_equal(c->caches[1].mode, 0770);
         assert_false(c->caches[1].manage_ccache_conf);
         assert_true(c->caches[1].trim_to == 1.0);
+        assert_string_equal(c->caches[1].ccache_conf_allow[0], "base_dir");
+        assert_string_equal(c->caches[1].ccache_conf_allow[2], "file_clone");
+        assert_null(c->caches[1].ccache_conf_allow[3]);
+        assert_null(c->caches[0].ccache_conf_allow);
         assert_ptr_equal(config_cache(c, "aiter"), &c->caches[1]);
         assert_null(config_cache(c, "nope"));
         config_free(c);

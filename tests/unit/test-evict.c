@@ -309,45 +309,6 @@ static void test_lock_is_exclusive_and_only_ours_released(void **state) {
         close(fd);
 }
 
-static void test_conf_update(void **state) {
-        static const struct {
-                const char *in, *out, *was;
-        } cases[] = {
-                { NULL, "max_size = 120G\numask = 000\n", "" },
-                { "", "max_size = 120G\numask = 000\n", "" },
-                { "max_size = 5G \n", "max_size = 120G\numask = 000\n", "5G" },
-                { "compression = true\nmax_size=5G\numask = 022\nsloppiness = time_macros\n",
-                  "compression = true\nmax_size = 120G\numask = 000\nsloppiness = time_macros\n", "5G" },
-                { "umask = 000\nmax_size = 120G\n", "umask = 000\nmax_size = 120G\n", "120G" },
-                { "  umask = 077\nmax_size = 1G\nmax_size = 2G\n# max_size = 3G\n",
-                  "umask = 000\nmax_size = 120G\n# max_size = 3G\n", "1G" },
-                { "max_sizes = 1\n", "max_sizes = 1\nmax_size = 120G\numask = 000\n", "" },
-                { "cache_dir = /x", "cache_dir = /x\nmax_size = 120G\numask = 000\n", "" },
-        };
-
-        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-                char was[16] = "junk";
-                char *out = ccache_conf_update(cases[i].in, "120G", was, sizeof(was));
-                if (strcmp(out, cases[i].out) != 0)
-                        fail_msg("case %zu: got \"%s\"", i, out);
-                if (strcmp(was, cases[i].was) != 0)
-                        fail_msg("case %zu: max_size was \"%s\", not \"%s\"", i, was, cases[i].was);
-                free(out);
-        }
-}
-
-static void test_format_size(void **state) {
-        char buf[32];
-
-        assert_string_equal(ccache_format_size(120000000000ULL, buf, sizeof(buf)), "120G");
-        assert_string_equal(ccache_format_size(48000000000ULL, buf, sizeof(buf)), "48G");
-        assert_string_equal(ccache_format_size(1200000000ULL, buf, sizeof(buf)), "1200M");
-        assert_string_equal(ccache_format_size(1500000000000ULL, buf, sizeof(buf)), "1500G");
-        assert_string_equal(ccache_format_size(2000000000000ULL, buf, sizeof(buf)), "2T");
-        assert_string_equal(ccache_format_size(128849018880ULL, buf, sizeof(buf)), "128849019k");  /* 120Gi */
-        assert_string_equal(ccache_format_size(1000, buf, sizeof(buf)), "1k");
-}
-
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_plan_takes_exactly_the_oldest),
@@ -356,8 +317,6 @@ int main(void) {
                 cmocka_unit_test(test_lock_dir_never_eligible),
                 cmocka_unit_test(test_stats_subtract),
                 cmocka_unit_test(test_lock_is_exclusive_and_only_ours_released),
-                cmocka_unit_test(test_conf_update),
-                cmocka_unit_test(test_format_size),
         };
         return cmocka_run_group_tests_name("evict", tests, setup, teardown);
 }

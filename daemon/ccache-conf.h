@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/* ccache.conf, the file every user's ccache reads in a shared cache (root's
+ * compiles included): which settings may stay in it and the rewrite that
+ * keeps only those. Pure: no I/O (upkeep.c reads and writes the file). */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* What a ccache setting may do in a file any user might have written. Every
+ * key of ccache 4.7 to 4.14 is classed (ccache-conf.c says why, key by key);
+ * anything else is UNKNOWN. */
+typedef enum CcacheConfClass {
+        CCACHE_CONF_UNKNOWN,    /* not a ccache setting: dropped */
+        CCACHE_CONF_OURS,       /* umask, max_size: the daemon writes them (else SAFE) */
+        CCACHE_CONF_SAFE,       /* kept from any file: cannot run or write anything */
+        CCACHE_CONF_ALLOWABLE,  /* harmless but changes everyone's builds: kept only when the
+                                 * admin allows it (ccache_conf_allow) and root wrote the file */
+        CCACHE_CONF_NEVER,      /* runs a command, writes or reads outside the cache, or reaches
+                                 * a remote: never kept */
+} CcacheConfClass;
+
+/* The class of ccache setting key, and (for NEVER and UNKNOWN) a few words
+ * saying why it is dropped. */
+CcacheConfClass ccache_conf_class(const char *key);
+const char *ccache_conf_why(const char *key);
+
+/* How to rewrite a ccache.conf. */
+typedef struct CcacheConfPolicy {
+        const char *max_size;        /* write "max_size = MAX_SIZE"; NULL: keep the file's own */
+        bool umask;                  /* write "umask = 000"; false: keep the file's own */
+        bool trusted;                /* the daemon's user wrote the file: allow[] counts */
+        const char *const *allow;    /* ALLOWABLE keys the admin allows, NULL-terminated; may be NULL */
+} CcacheConfPolicy;
+
+/* Called once per setting dropped: its key (or the start of a line that is
+ * not "key = value") and why. */
+typedef void (*ccache_conf_drop_t)(const char *key, const char *why, void *userdata);
+
+/* Returns the text of a ccache.conf that every version of ccache reads the
+ * same way and that holds only what policy p keeps of old (len bytes, may be
+ * NULL): one "key = value" line per kept setting (an indented continuation
+ * line, ccache 4.13+, joined to its setting), comments and blank lines as
+ * they were but never indented, "umask = 000" and "max_size = ..." in place
+ * of the first such line (appended when missing, later ones dropped). A kept
+ * setting's value must be one ccache accepts (a bad one fails every compile).
+ * Everything else is reported through drop (may be NULL). malloc'd; NULL on
+ * ENOMEM. ret_old_max (may be NULL) gets the value of the first max_size
+ * setting, "" if none. Applying it twice gives the same text. */
+char *ccache_conf_update(const char *old, size_t len, const CcacheConfPolicy *p, ccache_conf_drop_t drop,
+                         void *userdata, char *ret_old_max, size_t old_max_len);
+
+/* A size as ccache.conf wants it, exact and with a unit: "120G", "1500M";
+ * not a whole number of kB: rounded up to one. Returns buf. */
+char *ccache_format_size(uint64_t bytes, char *buf, size_t len);
+
+/* The largest max_size the daemon writes: every ccache version parses a size
+ * through a double into a uint64_t, and a value past 2^64 would come out as
+ * garbage or 0, which means no limit at all. */
+#define CCACHE_CONF_MAX_SIZE_MAX 18000000000000000000ULL   /* "18000000T" */
+
+/* The max_size for ccache.conf of a cache capped at cap bytes: 1.2 x cap,
+ * rounded up, saturating at CCACHE_CONF_MAX_SIZE_MAX. Formatted into buf as
+ * ccache_format_size does; returns buf. */
+char *ccache_conf_max_size(uint64_t cap, char *buf, size_t len);
