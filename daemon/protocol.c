@@ -39,6 +39,7 @@ int protocol_parse_request(const char *line, json_object **ret, const char **ret
         return 0;
 }
 
+/* One line for o (taken over). */
 static char *serialize(json_object *o) {
         const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
         char *line = NULL;
@@ -60,13 +61,38 @@ char *protocol_reply_ok(json_object *result) {
         return serialize(o);
 }
 
-char *protocol_reply_error(const char *message) {
+static json_object *error_object(const char *message) {
         json_object *o = json_object_new_object();
 
         if (!o)
                 return NULL;
         json_object_object_add(o, "ok", json_object_new_boolean(0));
         json_object_object_add(o, "error", json_object_new_string(message));
+        return o;
+}
+
+char *protocol_reply_error(const char *message) {
+        json_object *o = error_object(message);
+
+        return o ? serialize(o) : NULL;
+}
+
+char *protocol_reply_busy(const char *message) {
+        json_object *o = error_object(message);
+
+        if (!o)
+                return NULL;
+        json_object_object_add(o, "busy", json_object_new_boolean(1));
+        return serialize(o);
+}
+
+char *protocol_progress(json_object *progress) {
+        json_object *o = json_object_new_object();
+
+        if (!o)
+                return NULL;
+        if (json_object_object_add(o, "progress", json_object_get(progress)) < 0)
+                json_object_put(progress);      /* the reference is not taken over on failure */
         return serialize(o);
 }
 
@@ -86,7 +112,7 @@ int protocol_parse_reply(const char *line, json_object **ret_result, char *err, 
         } else {
                 snprintf(err, errlen, "%s",
                          json_object_object_get_ex(o, "error", &v) ? json_object_get_string(v) : "unknown error");
-                r = 0;
+                r = field_flag(o, "busy") ? -EBUSY : 0;
         }
         json_object_put(o);
         return r;
