@@ -214,3 +214,59 @@ unstalled() {
         [ "$status" -eq 0 ]
         kill -0 "$DAEMON_PID"
 }
+
+@test "bytes that are not UTF-8 come back as valid UTF-8 JSON, U+FFFD in their place" {
+        # as nobody: names that are not UTF-8, echoed in the error replies
+        cat > "$BATS_TEST_TMPDIR/utf8.py" <<'EOF'
+import json, socket, sys
+cases = [
+    (b'{"cmd":"status","cache":"\xff"}', "no cache named '\ufffd'"),
+    (b'{"cmd":"status","cache":"a\xc3\xa9\xe2\x82"}', "no cache named 'a\u00e9\ufffd\ufffd'"),
+    (b'{"cmd":"status","cache":"\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80"}', "no cache named '" + "\ufffd" * 9 + "'"),
+    (b'{"cmd":"\xfe\x80z"}', "unknown command '\ufffd\ufffdz'"),
+    (b'{"cmd":"trim","dry_run":true,"caches":["t","\xe9t\xe9"]}', "no cache named '\ufffdt\ufffd'"),
+    (b'{"cmd":"status","cache":"\xf0\x9f\x98\x80"}', "no cache named '\U0001F600'"),
+]
+for request, want in cases:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(sys.argv[1])
+    s.sendall(request + b"\n")
+    reply = b""
+    while not reply.endswith(b"\n"):
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        reply += chunk
+    s.close()
+    o = json.loads(reply.decode("utf-8", errors="strict"))
+    assert o == {"ok": False, "error": want}, (request, reply)
+print("all valid")
+EOF
+        chmod 644 "$BATS_TEST_TMPDIR/utf8.py"
+        run as_user 65534 /usr/bin/python3 "$BATS_TEST_TMPDIR/utf8.py" "$BATS_TEST_TMPDIR/ck.sock"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$output" = "all valid" ]
+
+        # a configured path that is not UTF-8, in status and in a trim's reply
+        mkdir "$BATS_TEST_TMPDIR/c"$'\xff'
+        printf 'caches = ( { name = "u"; path = "%s"; max_size = "1G"; } );\n' "$BATS_TEST_TMPDIR/c"$'\xff'"/u" \
+                >> "$BATS_TEST_TMPDIR/ck.conf"
+        sed -i '/^caches = ( { name = "t"/d' "$BATS_TEST_TMPDIR/ck.conf"
+        run ctl reload
+        [ "$status" -eq 0 ]
+        wait_ready
+        "$HELPERS/sockpoke" "$BATS_TEST_TMPDIR/ck.sock" send $'{"cmd":"status"}\n{"cmd":"trim","dry_run":true}\n' \
+                > "$BATS_TEST_TMPDIR/replies"
+        run /usr/bin/python3 -c '
+import json, sys
+lines = open(sys.argv[1], "rb").read().split(b"\n")
+assert lines[-2:] == [b"eof", b""], lines[-2:]
+replies = [json.loads(l.decode("utf-8", errors="strict")) for l in lines[:-2]]
+assert replies[0]["result"]["caches"][0]["path"].endswith("/c\ufffd/u"), replies[0]
+assert replies[1]["ok"] is True, replies[1]
+print(len(replies))' "$BATS_TEST_TMPDIR/replies"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$output" = 2 ]
+}

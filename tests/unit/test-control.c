@@ -509,10 +509,11 @@ static void test_local_request(void **state) {
         json_object_object_add(o, "n", json_object_new_int(1));
         control_send_progress(req, o);
         json_object_put(o);
-        control_reply_error(req, "no cache named '%s'", "a\xc3\xa9");
+        /* What a client sent comes back as valid UTF-8. */
+        control_reply_error(req, "no cache named '%s'", "a\xff\xc3\xa9");
         assert_int_equal(f->n_sunk, 2);
         assert_string_equal(f->sunk[0], "{\"progress\":{\"n\":1}}\n");
-        assert_string_equal(f->sunk[1], "{\"ok\":false,\"error\":\"no cache named 'a\xc3\xa9'\"}\n");
+        assert_string_equal(f->sunk[1], "{\"ok\":false,\"error\":\"no cache named 'a\xef\xbf\xbd\xc3\xa9'\"}\n");
 }
 
 static int answer_later(sd_event_source *s, uint64_t usec, void *userdata) {
