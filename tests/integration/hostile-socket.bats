@@ -270,3 +270,26 @@ print(len(replies))' "$BATS_TEST_TMPDIR/replies"
         [ "$status" -eq 0 ]
         [ "$output" = 2 ]
 }
+
+@test "at its connection limit the daemon turns a user away with a reason: cachectl exits 3, check says UNKNOWN" {
+        S=$BATS_TEST_TMPDIR/ck.sock
+        setpriv --reuid=4000 --regid=4000 --clear-groups "$HELPERS/sockpoke" "$S" hold "$((8 + 2))" 30 \
+                > "$BATS_TEST_TMPDIR/hold.out" &
+        holder=$!
+        wait_for "grep -q 'holding' '$BATS_TEST_TMPDIR/hold.out'" 5
+        run --separate-stderr as_user 4000 "$CTL" -s "$S" status
+        [ "$status" -eq 3 ]
+        [ "$stderr" = "cachectl: cachekeeperd at $S turned the connection away: too many connections from uid 4000 (at most 8)" ]
+        run --separate-stderr as_user 4000 "$CTL" -s "$S" check
+        [ "$status" -eq 3 ]
+        [ "$output" = "CACHEKEEPER UNKNOWN - cachekeeperd at $S turned the connection away: too many connections from uid 4000 (at most 8)" ]
+        # everyone else is served meanwhile
+        run as_user 4001 "$CTL" -s "$S" status
+        [ "$status" -eq 0 ]
+        run ctl status
+        [ "$status" -eq 0 ]
+        # and the user itself, once its connections are gone
+        kill "$holder"
+        wait "$holder" || true
+        wait_for "as_user 4000 '$CTL' -s '$S' status > /dev/null 2>&1" 5
+}
