@@ -153,6 +153,7 @@ fuzz: $(FUZZ_TARGETS)
 	@for t in $(FUZZ_TARGETS); do \
 		mkdir -p $(B)/fuzz/corpus-$${t##*/}; \
 		cp tests/config/*.conf etc/cachekeeper.conf $(B)/fuzz/corpus-fuzz-config/ 2>/dev/null; \
+		cp tests/fuzz/seeds/$${t##*/}/* $(B)/fuzz/corpus-$${t##*/}/ 2>/dev/null; \
 		echo "== $$t for $(FUZZ_SECONDS) s"; \
 		LSAN_OPTIONS=suppressions=$(CURDIR)/tests/fuzz/lsan.supp \
 			$$t -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -artifact_prefix=$(B)/fuzz/ \

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* cachectl: asks cachekeeperd over its Unix socket and prints the answer.
- * Exit status: 0 ok, 1 refused or failed, 2 usage, 3 daemon unreachable. */
+ * Exit status: 0 ok, 1 refused or failed, 2 usage, 3 daemon unreachable
+ * (or it turned us away, or broke the connection). Never dies of SIGPIPE. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -23,6 +24,8 @@
 #define EXIT_UNREACHABLE 3
 
 static const char *socket_path = DEFAULT_SOCKET;
+/* Why the last call() got no answer, or the daemon's error: for check's line. */
+static char problem[1024];
 
 static void help(void) {
         printf("Usage: cachectl [-s SOCKET] COMMAND [ARGS]\n"
@@ -40,7 +43,8 @@ static void help(void) {
                "  -h, --help          show this help\n"
                "      --version       show the version\n\n"
                "Exit status: 0 success, 1 the daemon refused or failed, 2 usage error,\n"
-               "3 the daemon cannot be reached. See cachectl(1).\n",
+               "3 the daemon cannot be reached, turned the connection away (too many)\n"
+               "or closed it without a whole reply. See cachectl(1).\n",
                DEFAULT_SOCKET);
 }
 
@@ -56,18 +60,35 @@ static int usage_error(const char *fmt, ...) {
         return EXIT_USAGE;
 }
 
+/* Says on stderr why there is no answer ("cachekeeperd at SOCKET ..."),
+ * keeps it for check, and returns -1. */
+__attribute__((format(printf, 1, 2)))
+static int broken(const char *fmt, ...) {
+        va_list ap;
+        int n;
+
+        n = snprintf(problem, sizeof(problem), "cachekeeperd at %s ", socket_path);
+        va_start(ap, fmt);
+        vsnprintf(problem + n, sizeof(problem) - (size_t) n, fmt, ap);
+        va_end(ap);
+        fprintf(stderr, "cachectl: %s\n", problem);
+        return -1;
+}
+
 static int connect_daemon(void) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         int fd;
 
-        if (strlen(socket_path) >= sizeof(sa.sun_path)) {
-                fprintf(stderr, "cachectl: socket path too long: %s\n", socket_path);
-                return -1;
-        }
+        if (strlen(socket_path) >= sizeof(sa.sun_path))
+                return broken("cannot be reached: the socket path is too long");
         strcpy(sa.sun_path, socket_path);
         fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0 || connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
-                fprintf(stderr, "cachectl: cannot reach cachekeeperd at %s: %s\n", socket_path, strerror(errno));
+                int e = errno;
+
+                snprintf(problem, sizeof(problem), "cachekeeperd at %s cannot be reached: %s", socket_path,
+                         strerror(e));
+                fprintf(stderr, "cachectl: cannot reach cachekeeperd at %s: %s\n", socket_path, strerror(e));
                 if (fd >= 0)
                         close(fd);
                 return -1;
@@ -75,24 +96,45 @@ static int connect_daemon(void) {
         return fd;
 }
 
+/* Sends all of line, never raising SIGPIPE. Returns 0 or -errno (the
+ * daemon closed the connection: it may have said why first). */
+static int send_all(int fd, const char *line, size_t len) {
+        while (len > 0) {
+                ssize_t n = send(fd, line, len, MSG_NOSIGNAL);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                line += n;
+                len -= (size_t) n;
+        }
+        return 0;
+}
+
 typedef void (*progress_t)(json_object *progress);
 
 /* Sends request and reads reply lines until the final one; {"progress":...}
  * lines before it go to on_progress. Returns 1 ok (*ret_result set, may be
- * NULL), 0 refused (message printed), -1 unreachable or broken (printed). */
+ * NULL), 0 refused (message printed), -1 unreachable, turned away or broken
+ * (printed, and kept in problem). */
 static int call(json_object *request, progress_t on_progress, json_object **ret_result) {
         const char *s = json_object_to_json_string_ext(request, JSON_C_TO_STRING_PLAIN);
-        char err[1024], *buf = NULL;
+        char err[1024], *buf = NULL, *line = NULL;
         size_t len = 0, cap = 0, start = 0;
         int fd, r = -1;
 
         fd = connect_daemon();
         if (fd < 0)
                 return -1;
-        if (dprintf(fd, "%s\n", s) < 0) {
-                fprintf(stderr, "cachectl: cannot send to cachekeeperd at %s: %s\n", socket_path, strerror(errno));
+        if (asprintf(&line, "%s\n", s) < 0) {
+                line = NULL;
+                r = broken("cannot be asked: out of memory");
                 goto out;
         }
+        /* If this fails, the daemon closed the connection; it may have said
+         * why (turned away, request too long): what it said is the answer. */
+        (void) send_all(fd, line, strlen(line));
         for (;;) {
                 char *nl;
                 ssize_t n;
@@ -112,33 +154,46 @@ static int call(json_object *request, progress_t on_progress, json_object **ret_
                         }
                         json_object_put(o);
                         r = protocol_parse_reply(buf + start, ret_result, err, sizeof(err));
-                        if (r < 0)
-                                fprintf(stderr, "cachectl: cachekeeperd at %s sent a malformed reply\n", socket_path);
-                        else if (r == 0)
+                        if (r == -EBUSY)
+                                r = broken("turned the connection away: %s", err);
+                        else if (r < 0)
+                                r = broken("sent a malformed reply");
+                        else if (r == 0) {
+                                snprintf(problem, sizeof(problem), "%s", err);
                                 fprintf(stderr, "cachectl: %s\n", err);
+                        }
                         goto out;
                 }
                 if (len - start > PROTOCOL_REPLY_MAX) {
-                        fprintf(stderr, "cachectl: reply from cachekeeperd too long\n");
+                        r = broken("sent a reply too long");
                         goto out;
                 }
                 if (len + 4096 >= cap) {
                         char *p = realloc(buf, cap = cap ? cap * 2 : 65536);
-                        if (!p)
+                        if (!p) {
+                                r = broken("cannot be heard: out of memory");
                                 goto out;
+                        }
                         buf = p;
                 }
                 n = read(fd, buf + len, cap - len - 1);
                 if (n < 0 && errno == EINTR)
                         continue;
-                if (n <= 0) {
-                        fprintf(stderr, "cachectl: cachekeeperd at %s closed the connection without a reply\n",
-                                socket_path);
-                        goto out;
+                if (n > 0) {
+                        len += (size_t) n;
+                        continue;
                 }
-                len += (size_t) n;
+                /* EOF, or ECONNRESET: it closed with our request unread. */
+                if (n < 0 && errno != ECONNRESET)
+                        r = broken("broke the connection: %s", strerror(errno));
+                else if (len > start)
+                        r = broken("closed the connection in the middle of its reply");
+                else
+                        r = broken("closed the connection without a reply");
+                goto out;
         }
 out:
+        free(line);
         free(buf);
         close(fd);
         return r;
@@ -382,8 +437,11 @@ static int cmd_check(int argc, char **argv) {
         r = fetch_status(&status);
         if (r <= 0) {
                 /* The monitoring contract: unknown, with the reason, on stdout. */
-                printf("CACHEKEEPER UNKNOWN - cachekeeperd at %s %s\n", socket_path,
-                       r < 0 ? "cannot be reached" : "refused the status request");
+                if (r < 0)
+                        printf("CACHEKEEPER UNKNOWN - %s\n", problem);
+                else
+                        printf("CACHEKEEPER UNKNOWN - cachekeeperd at %s refused the status request: %s\n",
+                               socket_path, problem);
                 return REPORT_UNKNOWN;
         }
         level = report_check(status, line, sizeof(line));

@@ -22,21 +22,28 @@
 #define CONTROL_BACKLOG      128                   /* clients the kernel queues before we accept */
 #define CONTROL_ACCEPT_BATCH 16                    /* accepts per wakeup: a flood can't starve the loop */
 #define CONTROL_RETRY_USEC   (100 * USEC_PER_MSEC) /* pause after EMFILE & co. instead of spinning */
-#define CONTROL_REFUSED_LINE "{\"ok\":false,\"error\":\"too many connections\"}\n"
+#define CONTROL_PEER_GROUPS  64                    /* supplementary groups read at once; more take a second call */
 
 typedef struct Connection Connection;
 
 struct ControlRequest {
         Connection *connection;         /* borrowed; NULL once the client or the Control is gone */
-        ControlPeer peer;
+        ControlPeer peer;               /* peer.groups points to groups */
+        gid_t *groups;
+        control_sink_t sink;            /* set for a local request: its lines go here */
+        void *sink_userdata;
 };
 
 struct Connection {
         Control *control;               /* borrowed */
         Connection *prev, *next;
         int fd;
-        sd_event_source *io_source, *idle_source, *defer_source;
-        ControlPeer peer;
+        sd_event_source *io_source, *timer_source, *defer_source;
+        ControlPeer peer;               /* peer.groups points to groups */
+        gid_t *groups;
+        bool privileged;                /* may use the reserved slots; no per-uid limit */
+        usec_t since;                   /* accepted or last answered: the idle timeout runs from here */
+        usec_t line_start;              /* when the first byte of the line in in[] was read */
         ControlRequest *pending;        /* held by the handler until it answers */
         char in[PROTOCOL_REQUEST_MAX];  /* at most one request line, newline included */
         size_t in_len;
@@ -53,12 +60,20 @@ struct Control {
         sd_event_source *listen_source, *retry_source;
         char *path;                     /* set only if we bound it: unlinked on free */
         control_handler_t handler;
+        control_privileged_t privileged;
         void *userdata;                 /* borrowed */
-        Connection *connections;
-        unsigned n_connections;
-        usec_t idle_usec;
+        Connection *connections;        /* newest first */
+        unsigned n_connections, n_unprivileged;
+        usec_t idle_usec, line_usec;
         size_t output_max;
 };
+
+/* The loop's idea of now: the time of its current iteration. */
+static usec_t control_now(const Control *c) {
+        uint64_t now;
+
+        return sd_event_now(c->event, CLOCK_MONOTONIC, &now) >= 0 ? now : now_usec(CLOCK_MONOTONIC);
+}
 
 static void connection_free(Connection *conn) {
         Control *c = conn->control;
@@ -70,15 +85,26 @@ static void connection_free(Connection *conn) {
         if (conn->next)
                 conn->next->prev = conn->prev;
         c->n_connections--;
+        if (!conn->privileged)
+                c->n_unprivileged--;
         if (conn->pending)
                 conn->pending->connection = NULL;
         /* Sources go before the fd they watch. */
         sd_event_source_disable_unref(conn->io_source);
-        sd_event_source_disable_unref(conn->idle_source);
+        sd_event_source_disable_unref(conn->timer_source);
         sd_event_source_disable_unref(conn->defer_source);
         close(conn->fd);
         free(conn->out);
+        free(conn->groups);
         free(conn);
+}
+
+/* Best effort, for a socket we are about to close: a line the client may
+ * read, if the socket takes it now. */
+static void send_last_words(int fd, char *line) {
+        if (line)
+                (void) send(fd, line, strlen(line), MSG_DONTWAIT | MSG_NOSIGNAL);
+        free(line);
 }
 
 /* Formats {"ok":false,"error":...} with its newline; NULL on ENOMEM. */
@@ -89,6 +115,17 @@ static char *error_linev(const char *fmt, va_list ap) {
                 return NULL;
         line = protocol_reply_error(msg);
         free(msg);
+        return line;
+}
+
+static char *error_line(const char *fmt, ...) _printf_(1, 2);
+static char *error_line(const char *fmt, ...) {
+        va_list ap;
+        char *line;
+
+        va_start(ap, fmt);
+        line = error_linev(fmt, ap);
+        va_end(ap);
         return line;
 }
 
@@ -166,8 +203,34 @@ static int connection_read(Connection *conn) {
                 return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -errno;
         if (n == 0)
                 conn->read_eof = true;
+        if (n > 0 && conn->in_len == 0)
+                conn->line_start = control_now(conn->control);
         conn->in_len += (size_t) n;
         return 0;
+}
+
+/* A copy of peer whose groups the request owns; NULL on ENOMEM. */
+static ControlRequest *request_new(const ControlPeer *peer) {
+        ControlRequest *req = calloc(1, sizeof(*req));
+
+        if (!req)
+                return NULL;
+        req->peer = *peer;
+        if (peer->n_groups > 0) {
+                req->groups = malloc(peer->n_groups * sizeof(gid_t));
+                if (!req->groups) {
+                        free(req);
+                        return NULL;
+                }
+                memcpy(req->groups, peer->groups, peer->n_groups * sizeof(gid_t));
+        }
+        req->peer.groups = req->groups;
+        return req;
+}
+
+static void request_free(ControlRequest *req) {
+        free(req->groups);
+        free(req);
 }
 
 static void connection_dispatch(Connection *conn, const char *line, size_t len) {
@@ -183,12 +246,12 @@ static void connection_dispatch(Connection *conn, const char *line, size_t len) 
                 return connection_queue_error(conn, "request contains a NUL byte");
         if (protocol_parse_request(line, &o, &cmd, err, sizeof(err)) < 0)
                 return connection_queue_error(conn, "%s", err);
-        req = calloc(1, sizeof(*req));
+        req = request_new(&conn->peer);
         if (!req) {
                 json_object_put(o);
                 return connection_queue_error(conn, "out of memory");
         }
-        *req = (ControlRequest) { .connection = conn, .peer = conn->peer };
+        req->connection = conn;
         conn->pending = req;
         c->handler(req, cmd, o, c->userdata);   /* may answer now, or keep req */
         json_object_put(o);
@@ -216,6 +279,8 @@ static void connection_process(Connection *conn) {
                 /* At EOF, a last line without newline counts; it fits, as in_len < sizeof(in). */
                 len = nl ? (size_t) (nl - conn->in) : conn->in_len;
                 conn->in[len] = 0;
+                if (len > 0)    /* an answer is coming: the clocks restart (empty lines do nothing) */
+                        conn->since = conn->line_start = control_now(conn->control);
                 connection_dispatch(conn, conn->in, len);
                 len += nl ? 1 : 0;
                 memmove(conn->in, conn->in + len, conn->in_len - len);
@@ -230,10 +295,18 @@ static bool connection_wants_input(const Connection *conn) {
                 !memchr(conn->in, '\n', conn->in_len);
 }
 
-/* Brings the event mask and the idle timer in line with the state: read
- * only when connection_wants_input(), write only with output. The idle
- * timer restarts on every call (each one follows traffic or an answer) and
- * stops while a request is pending: a long trim is not idleness. */
+/* When the client has had its chance: with part of a line buffered, the
+ * line timeout after its first byte; else the idle timeout after the last
+ * answer (or the accept). Bytes that complete no request move neither. */
+static usec_t connection_deadline(const Connection *conn) {
+        const Control *c = conn->control;
+
+        return conn->in_len > 0 ? conn->line_start + c->line_usec : conn->since + c->idle_usec;
+}
+
+/* Brings the event mask and the timer in line with the state: read only
+ * when connection_wants_input(), write only with output. The timer stops
+ * while a request is pending: a long trim is not idleness. */
 static int connection_update(Connection *conn) {
         uint32_t events = 0;
         int r;
@@ -246,11 +319,11 @@ static int connection_update(Connection *conn) {
         if (r < 0)
                 return r;
         if (conn->pending)
-                return sd_event_source_set_enabled(conn->idle_source, SD_EVENT_OFF);
-        r = sd_event_source_set_time_relative(conn->idle_source, conn->control->idle_usec);
+                return sd_event_source_set_enabled(conn->timer_source, SD_EVENT_OFF);
+        r = sd_event_source_set_time(conn->timer_source, connection_deadline(conn));
         if (r < 0)
                 return r;
-        return sd_event_source_set_enabled(conn->idle_source, SD_EVENT_ONESHOT);
+        return sd_event_source_set_enabled(conn->timer_source, SD_EVENT_ONESHOT);
 }
 
 /* One step of a connection's life, after an event or an answer; frees the
@@ -288,10 +361,19 @@ static int connection_defer(sd_event_source *s, void *userdata) {
         return 0;
 }
 
-static int connection_idle(sd_event_source *s, uint64_t usec, void *userdata) {
+static int connection_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         Connection *conn = userdata;
 
-        log_debug("Control client pid %d idle too long, closing", (int) conn->peer.pid);
+        if (conn->in_len > 0) {
+                log_debug("Control client pid %d (uid %u) sent no whole request line in time, closing",
+                          (int) conn->peer.pid, (unsigned) conn->peer.uid);
+                if (conn->out_start == conn->out_end)   /* else it would land inside a reply */
+                        send_last_words(conn->fd, error_line("request not complete within %llu ms of its first byte",
+                                                             (unsigned long long) (conn->control->line_usec /
+                                                                                   USEC_PER_MSEC)));
+        } else
+                log_debug("Control client pid %d (uid %u) idle too long, closing", (int) conn->peer.pid,
+                          (unsigned) conn->peer.uid);
         connection_free(conn);
         return 0;
 }
@@ -307,30 +389,30 @@ static void connection_kick(Connection *conn) {
                 conn->drop = true;      /* ENOMEM only: the next event on it closes it */
 }
 
-/* Takes over fd, also on failure. */
-static int connection_new(Control *c, int fd) {
-        struct ucred cred;
-        socklen_t len = sizeof(cred);
+/* Takes over fd and groups (peer->groups), also on failure. */
+static int connection_new(Control *c, int fd, const ControlPeer *peer, gid_t *groups, bool privileged) {
         Connection *conn;
         int r;
 
         conn = calloc(1, sizeof(*conn));
         if (!conn) {
                 close(fd);
+                free(groups);
                 return -ENOMEM;
         }
-        *conn = (Connection) { .control = c, .fd = fd, .next = c->connections };
+        *conn = (Connection) { .control = c, .fd = fd, .next = c->connections, .peer = *peer,
+                               .groups = groups, .privileged = privileged, .since = control_now(c) };
         if (conn->next)
                 conn->next->prev = conn;
         c->connections = conn;
         c->n_connections++;
+        if (!privileged)
+                c->n_unprivileged++;
 
-        r = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ? -errno : 0;
+        r = sd_event_add_io(c->event, &conn->io_source, fd, EPOLLIN, connection_io, conn);
         if (r >= 0)
-                r = sd_event_add_io(c->event, &conn->io_source, fd, EPOLLIN, connection_io, conn);
-        if (r >= 0)
-                r = sd_event_add_time_relative(c->event, &conn->idle_source, CLOCK_MONOTONIC,
-                                               c->idle_usec, 0, connection_idle, conn);
+                r = sd_event_add_time(c->event, &conn->timer_source, CLOCK_MONOTONIC,
+                                      conn->since + c->idle_usec, 0, connection_timeout, conn);
         if (r >= 0)
                 r = sd_event_add_defer(c->event, &conn->defer_source, connection_defer, conn);
         if (r >= 0)
@@ -339,11 +421,142 @@ static int connection_new(Control *c, int fd) {
                 connection_free(conn);
                 return r;
         }
-        conn->peer = (ControlPeer) { .pid = cred.pid, .uid = cred.uid, .gid = cred.gid };
         (void) sd_event_source_set_description(conn->io_source, "control-connection");
-        (void) sd_event_source_set_description(conn->idle_source, "control-idle");
+        (void) sd_event_source_set_description(conn->timer_source, "control-deadline");
         (void) sd_event_source_set_description(conn->defer_source, "control-resume");
         return 0;
+}
+
+/* Reads who connected from the socket: SO_PEERCRED, and SO_PEERGROUPS for
+ * the supplementary groups (Linux 4.13+; older kernels give none, so only
+ * the primary group counts there). Stores the peer and its groups
+ * (malloc'd, NULL when there are none; ret->groups points to them) and
+ * returns 0, or returns -errno. */
+static int peer_read(int fd, ControlPeer *ret, gid_t **ret_groups) {
+        gid_t buf[CONTROL_PEER_GROUPS], *groups = NULL;
+        socklen_t len = sizeof(struct ucred);
+        struct ucred cred;
+
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+                return -errno;
+        len = sizeof(buf);
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, buf, &len) >= 0) {
+                if (len > 0 && !(groups = malloc(len)))
+                        return -ENOMEM;
+                if (len > 0)
+                        memcpy(groups, buf, len);
+        } else if (errno == ERANGE) {    /* len now says how much it takes; the peer's groups are fixed */
+                groups = malloc(len);
+                if (!groups)
+                        return -ENOMEM;
+                if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0) {
+                        free(groups);
+                        return -errno;
+                }
+        } else if (errno == ENOPROTOOPT)
+                len = 0;
+        else
+                return -errno;
+        *ret = (ControlPeer) { .pid = cred.pid, .uid = cred.uid, .gid = cred.gid, .groups = groups,
+                               .n_groups = len / sizeof(gid_t) };
+        *ret_groups = groups;
+        return 0;
+}
+
+/* Unprivileged connections held by uid. */
+static unsigned uid_connections(const Control *c, uid_t uid) {
+        unsigned n = 0;
+
+        for (const Connection *a = c->connections; a; a = a->next)
+                n += !a->privileged && a->peer.uid == uid;
+        return n;
+}
+
+/* With every unprivileged slot taken, a user holding `have` of them may
+ * still get in by displacing the oldest idle connection of the user holding
+ * the most, if that one holds at least two more: the slots end up shared,
+ * and one user, however many connections it opens, cannot keep another out
+ * unless as many users as slots hold one each. NULL if there is none. */
+static Connection *displaceable(const Control *c, unsigned have) {
+        Connection *victim = NULL;
+        unsigned most = 0;
+        uid_t hog = 0;
+
+        for (const Connection *a = c->connections; a; a = a->next) {
+                unsigned k = a->privileged ? 0 : uid_connections(c, a->peer.uid);
+                if (k > most) {
+                        most = k;
+                        hog = a->peer.uid;
+                }
+        }
+        if (most < have + 2)
+                return NULL;
+        for (Connection *a = c->connections; a; a = a->next)    /* newest first: the last match is the oldest */
+                if (!a->privileged && a->peer.uid == hog && !a->pending)
+                        victim = a;
+        return victim;
+}
+
+/* Decides on a new connection: NULL to let it in (after closing
+ * *ret_displace, when set, to make room), else why not (in buf, or static). */
+static const char *admission(const Control *c, const ControlPeer *peer, bool privileged,
+                             Connection **ret_displace, char *buf, size_t size) {
+        unsigned have;
+
+        *ret_displace = NULL;
+        if (c->n_connections >= CONTROL_CONNECTIONS_MAX)
+                return "too many connections";
+        if (privileged)
+                return NULL;
+        have = uid_connections(c, peer->uid);
+        if (have >= CONTROL_PER_UID_MAX) {
+                snprintf(buf, size, "too many connections from uid %u (at most %u)", (unsigned) peer->uid,
+                         (unsigned) CONTROL_PER_UID_MAX);
+                return buf;
+        }
+        if (c->n_unprivileged < CONTROL_CONNECTIONS_MAX - CONTROL_RESERVED)
+                return NULL;
+        *ret_displace = displaceable(c, have);
+        return *ret_displace ? NULL : "too many connections";
+}
+
+/* Takes over cfd: lets it in, or refuses it with a line saying why. */
+static void listener_admit(Control *c, int cfd) {
+        _cleanup_free_ gid_t *groups = NULL;
+        Connection *displace;
+        const char *why;
+        ControlPeer peer;
+        bool privileged;
+        char buf[128];
+        int r;
+
+        r = peer_read(cfd, &peer, &groups);
+        if (r < 0) {
+                log_debug_errno(r, "Failed to read the credentials of a control client, closing it: %m");
+                close(cfd);
+                return;
+        }
+        privileged = c->privileged ? c->privileged(&peer, c->userdata) : peer.uid == 0;
+        why = admission(c, &peer, privileged, &displace, buf, sizeof(buf));
+        if (why) {
+                /* A new socket's buffer is empty: this neither blocks nor writes short. */
+                send_last_words(cfd, protocol_reply_busy(why));
+                close(cfd);
+                log_debug("Refused a control connection from uid %u (pid %d): %s", (unsigned) peer.uid,
+                          (int) peer.pid, why);
+                return;
+        }
+        if (displace) {
+                log_debug("Closing control client pid %d (uid %u) to let uid %u in", (int) displace->peer.pid,
+                          (unsigned) displace->peer.uid, (unsigned) peer.uid);
+                if (displace->out_start == displace->out_end)
+                        send_last_words(displace->fd,
+                                        protocol_reply_busy("too many connections: closed to let another user in"));
+                connection_free(displace);
+        }
+        r = connection_new(c, cfd, &peer, TAKE_PTR(groups), privileged);
+        if (r < 0)
+                log_debug_errno(r, "Failed to set up control connection: %m");
 }
 
 static int listener_retry(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -357,7 +570,7 @@ static int listener_io(sd_event_source *s, int fd, uint32_t revents, void *userd
         Control *c = userdata;
 
         for (unsigned i = 0; i < CONTROL_ACCEPT_BATCH; i++) {
-                int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), level, r;
+                int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), level;
 
                 if (cfd < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
                         return 0;
@@ -374,17 +587,7 @@ static int listener_io(sd_event_source *s, int fd, uint32_t revents, void *userd
                                 (void) sd_event_source_set_enabled(c->listen_source, SD_EVENT_OFF);
                         return 0;
                 }
-                if (c->n_connections >= CONTROL_CONNECTIONS_MAX) {
-                        /* A new socket's buffer is empty: this neither blocks nor writes short. */
-                        (void) send(cfd, CONTROL_REFUSED_LINE, strlen(CONTROL_REFUSED_LINE),
-                                    MSG_DONTWAIT | MSG_NOSIGNAL);
-                        close(cfd);
-                        log_debug("Too many control connections, refused one");
-                        continue;
-                }
-                r = connection_new(c, cfd);
-                if (r < 0)
-                        log_debug_errno(r, "Failed to set up control connection: %m");
+                listener_admit(c, cfd);
         }
         return 0;
 }
@@ -431,16 +634,33 @@ static int listen_path(const char *path) {
         return TAKE_FD(fd);
 }
 
-/* Queues req's last line (taken over) and frees req. */
+/* Someone still listens: a connection, or a local request's sink. */
+static bool request_live(const ControlRequest *req) {
+        return req->connection || req->sink;
+}
+
+/* Hands a line (taken over; NULL: out of memory) to req's client. */
+static void request_send(ControlRequest *req, char *line) {
+        if (req->connection) {
+                connection_queue(req->connection, line);
+                return;
+        }
+        if (req->sink && line)
+                req->sink(line, req->sink_userdata);
+        free(line);
+}
+
+/* Sends req's last line (taken over) and frees req. */
 static void request_end(ControlRequest *req, char *line) {
         Connection *conn = req->connection;
 
+        request_send(req, line);
         if (conn) {
-                connection_queue(conn, line);
                 conn->pending = NULL;
+                conn->since = conn->line_start = control_now(conn->control);
                 connection_kick(conn);
         }
-        free(req);
+        request_free(req);
 }
 
 int control_new(sd_event *e, const char *path, int listen_fd, control_handler_t handler,
@@ -455,7 +675,7 @@ int control_new(sd_event *e, const char *path, int listen_fd, control_handler_t 
                 return -ENOMEM;
         *c = (Control) { .event = sd_event_ref(e), .listen_fd = -1, .handler = handler,
                          .userdata = userdata, .idle_usec = CONTROL_IDLE_USEC,
-                         .output_max = CONTROL_OUTPUT_MAX };
+                         .line_usec = CONTROL_LINE_USEC, .output_max = CONTROL_OUTPUT_MAX };
 
         if (listen_fd >= 0) {
                 r = listen_inherited(listen_fd);
@@ -510,6 +730,10 @@ Control *control_free(Control *c) {
         return NULL;
 }
 
+void control_set_privileged(Control *c, control_privileged_t privileged) {
+        c->privileged = privileged;
+}
+
 unsigned control_connections(const Control *c) {
         return c->n_connections;
 }
@@ -517,6 +741,11 @@ unsigned control_connections(const Control *c) {
 void control_set_idle_timeout(Control *c, usec_t usec) {
         assert(usec > 0);
         c->idle_usec = usec;
+}
+
+void control_set_line_timeout(Control *c, usec_t usec) {
+        assert(usec > 0);
+        c->line_usec = usec;
 }
 
 void control_set_output_max(Control *c, size_t bytes) {
@@ -528,11 +757,23 @@ const ControlPeer *control_request_peer(const ControlRequest *req) {
         return &req->peer;
 }
 
+ControlRequest *control_request_new_local(const ControlPeer *peer, control_sink_t sink, void *userdata) {
+        ControlRequest *req;
+
+        assert(peer && sink);
+        req = request_new(peer);
+        if (req) {
+                req->sink = sink;
+                req->sink_userdata = userdata;
+        }
+        return req;
+}
+
 void control_reply_ok(ControlRequest *req, json_object *result) {
         char *line = NULL;
 
         assert(req);
-        if (req->connection)
+        if (request_live(req))
                 line = protocol_reply_ok(result);
         if (line && strlen(line) > PROTOCOL_REPLY_MAX) {
                 log_warning("Control reply of %zu bytes is too large, sending an error instead",
@@ -548,7 +789,7 @@ void control_reply_error(ControlRequest *req, const char *fmt, ...) {
         va_list ap;
 
         assert(req);
-        if (req->connection) {
+        if (request_live(req)) {
                 va_start(ap, fmt);
                 line = error_linev(fmt, ap);
                 va_end(ap);
@@ -557,22 +798,10 @@ void control_reply_error(ControlRequest *req, const char *fmt, ...) {
 }
 
 void control_send_progress(ControlRequest *req, json_object *progress) {
-        json_object *o;
-        const char *s = NULL;
-        char *line = NULL;
-
         assert(req);
-        if (!req->connection)
+        if (!request_live(req))
                 return;
-        o = json_object_new_object();
-        if (o && json_object_object_add(o, "progress", json_object_get(progress)) < 0)
-                json_object_put(progress);      /* the reference is not taken over on failure */
-        else if (o)
-                s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-                                                      JSON_C_TO_STRING_NOSLASHESCAPE);
-        if (s && asprintf(&line, "%s\n", s) < 0)
-                line = NULL;
-        json_object_put(o);
-        connection_queue(req->connection, line);
-        connection_kick(req->connection);
+        request_send(req, protocol_progress(progress));
+        if (req->connection)
+                connection_kick(req->connection);
 }

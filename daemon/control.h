@@ -2,9 +2,13 @@
 /* The control socket: accepts cachectl connections on the sd-event loop,
  * reads one JSON request per line, hands it to the manager's handler, and
  * writes the reply without ever blocking. Bounds everything a client
- * controls: request size (a longer line is answered with an error, then the
- * connection closed), number of connections (extra clients get an error line
- * and are closed), idle time, unread output (the connection is dropped). */
+ * controls, so that no local user can lock out root or another user:
+ * request size (a longer line is answered with an error, then the
+ * connection closed); connections, in total, per unprivileged uid, and with
+ * slots only privileged peers (root, admin_group) may take; the time a
+ * request line may take from its first byte to its newline; idle time, which
+ * only an answered request restarts (a drip of bytes does not); unread
+ * output (the connection is dropped). */
 #pragma once
 
 #include <stdbool.h>
@@ -17,16 +21,23 @@
 #include "util.h"
 
 #define CONTROL_CONNECTIONS_MAX 64                    /* beyond this, new clients are refused */
-#define CONTROL_IDLE_USEC       (10 * 1000000ULL)     /* a connection silent this long is closed */
+#define CONTROL_RESERVED        16                    /* of those, for privileged peers only */
+#define CONTROL_PER_UID_MAX     8                     /* connections one unprivileged uid may hold */
+#define CONTROL_IDLE_USEC       (10 * USEC_PER_SEC)   /* no request for this long after the last answer */
+#define CONTROL_LINE_USEC       (2 * USEC_PER_SEC)    /* from a request's first byte to its newline */
 #define CONTROL_OUTPUT_MAX      (1u << 20)            /* unread reply bytes before we give up on a client */
 
 typedef struct Control Control;
 typedef struct ControlRequest ControlRequest;
 
+/* Who is at the other end, as the kernel says (SO_PEERCRED, SO_PEERGROUPS):
+ * the credentials of the process that connected, at connect time. */
 typedef struct ControlPeer {
         pid_t pid;
         uid_t uid;
         gid_t gid;
+        const gid_t *groups;            /* supplementary groups; owned by whoever hands out the peer */
+        size_t n_groups;
 } ControlPeer;
 
 /* Called once per request line. The handler must answer exactly once, now or
@@ -39,6 +50,11 @@ typedef struct ControlPeer {
  * the duration of the call only. The handler must not call control_free. */
 typedef void (*control_handler_t)(ControlRequest *req, const char *cmd, json_object *request,
                                   void *userdata);
+
+/* Says whether peer is privileged: may take the reserved connection slots
+ * and has no per-uid limit. Called at each accept, on the loop: must answer
+ * from what it holds (no NSS lookup, no I/O). */
+typedef bool (*control_privileged_t)(const ControlPeer *peer, void *userdata);
 
 /* Listens on listen_fd if >= 0 (inherited through socket activation: must be
  * a listening Unix stream socket, else -ENOTSOCK; made non-blocking and close-on-exec, not
@@ -56,18 +72,33 @@ int control_new(sd_event *e, const char *path, int listen_fd, control_handler_t 
  * Accepts NULL; returns NULL. */
 Control *control_free(Control *c);
 
+/* Sets who is privileged (called with the handler's userdata); NULL, the
+ * default, means uid 0 only. Applies to connections accepted from now on. */
+void control_set_privileged(Control *c, control_privileged_t privileged);
+
 /* Number of open client connections (refused ones never count). */
 unsigned control_connections(const Control *c);
 
-/* Tunables, mainly for tests. The idle timeout (default CONTROL_IDLE_USEC, > 0)
- * applies whenever a connection's timer is next armed; the output cap (default
- * CONTROL_OUTPUT_MAX, > 0) to the next reply queued. */
+/* Tunables, mainly for tests; each > 0. The idle timeout (default
+ * CONTROL_IDLE_USEC) and the line timeout (default CONTROL_LINE_USEC) apply
+ * whenever a connection's timer is next armed; the output cap (default
+ * CONTROL_OUTPUT_MAX) to the next reply queued. */
 void control_set_idle_timeout(Control *c, usec_t usec);
+void control_set_line_timeout(Control *c, usec_t usec);
 void control_set_output_max(Control *c, size_t bytes);
 
-/* The peer's credentials, taken with SO_PEERCRED at accept. Borrowed from req;
- * valid until req is answered. */
+/* The peer's credentials and supplementary groups, taken from the socket at
+ * accept. Borrowed from req; valid until req is answered. */
 const ControlPeer *control_request_peer(const ControlRequest *req);
+
+/* Receives each line (newline included) a local request would send. */
+typedef void (*control_sink_t)(const char *line, void *userdata);
+
+/* A request that belongs to no connection, from peer (copied, groups and
+ * all): for tests and fuzzing, to drive a handler without a socket. It is
+ * answered like any other (exactly once, which frees it); each line it
+ * would send goes to sink instead. Returns NULL on ENOMEM. */
+ControlRequest *control_request_new_local(const ControlPeer *peer, control_sink_t sink, void *userdata);
 
 /* The three below never fail from the handler's point of view: a reply that
  * cannot be queued (client gone, out of memory, output cap exceeded) drops

@@ -26,8 +26,10 @@ struct Manager {
         Space *space;
         Cache **caches;
         size_t n_caches;
-        sd_event_source *check_timer, *audit_timer, *mountinfo;
+        sd_event_source *check_timer, *audit_timer, *mountinfo, *admin_timer;
         int mountinfo_fd;
+        gid_t admin_gid;          /* admin_group's gid, looked up at load, reload and on admin_timer */
+        bool admin_gid_known;     /* false: no such group (only root is admin) */
         bool ready;
 };
 
@@ -35,3 +37,8 @@ const char *manager_socket_path(const Manager *m);
 
 /* requests.c: what a control client asked (status, trim, reload). */
 void manager_on_request(ControlRequest *req, const char *cmd, json_object *request, void *userdata);
+
+/* requests.c: whether peer is root or a member of admin_group (primary
+ * group, or a supplementary group as the socket gave them), from the gid
+ * the manager holds: no lookup. userdata is the Manager. */
+bool manager_peer_is_admin(const ControlPeer *peer, void *userdata);

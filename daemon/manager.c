@@ -5,6 +5,7 @@
  * in requests.c. */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,6 +32,11 @@
 /* What events cannot tell (a mount appearing without a mountinfo change we
  * saw, a root replaced by rename) is re-checked this often. */
 #define CHECK_USEC (1 * USEC_PER_SEC)
+/* admin_group is looked up (NSS: files, LDAP, ...) only at load, at reload
+ * and this often, in case /etc/group changed: never per request or per
+ * connection, so a slow NSS stalls no client. */
+#define ADMIN_REFRESH_USEC (60 * USEC_PER_SEC)
+#define GROUP_BUFFER_MAX   (1u << 20)   /* getgrnam_r buffer: a group bigger than this is not found */
 
 const char *manager_socket_path(const Manager *m) {
         return m->socket_override ?: m->config->socket_path;
@@ -67,6 +73,50 @@ static void notify_status(Manager *m) {
                                                                                               : " (critical)");
         }
         (void) sd_notify(false, line);
+}
+
+/* Looks admin_group up into m->admin_gid. Says so when what it finds
+ * changes, or always with loud. A lookup that fails (not "no such group")
+ * keeps what was known. */
+static void resolve_admin_group(Manager *m, bool loud) {
+        const char *name = m->config->admin_group;
+        _cleanup_free_ char *buf = NULL;
+        struct group gr, *found = NULL;
+        size_t size = 4096;
+        int r;
+
+        for (;;) {
+                char *p = realloc(buf, size);
+                if (!p) {
+                        log_oom();
+                        return;
+                }
+                buf = p;
+                r = getgrnam_r(name, &gr, buf, size, &found);
+                if (r != ERANGE || size >= GROUP_BUFFER_MAX)
+                        break;
+                size *= 2;
+        }
+        if (r != 0 && r != ENOENT && r != ESRCH) {
+                log_warning_errno(r, "Failed to look up admin_group '%s', keeping what was known: %m", name);
+                return;
+        }
+        if (!found) {
+                if (loud || m->admin_gid_known)
+                        log_warning("No group named '%s' (admin_group): only root may trim and reload.", name);
+                m->admin_gid_known = false;
+                return;
+        }
+        if (loud || !m->admin_gid_known || m->admin_gid != found->gr_gid)
+                log_info("admin_group '%s' is gid %u: its members may trim and reload.", name,
+                         (unsigned) found->gr_gid);
+        m->admin_gid = found->gr_gid;
+        m->admin_gid_known = true;
+}
+
+static int on_admin_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        resolve_admin_group(userdata, false);
+        return sd_event_source_set_time_relative(s, ADMIN_REFRESH_USEC);
 }
 
 static void check_ready(Manager *m) {
@@ -234,6 +284,7 @@ int manager_new(const char *config_path, const char *socket_override, Config *co
         r = caches_build(m, m->config, &m->caches, &m->n_caches);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the caches: %m");
+        resolve_admin_group(m, true);
         *ret = TAKE_PTR(m);
         return 0;
 }
@@ -262,6 +313,8 @@ static int start_control(Manager *m) {
         r = control_new(m->event, fd >= 0 ? NULL : manager_socket_path(m), fd, manager_on_request, m, &m->control);
         if (r < 0)
                 return log_error_errno(r, "Failed to listen on %s: %m", fd >= 0 ? "the inherited socket" : manager_socket_path(m));
+        /* Root and admin_group keep slots no one else can take. */
+        control_set_privileged(m->control, manager_peer_is_admin);
         if (fd < 0) {
                 log_info("Listening on %s.", manager_socket_path(m));
                 return 0;
@@ -311,8 +364,14 @@ int manager_start(Manager *m) {
         if (r >= 0)
                 r = sd_event_source_set_enabled(m->audit_timer, m->config->audit_interval_usec > 0 ? SD_EVENT_ON
                                                                                                    : SD_EVENT_OFF);
+        if (r >= 0)
+                r = sd_event_add_time_relative(m->event, &m->admin_timer, CLOCK_MONOTONIC, ADMIN_REFRESH_USEC, 0,
+                                               on_admin_timer, m);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(m->admin_timer, SD_EVENT_ON);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up timers: %m");
+        (void) sd_event_source_set_description(m->admin_timer, "admin-group-refresh");
         m->mountinfo_fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
         if (m->mountinfo_fd < 0 ||
             sd_event_add_io(m->event, &m->mountinfo, m->mountinfo_fd, EPOLLPRI, on_mountinfo, m) < 0)
@@ -383,6 +442,7 @@ int manager_reload(Manager *m, char *err, size_t errlen) {
         free(old_caches);
         alerter_set_command(m->alerter, c->alert_argv, c->alert_timeout_usec);
         space_sync(m->space, c, m->caches, m->n_caches);
+        resolve_admin_group(m, strcmp(c->admin_group, old->admin_group) != 0);
         config_free(old);
         if (c->audit_interval_usec > 0)
                 (void) sd_event_source_set_time_relative(m->audit_timer, c->audit_interval_usec);
@@ -410,6 +470,7 @@ Manager *manager_free(Manager *m) {
         m->alerter = alerter_free(m->alerter);
         sd_event_source_disable_unref(m->check_timer);
         sd_event_source_disable_unref(m->audit_timer);
+        sd_event_source_disable_unref(m->admin_timer);
         sd_event_source_disable_unref(m->mountinfo);
         if (m->mountinfo_fd >= 0)
                 close(m->mountinfo_fd);

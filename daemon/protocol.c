@@ -39,11 +39,67 @@ int protocol_parse_request(const char *line, json_object **ret, const char **ret
         return 0;
 }
 
+/* Length of the valid UTF-8 sequence at p (RFC 3629: no overlong forms, no
+ * surrogates, nothing above U+10FFFF), or 0 if none starts there. */
+static size_t utf8_sequence(const unsigned char *p) {
+        unsigned char c = p[0];
+        size_t n;
+
+        if (c < 0x80)
+                return 1;
+        if (c >= 0xc2 && c <= 0xdf)
+                n = 2;
+        else if (c >= 0xe0 && c <= 0xef)
+                n = 3;
+        else if (c >= 0xf0 && c <= 0xf4)
+                n = 4;
+        else
+                return 0;       /* a continuation byte, an overlong lead (c0, c1) or f5..ff */
+        for (size_t i = 1; i < n; i++)
+                if ((p[i] & 0xc0) != 0x80)
+                        return 0;       /* also stops at the terminating NUL */
+        if ((c == 0xe0 && p[1] < 0xa0) ||       /* overlong */
+            (c == 0xed && p[1] >= 0xa0) ||      /* UTF-16 surrogates */
+            (c == 0xf0 && p[1] < 0x90) ||       /* overlong */
+            (c == 0xf4 && p[1] >= 0x90))        /* above U+10FFFF */
+                return 0;
+        return n;
+}
+
+char *protocol_utf8_valid(const char *s) {
+        const unsigned char *p = (const unsigned char *) s;
+        size_t bad = 0, n;
+        char *out, *q;
+
+        for (size_t i = 0; p[i]; i += n ? n : 1)
+                bad += (n = utf8_sequence(p + i)) == 0;
+        out = malloc(strlen(s) + 2 * bad + 1);  /* each bad byte: 3 bytes of U+FFFD */
+        if (!out)
+                return NULL;
+        q = out;
+        for (size_t i = 0; p[i]; i += n ? n : 1) {
+                n = utf8_sequence(p + i);
+                if (n) {
+                        memcpy(q, p + i, n);
+                        q += n;
+                } else {
+                        memcpy(q, "\xef\xbf\xbd", 3);
+                        q += 3;
+                }
+        }
+        *q = '\0';
+        return out;
+}
+
+/* One line for o (taken over). json-c escapes what JSON needs but copies
+ * bytes >= 0x80 as they are; those are made valid UTF-8 on the way out
+ * (outside strings, JSON is ASCII, so only strings are touched). */
 static char *serialize(json_object *o) {
         const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+        _cleanup_free_ char *valid = s ? protocol_utf8_valid(s) : NULL;
         char *line = NULL;
 
-        if (s && asprintf(&line, "%s\n", s) < 0)
+        if (valid && asprintf(&line, "%s\n", valid) < 0)
                 line = NULL;
         json_object_put(o);
         return line;
@@ -60,13 +116,38 @@ char *protocol_reply_ok(json_object *result) {
         return serialize(o);
 }
 
-char *protocol_reply_error(const char *message) {
+static json_object *error_object(const char *message) {
         json_object *o = json_object_new_object();
 
         if (!o)
                 return NULL;
         json_object_object_add(o, "ok", json_object_new_boolean(0));
         json_object_object_add(o, "error", json_object_new_string(message));
+        return o;
+}
+
+char *protocol_reply_error(const char *message) {
+        json_object *o = error_object(message);
+
+        return o ? serialize(o) : NULL;
+}
+
+char *protocol_reply_busy(const char *message) {
+        json_object *o = error_object(message);
+
+        if (!o)
+                return NULL;
+        json_object_object_add(o, "busy", json_object_new_boolean(1));
+        return serialize(o);
+}
+
+char *protocol_progress(json_object *progress) {
+        json_object *o = json_object_new_object();
+
+        if (!o)
+                return NULL;
+        if (json_object_object_add(o, "progress", json_object_get(progress)) < 0)
+                json_object_put(progress);      /* the reference is not taken over on failure */
         return serialize(o);
 }
 
@@ -86,7 +167,7 @@ int protocol_parse_reply(const char *line, json_object **ret_result, char *err, 
         } else {
                 snprintf(err, errlen, "%s",
                          json_object_object_get_ex(o, "error", &v) ? json_object_get_string(v) : "unknown error");
-                r = 0;
+                r = field_flag(o, "busy") ? -EBUSY : 0;
         }
         json_object_put(o);
         return r;

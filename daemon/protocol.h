@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* The wire format between cachectl and cachekeeperd: one JSON object per
  * line each way. Requests {"cmd":"status", ...}; replies {"ok":true,
- * "result":{...}} or {"ok":false,"error":"..."}. Pure; linked into both. */
+ * "result":{...}} or {"ok":false,"error":"..."}, the latter with
+ * "busy":true when the daemon turned the connection away (too many); before
+ * the reply, a long request may send {"progress":...} lines. Every line the
+ * daemon sends is valid UTF-8, whatever bytes it echoes. Pure; linked into
+ * both. */
 #pragma once
 
 #include <stdbool.h>
@@ -19,13 +23,23 @@
 int protocol_parse_request(const char *line, json_object **ret, const char **ret_cmd,
                            char *err, size_t errlen);
 
-/* Serialises a reply as one line with its newline, malloc'd; NULL on ENOMEM.
- * protocol_reply_ok borrows result (NULL: no result). */
+/* Serialise a line the daemon sends, with its newline, malloc'd; NULL on
+ * ENOMEM. Any byte sequence that is not UTF-8 in a string (a name a client
+ * sent, a path) goes out as U+FFFD, one per bad byte; the rest is kept.
+ * protocol_reply_ok and protocol_progress borrow their argument
+ * (protocol_reply_ok: NULL means no result). */
 char *protocol_reply_ok(json_object *result);
 char *protocol_reply_error(const char *message);
+char *protocol_reply_busy(const char *message);         /* a connection turned away */
+char *protocol_progress(json_object *progress);
+
+/* Copies s, each byte that does not belong to a valid UTF-8 sequence
+ * replaced by U+FFFD. NULL on ENOMEM. */
+char *protocol_utf8_valid(const char *s);
 
 /* Parses a reply line. Returns 1 for ok (result, possibly NULL, stored in
- * *ret_result, caller unrefs), 0 for an error reply (message in err), and
+ * *ret_result, caller unrefs), 0 for an error reply (message in err),
+ * -EBUSY for a connection the daemon turned away (message in err), and
  * -EINVAL when the line is not a reply at all. */
 int protocol_parse_reply(const char *line, json_object **ret_result, char *err, size_t errlen);
 

@@ -2,8 +2,6 @@
 /* The control requests: status for anyone; trim (dry runs for anyone) and
  * reload for root and admin_group, decided from the peer's credentials. */
 #include <errno.h>
-#include <grp.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,27 +21,25 @@ typedef struct TrimCall {
         sd_event_source *progress;
 } TrimCall;
 
-/* uid 0, or a member (primary or supplementary) of admin_group. */
+/* uid 0, or a member of admin_group: its gid is the peer's primary group
+ * or one of the supplementary groups the socket gave at accept (as for file
+ * access, a user added to the group must log in again). No NSS lookup: the
+ * manager resolved the group at load, reload or on its timer. */
 static bool peer_is_admin(const Manager *m, const ControlPeer *peer) {
-        const struct group *gr;
-        const struct passwd *pw;
-        gid_t groups[256];
-        int n = (int) ELEMENTSOF(groups);
-
         if (peer->uid == 0)
                 return true;
-        gr = getgrnam(m->config->admin_group);
-        if (!gr)
+        if (!m->admin_gid_known)
                 return false;
-        if (peer->gid == gr->gr_gid)
+        if (peer->gid == m->admin_gid)
                 return true;
-        pw = getpwuid(peer->uid);
-        if (!pw || getgrouplist(pw->pw_name, pw->pw_gid, groups, &n) < 0)
-                return false;
-        for (int i = 0; i < n; i++)
-                if (groups[i] == gr->gr_gid)
+        for (size_t i = 0; i < peer->n_groups; i++)
+                if (peer->groups[i] == m->admin_gid)
                         return true;
         return false;
+}
+
+bool manager_peer_is_admin(const ControlPeer *peer, void *userdata) {
+        return peer_is_admin(userdata, peer);
 }
 
 static Cache *find_cache(Manager *m, const char *name) {

@@ -103,6 +103,75 @@ EOS
         kill "$fake"
 }
 
+@test "cachectl on a refused or broken connection: never SIGPIPE, a clear message, exit 3 (1 for an error reply), check UNKNOWN" {
+        # A fake daemon whose behaviour the file "mode" picks, per connection.
+        F=$BATS_TEST_TMPDIR/fake.sock
+        cat > "$BATS_TEST_TMPDIR/fake.sh" <<'EOS'
+#!/bin/sh
+case "$(cat "${0%/*}/mode")" in
+busy)   echo '{"ok":false,"error":"too many connections","busy":true}' ;;   # before reading anything
+close)  ;;                                                                     # nothing read, nothing said
+cut)    read -r line; printf '{"ok":true,"result":{"caches":[' ;;            # half a reply
+error)  read -r line; echo '{"ok":false,"error":"permission denied"}' ;;
+esac
+EOS
+        chmod +x "$BATS_TEST_TMPDIR/fake.sh"
+        timeout 60 systemd-socket-activate -l "$F" --inetd -a "$BATS_TEST_TMPDIR/fake.sh" 2>/dev/null &
+        fake=$!
+        wait_for "[ -S '$F' ]" 5
+        # more than a socket buffer of request: the writer is still writing when the other end closes
+        long=$(head -c 100000 /dev/zero | tr '\0' x)
+        big=("$long" "$long" "$long" "$long" "$long" "$long" "$long" "$long" "$long" "$long")
+
+        echo busy > "$BATS_TEST_TMPDIR/mode"
+        run --separate-stderr "$CTL" -s "$F" status
+        [ "$status" -eq 3 ]
+        [ "$stderr" = "cachectl: cachekeeperd at $F turned the connection away: too many connections" ]
+        run --separate-stderr "$CTL" -s "$F" trim --dry-run "${big[@]}"
+        [ "$status" -eq 3 ]
+        [[ "$stderr" == *"turned the connection away: too many connections" ]]
+        run --separate-stderr "$CTL" -s "$F" check
+        [ "$status" -eq 3 ]
+        [ "$output" = "CACHEKEEPER UNKNOWN - cachekeeperd at $F turned the connection away: too many connections" ]
+
+        echo close > "$BATS_TEST_TMPDIR/mode"
+        run --separate-stderr "$CTL" -s "$F" status
+        [ "$status" -eq 3 ]
+        [ "$stderr" = "cachectl: cachekeeperd at $F closed the connection without a reply" ]
+        run --separate-stderr "$CTL" -s "$F" trim --dry-run "${big[@]}"
+        [ "$status" -eq 3 ]                     # not 141: SIGPIPE
+        [[ "$stderr" == "cachectl: cachekeeperd at $F closed the connection"* ]]
+        run --separate-stderr "$CTL" -s "$F" check
+        [ "$status" -eq 3 ]
+        [ "$output" = "CACHEKEEPER UNKNOWN - cachekeeperd at $F closed the connection without a reply" ]
+
+        echo cut > "$BATS_TEST_TMPDIR/mode"
+        run --separate-stderr "$CTL" -s "$F" metrics
+        [ "$status" -eq 3 ]
+        [ -z "$output" ]
+        [ "$stderr" = "cachectl: cachekeeperd at $F closed the connection in the middle of its reply" ]
+        run --separate-stderr "$CTL" -s "$F" check
+        [ "$status" -eq 3 ]
+        [ "$output" = "CACHEKEEPER UNKNOWN - cachekeeperd at $F closed the connection in the middle of its reply" ]
+
+        echo error > "$BATS_TEST_TMPDIR/mode"
+        run --separate-stderr "$CTL" -s "$F" reload
+        [ "$status" -eq 1 ]
+        [ "$stderr" = "cachectl: permission denied" ]
+        run --separate-stderr "$CTL" -s "$F" check
+        [ "$status" -eq 3 ]
+        [ "$output" = "CACHEKEEPER UNKNOWN - cachekeeperd at $F refused the status request: permission denied" ]
+        kill "$fake"
+
+        # the real daemon, sent more than it takes, answers and closes while
+        # cachectl is still writing: its answer is what cachectl says
+        run --separate-stderr ctl trim --dry-run "${big[@]}"
+        [ "$status" -eq 1 ]
+        [ "$stderr" = "cachectl: request too long (max 4096 bytes)" ]
+        run ctl status
+        [ "$status" -eq 0 ]
+}
+
 @test "garbage, an oversized line, idle and non-reading clients, 200 at once: the daemon keeps serving" {
         S=$BATS_TEST_TMPDIR/ck.sock
         run "$HELPERS/sockpoke" "$S" send $'not json\n{"cmd":"status"}\n'

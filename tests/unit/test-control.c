@@ -3,6 +3,7 @@
  * directory, driven through its own sd-event loop with a hard deadline. */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/sockios.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -44,6 +45,12 @@ typedef struct Fixture {
         size_t big_bytes;
         unsigned conns_at_answer;
         Client *chatty;
+        unsigned keepalives;
+        bool everyone_privileged;       /* else uid 0 only */
+        gid_t peer_groups[256];
+        size_t n_peer_groups;
+        char sunk[4][256];              /* lines a local request sent */
+        unsigned n_sunk;
 } Fixture;
 
 /* Runs the loop until expr holds; fails the test after DEADLINE_USEC. */
@@ -77,6 +84,10 @@ static void handler(ControlRequest *req, const char *cmd, json_object *request, 
 
         f->calls++;
         f->peer = *p;
+        f->n_peer_groups = p->n_groups < ELEMENTSOF(f->peer_groups) ? p->n_groups : ELEMENTSOF(f->peer_groups);
+        if (f->n_peer_groups > 0)
+                memcpy(f->peer_groups, p->groups, f->n_peer_groups * sizeof(gid_t));
+        f->peer.groups = NULL;          /* borrowed from req, gone once answered */
         if (strcmp(cmd, "status") == 0) {
                 json_object *o = json_object_new_object();
 
@@ -109,6 +120,14 @@ static void handler(ControlRequest *req, const char *cmd, json_object *request, 
                 control_reply_error(req, "unknown command '%s'", cmd);
 }
 
+/* Everyone privileged by default, so that the tests but the one about
+ * limits do not depend on who runs them. */
+static bool privileged(const ControlPeer *peer, void *userdata) {
+        Fixture *f = userdata;
+
+        return f->everyone_privileged || peer->uid == 0;
+}
+
 static int setup(void **state) {
         Fixture *f = calloc(1, sizeof(*f));
 
@@ -118,6 +137,8 @@ static int setup(void **state) {
         snprintf(f->path, sizeof(f->path), "%s/ck.sock", f->dir);
         assert_int_equal(sd_event_new(&f->e), 0);
         assert_int_equal(control_new(f->e, f->path, -1, handler, f, &f->c), 0);
+        f->everyone_privileged = true;
+        control_set_privileged(f->c, privileged);
         *state = f;
         return 0;
 }
@@ -210,16 +231,19 @@ static json_object *client_ok(Fixture *f, Client *cl) {
         return result;
 }
 
-/* Waits for an error reply and checks its message starts with prefix. */
-static void client_error(Fixture *f, Client *cl, const char *prefix) {
+/* Waits for an error reply of the kind want (0: an error, -EBUSY: turned
+ * away) and checks its message starts with prefix. */
+static void client_error_kind(Fixture *f, Client *cl, int want, const char *prefix) {
         char line[4096], err[256];
         json_object *result = NULL;
 
         assert_true(client_line(f, cl, line, sizeof(line)));
-        assert_int_equal(protocol_parse_reply(line, &result, err, sizeof(err)), 0);
+        assert_int_equal(protocol_parse_reply(line, &result, err, sizeof(err)), want);
         if (strncmp(err, prefix, strlen(prefix)) != 0)
                 fail_msg("error \"%s\", want \"%s...\"", err, prefix);
 }
+#define client_error(f, cl, prefix) client_error_kind((f), (cl), 0, (prefix))
+#define client_busy(f, cl, prefix)  client_error_kind((f), (cl), -EBUSY, (prefix))
 
 static void client_expect_eof(Fixture *f, Client *cl) {
         char line[4096];
@@ -254,7 +278,7 @@ static void test_status_and_peer(void **state) {
         r = client_ok(f, &cl);
         assert_int_equal(get_int(r, "uid"), getuid());
         assert_int_equal(get_int(r, "pid"), getpid());
-        assert_int_equal(f->peer.gid, getgid());
+        assert_int_equal(f->peer.gid, getegid());
         json_object_put(r);
         assert_int_equal(control_connections(f->c), 1);
 
@@ -329,7 +353,7 @@ static void test_connection_limit(void **state) {
                              client_pump(&cl[N - 1], false));
         /* The kernel queues connections in order: the last 20 are the extras. */
         for (unsigned i = CONTROL_CONNECTIONS_MAX; i < N; i++) {
-                client_error(f, &cl[i], "too many connections");
+                client_busy(f, &cl[i], "too many connections");
                 client_expect_eof(f, &cl[i]);
                 refused++;
         }
@@ -346,6 +370,152 @@ static void test_connection_limit(void **state) {
         client_close(&late);
 }
 
+/* Connects as effective uid uid: SO_PEERCRED takes the effective uid at
+ * connect. Root only; f->dir must be searchable. */
+static void client_connect_as(Client *cl, const char *path, uid_t uid) {
+        assert_int_equal(seteuid(uid), 0);
+        client_connect(cl, path);
+        assert_int_equal(seteuid(0), 0);
+}
+
+/* Asks for status; the answer says which uid the daemon saw. */
+static void client_status_uid(Fixture *f, Client *cl, uid_t uid) {
+        json_object *r;
+
+        client_sends(cl, "{\"cmd\":\"status\"}\n");
+        r = client_ok(f, cl);
+        assert_int_equal(get_int(r, "uid"), uid);
+        json_object_put(r);
+}
+
+/* One user cannot take more than its share; users together cannot take the
+ * slots reserved for the privileged; a newcomer displaces the biggest holder. */
+static void test_limits_per_user_and_reserved(void **state) {
+        Fixture *f = *state;
+        enum { OPEN = CONTROL_CONNECTIONS_MAX - CONTROL_RESERVED, USERS = OPEN / CONTROL_PER_UID_MAX };
+        static Client cl[CONTROL_CONNECTIONS_MAX];
+        Client extra;
+        unsigned n = 0, displaced = 0;
+        char line[256];
+
+        if (geteuid() != 0)
+                skip();         /* other uids connecting need root */
+        assert_int_equal(OPEN % CONTROL_PER_UID_MAX, 0);
+        f->everyone_privileged = false;
+        assert_int_equal(chmod(f->dir, 0755), 0);
+
+        /* One user: CONTROL_PER_UID_MAX, then refused with its uid named. */
+        for (unsigned i = 0; i < CONTROL_PER_UID_MAX; i++)
+                client_connect_as(&cl[n++], f->path, 60000);
+        RUN_UNTIL(f, control_connections(f->c) == CONTROL_PER_UID_MAX);
+        client_connect_as(&extra, f->path, 60000);
+        snprintf(line, sizeof(line), "too many connections from uid 60000 (at most %u)", CONTROL_PER_UID_MAX);
+        client_busy(f, &extra, line);
+        client_expect_eof(f, &extra);
+        client_close(&extra);
+
+        /* More users fill every slot that is not reserved. */
+        for (unsigned u = 1; u < USERS; u++)
+                for (unsigned i = 0; i < CONTROL_PER_UID_MAX; i++)
+                        client_connect_as(&cl[n++], f->path, 60000 + u);
+        RUN_UNTIL(f, control_connections(f->c) == OPEN);
+
+        /* A newcomer gets in all the same: one connection of a user who
+         * holds the most is closed, with a word why. */
+        client_connect_as(&extra, f->path, 61000);
+        client_status_uid(f, &extra, 61000);
+        for (unsigned i = 0; i < n; i++)
+                if (client_pump(&cl[i], false)) {
+                        client_busy(f, &cl[i], "too many connections: closed to let another user in");
+                        client_expect_eof(f, &cl[i]);
+                        displaced++;
+                }
+        assert_int_equal(displaced, 1);
+        assert_int_equal(control_connections(f->c), OPEN);
+
+        /* Root has the reserved slots; then the total is reached, for all. */
+        for (unsigned i = 0; i < CONTROL_RESERVED; i++)
+                client_connect_as(&cl[n++], f->path, 0);
+        RUN_UNTIL(f, control_connections(f->c) == CONTROL_CONNECTIONS_MAX);
+        client_status_uid(f, &cl[n - 1], 0);
+        client_status_uid(f, &cl[1], 60000);
+        for (uid_t uid = 0; uid <= 61001; uid += 61001) {
+                Client late;
+
+                client_connect_as(&late, f->path, uid);
+                client_busy(f, &late, "too many connections");
+                client_expect_eof(f, &late);
+                client_close(&late);
+        }
+        assert_int_equal(control_connections(f->c), CONTROL_CONNECTIONS_MAX);
+        for (unsigned i = 0; i < n; i++)
+                client_close(&cl[i]);
+        client_close(&extra);
+        RUN_UNTIL(f, control_connections(f->c) == 0);
+}
+
+/* The supplementary groups come from the socket, however many. */
+static void test_peer_groups(void **state) {
+        Fixture *f = *state;
+        gid_t saved[256], want[256];
+        int n_saved = getgroups((int) ELEMENTSOF(saved), saved), n_want;
+        Client cl;
+
+        assert_true(n_saved >= 0);
+        if (geteuid() == 0) {
+                n_want = 100;   /* more than the daemon reads at once */
+                for (int i = 0; i < n_want; i++)
+                        want[i] = 70000 + (gid_t) i;
+                assert_int_equal(setgroups((size_t) n_want, want), 0);
+        } else {
+                n_want = n_saved;
+                memcpy(want, saved, sizeof(saved));
+        }
+        client_connect(&cl, f->path);
+        if (geteuid() == 0)
+                assert_int_equal(setgroups((size_t) n_saved, saved), 0);
+        client_status(f, &cl);
+        assert_int_equal(f->n_peer_groups, n_want);
+        for (int i = 0; i < n_want; i++)
+                assert_int_equal(f->peer_groups[i], want[i]);
+        client_close(&cl);
+}
+
+static void sink(const char *line, void *userdata) {
+        Fixture *f = userdata;
+
+        assert_true(f->n_sunk < ELEMENTSOF(f->sunk));
+        snprintf(f->sunk[f->n_sunk++], sizeof(f->sunk[0]), "%s", line);
+}
+
+/* A request from no connection: the peer is copied, the lines go to the sink. */
+static void test_local_request(void **state) {
+        Fixture *f = *state;
+        gid_t groups[2] = { 5, 7 };
+        ControlPeer peer = { .pid = 1, .uid = 4242, .gid = 4243, .groups = groups, .n_groups = 2 };
+        ControlRequest *req = control_request_new_local(&peer, sink, f);
+        const ControlPeer *p;
+        json_object *o;
+
+        assert_non_null(req);
+        groups[0] = 99;
+        p = control_request_peer(req);
+        assert_int_equal(p->uid, 4242);
+        assert_int_equal(p->gid, 4243);
+        assert_int_equal(p->n_groups, 2);
+        assert_int_equal(p->groups[0], 5);
+        assert_int_equal(p->groups[1], 7);
+        o = json_object_new_object();
+        json_object_object_add(o, "n", json_object_new_int(1));
+        control_send_progress(req, o);
+        json_object_put(o);
+        /* What a client sent comes back as valid UTF-8. */
+        control_reply_error(req, "no cache named '%s'", "a\xff\xc3\xa9");
+        assert_int_equal(f->n_sunk, 2);
+        assert_string_equal(f->sunk[0], "{\"progress\":{\"n\":1}}\n");
+        assert_string_equal(f->sunk[1], "{\"ok\":false,\"error\":\"no cache named 'a\xef\xbf\xbd\xc3\xa9'\"}\n");
+}
+
 static int answer_later(sd_event_source *s, uint64_t usec, void *userdata) {
         Fixture *f = userdata;
         json_object *o = json_object_new_string("late");
@@ -357,12 +527,22 @@ static int answer_later(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-/* Sends an empty line (traffic, but no request) every 100 ms. */
+/* The idle timeout in test_idle_timeout, and how often chatty asks for
+ * status: far apart, so that a stall of the whole process (a loaded
+ * machine) of up to IDLE - KEEPALIVE cannot close chatty. */
+#define IDLE_USEC      (1 * USEC_PER_SEC)
+#define KEEPALIVE_USEC (25 * USEC_PER_MSEC)
+
+/* Sends a request every KEEPALIVE_USEC (its answer restarts the idle
+ * timer) and throws the answers away. */
 static int keepalive(sd_event_source *s, uint64_t usec, void *userdata) {
         Fixture *f = userdata;
 
-        client_sends(f->chatty, "\n");
-        return sd_event_source_set_time_relative(s, 100 * USEC_PER_MSEC);
+        (void) client_pump(f->chatty, true);
+        f->chatty->len = 0;
+        client_sends(f->chatty, "{\"cmd\":\"status\"}\n");
+        f->keepalives++;
+        return sd_event_source_set_time_relative(s, KEEPALIVE_USEC);
 }
 
 static void test_idle_timeout(void **state) {
@@ -372,42 +552,104 @@ static void test_idle_timeout(void **state) {
         json_object *r;
         usec_t start, answered;
 
-        control_set_idle_timeout(f->c, 200 * USEC_PER_MSEC);
+        control_set_idle_timeout(f->c, IDLE_USEC);
         client_connect(&idle, f->path);
         client_connect(&busy, f->path);
         client_connect(&chatty, f->path);
         f->chatty = &chatty;
-        assert_int_equal(sd_event_add_time_relative(f->e, &ka, CLOCK_MONOTONIC, 100 * USEC_PER_MSEC,
+        assert_int_equal(sd_event_add_time_relative(f->e, &ka, CLOCK_MONOTONIC, KEEPALIVE_USEC,
                                                     1, keepalive, f), 0);
         assert_int_equal(sd_event_source_set_enabled(ka, SD_EVENT_ON), 0);
         client_sends(&busy, "{\"cmd\":\"defer\"}\n");
         start = now_usec(CLOCK_MONOTONIC);
         RUN_UNTIL(f, f->n_deferred == 1);
-        assert_int_equal(sd_event_add_time_relative(f->e, NULL, CLOCK_MONOTONIC, 800 * USEC_PER_MSEC,
+        assert_int_equal(sd_event_add_time_relative(f->e, NULL, CLOCK_MONOTONIC, 4 * IDLE_USEC,
                                                     1, answer_later, f), 0);
 
         client_expect_eof(f, &idle);
-        assert_true(now_usec(CLOCK_MONOTONIC) - start >= 200 * USEC_PER_MSEC);
+        assert_true(now_usec(CLOCK_MONOTONIC) - start >= IDLE_USEC);
         RUN_UNTIL(f, f->deferred[0] == NULL);
         answered = now_usec(CLOCK_MONOTONIC);
         /* The pending request outlived four idle timeouts, and its client got
-         * the answer; the client sending traffic is still there too. */
+         * the answer; the client asking all along is still there too. */
         assert_int_equal(f->conns_at_answer, 2);
         r = client_ok(f, &busy);
         assert_string_equal(json_object_get_string(r), "late");
         json_object_put(r);
-        assert_false(client_pump(&chatty, false));
+        assert_false(chatty.eof);
         /* Once answered, the idle timer runs again; once quiet, chatty goes too. */
         client_expect_eof(f, &busy);
-        assert_true(now_usec(CLOCK_MONOTONIC) - answered >= 200 * USEC_PER_MSEC);
+        assert_true(now_usec(CLOCK_MONOTONIC) - answered >= IDLE_USEC);
         assert_int_equal(control_connections(f->c), 1);
         ka = sd_event_source_disable_unref(ka);
-        client_expect_eof(f, &chatty);
+        RUN_UNTIL(f, client_pump(&chatty, true) && chatty.eof);
         assert_int_equal(control_connections(f->c), 0);
-        assert_int_equal(f->calls, 1);
+        assert_int_equal(f->calls, 1 + f->keepalives);
         client_close(&idle);
         client_close(&busy);
         client_close(&chatty);
+}
+
+/* Sends text on f->chatty every 20 ms. */
+static const char *drip_text;
+static int drip(sd_event_source *s, uint64_t usec, void *userdata) {
+        Fixture *f = userdata;
+
+        if (f->chatty->fd >= 0 && !f->chatty->eof)
+                (void) send(f->chatty->fd, drip_text, strlen(drip_text), MSG_NOSIGNAL | MSG_DONTWAIT);
+        return sd_event_source_set_time_relative(s, 20 * USEC_PER_MSEC);
+}
+
+/* A drip of bytes restarts no clock: a line must be whole within the line
+ * timeout of its first byte, and empty lines are not requests. */
+static void test_drip_keeps_nothing_open(void **state) {
+        Fixture *f = *state;
+        sd_event_source *s = NULL;
+        usec_t start;
+        Client cl;
+
+        /* Bytes of a line that never ends, with a long idle timeout: closed
+         * at the line timeout, with a word why. */
+        control_set_idle_timeout(f->c, 60 * USEC_PER_SEC);
+        control_set_line_timeout(f->c, 300 * USEC_PER_MSEC);
+        client_connect(&cl, f->path);
+        f->chatty = &cl;
+        drip_text = "{";
+        assert_int_equal(sd_event_add_time_relative(f->e, &s, CLOCK_MONOTONIC, 0, 1, drip, f), 0);
+        assert_int_equal(sd_event_source_set_enabled(s, SD_EVENT_ON), 0);
+        start = now_usec(CLOCK_MONOTONIC);
+        client_error(f, &cl, "request not complete within 300 ms of its first byte");
+        client_expect_eof(f, &cl);
+        assert_true(now_usec(CLOCK_MONOTONIC) - start >= 300 * USEC_PER_MSEC);
+        client_close(&cl);
+
+        /* Empty lines, with a long line timeout: closed at the idle timeout. */
+        control_set_idle_timeout(f->c, 300 * USEC_PER_MSEC);
+        control_set_line_timeout(f->c, 60 * USEC_PER_SEC);
+        client_connect(&cl, f->path);
+        drip_text = "\n";
+        start = now_usec(CLOCK_MONOTONIC);
+        client_expect_eof(f, &cl);
+        assert_true(now_usec(CLOCK_MONOTONIC) - start >= 300 * USEC_PER_MSEC);
+        client_close(&cl);
+        s = sd_event_source_disable_unref(s);
+        RUN_UNTIL(f, control_connections(f->c) == 0);
+        assert_int_equal(f->calls, 0);
+
+        /* A line sent in pieces, whole in time, is answered; after the
+         * answer, the next line gets its own time. */
+        control_set_line_timeout(f->c, 2 * USEC_PER_SEC);
+        control_set_idle_timeout(f->c, 2 * USEC_PER_SEC);
+        client_connect(&cl, f->path);
+        client_sends(&cl, "{\"cmd\":");
+        (void) run_for(f, 100 * USEC_PER_MSEC);
+        client_sends(&cl, "\"status\"}\n{\"cmd\"");
+        json_object_put(client_ok(f, &cl));
+        (void) run_for(f, 100 * USEC_PER_MSEC);
+        client_sends(&cl, ":\"status\"}\n");
+        json_object_put(client_ok(f, &cl));
+        assert_int_equal(f->calls, 2);
+        client_close(&cl);
 }
 
 static void test_non_reader_dropped(void **state) {
@@ -614,7 +856,11 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_garbage_then_good, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_request_too_long, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_connection_limit, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_limits_per_user_and_reserved, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_peer_groups, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_local_request, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_idle_timeout, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_drip_keeps_nothing_open, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_non_reader_dropped, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_disconnect_while_pending, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_progress_then_reply, setup, teardown),
