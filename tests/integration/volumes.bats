@@ -20,6 +20,7 @@ EOS
 }
 
 teardown() {
+        [ -z "${DAEMON_PID:-}" ] || kill -CONT "$DAEMON_PID" 2>/dev/null || true   # never left frozen
         stop_daemon
         stop_journald
         unmount_all
@@ -58,7 +59,18 @@ EOC
 }
 
 # fill_to PERCENT: make the volume's available space that percent of its size.
+# The daemon is frozen meanwhile: it sees the new fill, never a step on the
+# way (the space between removing the old fill and writing the new, or a
+# level crossed halfway through a long write).
 fill_to() {
+        local rc=0
+        kill -STOP "$DAEMON_PID"
+        fill_now "$1" || rc=$?
+        kill -CONT "$DAEMON_PID"
+        return "$rc"
+}
+
+fill_now() {
         local total avail want
         total=$(df -B1 --output=size "$VOL" | tail -1)
         avail=$(df -B1 --output=avail "$VOL" | tail -1)
