@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Journal records and alert_command runs. The command is spawned directly
  * (posix_spawn, no shell) with a clean signal mask and only its own
- * environment; sd-event watches it and a timer kills it when it overstays. */
+ * environment; sd-event watches it and a timer kills it when it overstays.
+ * Bursts are folded per subject and kind (alert-gate.c decides): the latest
+ * folded alert goes out, with the count, when its window ends. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -15,16 +17,34 @@
 #define SD_JOURNAL_SUPPRESS_LOCATION 1
 #include <systemd/sd-journal.h>
 
+#include "alert-gate.h"
 #include "alert.h"
 #include "log.h"
+#include "units.h"
 
 #define QUEUE_MAX 32     /* runs waiting per subject; beyond, the oldest is dropped */
-#define ENV_MAX 8
+#define ENV_MAX 10
+#define MESSAGE_MAX 640  /* a caller's message and what the coalescing adds to it */
 
 typedef struct Job {
         char *env[ENV_MAX + 1];
         char *what;      /* "volume-level on /mnt/x", for messages */
 } Job;
+
+/* The latest alert folded in a window, owned (an Alert borrows its strings). */
+typedef struct Held {
+        AlertKind kind;
+        int priority;
+        char *level, *mount, *cache, *message;
+        uint64_t avail_bytes, total_bytes;
+} Held;
+
+/* One subject's rate limit for one kind (see window_kind). */
+typedef struct Window {
+        AlertGate gate;
+        Held held;       /* valid while gate.folded > 0 */
+        sd_event_source *timer;
+} Window;
 
 typedef struct Subject {
         char *name;      /* mount point or cache name */
@@ -33,15 +53,17 @@ typedef struct Subject {
         sd_event_source *child, *timeout;
         Job queue[QUEUE_MAX];
         size_t n_queue;
+        Window windows[_ALERT_KIND_MAX];
 } Subject;
 
 struct Alerter {
         sd_event *event;
         char **argv;     /* borrowed from the Config */
         usec_t timeout_usec;
+        usec_t min_interval_usec;
         Subject *subjects;
         size_t n_subjects;
-        uint64_t runs, failures;
+        uint64_t runs, failures, folded;
 };
 
 static const struct {
@@ -203,34 +225,28 @@ static Subject *subject(Alerter *a, const char *name) {
         return n;
 }
 
-static void journal(const Alert *al) {
-        char avail[48], total[48];
+static void journal(const Alert *al, const char *message, uint64_t folded) {
+        char avail[48], total[48], n[48];
 
         snprintf(avail, sizeof(avail), "CACHEKEEPER_AVAIL_BYTES=%llu", (unsigned long long) al->avail_bytes);
         snprintf(total, sizeof(total), "CACHEKEEPER_TOTAL_BYTES=%llu", (unsigned long long) al->total_bytes);
-        sd_journal_send("MESSAGE=%s", al->message, "MESSAGE_ID=%s", alert_message_id(al->kind),
+        snprintf(n, sizeof(n), "CACHEKEEPER_FOLDED=%llu", (unsigned long long) folded);
+        sd_journal_send("MESSAGE=%s", message, "MESSAGE_ID=%s", alert_message_id(al->kind),
                         "PRIORITY=%i", al->priority, "SYSLOG_IDENTIFIER=%s", program_invocation_short_name,
                         "CACHEKEEPER_EVENT=%s", alert_kind_name(al->kind),
                         "CACHEKEEPER_LEVEL=%s", al->level ? al->level : "",
                         "CACHEKEEPER_MOUNT=%s", al->mount ? al->mount : "",
                         "CACHEKEEPER_CACHE=%s", al->cache ? al->cache : "",
-                        "%s", avail, "%s", total, NULL);
+                        "%s", avail, "%s", total, "%s", n, NULL);
 }
 
-void alert_emit(Alerter *a, const Alert *al) {
-        const char *who = al->mount ? al->mount : al->cache ? al->cache : "";
-        Subject *s;
+/* Queues a run of the command for al, standing for folded alerts (0: al alone). */
+static void queue_run(Alerter *a, Subject *s, const Alert *al, const char *message, uint64_t folded) {
+        const char *who = s->name;
         Job j = { 0 };
         int n = 0;
 
-        journal(al);
-        /* On a terminal (not under systemd) the journal may be far: say it here too. */
-        if (log_get_target() == LOG_TARGET_STDERR)
-                log_full(al->priority, "Alert %s: %s", alert_kind_name(al->kind), al->message);
-        if (!a->argv)
-                return;
-        s = subject(a, who);
-        if (!s || asprintf(&j.what, "%s on %s", alert_kind_name(al->kind), who) < 0) {
+        if (asprintf(&j.what, "%s on %s", alert_kind_name(al->kind), who) < 0) {
                 log_error("Out of memory queueing an alert.");
                 return;
         }
@@ -239,7 +255,8 @@ void alert_emit(Alerter *a, const Alert *al) {
             asprintf(&j.env[n++], al->mount ? "CACHEKEEPER_MOUNT=%s" : "CACHEKEEPER_CACHE=%s", who) < 0 ||
             asprintf(&j.env[n++], "CACHEKEEPER_AVAIL_BYTES=%llu", (unsigned long long) al->avail_bytes) < 0 ||
             asprintf(&j.env[n++], "CACHEKEEPER_TOTAL_BYTES=%llu", (unsigned long long) al->total_bytes) < 0 ||
-            asprintf(&j.env[n++], "CACHEKEEPER_MESSAGE=%s", al->message) < 0 ||
+            asprintf(&j.env[n++], "CACHEKEEPER_MESSAGE=%s", message) < 0 ||
+            asprintf(&j.env[n++], "CACHEKEEPER_FOLDED=%llu", (unsigned long long) folded) < 0 ||
             asprintf(&j.env[n++], "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin") < 0) {
                 j.env[n - 1] = NULL;
                 job_done(&j);
@@ -255,7 +272,164 @@ void alert_emit(Alerter *a, const Alert *al) {
         start_next(a, s);
 }
 
-int alerter_new(sd_event *e, char **argv, usec_t timeout_usec, Alerter **ret) {
+/* The journal record and the command run for al; folded > 0 for the one
+ * run that stands for that many alerts of a window, al the latest. s is
+ * NULL when out of memory: the journal still gets the record. */
+static void deliver(Alerter *a, Subject *s, const Alert *al, uint64_t folded) {
+        char message[MESSAGE_MAX], every[32];
+
+        if (folded > 0)
+                snprintf(message, sizeof(message), "%s [%llu alert%s since the last run, folded into this one: "
+                         "alert_min_interval is %s]", al->message, (unsigned long long) folded,
+                         folded == 1 ? "" : "s", format_duration(a->min_interval_usec, every, sizeof(every)));
+        else
+                snprintf(message, sizeof(message), "%s", al->message);
+        journal(al, message, folded);
+        /* On a terminal (not under systemd) the journal may be far: say it here too. */
+        if (log_get_target() == LOG_TARGET_STDERR)
+                log_full(al->priority, "Alert %s: %s", alert_kind_name(al->kind), message);
+        if (a->argv && s)
+                queue_run(a, s, al, message, folded);
+}
+
+static void held_done(Held *h) {
+        free(h->level);
+        free(h->mount);
+        free(h->cache);
+        free(h->message);
+        *h = (Held) { 0 };
+}
+
+static int held_set(Held *h, const Alert *al) {
+        Held n = {
+                .kind = al->kind, .priority = al->priority,
+                .avail_bytes = al->avail_bytes, .total_bytes = al->total_bytes,
+        };
+
+        if ((al->level && !(n.level = strdup(al->level))) || (al->mount && !(n.mount = strdup(al->mount))) ||
+            (al->cache && !(n.cache = strdup(al->cache))) || !(n.message = strdup(al->message))) {
+                held_done(&n);
+                return -ENOMEM;
+        }
+        held_done(h);
+        *h = n;
+        return 0;
+}
+
+static Alert held_alert(const Held *h) {
+        return (Alert) {
+                .kind = h->kind, .priority = h->priority, .level = h->level, .mount = h->mount, .cache = h->cache,
+                .avail_bytes = h->avail_bytes, .total_bytes = h->total_bytes, .message = h->message,
+        };
+}
+
+/* The window an alert kind counts in. cache-unavailable and cache-available
+ * are one state seen from both sides: they share a window, so that a folded
+ * "unavailable" can never be delivered after the "available" that ended it. */
+static AlertKind window_kind(AlertKind k) {
+        return k == ALERT_CACHE_AVAILABLE ? ALERT_CACHE_UNAVAILABLE : k;
+}
+
+/* Sends what w folded, as one run (none if s is NULL): the latest alert
+ * with the count. */
+static void window_flush(Alerter *a, Subject *s, Window *w, uint64_t folded) {
+        Alert al = held_alert(&w->held);
+
+        deliver(a, s, &al, folded);
+        held_done(&w->held);
+}
+
+/* For when the window cannot wait for its end: its count, now. */
+static uint64_t window_take(Window *w) {
+        uint64_t n = w->gate.folded;
+
+        w->gate.folded = 0;
+        return n;
+}
+
+static int on_window_end(sd_event_source *src, uint64_t usec, void *userdata);
+
+/* Sets w's timer to the end of its window. Returns 0 or -errno. */
+static int window_arm(Alerter *a, Window *w) {
+        usec_t due = alert_gate_due(&w->gate, a->min_interval_usec);
+        int r;
+
+        if (!w->timer)
+                return sd_event_add_time(a->event, &w->timer, CLOCK_MONOTONIC, due, 0, on_window_end, a);
+        r = sd_event_source_set_time(w->timer, due);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(w->timer, SD_EVENT_ONESHOT);
+        return r;
+}
+
+static int on_window_end(sd_event_source *src, uint64_t usec, void *userdata) {
+        Alerter *a = userdata;
+        usec_t now;
+
+        (void) sd_event_now(a->event, CLOCK_MONOTONIC, &now);
+        for (size_t i = 0; i < a->n_subjects; i++)
+                for (size_t k = 0; k < _ALERT_KIND_MAX; k++) {
+                        Subject *s = &a->subjects[i];
+                        Window *w = &s->windows[k];
+                        uint64_t n;
+
+                        if (w->timer != src)
+                                continue;
+                        n = alert_gate_flush(&w->gate, now, a->min_interval_usec);
+                        if (n > 0)
+                                window_flush(a, s, w, n);
+                        else if (w->gate.folded > 0 && window_arm(a, w) < 0)
+                                window_flush(a, s, w, window_take(w));
+                        return 0;
+                }
+        return 0;
+}
+
+/* Keeps al as w's latest folded alert until the window ends. If that cannot
+ * be arranged, it goes out now with the count: never lost. */
+static void window_fold(Alerter *a, Subject *s, Window *w, const Alert *al) {
+        int r = held_set(&w->held, al);
+
+        if (r >= 0 && w->gate.folded == 1)
+                r = window_arm(a, w);
+        if (r < 0) {
+                log_warning_errno(r, "Cannot fold %s alerts on %s, sending this one now: %m",
+                                  alert_kind_name(al->kind), s->name);
+                held_done(&w->held);
+                deliver(a, s, al, window_take(w));
+        }
+}
+
+/* At the end: what w still holds gets its journal record, not a run. */
+static void window_done(Alerter *a, Window *w) {
+        if (w->gate.folded > 0)
+                window_flush(a, NULL, w, window_take(w));
+        held_done(&w->held);
+        w->timer = sd_event_source_disable_unref(w->timer);
+}
+
+void alert_emit(Alerter *a, const Alert *al) {
+        const char *who = al->mount ? al->mount : al->cache ? al->cache : "";
+        Subject *s = subject(a, who);
+        Window *w;
+        usec_t now;
+
+        if (!s) {
+                log_error("Out of memory queueing an alert.");
+                deliver(a, NULL, al, 0);
+                return;
+        }
+        (void) sd_event_now(a->event, CLOCK_MONOTONIC, &now);
+        w = &s->windows[window_kind(al->kind)];
+        if (alert_gate_offer(&w->gate, now, a->min_interval_usec))
+                deliver(a, s, al, 0);
+        else {
+                a->folded++;
+                window_fold(a, s, w, al);
+        }
+}
+
+int alerter_new(sd_event *e, char **argv, usec_t timeout_usec, usec_t min_interval_usec, Alerter **ret) {
         Alerter *a = calloc(1, sizeof(*a));
 
         if (!a)
@@ -263,13 +437,31 @@ int alerter_new(sd_event *e, char **argv, usec_t timeout_usec, Alerter **ret) {
         a->event = sd_event_ref(e);
         a->argv = argv;
         a->timeout_usec = timeout_usec;
+        a->min_interval_usec = min_interval_usec;
         *ret = a;
         return 0;
 }
 
-void alerter_set_command(Alerter *a, char **argv, usec_t timeout_usec) {
+void alerter_set_command(Alerter *a, char **argv, usec_t timeout_usec, usec_t min_interval_usec) {
         a->argv = argv;
         a->timeout_usec = timeout_usec;
+        a->min_interval_usec = min_interval_usec;
+        /* Windows in progress end by the new interval. */
+        for (size_t i = 0; i < a->n_subjects; i++)
+                for (size_t k = 0; k < _ALERT_KIND_MAX; k++) {
+                        Subject *s = &a->subjects[i];
+                        Window *w = &s->windows[k];
+                        int r;
+
+                        if (w->gate.folded == 0)
+                                continue;
+                        r = window_arm(a, w);
+                        if (r < 0) {
+                                log_warning_errno(r, "Cannot re-arm the %s alert window on %s, sending now: %m",
+                                                  alert_kind_name(w->held.kind), s->name);
+                                window_flush(a, s, w, window_take(w));
+                        }
+                }
 }
 
 Alerter *alerter_free(Alerter *a) {
@@ -284,6 +476,8 @@ Alerter *alerter_free(Alerter *a) {
                 job_done(&s->running);
                 for (size_t k = 0; k < s->n_queue; k++)
                         job_done(&s->queue[k]);
+                for (size_t k = 0; k < _ALERT_KIND_MAX; k++)
+                        window_done(a, &s->windows[k]);
                 free(s->name);
         }
         free(a->subjects);
@@ -298,4 +492,8 @@ uint64_t alerter_runs(const Alerter *a) {
 
 uint64_t alerter_failures(const Alerter *a) {
         return a->failures;
+}
+
+uint64_t alerter_folded(const Alerter *a) {
+        return a->folded;
 }

@@ -3,7 +3,10 @@
  * kind, CACHEKEEPER_* fields) and one run of the configured alert_command,
  * without a shell, killed after alert_timeout, at most one at a time per
  * subject (a volume or a cache; later ones wait their turn). A failing
- * command is logged, never fatal. */
+ * command is logged, never fatal. At most one record and run per subject and
+ * kind per alert_min_interval: the first of a burst goes out at once, the
+ * rest are folded into one record and run at the end of the window, which
+ * carries the latest alert and CACHEKEEPER_FOLDED, how many it stands for. */
 #pragma once
 
 #include <stdint.h>
@@ -41,16 +44,22 @@ const char *alert_kind_name(AlertKind k);
 const char *alert_message_id(AlertKind k);
 
 /* argv (borrowed, NULL-terminated, may be NULL: journal only) is run for
- * each alert; timeout_usec bounds each run. Returns 0 or -errno. */
-int alerter_new(sd_event *e, char **argv, usec_t timeout_usec, Alerter **ret);
-/* Adopts a new command and timeout (after a reload); runs in flight go on. */
-void alerter_set_command(Alerter *a, char **argv, usec_t timeout_usec);
-/* Kills what still runs. Accepts NULL; returns NULL. */
+ * each alert; timeout_usec bounds each run; min_interval_usec (0: no
+ * folding) spaces the alerts of one subject and kind. Returns 0 or -errno. */
+int alerter_new(sd_event *e, char **argv, usec_t timeout_usec, usec_t min_interval_usec, Alerter **ret);
+/* Adopts a new command, timeout and interval (after a reload); runs in
+ * flight go on, alerts being folded go out at the end of the new interval. */
+void alerter_set_command(Alerter *a, char **argv, usec_t timeout_usec, usec_t min_interval_usec);
+/* Kills what still runs; alerts still folded get their journal record (no
+ * run). Accepts NULL; returns NULL. */
 Alerter *alerter_free(Alerter *a);
 
-/* Logs a and queues its command run. Copies what it keeps. */
+/* Logs a and queues its command run, or folds it (see above): reads the
+ * loop's CLOCK_MONOTONIC now. Copies what it keeps. */
 void alert_emit(Alerter *a, const Alert *alert);
 
-/* Commands run and failed so far, for status and tests. */
+/* Commands run and failed so far, and alerts folded (held back for a
+ * coalesced run), for status and tests. */
 uint64_t alerter_runs(const Alerter *a);
 uint64_t alerter_failures(const Alerter *a);
+uint64_t alerter_folded(const Alerter *a);

@@ -18,6 +18,11 @@
 #define DEFAULT_CHECK_INTERVAL_USEC (10 * USEC_PER_SEC)
 #define DEFAULT_FULL_WITHIN_USEC    (24 * 3600 * USEC_PER_SEC)
 #define DEFAULT_ALERT_TIMEOUT_USEC  (30 * USEC_PER_SEC)
+/* A person paged once a minute per volume or cache and kind reads every
+ * page; a user looping chmod made hundreds a second without it. A day at
+ * most: a recovery waits for the end of the window. */
+#define DEFAULT_ALERT_MIN_INTERVAL_USEC (60 * USEC_PER_SEC)
+#define MAX_ALERT_MIN_INTERVAL_USEC     (24 * 3600 * USEC_PER_SEC)
 /* A full audit of a 1M-file cache costs a few seconds of I/O: hourly is
  * cheap insurance against anything inotify could not tell us. */
 #define DEFAULT_AUDIT_INTERVAL_USEC (3600 * USEC_PER_SEC)
@@ -31,8 +36,8 @@ typedef struct Ctx {
 } Ctx;
 
 static const char *const top_keys[] = {
-        "socket", "admin_group", "alert_command", "alert_timeout", "audit_interval",
-        "volumes", "caches", NULL,
+        "socket", "admin_group", "alert_command", "alert_timeout", "alert_min_interval",
+        "audit_interval", "volumes", "caches", NULL,
 };
 static const char *const volumes_keys[] = {
         "check_interval", "warn_free", "crit_free", "warn_free_inodes", "crit_free_inodes",
@@ -569,11 +574,21 @@ static int parse_caches(Ctx *ctx, const config_setting_t *root, Config *c) {
         return 0;
 }
 
+static int get_alert_min_interval(Ctx *ctx, const config_setting_t *root, usec_t *ret) {
+        int r = get_duration(ctx, root, "alert_min_interval", true, ret);
+
+        if (r > 0 && *ret > MAX_ALERT_MIN_INTERVAL_USEC)
+                return fail(ctx, config_setting_get_member(root, "alert_min_interval"),
+                            "'alert_min_interval' must be at most 1d (a recovery waits for the end of the interval)");
+        return r;
+}
+
 static int parse_root(Ctx *ctx, const config_setting_t *root, Config *c) {
         const char *v;
         int r;
 
         c->alert_timeout_usec = DEFAULT_ALERT_TIMEOUT_USEC;
+        c->alert_min_interval_usec = DEFAULT_ALERT_MIN_INTERVAL_USEC;
         c->audit_interval_usec = DEFAULT_AUDIT_INTERVAL_USEC;
 
         if ((r = check_keys(ctx, root, top_keys)) < 0)
@@ -590,6 +605,7 @@ static int parse_root(Ctx *ctx, const config_setting_t *root, Config *c) {
                 return -ENOMEM;
         if ((r = get_alert_command(ctx, root, &c->alert_argv)) < 0 ||
             (r = get_duration(ctx, root, "alert_timeout", false, &c->alert_timeout_usec)) < 0 ||
+            (r = get_alert_min_interval(ctx, root, &c->alert_min_interval_usec)) < 0 ||
             (r = get_duration(ctx, root, "audit_interval", true, &c->audit_interval_usec)) < 0 ||
             (r = parse_volumes(ctx, root, c)) < 0 ||
             (r = parse_caches(ctx, root, c)) < 0)
@@ -767,6 +783,7 @@ void config_dump(const Config *c, FILE *f) {
                 fputs(" ];\n", f);
         }
         dump_duration(f, "", "alert_timeout", c->alert_timeout_usec);
+        dump_duration(f, "", "alert_min_interval", c->alert_min_interval_usec);
         dump_duration(f, "", "audit_interval", c->audit_interval_usec);
         fputs("volumes = {\n", f);
         dump_duration(f, "  ", "check_interval", c->check_interval_usec);

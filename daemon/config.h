@@ -59,6 +59,7 @@ typedef struct Config {
         char *admin_group;
         char **alert_argv;           /* NULL-terminated, or NULL when unset */
         usec_t alert_timeout_usec;
+        usec_t alert_min_interval_usec; /* per subject and kind; 0: every alert runs */
         usec_t audit_interval_usec;  /* 0: no periodic audit rescan */
         usec_t check_interval_usec;  /* volumes.check_interval */
         VolumeConfig volume_defaults;

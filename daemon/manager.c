@@ -276,7 +276,8 @@ int manager_new(const char *config_path, const char *socket_override, Config *co
         r = watch_new(m->event, on_watch_event, m, &m->watch);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up inotify: %m");
-        r = alerter_new(m->event, m->config->alert_argv, m->config->alert_timeout_usec, &m->alerter);
+        r = alerter_new(m->event, m->config->alert_argv, m->config->alert_timeout_usec,
+                        m->config->alert_min_interval_usec, &m->alerter);
         if (r >= 0)
                 r = space_new(m->event, m->alerter, &m->space);
         if (r < 0)
@@ -440,7 +441,7 @@ int manager_reload(Manager *m, char *err, size_t errlen) {
                         cache_free(old_caches[i]);
                 }
         free(old_caches);
-        alerter_set_command(m->alerter, c->alert_argv, c->alert_timeout_usec);
+        alerter_set_command(m->alerter, c->alert_argv, c->alert_timeout_usec, c->alert_min_interval_usec);
         space_sync(m->space, c, m->caches, m->n_caches);
         resolve_admin_group(m, strcmp(c->admin_group, old->admin_group) != 0);
         config_free(old);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # Volumes: levels that a person can trust (one alert per transition, in the
 # journal and through alert_command, no flapping), the fill trend, inode
-# exhaustion, pressure eviction across caches, and cachectl check.
+# exhaustion, pressure eviction across caches, cachectl check, and alerts a
+# user floods folded by alert_min_interval.
 load helper
 
 setup() {
@@ -12,12 +13,14 @@ setup() {
         cat > "$BATS_TEST_TMPDIR/alert.sh" <<'EOS'
 #!/bin/sh
 echo "$CACHEKEEPER_EVENT $CACHEKEEPER_LEVEL ${CACHEKEEPER_MOUNT:-$CACHEKEEPER_CACHE} $CACHEKEEPER_AVAIL_BYTES | $CACHEKEEPER_MESSAGE" >> "$1"
+if [ -n "$CACHEKEEPER_FOLDED" ]; then echo "$CACHEKEEPER_EVENT ${CACHEKEEPER_MOUNT:-$CACHEKEEPER_CACHE} $CACHEKEEPER_FOLDED" >> "$1.folded"; fi
 EOS
         chmod +x "$BATS_TEST_TMPDIR/alert.sh"
         start_journald
 }
 
 teardown() {
+        [ -z "${DAEMON_PID:-}" ] || kill -CONT "$DAEMON_PID" 2>/dev/null || true   # never left frozen
         stop_daemon
         stop_journald
         unmount_all
@@ -42,19 +45,32 @@ journal() {
         journalctl --directory=/run/log/journal -o json SYSLOG_IDENTIFIER=cachekeeperd "$@" 2>/dev/null
 }
 
-# config CACHES VOLUME-SETTINGS
+# config CACHES VOLUME-SETTINGS: every alert runs as it comes (these tests
+# count transitions; the rate limit has its own test below).
 config() {
         cat > "$BATS_TEST_TMPDIR/ck.conf" <<EOC
 socket = "$BATS_TEST_TMPDIR/ck.sock";
 audit_interval = "0s";
 alert_command = [ "$BATS_TEST_TMPDIR/alert.sh", "$ALERTS" ];
+alert_min_interval = "0s";
 volumes = { check_interval = "100ms"; $2 };
 caches = ( $1 );
 EOC
 }
 
 # fill_to PERCENT: make the volume's available space that percent of its size.
+# The daemon is frozen meanwhile: it sees the new fill, never a step on the
+# way (the space between removing the old fill and writing the new, or a
+# level crossed halfway through a long write).
 fill_to() {
+        local rc=0
+        kill -STOP "$DAEMON_PID"
+        fill_now "$1" || rc=$?
+        kill -CONT "$DAEMON_PID"
+        return "$rc"
+}
+
+fill_now() {
         local total avail want
         total=$(df -B1 --output=size "$VOL" | tail -1)
         avail=$(df -B1 --output=avail "$VOL" | tail -1)
@@ -284,6 +300,7 @@ EOS
 socket = "$BATS_TEST_TMPDIR/ck.sock";
 alert_command = [ "$BATS_TEST_TMPDIR/slow.sh", "$ALERTS" ];
 alert_timeout = "1500ms";
+alert_min_interval = "0s";
 volumes = { check_interval = "100ms"; warn_free = "20%"; crit_free = "10%"; hysteresis = "2%"; };
 caches = ( { name = "t"; path = "$VOL/cache"; max_size = "1G"; } );
 EOC
@@ -320,4 +337,58 @@ EOC
         # (64M of tmpfs is 67.1 MB: below both of the override's thresholds)
         [ "$(ctl status --json | jq -r ".volumes[] | select(.mount == \"$VOL\") | .warn_free_bytes")" -eq 70000000 ]
         [ "$(ctl status --json | jq -r ".volumes[] | select(.mount == \"$OTHER\") | .warn_free_bytes")" -eq $((64 * 1048576 / 10)) ]
+}
+
+@test "an alert flood (nobody looping chmod on a level directory): one run per alert_min_interval, the rest folded and counted" {
+        mount_tmpfs "$VOL" 64M
+        C=$VOL/cache
+        chmod 755 "$BATS_TEST_TMPDIR" "$(dirname "$BATS_TEST_TMPDIR")" "$(dirname "$(dirname "$BATS_TEST_TMPDIR")")"
+        cat > "$BATS_TEST_TMPDIR/ck.conf" <<EOC
+socket = "$BATS_TEST_TMPDIR/ck.sock";
+audit_interval = "0s";
+alert_command = [ "$BATS_TEST_TMPDIR/alert.sh", "$ALERTS" ];
+alert_min_interval = "2s";
+caches = ( { name = "t"; path = "$C"; max_size = "1G"; } );
+EOC
+        start_daemon
+        wait_ready
+        [ "$(stat -c %a "$C/a/b")" = 777 ]
+        # The level-1 directory is 0777 and not sticky: nobody replaces the
+        # empty level-2 one with its own (the daemon frozen meanwhile, so it
+        # cannot recreate it first), then loops chmod 700 on it for 5 s.
+        kill -STOP "$DAEMON_PID"
+        setpriv --reuid=65534 --regid=65534 --clear-groups sh -c 'rmdir "$1" && mkdir "$1"' _ "$C/a/b"
+        kill -CONT "$DAEMON_PID"
+        [ "$(stat -c %U "$C/a/b")" = nobody ]
+        start=$SECONDS
+        timeout 5 setpriv --reuid=65534 --regid=65534 --clear-groups \
+                sh -c 'while :; do chmod 700 "$1"; done' _ "$C/a/b" || true
+        wait_for "[ \"\$(stat -c %a '$C/a/b')\" = 777 ]" 10
+        repairs=$(cache_field t mode_repairs)
+        echo "mode repairs: $repairs"
+        [ "$repairs" -ge 20 ]                     # the flood happened
+        # Each run has its journal record (runs end a little after their records).
+        wait_for "[ \$(journal CACHEKEEPER_EVENT=cache-mode | wc -l) -eq \$(alerts cache-mode) ]" 10
+        runs=$(alerts cache-mode)
+        echo "in $((SECONDS - start)) s: $runs alert_command runs"
+        # One at once, then at most one per 2 s window (and one for the last).
+        [ "$runs" -le $((2 + (SECONDS - start) / 2)) ]
+        # A coalesced run came at the end of a window.
+        wait_for "grep -qs '^cache-mode t [1-9]' '$ALERTS.folded'" 10
+        wait_for "[ \$(journal CACHEKEEPER_EVENT=cache-mode | wc -l) -eq \$(alerts cache-mode) ]" 10
+        runs=$(alerts cache-mode)
+        records=$(journal CACHEKEEPER_EVENT=cache-mode | wc -l)
+        folded=$(journal CACHEKEEPER_EVENT=cache-mode | jq -s 'map(.CACHEKEEPER_FOLDED | tonumber) | add')
+        alone=$(journal CACHEKEEPER_EVENT=cache-mode | jq -s 'map(select(.CACHEKEEPER_FOLDED == "0")) | length')
+        echo "in $((SECONDS - start)) s: $runs alert_command runs, $records journal records, $alone alone, $folded folded"
+        [ "$runs" -le $((2 + (SECONDS - start) / 2)) ]
+        [ "$records" -eq "$runs" ]
+        # The journal says how many: the runs stand for every alert, each at
+        # least one repair; most were folded.
+        [ "$alone" -ge 1 ]
+        [ "$folded" -ge 10 ]
+        [ $((alone + folded)) -le "$(cache_field t mode_repairs)" ]
+        journal CACHEKEEPER_EVENT=cache-mode | jq -e -s 'map(select(.CACHEKEEPER_FOLDED != "0")) | length >= 1 and
+                all(.MESSAGE | test("alerts? since the last run, folded into this one: alert_min_interval is 2s"))'
+        kill -0 "$DAEMON_PID"
 }

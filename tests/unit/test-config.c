@@ -122,6 +122,9 @@ static void test_errors_name_file_and_line(void **state) {
                 { "volumes = {\n  check_interval = \"10\";\n};\n" CACHE_A, 2, "invalid duration \"10\"" },
                 { "volumes = {\n  check_interval = \"0s\";\n};\n" CACHE_A, 2, "longer than zero" },
                 { "alert_timeout = \"soon\";\n" CACHE_A, 1, "invalid duration" },
+                { "socket = \"/x\";\nalert_min_interval = \"1\";\n" CACHE_A, 2, "'alert_min_interval': invalid duration \"1\"" },
+                { "socket = \"/x\";\nalert_min_interval = \"1d1s\";\n" CACHE_A, 2, "'alert_min_interval' must be at most 1d" },
+                { "socket = \"/x\";\nalert_min_interval = 60;\n" CACHE_A, 2, "alert_min_interval" },
                 { "volumes = { overrides = (\n { mount = \"/m\"; },\n { mount = \"/m/\"; } ); };\n" CACHE_A, 3, "given twice" },
                 /* ccache_conf_allow: names of harmless ccache settings only */
                 { "caches = (\n { name = \"a\"; path = \"/a\"; max_size = \"1G\";\n ccache_conf_allow = \"base_dir\"; }\n);\n", 3,
@@ -163,6 +166,7 @@ static void test_defaults(void **state) {
         assert_string_equal(c->socket_path, "/run/cachekeeper.sock");
         assert_string_equal(c->admin_group, "root");
         assert_null(c->alert_argv);
+        assert_int_equal(c->alert_min_interval_usec, 60 * USEC_PER_SEC);
         assert_int_equal(c->check_interval_usec, 10 * USEC_PER_SEC);
         assert_int_equal(c->volume_defaults.warn_free.kind, THRESHOLD_PERCENT);
         assert_true(c->volume_defaults.warn_free.percent == 10.0);
@@ -186,6 +190,7 @@ static void test_full(void **state) {
                 "admin_group = \"builders\";\n"
                 "alert_command = [ \"/usr/bin/logger\", \"-t\", \"ck\" ];\n"
                 "audit_interval = \"0s\";\n"
+                "alert_min_interval = \"0s\";\n"
                 "volumes = {\n"
                 "  check_interval = \"1s\"; warn_free = \"20G\"; crit_free = \"10Gi\"; min_free = \"3%\";\n"
                 "  warn_free_inodes = \"5000\"; crit_free_inodes = \"1%\";\n"
@@ -208,6 +213,7 @@ static void test_full(void **state) {
         assert_string_equal(c->alert_argv[2], "ck");
         assert_null(c->alert_argv[3]);
         assert_int_equal(c->audit_interval_usec, 0);
+        assert_int_equal(c->alert_min_interval_usec, 0);     /* 0: every alert runs */
         assert_int_equal(c->check_interval_usec, USEC_PER_SEC);
         assert_int_equal(c->volume_defaults.warn_free.value, 20000000000ULL);
         assert_int_equal(c->volume_defaults.crit_free.value, 10ULL << 30);
