@@ -52,6 +52,8 @@ struct Account {
         Dir *dirs;
         size_t n_dirs, dirs_cap;
         DirId free_dir;
+        uint32_t last_gen;       /* the gen of the directory added last */
+        uint64_t dirs_released;
         bool span_valid;
         int64_t oldest, newest;
         AccountTotals totals;
@@ -346,7 +348,8 @@ int account_file_info(const Account *a, FileId id, FileInfo *ret) {
 
         if (id >= a->limit || form(f = file_at(a, id)) == FORM_FREE)
                 return -ENOENT;
-        *ret = (FileInfo) { .dir = f->dir, .kind = file_kind(f), .blocks = f->blocks, .mtime = f->mtime };
+        *ret = (FileInfo) { .dir = f->dir, .dir_gen = a->dirs[f->dir].gen, .kind = file_kind(f),
+                            .blocks = f->blocks, .mtime = f->mtime };
         return 0;
 }
 
@@ -410,7 +413,7 @@ int account_new(Account **ret) {
         if (!a->index || !a->dirs)
                 return account_free(a), -ENOMEM;
         a->dirs[0] = (Dir) { .parent = DIR_NONE, .first_child = DIR_NONE, .next_sibling = DIR_NONE,
-                             .wd = -1, .used = true };
+                             .gen = ++a->last_gen, .wd = -1, .used = true };
         a->n_dirs = 1;
         a->totals.dirs = 1;
         *ret = a;
@@ -431,6 +434,7 @@ void account_clear(Account *a) {
         root = a->dirs[DIR_ROOT];
         for (DirId d = DIR_ROOT + 1; d < a->n_dirs; d++)
                 free(a->dirs[d].name);
+        a->dirs_released += a->n_dirs - 1;
         for (FileId id = 0; id < a->limit; id++)
                 if (form(file_at(a, id)) == FORM_HEAP)
                         free(heap_name(file_at(a, id)));
@@ -446,7 +450,7 @@ void account_clear(Account *a) {
         a->n_dirs = 1;
         a->free_dir = DIR_NONE;
         a->dirs[DIR_ROOT] = (Dir) { .parent = DIR_NONE, .first_child = DIR_NONE, .next_sibling = DIR_NONE,
-                                    .wd = root.wd, .scan_gen = root.scan_gen, .used = true };
+                                    .gen = root.gen, .wd = root.wd, .scan_gen = root.scan_gen, .used = true };
         a->totals = (AccountTotals) { .dirs = 1 };
         a->span_valid = false;
 }
@@ -495,8 +499,11 @@ int account_dir_add(Account *a, DirId parent, const char *name, DirId *ret) {
         } else
                 d = (DirId) a->n_dirs++;
         p = &a->dirs[parent];
+        if (++a->last_gen == 0)
+                a->last_gen = 1;
         a->dirs[d] = (Dir) {
                 .name = copy, .parent = parent, .first_child = DIR_NONE, .next_sibling = p->first_child,
+                .gen = a->last_gen,
                 .wd = -1, .depth = (uint8_t) (p->depth + 1), .used = true,
                 .hex = (parent == DIR_ROOT || p->hex) && hex_digit(name[0]) >= 0 && !name[1],
                 .in_tmp = p->in_tmp || (parent == DIR_ROOT && strcmp(name, "tmp") == 0),
@@ -514,6 +521,16 @@ DirId account_dir_limit(const Account *a) {
 
 Dir *account_dir(const Account *a, DirId d) {
         return d < a->n_dirs && a->dirs[d].used ? &a->dirs[d] : NULL;
+}
+
+Dir *account_dir_check(const Account *a, DirId d, uint32_t gen) {
+        Dir *dir = account_dir(a, d);
+
+        return dir && dir->gen == gen ? dir : NULL;
+}
+
+uint64_t account_dirs_released(const Account *a) {
+        return a->dirs_released;
 }
 
 /* Unlinks d from its parent and frees d and its subtree's directory records;
@@ -536,6 +553,7 @@ static uint64_t dir_release(Account *a, DirId d) {
         a->dirs[d] = (Dir) { .used = false, .next_sibling = a->free_dir, .wd = -1 };
         a->free_dir = d;
         a->totals.dirs--;
+        a->dirs_released++;
         return files;
 }
 

@@ -24,11 +24,16 @@ typedef struct Account Account;
 typedef struct Dir {
         char *name;              /* NULL for the root */
         DirId parent, first_child, next_sibling;
+        /* Tells this directory from any other that held or will hold its
+         * DirId: whoever keeps a DirId across loop iterations keeps this
+         * with it and checks both (account_dir_check). Never 0. */
+        uint32_t gen;
         uint32_t files;          /* regular files directly in this directory */
         uint32_t scan_gen;       /* the last scan that listed this directory */
         int wd;                  /* inotify watch descriptor, -1 when not watched */
         uint8_t depth;           /* 0 for the root */
         bool used;
+        bool queued;             /* its owner has a scan of it queued */
         bool hex;                /* this and every ancestor below the root is one hex digit */
         bool in_tmp;             /* the root's tmp/ or below it */
         bool in_lock;            /* the root's lock/ or below it: ccache's locks, never evicted */
@@ -46,6 +51,7 @@ typedef struct AccountTotals {
 /* What eviction needs to know of one file. */
 typedef struct FileInfo {
         DirId dir;
+        uint32_t dir_gen;        /* the directory's gen (see Dir) */
         CcacheKind kind;
         uint64_t blocks;         /* st_blocks, 512-byte units */
         int64_t mtime;           /* seconds */
@@ -82,6 +88,13 @@ void account_dir_remove(Account *a, DirId d);
 DirId account_dir_limit(const Account *a);
 /* Borrowed; valid until the next account_dir_add. NULL if d is not in use. */
 Dir *account_dir(const Account *a, DirId d);
+/* account_dir(a, d) if d is still the directory whose gen was gen when the
+ * caller took d; NULL if it was forgotten since (its DirId may now be
+ * another directory's). */
+Dir *account_dir_check(const Account *a, DirId d, uint32_t gen);
+/* How many directories were ever forgotten. Whoever holds DirIds across
+ * loop iterations need only check them (account_dir_check) when this moved. */
+uint64_t account_dirs_released(const Account *a);
 /* Writes d's path relative to the root ("" for the root) into buf. Returns
  * 0, or -ENAMETOOLONG. */
 int account_dir_path(const Account *a, DirId d, char *buf, size_t len);

@@ -30,6 +30,13 @@
  * been quiet this long: recreating them at once would fight an rm -rf. */
 #define UPKEEP_DEBOUNCE_USEC (2 * USEC_PER_SEC)
 
+/* A subtree waiting for its scan: the directory and its gen, since events
+ * may forget it (and its DirId go to another directory) before its turn. */
+typedef struct QueuedDir {
+        DirId dir;
+        uint32_t gen;
+} QueuedDir;
+
 typedef struct TrimCall {
         uint64_t target;
         bool dry_run;
@@ -70,7 +77,7 @@ struct Cache {
         usec_t scan_started;
         bool full_pending;
         char full_reason[64];
-        DirId *queue;                     /* subtrees waiting to be scanned */
+        QueuedDir *queue;                 /* subtrees waiting to be scanned (Dir.queued set) */
         size_t n_queue, queue_cap;
         uint32_t gen;
         sd_event_source *scan_source;

@@ -281,19 +281,24 @@ static int on_scan_source(sd_event_source *s, void *userdata) {
         return 0;
 }
 
-static bool queued(const Cache *c, DirId d) {
-        for (size_t i = 0; i < c->n_queue; i++)
-                if (c->queue[i] == d)
-                        return true;
-        return false;
+/* Empties the queue of subtree scans (a full scan covers them). */
+static void queue_clear(Cache *c) {
+        for (size_t i = 0; i < c->n_queue; i++) {
+                Dir *dir = account_dir_check(c->account, c->queue[i].dir, c->queue[i].gen);
+                if (dir)
+                        dir->queued = false;
+        }
+        c->n_queue = 0;
 }
 
 static void queue_subtree(Cache *c, DirId d) {
-        if (c->full_pending || queued(c, d))
+        Dir *dir = account_dir(c->account, d);
+
+        if (c->full_pending || !dir || dir->queued)
                 return;
         if (c->n_queue == c->queue_cap) {
                 size_t cap = c->queue_cap ? c->queue_cap * 2 : 16;
-                DirId *q = realloc(c->queue, cap * sizeof(DirId));
+                QueuedDir *q = realloc(c->queue, cap * sizeof(QueuedDir));
                 if (!q) {
                         cache_rescan(c, "out of memory queueing a subtree");
                         return;
@@ -301,8 +306,23 @@ static void queue_subtree(Cache *c, DirId d) {
                 c->queue = q;
                 c->queue_cap = cap;
         }
-        c->queue[c->n_queue++] = d;
+        dir->queued = true;
+        c->queue[c->n_queue++] = (QueuedDir) { .dir = d, .gen = dir->gen };
         scan_next(c);
+}
+
+/* The next queued subtree still known, taken off the queue; DIR_NONE if none. */
+static DirId queue_pop(Cache *c) {
+        while (c->n_queue > 0) {
+                QueuedDir q = c->queue[--c->n_queue];
+                Dir *dir = account_dir_check(c->account, q.dir, q.gen);
+
+                if (dir) {
+                        dir->queued = false;
+                        return q.dir;
+                }
+        }
+        return DIR_NONE;
 }
 
 /* Starts the next queued scan if none is running. */
@@ -323,13 +343,10 @@ static void scan_next(Cache *c) {
                 d = DIR_ROOT;
                 snprintf(c->scan_reason, sizeof(c->scan_reason), "%s", c->full_reason);
                 c->full_pending = false;
-                c->n_queue = 0;
-        } else {
-                d = c->queue[--c->n_queue];
-                if (!account_dir(c->account, d)) {
-                        scan_next(c);
-                        return;
-                }
+                queue_clear(c);
+        } else if ((d = queue_pop(c)) == DIR_NONE) {
+                scan_next(c);   /* what was queued went away before its scan */
+                return;
         }
         fd = dir_open(c, d);
         if (fd < 0) {
@@ -387,7 +404,7 @@ void cache_rescan(Cache *c, const char *reason) {
                 return;   /* one is running already and will see everything */
         c->full_pending = true;
         snprintf(c->full_reason, sizeof(c->full_reason), "%s", reason);
-        c->n_queue = 0;
+        queue_clear(c);
         scan_next(c);
 }
 
@@ -397,7 +414,7 @@ static void teardown(Cache *c) {
         c->scan = scan_free(c->scan);
         (void) sd_event_source_set_enabled(c->scan_source, SD_EVENT_OFF);
         c->full_pending = false;
-        c->n_queue = 0;
+        queue_clear(c);
         c->round = false;
         close_iteration_fds(c);
         account_clear(c->account);

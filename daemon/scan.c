@@ -34,6 +34,7 @@ struct linux_dirent64 {
 typedef struct Frame {
         int fd;
         DirId dir;
+        uint32_t gen;            /* dir's gen: an event may forget dir meanwhile */
         size_t pos, len;
         char *buf;
 } Frame;
@@ -64,6 +65,7 @@ struct Scan {
         dev_t dev;
         uint32_t gen;
         DirId start;
+        uint64_t released;       /* account_dirs_released() when the frames were last checked */
         Frame stack[SCAN_DEPTH_MAX];
         size_t depth;
         ScanProgress progress;
@@ -179,16 +181,37 @@ static int push(Scan *s, DirId d, int fd) {
         }
         f->fd = fd;
         f->dir = d;
+        f->gen = 0;
         f->pos = f->len = 0;
         s->depth++;
-        if ((dir = account_dir(s->account, d)))
+        if ((dir = account_dir(s->account, d))) {
                 dir->scan_gen = s->gen;
+                f->gen = dir->gen;
+        }
         s->progress.dirs++;
         return 0;
 }
 
 static void pop(Scan *s) {
         close(s->stack[--s->depth].fd);
+}
+
+/* Between two steps, events may have made the account forget directories
+ * the stack holds (deleted, or renamed: the new name has a scan of its own
+ * queued). Their frames, and those above them (their subdirectories), go. */
+static void drop_forgotten(Scan *s) {
+        uint64_t released = account_dirs_released(s->account);
+
+        if (released == s->released)
+                return;
+        s->released = released;
+        for (size_t i = 0; i < s->depth; i++)
+                if (!account_dir_check(s->account, s->stack[i].dir, s->stack[i].gen)) {
+                        s->progress.dropped += s->depth - i;
+                        while (s->depth > i)
+                                pop(s);
+                        return;
+                }
 }
 
 static int enter(Scan *s, Frame *f, const char *name) {
@@ -292,6 +315,7 @@ int scan_new(Account *a, DirId start, int fd, uint32_t gen, const ScanCallbacks 
         if (fstat(fd, &st) < 0)
                 return -errno;
         s->dev = st.st_dev;
+        s->released = account_dirs_released(a);
         copy = fcntl(fd, F_DUPFD_CLOEXEC, 3);
         if (copy < 0)
                 return -errno;
@@ -303,11 +327,15 @@ int scan_new(Account *a, DirId start, int fd, uint32_t gen, const ScanCallbacks 
 }
 
 int scan_step(Scan *s, size_t budget) {
-        while (s->depth > 0 && budget > 0) {
-                Frame *f = &s->stack[s->depth - 1];
+        while (budget > 0) {
                 struct linux_dirent64 *de;
+                Frame *f;
                 int r = 0;
 
+                drop_forgotten(s);
+                if (s->depth == 0)
+                        break;
+                f = &s->stack[s->depth - 1];
                 if (f->pos >= f->len) {
                         ssize_t n = getdents64(f->fd, f->buf, DENTS_BUFFER);
                         if (n <= 0) {

@@ -26,6 +26,7 @@ typedef struct ScanProgress {
         uint64_t added, changed;       /* files the account did not know, or knew otherwise */
         uint64_t errors;               /* directories that could not be opened or read */
         uint64_t skipped;              /* other filesystems, too deep */
+        uint64_t dropped;              /* directories left half-listed: forgotten by the account meanwhile */
         uint64_t batch;                /* regular files in the last directory buffer read */
 } ScanProgress;
 
@@ -35,8 +36,10 @@ typedef struct ScanProgress {
 int scan_new(Account *a, DirId start, int fd, uint32_t gen, const ScanCallbacks *cb, void *userdata,
              Scan **ret);
 
-/* Walks on for at most budget directory entries. Returns 1 while there is
- * more to do, 0 when done, or -errno if the account ran out of memory. */
+/* Walks on for at most budget directory entries. Between two calls the
+ * account may forget directories the walk is in (events: deleted, renamed):
+ * the walk notices (Dir.gen) and leaves those subtrees. Returns 1 while there
+ * is more to do, 0 when done, or -errno if the account ran out of memory. */
 int scan_step(Scan *s, size_t budget);
 
 const ScanProgress *scan_progress(const Scan *s);

@@ -101,3 +101,20 @@ unmount_all() {
                 umount -l "$m"
         done
 }
+
+# Lets other users reach $BATS_TEST_TMPDIR (bats makes its directories 0700),
+# for attacks run as nobody.
+open_test_dir() {
+        local d=$BATS_TEST_TMPDIR
+        while [ "$d" != / ] && [ "$d" != /tmp ]; do
+                chmod a+x "$d"
+                d=$(dirname "$d")
+        done
+}
+
+# Runs a command as the unprivileged user nobody, with no groups. In the
+# background, use "${AS_NOBODY[@]}" CMD &, so that $! is the command itself.
+AS_NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+as_nobody() {
+        "${AS_NOBODY[@]}" "$@"
+}

@@ -212,12 +212,61 @@ static void test_dir_hook_and_stats(void **state) {
         account_free(a);
 }
 
+static void test_dir_gen_tells_reused_ids_apart(void **state) {
+        Account *a;
+        DirId x, xs, y, ys;
+        uint32_t xgen, xsgen;
+        uint64_t released;
+        FileInfo fi;
+        char name[64];
+
+        assert_int_equal(account_new(&a), 0);
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "x", &x), 1);
+        assert_int_equal(account_dir_add(a, x, "s", &xs), 1);
+        xgen = account_dir(a, x)->gen;
+        xsgen = account_dir(a, xs)->gen;
+        assert_int_not_equal(xgen, 0);
+        assert_int_not_equal(xgen, xsgen);
+        assert_ptr_equal(account_dir_check(a, xs, xsgen), account_dir(a, xs));
+        entry_name(1, 'R', name);
+        assert_int_equal(account_file_set(a, xs, name, 8, 100), 1);
+        assert_int_equal(account_file_info(a, account_file_find(a, xs, name), &fi), 0);
+        assert_int_equal(fi.dir, xs);
+        assert_int_equal(fi.dir_gen, xsgen);
+
+        /* x renamed to y: x forgotten, y added in the freed slots */
+        released = account_dirs_released(a);
+        account_dir_remove(a, x);
+        assert_int_equal(account_dirs_released(a), released + 2);
+        assert_null(account_dir_check(a, x, xgen));
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "y", &y), 1);
+        assert_int_equal(account_dir_add(a, y, "s", &ys), 1);
+        assert_true((y == x || y == xs) && (ys == x || ys == xs));   /* the same DirIds again */
+        assert_null(account_dir_check(a, x, xgen));                   /* but not the same directories */
+        assert_null(account_dir_check(a, xs, xsgen));
+        assert_non_null(account_dir_check(a, ys, account_dir(a, ys)->gen));
+        assert_int_equal(account_file_set(a, ys, name, 8, 100), 1);
+        assert_int_equal(account_file_info(a, account_file_find(a, ys, name), &fi), 0);
+        assert_true(fi.dir != xs || fi.dir_gen != xsgen);
+
+        /* a clear forgets everything but the root, which keeps its gen */
+        uint32_t rootgen = account_dir(a, DIR_ROOT)->gen;
+        released = account_dirs_released(a);
+        account_clear(a);
+        assert_true(account_dirs_released(a) > released);
+        assert_non_null(account_dir_check(a, DIR_ROOT, rootgen));
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "y", &y), 1);
+        assert_true(account_dir(a, y)->gen != xgen && account_dir(a, y)->gen != xsgen);
+        account_free(a);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_insert_update_remove),
                 cmocka_unit_test(test_many_files_and_dir_removal),
                 cmocka_unit_test(test_scan_sweep),
                 cmocka_unit_test(test_dir_hook_and_stats),
+                cmocka_unit_test(test_dir_gen_tells_reused_ids_apart),
         };
         return cmocka_run_group_tests_name("account", tests, NULL, NULL);
 }

@@ -229,12 +229,68 @@ static void test_rescan_sweeps_what_is_gone(void **state) {
         account_free(a);
 }
 
+/* Recounts the account's files the slow way: totals, and per directory. */
+static void check_recount(Account *a) {
+        uint64_t files = 0, bytes = 0;
+
+        for (FileId id = 0; id < account_file_limit(a); id++) {
+                FileInfo fi;
+                if (account_file_info(a, id, &fi) < 0)
+                        continue;
+                assert_non_null(account_dir_check(a, fi.dir, fi.dir_gen));
+                files++;
+                bytes += fi.blocks * 512;
+        }
+        assert_int_equal(account_totals(a)->files, files);
+        assert_int_equal(account_totals(a)->bytes, bytes);
+}
+
+static void test_directories_forgotten_during_a_walk(void **state) {
+        Account *a;
+        Scan *s;
+        DirId b, b4, z, zy;
+        int fd, r;
+
+        /* The walk is inside b/4 when an event makes the account forget b
+         * (renamed, say) and two new directories take the freed DirIds. The
+         * walk must leave b's frames alone: no file of b/4 lands in z/y. */
+        assert_int_equal(account_new(&a), 0);
+        fd = open(root, O_RDONLY | O_DIRECTORY);
+        assert_true(fd >= 0);
+        assert_int_equal(scan_new(a, DIR_ROOT, fd, 1, NULL, NULL, &s), 0);
+        close(fd);
+        b = b4 = DIR_NONE;
+        while (b4 == DIR_NONE || account_dir(a, b4)->scan_gen != 1) {
+                assert_int_equal(scan_step(s, 1), 1);
+                b = account_dir_find(a, DIR_ROOT, "b");
+                b4 = b == DIR_NONE ? DIR_NONE : account_dir_find(a, b, "4");
+        }
+        assert_int_equal(account_dir(a, b4)->files, 0);   /* listed next: its buffer is not read yet */
+        account_dir_remove(a, b);
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "z", &z), 1);
+        assert_int_equal(account_dir_add(a, z, "y", &zy), 1);
+        assert_int_equal(account_dir_add(a, zy, "x", &(DirId) { 0 }), 1);
+        assert_true(z == b || z == b4 || zy == b || zy == b4);   /* the DirIds came back */
+        while ((r = scan_step(s, 1)) == 1)
+                ;
+        assert_int_equal(r, 0);
+        assert_true(scan_progress(s)->dropped >= 2);
+        assert_int_equal(account_dir(a, z)->files, 0);
+        assert_int_equal(account_dir(a, zy)->files, 0);
+        assert_int_equal(account_dir_find(a, zy, "e"), DIR_NONE);   /* b/4/e not grafted onto z/y */
+        assert_int_equal(account_dir_find(a, z, "4"), DIR_NONE);
+        check_recount(a);
+        scan_free(s);
+        account_free(a);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_exact_figures),
                 cmocka_unit_test(test_big_directory_on_two_threads),
                 cmocka_unit_test(test_two_scans_in_a_row),
                 cmocka_unit_test(test_rescan_sweeps_what_is_gone),
+                cmocka_unit_test(test_directories_forgotten_during_a_walk),
         };
         return cmocka_run_group_tests_name("scan", tests, setup, teardown);
 }

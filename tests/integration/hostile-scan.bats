@@ -1,0 +1,84 @@
+#!/usr/bin/env bats
+# What an unprivileged user can do to the daemon's view of a cache through
+# the directories alone: renames, deletions and recreations racing its scans,
+# audits and trims. The daemon never crashes and its figures stay exact.
+load helper
+
+setup() {
+        require_root
+        VOL=$BATS_TEST_TMPDIR/vol
+        CACHE=$VOL/cache
+        mount_tmpfs "$VOL" 512M
+        open_test_dir
+        mkdir -m 1777 "$CACHE"
+}
+
+teardown() {
+        if [ -n "${BG_PIDS:-}" ]; then
+                kill $BG_PIDS 2>/dev/null || true
+                wait $BG_PIDS 2>/dev/null || true
+        fi
+        stop_daemon
+        unmount_all
+}
+
+# config MAX_SIZE AUDIT_INTERVAL
+config() {
+        cat > "$BATS_TEST_TMPDIR/ck.conf" <<EOC
+socket = "$BATS_TEST_TMPDIR/ck.sock";
+audit_interval = "${2:-0s}";
+caches = ( { name = "t"; path = "$CACHE"; max_size = "${1:-1G}"; } );
+EOC
+}
+
+# The daemon is alive and its log shows no sanitizer report.
+daemon_sound() {
+        kill -0 "$DAEMON_PID"
+        ! grep -E "runtime error|AddressSanitizer|LeakSanitizer" "$BATS_TEST_TMPDIR/daemon.log"
+}
+
+@test "renaming a big tree back and forth while it is scanned (issue 9.1): no crash, exact figures" {
+        config
+        start_daemon
+        wait_ready
+        # 3000 new directories queue their subtree scans; each rename makes
+        # the daemon forget the tree its scan is walking.
+        as_nobody bash -c 'C=$1; mkdir -p "$C"/a/x/{1..3000}/s
+                           for i in $(seq 200); do mv "$C/a/x" "$C/a/y"; mv "$C/a/y" "$C/a/x"; done' _ "$CACHE"
+        head -c 5000 /dev/urandom > "$CACHE/a/x/17/s/late"
+        daemon_sound
+        wait_exact t "$CACHE" 30
+        [ "$(cache_field t dirs)" -ge 6002 ]
+        daemon_sound
+}
+
+@test "random renames, deletions and recreations during scans, audits and trims: no crash, exact figures" {
+        # A small cap: the compiles and the churn's old entries keep cap trims
+        # going; audits every second; root's own trims besides.
+        config 3M 1s
+        mkdir "$BATS_TEST_TMPDIR/src" && chown 65534:65534 "$BATS_TEST_TMPDIR/src"
+        start_daemon
+        wait_ready
+        BG_PIDS=
+        "${AS_NOBODY[@]}" bash -c 'src=$1 C=$2
+                for i in $(seq 400); do
+                        printf "int f%d(int x) { return x * %d; }\n" $i $i > "$src/f$i.c"
+                        CCACHE_DIR=$C ccache gcc -c "$src/f$i.c" -o "$src/f$i.o" 2>/dev/null
+                done' _ "$BATS_TEST_TMPDIR/src" "$CACHE" &
+        BG_PIDS="$BG_PIDS $!"
+        (for i in $(seq 200); do ctl trim t --to 1M > /dev/null 2>&1; sleep 0.1; done) &
+        BG_PIDS="$BG_PIDS $!"
+        "${AS_NOBODY[@]}" /usr/bin/python3 "$TOP/tests/helpers/churn.py" "$CACHE" 25 1 &
+        churn1=$!
+        "${AS_NOBODY[@]}" /usr/bin/python3 "$TOP/tests/helpers/churn.py" "$CACHE" 25 2 &
+        churn2=$!
+        wait "$churn1" "$churn2"
+        kill $BG_PIDS 2>/dev/null || true
+        wait $BG_PIDS 2>/dev/null || true
+        BG_PIDS=
+        daemon_sound
+        [ "$(ctl status --json | jq '.caches[0].scan.rescans')" -ge 3 ]       # audits ran
+        [ "$(cache_field t evicted_files_total)" -gt 0 ]                    # trims ran
+        wait_exact t "$CACHE" 30
+        daemon_sound
+}
