@@ -23,7 +23,8 @@ typedef struct Account Account;
 
 typedef struct Dir {
         char *name;              /* NULL for the root */
-        DirId parent, first_child, next_sibling;
+        DirId parent, first_child, next_sibling, prev_sibling;
+        uint32_t hash;           /* of (parent, name), for the index */
         /* Tells this directory from any other that held or will hold its
          * DirId: whoever keeps a DirId across loop iterations keeps this
          * with it and checks both (account_dir_check). Never 0. */
@@ -82,7 +83,8 @@ void account_clear(Account *a);
  * existed, -ENOMEM, or -E2BIG past ACCOUNT_DIRS_MAX; *ret set when >= 0. */
 int account_dir_add(Account *a, DirId parent, const char *name, DirId *ret);
 DirId account_dir_find(const Account *a, DirId parent, const char *name);
-/* Removes d (not the root), its subdirectories and every file in them. */
+/* Removes d (not the root), its subdirectories and every file in them. O(1)
+ * per directory: the files go at the next account_totals (or sweep). */
 void account_dir_remove(Account *a, DirId d);
 /* One past the highest DirId in use; account_dir() says which are. */
 DirId account_dir_limit(const Account *a);
@@ -108,6 +110,7 @@ int account_file_set(Account *a, DirId d, const char *name, uint64_t blocks, int
 /* Forgets file name in d. Returns 1 if it was known, 0 if not. */
 int account_file_remove(Account *a, DirId d, const char *name);
 FileId account_file_find(const Account *a, DirId d, const char *name);
+/* -ENOENT for a free id, or a file of a directory forgotten since. */
 int account_file_info(const Account *a, FileId f, FileInfo *ret);
 /* Writes file f's name into buf (CCACHE_NAME_MAX bytes or longer). Returns
  * 0, or -ENAMETOOLONG if the name does not fit. */
@@ -124,8 +127,11 @@ void account_scan_begin(Account *a);
  * subdirectories the scan did not list. Returns the number of files removed. */
 size_t account_scan_sweep(Account *a, uint32_t gen);
 
-const AccountTotals *account_totals(const Account *a);
+/* The totals, exact: the files of directories forgotten since the last call
+ * are dropped first (one pass over all files, however many there were). */
+const AccountTotals *account_totals(Account *a);
 /* Oldest and newest mtime over ccache entries (0, 0 when there are none). */
 void account_entry_mtime_span(Account *a, int64_t *ret_oldest, int64_t *ret_newest);
-/* Bytes of memory held, for status and the benchmark. */
+/* Bytes of memory held, for status and the benchmark: the tables and the
+ * names kept on the heap. */
 size_t account_memory(const Account *a);

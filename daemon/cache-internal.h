@@ -15,9 +15,11 @@
 
 #define SCAN_BUDGET 4096                       /* directory entries per loop iteration */
 #define SCAN_RETRY_USEC (60 * USEC_PER_SEC)    /* after a scan that failed */
-/* Directories beyond the inotify watch limit are rescanned in rounds, no
- * more often than this, and spending at most a tenth of the time on it. */
+/* Directories not watched (not ccache's shape, or beyond the watch cap) are
+ * rescanned in rounds, no more often than this, and spending at most a
+ * tenth of the time on it. */
 #define UNWATCHED_ROUND_MIN_USEC USEC_PER_SEC
+#define UNWATCHED_DUTY 10
 #define ROOT_RETRY_USEC (200 * USEC_PER_MSEC)  /* set-up retry after the root vanished */
 /* After an automatic trim that left the cache over its cap (nothing more it
  * may evict), wait this long before trying again instead of spinning. */
@@ -35,6 +37,7 @@
 typedef struct QueuedDir {
         DirId dir;
         uint32_t gen;
+        bool fresh;              /* just added, nothing known in it: no sweep needed */
 } QueuedDir;
 
 typedef struct TrimCall {
@@ -71,6 +74,7 @@ struct Cache {
         Scan *scan;
         bool scan_full;                   /* the running scan covers the whole root */
         bool round, round_full;           /* a scan round is open (see round_begin) */
+        bool round_sweeps;                /* it began with account_scan_begin and ends with a sweep */
         uint64_t round_added, round_changed, round_errors;
         usec_t round_started;
         char scan_reason[64];
@@ -85,7 +89,8 @@ struct Cache {
         usec_t scan_retry_at;             /* after a failed scan */
 
         uint64_t rescans, overflows;
-        bool watch_limited;               /* logged once per episode */
+        uint32_t watches, max_watches;    /* inotify watches held, and the cap (config or auto) */
+        bool watch_limited;               /* the cap or the kernel's limit was hit: logged once */
         bool unwatched_round;             /* rescans of unwatched directories under way */
         usec_t unwatched_started, unwatched_next;
         struct {
@@ -123,6 +128,11 @@ static inline usec_t now_monotonic(Cache *c) {
 
         (void) sd_event_now(c->event, CLOCK_MONOTONIC, &t);
         return t;
+}
+
+/* Directories of the account without an inotify watch. */
+static inline size_t cache_unwatched_dirs(Cache *c) {
+        return c->available ? account_totals(c->account)->dirs - c->watches : 0;
 }
 
 /* cache.c */

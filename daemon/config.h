@@ -49,6 +49,7 @@ typedef struct CacheConfig {
         double trim_to;              /* fraction of max_size to evict down to, (0, 1] */
         mode_t mode;                 /* permission bits of the root, <= 07777 */
         bool manage_ccache_conf;     /* keep umask and max_size in $root/ccache.conf */
+        uint32_t max_watches;        /* inotify watches at most; 0: "auto" (watch.h) */
 } CacheConfig;
 
 typedef struct Config {

@@ -221,6 +221,29 @@ size_t watch_count(const Watch *w) {
         return w->count;
 }
 
+static uint64_t read_limit(const char *path) {
+        char buf[32];
+        ssize_t n;
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+        if (fd < 0)
+                return UINT64_MAX;
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+                return UINT64_MAX;
+        buf[n] = '\0';
+        return strtoull(buf, NULL, 10) ?: UINT64_MAX;
+}
+
+uint32_t watch_user_limit(void) {
+        uint64_t a = read_limit("/proc/sys/fs/inotify/max_user_watches");
+        uint64_t b = read_limit("/proc/sys/user/max_inotify_watches");
+        uint64_t n = a < b ? a : b;
+
+        return n == UINT64_MAX ? 8192 : n > UINT32_MAX ? UINT32_MAX : (uint32_t) n;
+}
+
 Watch *watch_free(Watch *w) {
         if (!w)
                 return NULL;

@@ -38,6 +38,16 @@ void watch_remove(Watch *w, int wd);
 /* Number of directories watched now. */
 size_t watch_count(const Watch *w);
 
+/* A cache's share of the user's inotify watches when its max_watches is
+ * "auto": one eighth, so that several caches and the rest of the system
+ * (root's other inotify users) keep theirs. */
+#define WATCH_AUTO_SHARE 8
+
+/* The user's inotify watch limit: the lower of fs.inotify.max_user_watches
+ * and the user namespace's user.max_inotify_watches; 8192 (the kernel's old
+ * default) when neither can be read. */
+uint32_t watch_user_limit(void);
+
 /* Reads and dispatches everything queued (the io handler does this too). */
 int watch_drain(Watch *w);
 

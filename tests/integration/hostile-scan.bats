@@ -82,3 +82,54 @@ daemon_sound() {
         wait_exact t "$CACHE" 30
         daemon_sound
 }
+
+# The inotify watches the daemon holds, as the kernel lists them.
+kernel_watches() {
+        cat /proc/"$DAEMON_PID"/fdinfo/* 2>/dev/null | grep -c '^inotify wd:'
+}
+
+# "dirs" as the daemon counts them, and as find does.
+dirs_equal() {
+        [ "$(cache_field t dirs)" -eq "$(find "$CACHE" -xdev -type d | wc -l)" ]
+}
+
+@test "a foreign tree gets no inotify watch: it is counted by the paced rescans" {
+        config
+        start_daemon
+        wait_ready
+        w0=$(ctl status --json | jq .caches[0].scan.watches)
+        [ "$w0" -ge 275 ]            # the root, 16 + 256 levels, tmp/, lock/
+        [ "$(kernel_watches)" -eq "$w0" ]
+        as_nobody bash -c 'C=$1; mkdir -p "$C"/a/x/{1..3000}/s "$C"/0/0/zz/{1..50}
+                           for i in 7 77 777 2999; do head -c $((i * 10)) /dev/urandom > "$C/a/x/$i/s/f"; done
+                           head -c 5000 /dev/urandom > "$C/0/0/zz/3/f"' _ "$CACHE"
+        wait_exact t "$CACHE" 60
+        wait_for dirs_equal 60
+        [ "$(ctl status --json | jq .caches[0].scan.watches)" -eq "$w0" ]
+        [ "$(kernel_watches)" -eq "$w0" ]
+        [ "$(ctl status --json | jq .caches[0].scan.unwatched_dirs)" -ge 3052 ]
+        # a change in the foreign tree, which no event tells: the next paced round sees it
+        as_nobody bash -c 'head -c 9000 /dev/urandom > "$1/a/x/1500/s/g"; rm "$1/a/x/7/s/f"' _ "$CACHE"
+        wait_exact t "$CACHE" 60
+        daemon_sound
+}
+
+@test "max_watches caps the watches of ccache's own directories; the rest are rescanned, figures exact" {
+        config
+        sed -i 's/max_size = "1G";/max_size = "1G"; max_watches = 100;/' "$BATS_TEST_TMPDIR/ck.conf"
+        start_daemon
+        wait_ready
+        [ "$(ctl status --json | jq .caches[0].scan.max_watches)" -eq 100 ]
+        # ccache's own shape, to depth 4: far more directories than the cap
+        as_nobody bash -c 'C=$1; mkdir -p "$C"/{{0..9},{a..f}}/{{0..9},{a..f}}/{0..3}/{0..1}
+                           for d in 0/0/0/0 5/a/3/1 f/f/2; do head -c 3000 /dev/urandom > "$C/$d/x"; done' _ "$CACHE"
+        wait_exact t "$CACHE" 60
+        wait_for dirs_equal 60
+        [ "$(ctl status --json | jq .caches[0].scan.watches)" -le 100 ]
+        [ "$(kernel_watches)" -le 100 ]
+        [ "$(ctl status --json | jq .caches[0].scan.unwatched_dirs)" -ge 3000 ]
+        grep -q "cannot watch every directory of ccache's (max_watches reached)" "$BATS_TEST_TMPDIR/daemon.log"
+        as_nobody bash -c 'head -c 7000 /dev/urandom > "$1/e/e/3/1/y"; rm "$1/0/0/0/0/x"' _ "$CACHE"
+        wait_exact t "$CACHE" 60
+        daemon_sound
+}

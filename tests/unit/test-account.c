@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -239,6 +240,10 @@ static void test_dir_gen_tells_reused_ids_apart(void **state) {
         account_dir_remove(a, x);
         assert_int_equal(account_dirs_released(a), released + 2);
         assert_null(account_dir_check(a, x, xgen));
+        /* x/s's file is gone for everyone at once, and with it (the purge)
+         * the DirIds are free for others */
+        assert_int_equal(account_file_info(a, account_file_find(a, xs, name), &fi), -ENOENT);
+        assert_int_equal(account_totals(a)->files, 0);
         assert_int_equal(account_dir_add(a, DIR_ROOT, "y", &y), 1);
         assert_int_equal(account_dir_add(a, y, "s", &ys), 1);
         assert_true((y == x || y == xs) && (ys == x || ys == xs));   /* the same DirIds again */
@@ -260,6 +265,51 @@ static void test_dir_gen_tells_reused_ids_apart(void **state) {
         account_free(a);
 }
 
+/* Work per directory is O(1): a user's 100k directories under one parent,
+ * each with a file, added, found, swept or removed one by one, in a few CPU
+ * seconds at most (the sibling search, the sweep's restarts and a pass over
+ * all files per removed directory made this hours). */
+static void test_many_directories_no_quadratic_work(void **state) {
+        enum { N = 100000 };
+        static DirId ids[N];
+        clock_t start = clock();
+        Account *a;
+        DirId x;
+        char name[32];
+
+        assert_int_equal(account_new(&a), 0);
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "x", &x), 1);
+        for (unsigned i = 0; i < N; i++) {
+                snprintf(name, sizeof(name), "d%u", i);
+                assert_int_equal(account_dir_add(a, x, name, &ids[i]), 1);
+                assert_int_equal(account_file_set(a, ids[i], "f", 8, i), 1);
+        }
+        for (unsigned i = 0; i < N; i++) {
+                snprintf(name, sizeof(name), "d%u", i);
+                assert_int_equal(account_dir_find(a, x, name), ids[i]);
+        }
+        assert_int_equal(account_dir_find(a, x, "d100000"), DIR_NONE);
+        assert_int_equal(account_totals(a)->dirs, N + 2);
+        /* half swept as unlisted by a scan of x, half removed one by one */
+        account_scan_begin(a);
+        account_dir(a, x)->scan_gen = 9;
+        for (unsigned i = 0; i < N; i += 2)
+                account_dir(a, ids[i])->scan_gen = 9, account_file_set(a, ids[i], "f", 8, i);
+        assert_int_equal(account_scan_sweep(a, 9), N / 2);
+        assert_int_equal(account_totals(a)->files, N / 2);
+        for (unsigned i = 0; i < N; i += 2)
+                account_dir_remove(a, ids[i]);
+        assert_int_equal(account_totals(a)->files, 0);
+        assert_int_equal(account_totals(a)->dirs, 2);
+        for (unsigned i = 0; i < N; i += 2) {
+                snprintf(name, sizeof(name), "d%u", i);
+                assert_int_equal(account_dir_find(a, x, name), DIR_NONE);
+        }
+        check_totals(a);
+        assert_true((double) (clock() - start) / CLOCKS_PER_SEC < 10);
+        account_free(a);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_insert_update_remove),
@@ -267,6 +317,7 @@ int main(void) {
                 cmocka_unit_test(test_scan_sweep),
                 cmocka_unit_test(test_dir_hook_and_stats),
                 cmocka_unit_test(test_dir_gen_tells_reused_ids_apart),
+                cmocka_unit_test(test_many_directories_no_quadratic_work),
         };
         return cmocka_run_group_tests_name("account", tests, NULL, NULL);
 }
