@@ -133,3 +133,37 @@ dirs_equal() {
         wait_exact t "$CACHE" 60
         daemon_sound
 }
+
+@test "status answers within 100 ms while two users flood the cache with utime() events" {
+        config
+        start_daemon
+        wait_ready
+        # 2000 entries of two users, in ccache's watched level directories
+        for u in 65534 65533; do
+                setpriv --reuid=$u --regid=$u --clear-groups bash -c 'for a in 0 1 2 3 4 5 6 7 8 9 a b c d e f; do
+                        for b in 0 1 2 3 4 5 6 7 8 9 a b c d e f; do
+                                for i in 1 2 3 4; do echo x > "$1/$a/$b/e$i$2kitvq0g3ru9p1n2pkn7j5dsgvR"; done
+                        done; done' _ "$CACHE" "$u"
+        done
+        wait_exact t "$CACHE"
+        BG_PIDS=
+        touch "$BATS_TEST_TMPDIR/before"
+        for u in 65534 65533; do
+                setpriv --reuid=$u --regid=$u --clear-groups /usr/bin/python3 "$TOP/tests/helpers/utime-loop.py" "$CACHE" 60 &
+                BG_PIDS="$BG_PIDS $!"
+        done
+        # the flood is on: both users' files have new times
+        for u in 65534 65533; do
+                wait_for "[ -n \"\$(find '$CACHE' -newer '$BATS_TEST_TMPDIR/before' -user $u | head -1)\" ]"
+        done
+        read -r worst p95 median < <(python3 "$TOP/tests/helpers/status-latency.py" "$BATS_TEST_TMPDIR/ck.sock" 200 0.02)
+        echo "status under the flood: worst $worst ms, 95th percentile $p95 ms, median $median ms" >&3
+        kill $BG_PIDS
+        wait $BG_PIDS 2>/dev/null || true
+        BG_PIDS=
+        # Within 100 ms, but for a few outliers of the machine's own making:
+        # four busy processes share two cores here, and others may be running.
+        awk -v p="$p95" -v w="$worst" 'BEGIN { exit !(p < 100 && w < 500) }'
+        wait_exact t "$CACHE" 20
+        daemon_sound
+}
