@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "account.h"
+#include "links.h"
 #include "util.h"
 
 #define CHUNK_SHIFT 16
@@ -23,12 +24,13 @@
 #define INDEX_MIN 1024
 #define DIR_INDEX_MIN 64        /* a power of two; kept at least twice the directories */
 
-/* flags: name form in bits 0-1, mark in bit 2, code or kind in bits 4-7 */
+/* flags: name form in bits 0-1, mark in bit 2, link in bit 3, code or kind in bits 4-7 */
 #define FORM_FREE   0u
 #define FORM_PACKED 1u
 #define FORM_INLINE 2u
 #define FORM_HEAP   3u
 #define FLAG_MARK   0x04u
+#define FLAG_LINK   0x08u   /* a name of an inode with more links: its bytes count in links */
 
 typedef struct File {
         /* FORM_PACKED: the packed name; FORM_INLINE: a name of < 20 chars;
@@ -71,6 +73,8 @@ struct Account {
         AccountTotals totals;
         account_dir_hook_t dir_hook;
         void *dir_hook_userdata;
+        Links *links;            /* hard-linked names; NULL until the first */
+        size_t links_unsure;     /* inodes of links whose bytes wait for a full scan */
 };
 
 static inline File *file_at(const Account *a, FileId id) {
@@ -252,8 +256,10 @@ static int file_alloc(Account *a, FileId *ret) {
         return 0;
 }
 
+/* A name counts in files; its bytes count here unless it is a linked name,
+ * whose inode's bytes count once through link_attach/link_detach. */
 static void totals_add(Account *a, const File *f, int sign) {
-        uint64_t bytes = (uint64_t) f->blocks * 512;
+        uint64_t bytes = f->flags & FLAG_LINK ? 0 : (uint64_t) f->blocks * 512;
         CcacheKind k = file_kind(f);
 
         if (sign > 0) {
@@ -270,10 +276,78 @@ static void totals_add(Account *a, const File *f, int sign) {
                 a->span_valid = false;
 }
 
+/* The inode's bytes, blocks of kind k, enter (sign > 0) or leave the totals. */
+static void inode_bytes(Account *a, uint32_t blocks, uint8_t k, int sign) {
+        uint64_t bytes = (uint64_t) blocks * 512;
+
+        if (sign > 0)
+                a->totals.bytes += bytes, a->totals.kind_bytes[k] += bytes;
+        else
+                a->totals.bytes -= bytes, a->totals.kind_bytes[k] -= bytes;
+}
+
+/* Makes f (id) a linked name of inode ino, whose size is f's. unsure: f was
+ * not seen by a full scan, and the account may hold other names of ino as
+ * files of their own (recorded when they had one link): a new inode's bytes
+ * then wait for a full scan rather than count twice. Returns false (f
+ * unchanged, its bytes counted on its own) if out of memory. */
+static bool link_attach(Account *a, File *f, FileId id, uint64_t ino, bool unsure) {
+        LinkedInode *i;
+
+        if (!a->links && !(a->links = links_new()))
+                return false;
+        if (links_name_set(a->links, id, ino) < 0)
+                return false;
+        if (!(i = links_inode(a->links, ino, f->blocks, (uint8_t) file_kind(f)))) {
+                links_name_drop(a->links, id);
+                return false;
+        }
+        if (i->names == 0) {
+                i->unsure = unsure;
+                if (unsure)
+                        a->links_unsure++;
+                else
+                        inode_bytes(a, i->blocks, i->kind, +1);
+        } else if (i->unsure && !unsure) {   /* a full scan vouches for it */
+                i->unsure = false;
+                a->links_unsure--;
+                i->blocks = f->blocks;
+                inode_bytes(a, i->blocks, i->kind, +1);
+        } else if (i->blocks != f->blocks) {   /* the inode's size changed */
+                if (!i->unsure)
+                        inode_bytes(a, i->blocks, i->kind, -1);
+                i->blocks = f->blocks;
+                if (!i->unsure)
+                        inode_bytes(a, i->blocks, i->kind, +1);
+        }
+        i->names++;
+        f->flags |= FLAG_LINK;
+        return true;
+}
+
+/* f (id) is a linked name no more: its inode loses a name, and its bytes
+ * with its last one. */
+static void link_detach(Account *a, File *f, FileId id) {
+        uint64_t ino = links_name_ino(a->links, id);
+        LinkedInode *i = links_inode(a->links, ino, 0, 0);
+
+        links_name_drop(a->links, id);
+        f->flags &= (uint8_t) ~FLAG_LINK;
+        if (i && --i->names == 0) {
+                if (i->unsure)
+                        a->links_unsure--;
+                else
+                        inode_bytes(a, i->blocks, i->kind, -1);
+                links_inode_drop(a->links, ino);
+        }
+}
+
 static void file_release(Account *a, FileId id, size_t slot) {
         File *f = file_at(a, id);
 
         totals_add(a, f, -1);
+        if (f->flags & FLAG_LINK)
+                link_detach(a, f, id);
         index_delete(a, slot);
         if (form(f) == FORM_HEAP) {
                 a->names_bytes -= heap_size(heap_name(f));
@@ -294,6 +368,12 @@ int account_reserve(Account *a, size_t n) {
 }
 
 int account_file_set(Account *a, DirId d, const char *name, uint64_t blocks, int64_t mtime) {
+        return account_file_set_inode(a, d, name, blocks, mtime, 0, 1, false);
+}
+
+int account_file_set_inode(Account *a, DirId d, const char *name, uint64_t blocks, int64_t mtime, uint64_t ino,
+                           uint64_t nlink, bool unsure) {
+        bool linked = nlink > 1 && ino != 0;
         File probe, *f;
         uint64_t h;
         size_t slot;
@@ -309,12 +389,17 @@ int account_file_set(Account *a, DirId d, const char *name, uint64_t blocks, int
         if (a->index[slot]) {
                 bool changed;
 
-                f = file_at(a, slot_id(a->index[slot]));
+                id = slot_id(a->index[slot]);
+                f = file_at(a, id);
                 changed = f->blocks != probe.blocks || f->mtime != probe.mtime;
                 totals_add(a, f, -1);
+                if (f->flags & FLAG_LINK)
+                        link_detach(a, f, id);   /* and attached again below, with its new size */
                 f->blocks = probe.blocks;
                 f->mtime = probe.mtime;
                 f->flags = probe.flags;
+                if (linked)
+                        (void) link_attach(a, f, id, ino, unsure);
                 totals_add(a, f, +1);
                 return changed ? 2 : 0;
         }
@@ -340,6 +425,8 @@ int account_file_set(Account *a, DirId d, const char *name, uint64_t blocks, int
         *f = probe;
         a->index[slot] = (id + 1) | slot_tag(h);
         a->n_files++;
+        if (linked)
+                (void) link_attach(a, f, id, ino, unsure);
         totals_add(a, f, +1);
         return 1;
 }
@@ -566,6 +653,8 @@ void account_clear(Account *a) {
         a->totals = (AccountTotals) { .dirs = 1 };
         a->span_valid = false;
         a->names_bytes = 0;
+        a->links = links_free(a->links);
+        a->links_unsure = 0;
 }
 
 Account *account_free(Account *a) {
@@ -634,8 +723,10 @@ int account_dir_add(Account *a, DirId parent, const char *name, DirId *ret) {
         a->dirs[d] = (Dir) {
                 .name = copy, .parent = parent, .first_child = DIR_NONE, .next_sibling = p->first_child,
                 .prev_sibling = DIR_NONE, .hash = hash, .gen = a->last_gen,
-                .wd = -1, .depth = (uint8_t) (p->depth + 1), .used = true,
-                .hex = (parent == DIR_ROOT || p->hex) && hex_digit(name[0]) >= 0 && !name[1],
+                /* Deeper than 255 counts as 255; only ccache's levels are hex. */
+                .wd = -1, .depth = (uint8_t) (p->depth < UINT8_MAX ? p->depth + 1 : UINT8_MAX), .used = true,
+                .hex = p->depth < CCACHE_DEPTH_MAX && (parent == DIR_ROOT || p->hex) && hex_digit(name[0]) >= 0 &&
+                       !name[1],
                 .in_tmp = p->in_tmp || (parent == DIR_ROOT && strcmp(name, "tmp") == 0),
                 .in_lock = p->in_lock || (parent == DIR_ROOT && strcmp(name, "lock") == 0),
         };
@@ -711,14 +802,21 @@ void account_dir_remove(Account *a, DirId d) {
 }
 
 int account_dir_path(const Account *a, DirId d, char *buf, size_t len) {
+        return account_dir_relpath(a, DIR_ROOT, d, buf, len);
+}
+
+int account_dir_relpath(const Account *a, DirId base, DirId d, char *buf, size_t len) {
         size_t need = 0;
 
-        for (DirId x = d; x != DIR_ROOT; x = a->dirs[x].parent)
+        for (DirId x = d; x != base; x = a->dirs[x].parent) {
+                if (x == DIR_ROOT)
+                        return -EINVAL;   /* base is not an ancestor of d */
                 need += strlen(a->dirs[x].name) + (need ? 1 : 0);
+        }
         if (need >= len)
                 return -ENAMETOOLONG;
         buf[need] = '\0';
-        for (DirId x = d; x != DIR_ROOT; x = a->dirs[x].parent) {
+        for (DirId x = d; x != base; x = a->dirs[x].parent) {
                 size_t n = strlen(a->dirs[x].name);
 
                 need -= n;
@@ -763,6 +861,10 @@ size_t account_scan_sweep(Account *a, uint32_t gen) {
         return removed;
 }
 
+size_t account_links_unsure(const Account *a) {
+        return a->links_unsure;
+}
+
 const AccountTotals *account_totals(Account *a) {
         purge_files(a);
         return &a->totals;
@@ -790,5 +892,6 @@ void account_entry_mtime_span(Account *a, int64_t *ret_oldest, int64_t *ret_newe
 
 size_t account_memory(const Account *a) {
         return sizeof(*a) + a->n_chunks * CHUNK_FILES * sizeof(File) + a->index_size * sizeof(uint32_t) +
-               a->dirs_cap * sizeof(Dir) + a->dir_index_size * sizeof(uint32_t) + a->names_bytes;
+               a->dirs_cap * sizeof(Dir) + a->dir_index_size * sizeof(uint32_t) + a->names_bytes +
+               (a->links ? links_memory(a->links) : 0);
 }

@@ -32,17 +32,19 @@ typedef struct Dir {
         uint32_t files;          /* regular files directly in this directory */
         uint32_t scan_gen;       /* the last scan that listed this directory */
         int wd;                  /* inotify watch descriptor, -1 when not watched */
-        uint8_t depth;           /* 0 for the root */
+        uint8_t depth;           /* 0 for the root; 255 for 255 and deeper */
         bool used;
         bool queued;             /* its owner has a scan of it queued */
-        bool hex;                /* this and every ancestor below the root is one hex digit */
+        bool hex;                /* depth 1-4, and this and every ancestor below the root is one hex digit */
         bool in_tmp;             /* the root's tmp/ or below it */
         bool in_lock;            /* the root's lock/ or below it: ccache's locks, never evicted */
         uint64_t stats_hits, stats_misses;  /* from this directory's stats file */
 } Dir;
 
 typedef struct AccountTotals {
-        uint64_t files, bytes;                  /* every regular file: count, Σ st_blocks·512 */
+        /* files: every name of a regular file (as find and ccache count);
+         * bytes: Σ st_blocks·512 over their inodes, each once (as du counts). */
+        uint64_t files, bytes;
         uint64_t kind_files[_CCACHE_KIND_MAX];
         uint64_t kind_bytes[_CCACHE_KIND_MAX];
         uint64_t hits, misses;                  /* ccache's own counters, summed over stats files */
@@ -100,6 +102,8 @@ uint64_t account_dirs_released(const Account *a);
 /* Writes d's path relative to the root ("" for the root) into buf. Returns
  * 0, or -ENAMETOOLONG. */
 int account_dir_path(const Account *a, DirId d, char *buf, size_t len);
+/* The same, relative to base; -EINVAL if base is not d or one of its ancestors. */
+int account_dir_relpath(const Account *a, DirId base, DirId d, char *buf, size_t len);
 /* Records the counters of d's stats file and updates the totals. */
 void account_dir_set_stats(Account *a, DirId d, uint64_t hits, uint64_t misses);
 
@@ -107,6 +111,17 @@ void account_dir_set_stats(Account *a, DirId d, uint64_t hits, uint64_t misses);
  * updating) and marks it as seen by the current scan. Returns 1 inserted,
  * 2 updated with another size or mtime, 0 unchanged, or -ENOMEM. */
 int account_file_set(Account *a, DirId d, const char *name, uint64_t blocks, int64_t mtime);
+/* The same for a file with nlink links of inode ino: the inode's blocks
+ * count once in the totals, however many of its names the account holds
+ * (files counts every name). nlink 1 or ino 0: as account_file_set.
+ * unsure: not seen by a full scan (an event, a subtree scan), so other names
+ * of ino may be held as files of their own, recorded when they had one
+ * link: if ino is new here, its bytes wait for a full scan to see it
+ * (account_links_unsure() counts such inodes) rather than count twice. */
+int account_file_set_inode(Account *a, DirId d, const char *name, uint64_t blocks, int64_t mtime, uint64_t ino,
+                           uint64_t nlink, bool unsure);
+/* Inodes whose bytes wait for a full scan (see account_file_set_inode). */
+size_t account_links_unsure(const Account *a);
 /* Forgets file name in d. Returns 1 if it was known, 0 if not. */
 int account_file_remove(Account *a, DirId d, const char *name);
 FileId account_file_find(const Account *a, DirId d, const char *name);

@@ -20,6 +20,9 @@
  * tenth of the time on it. */
 #define UNWATCHED_ROUND_MIN_USEC USEC_PER_SEC
 #define UNWATCHED_DUTY 10
+/* Hard links seen through events are counted by a full rescan, no more
+ * often than this (ccache's hard_link mode links every raw result in). */
+#define LINKS_RESCAN_MIN_USEC (30 * USEC_PER_SEC)
 #define ROOT_RETRY_USEC (200 * USEC_PER_MSEC)  /* set-up retry after the root vanished */
 /* After an automatic trim that left the cache over its cap (nothing more it
  * may evict), wait this long before trying again instead of spinning. */
@@ -93,6 +96,7 @@ struct Cache {
         bool watch_limited;               /* the cap or the kernel's limit was hit: logged once */
         bool unwatched_round;             /* rescans of unwatched directories under way */
         usec_t unwatched_started, unwatched_next;
+        usec_t links_rescan_next;         /* monotonic */
         struct {
                 char reason[64];
                 uint64_t added, changed, removed;

@@ -633,6 +633,14 @@ void cache_check(Cache *c) {
         /* A scan that failed (out of memory) is tried again, now and then. */
         if (c->full_pending && !c->scan && now_monotonic(c) >= c->scan_retry_at)
                 scan_next(c);
+        /* Hard links that came in through events: a full rescan counts their
+         * inodes once (their other names may be counted on their own). */
+        if (account_links_unsure(c->account) > 0 && !c->scan && !c->full_pending &&
+            now_monotonic(c) >= c->links_rescan_next) {
+                c->links_rescan_next = now_monotonic(c) + LINKS_RESCAN_MIN_USEC;
+                cache_rescan(c, "hard links");
+                return;
+        }
         /* Directories we do not watch may have changed unseen: look again,
          * in rounds paced so that they take at most a tenth of the time. */
         if (!c->unwatched_round && !c->full_pending && !c->scan && c->n_queue == 0 &&
@@ -657,9 +665,10 @@ static void refresh_file(Cache *c, DirId d, const char *name, uint32_t mask) {
         fd = evdir_get(c, d);
         if (fd < 0)
                 return;   /* the directory went away: its own events follow */
-        if (statx(fd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT,
-                  STATX_TYPE | STATX_BLOCKS | STATX_MTIME, &stx) == 0 && S_ISREG(stx.stx_mode))
-                (void) account_file_set(c->account, d, name, stx.stx_blocks, stx.stx_mtime.tv_sec);
+        if (statx(fd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT, SCAN_STATX_MASK, &stx) == 0 &&
+            S_ISREG(stx.stx_mode))
+                (void) account_file_set_inode(c->account, d, name, stx.stx_blocks, stx.stx_mtime.tv_sec, stx.stx_ino,
+                                              stx.stx_nlink, true);
         else
                 (void) account_file_remove(c->account, d, name);
         if (dir && (dir->depth == 1 || dir->depth == 2) && strcmp(name, "stats") == 0)

@@ -45,9 +45,11 @@ ctl() {
         "$CTL" -s "$BATS_TEST_TMPDIR/ck.sock" "$@"
 }
 
-# "files bytes" of the regular files under $1 on its own filesystem, as du counts them.
+# "files bytes" of the regular files under $1 on its own filesystem: files
+# counts names (as find does), bytes each inode once (as du does).
 disk_totals() {
-        find "$1" -xdev -type f -printf '%b\n' | awk '{ n++; s += $1 * 512 } END { printf "%d %d\n", n, s }'
+        find "$1" -xdev -type f -printf '%i %b\n' |
+                awk '{ n++; if (!($1 in seen)) { seen[$1]; s += $2 * 512 } } END { printf "%d %d\n", n, s }'
 }
 
 # "files bytes" as the daemon reports cache $1.

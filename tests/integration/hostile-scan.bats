@@ -167,3 +167,40 @@ dirs_equal() {
         wait_exact t "$CACHE" 20
         daemon_sound
 }
+
+@test "hard links count once (as du), any depth is counted, memory_bytes holds the names" {
+        config
+        start_daemon
+        wait_ready
+        s0=$(cache_field t size_bytes)
+        f0=$(cache_field t files)
+        m0=$(cache_field t memory_bytes)
+        # 30 names of one 20 MB file, in level directories and a foreign one
+        as_nobody bash -c 'C=$1; head -c 20000000 /dev/zero > "$C/0/0/big"; mkdir "$C/x"
+                           for i in $(seq 1 28); do ln "$C/0/0/big" "$C/$((i % 3))/$((i % 5))/l$i"; done
+                           ln "$C/0/0/big" "$C/x/l30"' _ "$CACHE"
+        wait_exact t "$CACHE" 60
+        [ "$(cache_field t files)" -eq $((f0 + 30)) ]
+        size=$(cache_field t size_bytes)
+        [ $((size - s0)) -ge 20000000 ] && [ $((size - s0)) -lt 20100000 ]
+        [ "$size" -eq $(($(du -sB1 --exclude=. "$CACHE" | cut -f1) - $(find "$CACHE" -type d -printf '%b\n' | awk '{ s += $1 * 512 } END { print s }'))) ]
+        # the names go; the bytes with the last
+        as_nobody bash -c 'C=$1; for i in $(seq 1 28); do rm "$C/$((i % 3))/$((i % 5))/l$i"; done; rm "$C/x/l30"' _ "$CACHE"
+        wait_exact t "$CACHE" 60
+        [ $(($(cache_field t size_bytes) - s0)) -ge 20000000 ]
+        as_nobody rm "$CACHE/0/0/big"
+        wait_exact t "$CACHE" 60
+        [ "$(cache_field t size_bytes)" -eq "$s0" ]
+
+        # 40 levels deep, far below the 16 directories a walk holds open
+        as_nobody bash -c 'd=$1/x; for i in $(seq 1 40); do d=$d/d; mkdir "$d"
+                           [ $((i % 10)) -ne 0 ] || head -c $((i * 1000)) /dev/urandom > "$d/f"; done' _ "$CACHE"
+        wait_exact t "$CACHE" 60
+        [ "$(cache_field t files)" -eq $((f0 + 4)) ]
+
+        # 2000 files of 200-character names: their names are memory too
+        as_nobody bash -c 'n=$(printf "n%.0s" $(seq 1 200)); for i in $(seq 1 2000); do : > "$1/7/7/$n$i"; done' _ "$CACHE"
+        wait_exact t "$CACHE" 60
+        [ "$(cache_field t memory_bytes)" -ge $((m0 + 2000 * 200)) ]
+        daemon_sound
+}

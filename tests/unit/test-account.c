@@ -310,6 +310,100 @@ static void test_many_directories_no_quadratic_work(void **state) {
         account_free(a);
 }
 
+/* 30 names of one 20 MB inode are 30 files and 20 MB, as du says; the
+ * bytes stay while any name does, follow the inode's size, and go with the
+ * last name. */
+static void test_hard_links_count_once(void **state) {
+        enum { BLOCKS = 20 * 1000 * 1000 / 512 };
+        Account *a;
+        DirId d1, d2;
+        char name[64];
+
+        assert_int_equal(account_new(&a), 0);
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "1", &d1), 1);
+        assert_int_equal(account_dir_add(a, d1, "2", &d2), 1);
+        for (unsigned i = 0; i < 30; i++) {
+                entry_name(i, 'R', name);
+                assert_int_equal(account_file_set_inode(a, i % 2 ? d1 : d2, name, BLOCKS, 100, 777, 30, false), 1);
+        }
+        assert_int_equal(account_file_set(a, d2, "alone", 8, 100), 1);
+        assert_int_equal(account_totals(a)->files, 31);
+        assert_int_equal(account_totals(a)->bytes, (uint64_t) (BLOCKS + 8) * 512);
+        /* a rescan sees the same again: nothing changes */
+        entry_name(4, 'R', name);
+        assert_int_equal(account_file_set_inode(a, d2, name, BLOCKS, 100, 777, 30, false), 0);
+        assert_int_equal(account_totals(a)->bytes, (uint64_t) (BLOCKS + 8) * 512);
+        /* the inode grows: seen through one name, counted once */
+        assert_int_equal(account_file_set_inode(a, d2, name, BLOCKS + 16, 101, 777, 30, false), 2);
+        assert_int_equal(account_totals(a)->bytes, (uint64_t) (BLOCKS + 16 + 8) * 512);
+        /* names go: the bytes stay until the last one */
+        for (unsigned i = 0; i < 29; i++) {
+                entry_name(i, 'R', name);
+                assert_int_equal(account_file_remove(a, i % 2 ? d1 : d2, name), 1);
+                assert_int_equal(account_totals(a)->bytes, (uint64_t) (BLOCKS + 16 + 8) * 512);
+        }
+        assert_int_equal(account_totals(a)->files, 2);
+        /* the last name, now with one link: counted on its own, still once */
+        entry_name(29, 'R', name);
+        assert_int_equal(account_file_set_inode(a, d1, name, BLOCKS + 16, 101, 777, 1, false), 2);   /* its record had the old size */
+        assert_int_equal(account_totals(a)->bytes, (uint64_t) (BLOCKS + 16 + 8) * 512);
+        assert_int_equal(account_file_remove(a, d1, name), 1);
+        assert_int_equal(account_totals(a)->bytes, 8 * 512);
+        /* a directory of linked names removed at once */
+        for (unsigned i = 0; i < 4; i++) {
+                entry_name(100 + i, 'M', name);
+                assert_int_equal(account_file_set_inode(a, d2, name, 80, 100, 999, 4, false), 1);
+        }
+        assert_int_equal(account_totals(a)->bytes, (8 + 80) * 512);
+        /* seen through events: a file recorded with one link ("src") gets
+         * three more names; the new inode's bytes wait for a full scan rather
+         * than count twice, and count once when it comes */
+        assert_int_equal(account_file_set(a, d1, "src", 40, 100), 1);
+        for (unsigned i = 0; i < 3; i++) {
+                snprintf(name, sizeof(name), "ln%u", i);
+                assert_int_equal(account_file_set_inode(a, d1, name, 40, 100, 555, 4, true), 1);
+        }
+        assert_int_equal(account_links_unsure(a), 1);
+        assert_int_equal(account_totals(a)->bytes, (8 + 80 + 40) * 512);
+        assert_int_equal(account_file_set_inode(a, d1, "ln1", 40, 100, 555, 4, false), 0);
+        assert_int_equal(account_file_set_inode(a, d1, "src", 40, 100, 555, 4, false), 0);
+        assert_int_equal(account_links_unsure(a), 0);
+        assert_int_equal(account_totals(a)->bytes, (8 + 80 + 40) * 512);
+        assert_int_equal(account_totals(a)->files, 4 + 1 + 4);
+        account_dir_remove(a, d1);
+        assert_int_equal(account_totals(a)->files, 0);
+        assert_int_equal(account_totals(a)->bytes, 0);
+        for (int k = 0; k < _CCACHE_KIND_MAX; k++)
+                assert_int_equal(account_totals(a)->kind_bytes[k], 0);
+        assert_true(account_memory(a) > 0);
+        account_free(a);
+}
+
+/* memory_bytes counts the names kept on the heap: directories' and files'
+ * that do not fit a record. */
+static void test_memory_counts_heap_names(void **state) {
+        char name[256];
+        Account *a;
+        DirId d;
+        size_t before;
+
+        assert_int_equal(account_new(&a), 0);
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "x", &d), 1);
+        for (int i = 0; i < 1000; i++) {   /* warm the tables up */
+                snprintf(name, sizeof(name), "w%d", i);
+                account_file_set(a, d, name, 1, 1);
+        }
+        before = account_memory(a);
+        memset(name, 'n', 200);
+        for (int i = 0; i < 100; i++) {
+                snprintf(name + 200, sizeof(name) - 200, "%03d", i);
+                assert_int_equal(account_file_set(a, d, name, 1, 1), 1);
+                assert_int_equal(account_dir_add(a, DIR_ROOT, name, &(DirId) { 0 }), 1);
+        }
+        assert_true(account_memory(a) >= before + 2 * 100 * 204);
+        account_free(a);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_insert_update_remove),
@@ -318,6 +412,8 @@ int main(void) {
                 cmocka_unit_test(test_dir_hook_and_stats),
                 cmocka_unit_test(test_dir_gen_tells_reused_ids_apart),
                 cmocka_unit_test(test_many_directories_no_quadratic_work),
+                cmocka_unit_test(test_hard_links_count_once),
+                cmocka_unit_test(test_memory_counts_heap_names),
         };
         return cmocka_run_group_tests_name("account", tests, NULL, NULL);
 }

@@ -285,6 +285,76 @@ static void test_directories_forgotten_during_a_walk(void **state) {
         account_free(a);
 }
 
+/* Makes a chain of n directories named name below rel (which exists), each
+ * made relative to the one above (the path outgrows PATH_MAX), with a file
+ * of size bytes in each tenth one and the last. Returns the path's length. */
+static size_t deep_chain(const char *rel, const char *name, int n, size_t size) {
+        char path[512];
+        size_t len;
+        int fd;
+
+        snprintf(path, sizeof(path), "%s/%s", root, rel);
+        len = strlen(path);
+        fd = open(path, O_RDONLY | O_DIRECTORY);
+        assert_true(fd >= 0);
+        for (int i = 1; i <= n; i++) {
+                int sub;
+
+                assert_int_equal(mkdirat(fd, name, 0777), 0);
+                sub = openat(fd, name, O_RDONLY | O_DIRECTORY);
+                assert_true(sub >= 0);
+                close(fd);
+                fd = sub;
+                len += 1 + strlen(name);
+                if (i % 10 == 0 || i == n) {
+                        struct stat st;
+                        int f = openat(fd, "f", O_WRONLY | O_CREAT, 0644);
+
+                        assert_true(f >= 0);
+                        for (size_t k = 0; k < size; k++)
+                                assert_int_equal(write(f, "y", 1), 1);
+                        assert_int_equal(fstat(f, &st), 0);
+                        close(f);
+                        want_files++;
+                        want_bytes += (uint64_t) st.st_blocks * 512;
+                }
+        }
+        close(fd);
+        return len;
+}
+
+static void test_deep_trees_are_counted(void **state) {
+        uint64_t files = want_files, bytes = want_bytes;
+        char cmd[256];
+        Account *a;
+
+        /* what the tree holds now (earlier tests removed some) */
+        assert_int_equal(account_new(&a), 0);
+        scan_all(a, 4096, 1);
+        want_files = account_totals(a)->files;
+        want_bytes = account_totals(a)->bytes;
+        account_free(a);
+
+        /* 60 levels; and 30 of 200-character names, longer than PATH_MAX */
+        char longname[201];
+        memset(longname, 'n', 200);
+        longname[200] = '\0';
+        dir("deep");
+        deep_chain("deep", "d", 60, 3000);
+        assert_true(deep_chain("deep", longname, 30, 100) > 4096);
+        for (size_t budget = 1; budget <= 4096; budget *= 4096) {
+                assert_int_equal(account_new(&a), 0);
+                scan_all(a, budget, 1);
+                assert_int_equal(account_totals(a)->files, want_files);
+                assert_int_equal(account_totals(a)->bytes, want_bytes);
+                account_free(a);
+        }
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s/deep'", root);
+        assert_int_equal(system(cmd), 0);
+        want_files = files;
+        want_bytes = bytes;
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_exact_figures),
@@ -292,6 +362,7 @@ int main(void) {
                 cmocka_unit_test(test_two_scans_in_a_row),
                 cmocka_unit_test(test_rescan_sweeps_what_is_gone),
                 cmocka_unit_test(test_directories_forgotten_during_a_walk),
+                cmocka_unit_test(test_deep_trees_are_counted),
         };
         return cmocka_run_group_tests_name("scan", tests, setup, teardown);
 }
