@@ -66,6 +66,7 @@ struct Cache {
         dev_t dev;                        /* identity of the root we scanned */
         ino_t ino;
         char mount[PATH_MAX];
+        char lost_mount[PATH_MAX];        /* the volume it was on went away: wait for it */
         Account *account;
 
         /* Opened for one loop iteration, closed by the post source. */

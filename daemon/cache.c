@@ -496,9 +496,23 @@ static int on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
+/* The filesystem the cache was kept on is no longer mounted where it was
+ * (umount, umount -l): that is no lost root to set up again, for it would be
+ * set up on the filesystem below. */
+static bool volume_gone(Cache *c) {
+        struct stat st;
+
+        return strcmp(c->mount, "/") != 0 && (stat(c->mount, &st) < 0 || st.st_dev != c->dev);
+}
+
 static void root_lost(Cache *c, const char *why) {
         if (!c->available)
                 return;
+        if (volume_gone(c)) {
+                snprintf(c->lost_mount, sizeof(c->lost_mount), "%s", c->mount);
+                set_unavailable(c, "its volume was unmounted ('%s' is not mounted any more)", c->lost_mount);
+                return;
+        }
         log_warning("Cache %s: root %s %s; setting it up again.", c->config->name, c->config->path, why);
         teardown(c);
         snprintf(c->reason, sizeof(c->reason), "root %s", why);
@@ -544,6 +558,13 @@ void cache_start(Cache *c) {
                 set_unavailable(c, "'%s' is not a mount point", cc->require_mount);
                 return;
         }
+        /* Its volume went away: only once it is back is the cache looked
+         * for (or created) again, never on the filesystem below. */
+        if (c->lost_mount[0] && volume_is_mount_point(c->lost_mount) <= 0) {
+                set_unavailable(c, "its volume was unmounted ('%s' is not mounted any more)", c->lost_mount);
+                return;
+        }
+        c->lost_mount[0] = '\0';
         fd = open_or_create_root(c);
         if (fd < 0) {
                 if (fd == -ELOOP)
@@ -628,6 +649,10 @@ void cache_check(Cache *c) {
         }
         if (lstat(cc->path, &st) < 0 || st.st_dev != c->dev || st.st_ino != c->ino) {
                 root_lost(c, errno == ENOENT ? "was deleted" : "was replaced");
+                return;
+        }
+        if (volume_gone(c)) {   /* lazily unmounted: the path may still resolve for a while */
+                root_lost(c, "was unmounted");
                 return;
         }
         /* A scan that failed (out of memory) is tried again, now and then. */
