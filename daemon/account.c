@@ -66,6 +66,7 @@ struct Account {
         uint32_t *dir_index;     /* DirId + 1 by (parent, name); 0 is empty */
         size_t dir_index_size;
         uint32_t last_gen;       /* the gen of the directory added last */
+        uint32_t scan_begin_gen; /* last_gen at account_scan_begin */
         size_t names_bytes;      /* heap held by names: directories', and files' that do not fit */
         uint64_t dirs_released;
         bool span_valid;
@@ -839,7 +840,9 @@ void account_dir_set_stats(Account *a, DirId d, uint64_t hits, uint64_t misses) 
 void account_scan_begin(Account *a) {
         /* Everyone unseen; what the scan (or an event meanwhile) records is
          * seen. A reset, not a flip: after two scans a flip would make the
-         * files neither of them saw look seen again. */
+         * files neither of them saw look seen again. Directories added from
+         * now on are seen too (their gen is newer). */
+        a->scan_begin_gen = a->last_gen;
         for (FileId id = 0; id < a->limit; id++)
                 file_at(a, id)->flags &= (uint8_t) ~FLAG_MARK;
 }
@@ -852,7 +855,8 @@ size_t account_scan_sweep(Account *a, uint32_t gen) {
          * the walk goes on from where it is. */
         for (DirId d = DIR_ROOT + 1; d < a->n_dirs; d++) {
                 const Dir *x = &a->dirs[d];
-                if (x->used && x->scan_gen != gen && a->dirs[x->parent].used && a->dirs[x->parent].scan_gen == gen)
+                if (x->used && x->scan_gen != gen && a->dirs[x->parent].used && a->dirs[x->parent].scan_gen == gen &&
+                    (int32_t) (x->gen - a->scan_begin_gen) <= 0)   /* not added (by an event) since the scan began */
                         dir_release(a, d);
         }
         removed = remove_files_where(a, gone_after_sweep, gen);

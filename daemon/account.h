@@ -139,7 +139,9 @@ FileId account_file_limit(const Account *a);
 void account_scan_begin(Account *a);
 /* After the scan that stamped gen into the scan_gen of the directories it
  * listed: removes their files not seen since account_scan_begin, and their
- * subdirectories the scan did not list. Returns the number of files removed. */
+ * subdirectories the scan did not list (but for those added since
+ * account_scan_begin: an event told of them after the listing). Returns the
+ * number of files removed. */
 size_t account_scan_sweep(Account *a, uint32_t gen);
 
 /* The totals, exact: the files of directories forgotten since the last call

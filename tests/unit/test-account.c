@@ -181,6 +181,17 @@ static void test_scan_sweep(void **state) {
         assert_null(account_dir(a, sub));
         assert_int_equal(account_totals(a)->files, 2);
         check_totals(a);
+
+        /* a directory an event added under d2 after the scan listed d2 is
+         * not one the listing missed: it stays (its own scan is queued) */
+        DirId late, old;
+        assert_int_equal(account_dir_add(a, d2, "old", &old), 1);
+        account_scan_begin(a);
+        account_dir(a, d2)->scan_gen = 8;
+        assert_int_equal(account_dir_add(a, d2, "late", &late), 1);
+        account_scan_sweep(a, 8);
+        assert_non_null(account_dir(a, late));
+        assert_null(account_dir(a, old));
         account_free(a);
 }
 
