@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* The accounting table. Files: fixed-size records in 2 MiB chunks (no copy on
  * growth), found by (directory, name) through an open-addressing index of
- * 32-bit slots. Directories: a small vector with child/sibling links. */
+ * 32-bit slots. Directories: a vector with child/sibling links, found by
+ * (parent, name) through a second such index. Nothing is linear in the number
+ * of siblings or directories, except whole passes that say so. */
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "account.h"
+#include "links.h"
 #include "util.h"
 
 #define CHUNK_SHIFT 16
@@ -18,13 +22,15 @@
 #define SLOT_ID_MASK ((1u << SLOT_ID_BITS) - 1)
 #define FILES_MAX    (SLOT_ID_MASK - 1)
 #define INDEX_MIN 1024
+#define DIR_INDEX_MIN 64        /* a power of two; kept at least twice the directories */
 
-/* flags: name form in bits 0-1, mark in bit 2, code or kind in bits 4-7 */
+/* flags: name form in bits 0-1, mark in bit 2, link in bit 3, code or kind in bits 4-7 */
 #define FORM_FREE   0u
 #define FORM_PACKED 1u
 #define FORM_INLINE 2u
 #define FORM_HEAP   3u
 #define FLAG_MARK   0x04u
+#define FLAG_LINK   0x08u   /* a name of an inode with more links: its bytes count in links */
 
 typedef struct File {
         /* FORM_PACKED: the packed name; FORM_INLINE: a name of < 20 chars;
@@ -52,11 +58,24 @@ struct Account {
         Dir *dirs;
         size_t n_dirs, dirs_cap;
         DirId free_dir;
+        /* Forgotten directories whose files are still in the table: their
+         * DirIds are free again only after purge_files() (until then no
+         * lookup can confuse a new directory with them). */
+        DirId limbo_dir;
+        bool purge_pending;
+        uint32_t *dir_index;     /* DirId + 1 by (parent, name); 0 is empty */
+        size_t dir_index_size;
+        uint32_t last_gen;       /* the gen of the directory added last */
+        uint32_t scan_begin_gen; /* last_gen at account_scan_begin */
+        size_t names_bytes;      /* heap held by names: directories', and files' that do not fit */
+        uint64_t dirs_released;
         bool span_valid;
         int64_t oldest, newest;
         AccountTotals totals;
         account_dir_hook_t dir_hook;
         void *dir_hook_userdata;
+        Links *links;            /* hard-linked names; NULL until the first */
+        size_t links_unsure;     /* inodes of links whose bytes wait for a full scan */
 };
 
 static inline File *file_at(const Account *a, FileId id) {
@@ -81,6 +100,11 @@ static inline FileId next_free(const File *f) {
 
 static inline void set_next_free(File *f, FileId id) {
         memcpy(f->n.packed, &id, sizeof(id));
+}
+
+/* What a heap block really costs: its usable size and malloc's header. */
+static size_t heap_size(void *p) {
+        return malloc_usable_size(p) + sizeof(size_t);
 }
 
 static inline unsigned form(const File *f) {
@@ -233,8 +257,10 @@ static int file_alloc(Account *a, FileId *ret) {
         return 0;
 }
 
+/* A name counts in files; its bytes count here unless it is a linked name,
+ * whose inode's bytes count once through link_attach/link_detach. */
 static void totals_add(Account *a, const File *f, int sign) {
-        uint64_t bytes = (uint64_t) f->blocks * 512;
+        uint64_t bytes = f->flags & FLAG_LINK ? 0 : (uint64_t) f->blocks * 512;
         CcacheKind k = file_kind(f);
 
         if (sign > 0) {
@@ -244,19 +270,90 @@ static void totals_add(Account *a, const File *f, int sign) {
         } else {
                 a->totals.files--, a->totals.bytes -= bytes;
                 a->totals.kind_files[k]--, a->totals.kind_bytes[k] -= bytes;
-                a->dirs[f->dir].files--;
+                if (a->dirs[f->dir].used)   /* else: purged after its directory */
+                        a->dirs[f->dir].files--;
         }
         if (ccache_kind_is_entry(k))
                 a->span_valid = false;
+}
+
+/* The inode's bytes, blocks of kind k, enter (sign > 0) or leave the totals. */
+static void inode_bytes(Account *a, uint32_t blocks, uint8_t k, int sign) {
+        uint64_t bytes = (uint64_t) blocks * 512;
+
+        if (sign > 0)
+                a->totals.bytes += bytes, a->totals.kind_bytes[k] += bytes;
+        else
+                a->totals.bytes -= bytes, a->totals.kind_bytes[k] -= bytes;
+}
+
+/* Makes f (id) a linked name of inode ino, whose size is f's. unsure: f was
+ * not seen by a full scan, and the account may hold other names of ino as
+ * files of their own (recorded when they had one link): a new inode's bytes
+ * then wait for a full scan rather than count twice. Returns false (f
+ * unchanged, its bytes counted on its own) if out of memory. */
+static bool link_attach(Account *a, File *f, FileId id, uint64_t ino, bool unsure) {
+        LinkedInode *i;
+
+        if (!a->links && !(a->links = links_new()))
+                return false;
+        if (links_name_set(a->links, id, ino) < 0)
+                return false;
+        if (!(i = links_inode(a->links, ino, f->blocks, (uint8_t) file_kind(f)))) {
+                links_name_drop(a->links, id);
+                return false;
+        }
+        if (i->names == 0) {
+                i->unsure = unsure;
+                if (unsure)
+                        a->links_unsure++;
+                else
+                        inode_bytes(a, i->blocks, i->kind, +1);
+        } else if (i->unsure && !unsure) {   /* a full scan vouches for it */
+                i->unsure = false;
+                a->links_unsure--;
+                i->blocks = f->blocks;
+                inode_bytes(a, i->blocks, i->kind, +1);
+        } else if (i->blocks != f->blocks) {   /* the inode's size changed */
+                if (!i->unsure)
+                        inode_bytes(a, i->blocks, i->kind, -1);
+                i->blocks = f->blocks;
+                if (!i->unsure)
+                        inode_bytes(a, i->blocks, i->kind, +1);
+        }
+        i->names++;
+        f->flags |= FLAG_LINK;
+        return true;
+}
+
+/* f (id) is a linked name no more: its inode loses a name, and its bytes
+ * with its last one. */
+static void link_detach(Account *a, File *f, FileId id) {
+        uint64_t ino = links_name_ino(a->links, id);
+        LinkedInode *i = links_inode(a->links, ino, 0, 0);
+
+        links_name_drop(a->links, id);
+        f->flags &= (uint8_t) ~FLAG_LINK;
+        if (i && --i->names == 0) {
+                if (i->unsure)
+                        a->links_unsure--;
+                else
+                        inode_bytes(a, i->blocks, i->kind, -1);
+                links_inode_drop(a->links, ino);
+        }
 }
 
 static void file_release(Account *a, FileId id, size_t slot) {
         File *f = file_at(a, id);
 
         totals_add(a, f, -1);
+        if (f->flags & FLAG_LINK)
+                link_detach(a, f, id);
         index_delete(a, slot);
-        if (form(f) == FORM_HEAP)
+        if (form(f) == FORM_HEAP) {
+                a->names_bytes -= heap_size(heap_name(f));
                 free(heap_name(f));
+        }
         f->flags = FORM_FREE;
         set_next_free(f, a->free_head);
         a->free_head = id;
@@ -272,6 +369,12 @@ int account_reserve(Account *a, size_t n) {
 }
 
 int account_file_set(Account *a, DirId d, const char *name, uint64_t blocks, int64_t mtime) {
+        return account_file_set_inode(a, d, name, blocks, mtime, 0, 1, false);
+}
+
+int account_file_set_inode(Account *a, DirId d, const char *name, uint64_t blocks, int64_t mtime, uint64_t ino,
+                           uint64_t nlink, bool unsure) {
+        bool linked = nlink > 1 && ino != 0;
         File probe, *f;
         uint64_t h;
         size_t slot;
@@ -287,12 +390,17 @@ int account_file_set(Account *a, DirId d, const char *name, uint64_t blocks, int
         if (a->index[slot]) {
                 bool changed;
 
-                f = file_at(a, slot_id(a->index[slot]));
+                id = slot_id(a->index[slot]);
+                f = file_at(a, id);
                 changed = f->blocks != probe.blocks || f->mtime != probe.mtime;
                 totals_add(a, f, -1);
+                if (f->flags & FLAG_LINK)
+                        link_detach(a, f, id);   /* and attached again below, with its new size */
                 f->blocks = probe.blocks;
                 f->mtime = probe.mtime;
                 f->flags = probe.flags;
+                if (linked)
+                        (void) link_attach(a, f, id, ino, unsure);
                 totals_add(a, f, +1);
                 return changed ? 2 : 0;
         }
@@ -312,10 +420,14 @@ int account_file_set(Account *a, DirId d, const char *name, uint64_t blocks, int
                         free(heap_name(&probe));
                 return r;
         }
+        if (form(&probe) == FORM_HEAP)
+                a->names_bytes += heap_size(heap_name(&probe));
         f = file_at(a, id);
         *f = probe;
         a->index[slot] = (id + 1) | slot_tag(h);
         a->n_files++;
+        if (linked)
+                (void) link_attach(a, f, id, ino, unsure);
         totals_add(a, f, +1);
         return 1;
 }
@@ -344,9 +456,11 @@ int account_file_remove(Account *a, DirId d, const char *name) {
 int account_file_info(const Account *a, FileId id, FileInfo *ret) {
         const File *f;
 
-        if (id >= a->limit || form(f = file_at(a, id)) == FORM_FREE)
+        /* A file of a forgotten directory is as good as gone (purge_files). */
+        if (id >= a->limit || form(f = file_at(a, id)) == FORM_FREE || !a->dirs[f->dir].used)
                 return -ENOENT;
-        *ret = (FileInfo) { .dir = f->dir, .kind = file_kind(f), .blocks = f->blocks, .mtime = f->mtime };
+        *ret = (FileInfo) { .dir = f->dir, .dir_gen = a->dirs[f->dir].gen, .kind = file_kind(f),
+                            .blocks = f->blocks, .mtime = f->mtime };
         return 0;
 }
 
@@ -390,10 +504,97 @@ static bool in_unused_dir(const Account *a, const File *f, uint32_t arg) {
         return !a->dirs[f->dir].used;
 }
 
+/* The forgotten directories' DirIds are free again. */
+static void limbo_free(Account *a) {
+        while (a->limbo_dir != DIR_NONE) {
+                DirId d = a->limbo_dir;
+
+                a->limbo_dir = a->dirs[d].next_sibling;
+                a->dirs[d].next_sibling = a->free_dir;
+                a->free_dir = d;
+        }
+}
+
+/* Forgets the files of forgotten directories: one pass over all files for
+ * however many directories were forgotten since the last one. */
+static void purge_files(Account *a) {
+        if (!a->purge_pending)
+                return;
+        remove_files_where(a, in_unused_dir, 0);
+        a->purge_pending = false;
+        limbo_free(a);
+}
+
 /* After a sweep released directories: their files, and the files of the
  * directories the round listed that it did not see again. */
 static bool gone_after_sweep(const Account *a, const File *f, uint32_t gen) {
         return !a->dirs[f->dir].used || (!(f->flags & FLAG_MARK) && a->dirs[f->dir].scan_gen == gen);
+}
+
+/* The directory index: DirId + 1 by (parent, name), open addressing in a
+ * power-of-two table, backward-shift deletion as for files. */
+static uint32_t dir_hash(DirId parent, const char *name) {
+        uint64_t h = (uint64_t) parent * 0x9e3779b97f4a7c15ULL;
+
+        for (const char *s = name; *s; s++)
+                h = (h ^ (uint8_t) *s) * 0x100000001b3ULL;
+        return (uint32_t) mix(h);
+}
+
+static size_t dir_slot(const Account *a, uint32_t hash, DirId parent, const char *name) {
+        size_t mask = a->dir_index_size - 1;
+
+        for (size_t i = hash & mask;; i = (i + 1) & mask) {
+                uint32_t v = a->dir_index[i];
+                const Dir *d = &a->dirs[v - 1];
+
+                if (v == 0 || (d->hash == hash && d->parent == parent && strcmp(d->name, name) == 0))
+                        return i;
+        }
+}
+
+static int dir_index_resize(Account *a, size_t size) {
+        uint32_t *old = a->dir_index;
+        size_t old_size = a->dir_index_size;
+
+        a->dir_index = calloc(size, sizeof(uint32_t));
+        if (!a->dir_index) {
+                a->dir_index = old;
+                return -ENOMEM;
+        }
+        a->dir_index_size = size;
+        for (size_t i = 0; i < old_size; i++)
+                if (old[i]) {
+                        const Dir *d = &a->dirs[old[i] - 1];
+                        a->dir_index[dir_slot(a, d->hash, d->parent, d->name)] = old[i];
+                }
+        free(old);
+        return 0;
+}
+
+static void dir_index_delete(Account *a, DirId d) {
+        size_t mask = a->dir_index_size - 1;
+        size_t i = dir_slot(a, a->dirs[d].hash, a->dirs[d].parent, a->dirs[d].name), j = i;
+
+        a->dir_index[i] = 0;
+        for (;;) {
+                size_t k;
+
+                j = (j + 1) & mask;
+                if (a->dir_index[j] == 0)
+                        return;
+                k = a->dirs[a->dir_index[j] - 1].hash & mask;
+                if (i <= j ? (k <= i || k > j) : (k <= i && k > j)) {
+                        a->dir_index[i] = a->dir_index[j];
+                        a->dir_index[j] = 0;
+                        i = j;
+                }
+        }
+}
+
+static Dir root_dir(uint32_t gen, int wd, uint32_t scan_gen) {
+        return (Dir) { .parent = DIR_NONE, .first_child = DIR_NONE, .next_sibling = DIR_NONE,
+                       .prev_sibling = DIR_NONE, .gen = gen, .wd = wd, .scan_gen = scan_gen, .used = true };
 }
 
 int account_new(Account **ret) {
@@ -402,15 +603,16 @@ int account_new(Account **ret) {
         if (!a)
                 return -ENOMEM;
         a->free_head = FILE_NONE;
-        a->free_dir = DIR_NONE;
+        a->free_dir = a->limbo_dir = DIR_NONE;
         a->index_size = INDEX_MIN;
         a->index = calloc(a->index_size, sizeof(uint32_t));
+        a->dir_index_size = DIR_INDEX_MIN;
+        a->dir_index = calloc(a->dir_index_size, sizeof(uint32_t));
         a->dirs_cap = 64;
         a->dirs = calloc(a->dirs_cap, sizeof(Dir));
-        if (!a->index || !a->dirs)
+        if (!a->index || !a->dir_index || !a->dirs)
                 return account_free(a), -ENOMEM;
-        a->dirs[0] = (Dir) { .parent = DIR_NONE, .first_child = DIR_NONE, .next_sibling = DIR_NONE,
-                             .wd = -1, .used = true };
+        a->dirs[0] = root_dir(++a->last_gen, -1, 0);
         a->n_dirs = 1;
         a->totals.dirs = 1;
         *ret = a;
@@ -431,6 +633,7 @@ void account_clear(Account *a) {
         root = a->dirs[DIR_ROOT];
         for (DirId d = DIR_ROOT + 1; d < a->n_dirs; d++)
                 free(a->dirs[d].name);
+        a->dirs_released += a->n_dirs - 1;
         for (FileId id = 0; id < a->limit; id++)
                 if (form(file_at(a, id)) == FORM_HEAP)
                         free(heap_name(file_at(a, id)));
@@ -443,41 +646,38 @@ void account_clear(Account *a) {
         a->free_head = FILE_NONE;
         a->n_files = 0;
         memset(a->index, 0, a->index_size * sizeof(uint32_t));
+        memset(a->dir_index, 0, a->dir_index_size * sizeof(uint32_t));
         a->n_dirs = 1;
-        a->free_dir = DIR_NONE;
-        a->dirs[DIR_ROOT] = (Dir) { .parent = DIR_NONE, .first_child = DIR_NONE, .next_sibling = DIR_NONE,
-                                    .wd = root.wd, .scan_gen = root.scan_gen, .used = true };
+        a->free_dir = a->limbo_dir = DIR_NONE;
+        a->purge_pending = false;
+        a->dirs[DIR_ROOT] = root_dir(root.gen, root.wd, root.scan_gen);
         a->totals = (AccountTotals) { .dirs = 1 };
         a->span_valid = false;
+        a->names_bytes = 0;
+        a->links = links_free(a->links);
+        a->links_unsure = 0;
 }
 
 Account *account_free(Account *a) {
         if (!a)
                 return NULL;
-        if (a->dirs)
+        if (a->dirs && a->index && a->dir_index)
                 account_clear(a);
         free(a->index);
+        free(a->dir_index);
         free(a->dirs);
         free(a);
         return NULL;
 }
 
 DirId account_dir_find(const Account *a, DirId parent, const char *name) {
-        for (DirId c = a->dirs[parent].first_child; c != DIR_NONE; c = a->dirs[c].next_sibling)
-                if (strcmp(a->dirs[c].name, name) == 0)
-                        return c;
-        return DIR_NONE;
+        uint32_t v = a->dir_index[dir_slot(a, dir_hash(parent, name), parent, name)];
+
+        return v ? v - 1 : DIR_NONE;
 }
 
-int account_dir_add(Account *a, DirId parent, const char *name, DirId *ret) {
-        DirId d = account_dir_find(a, parent, name);
-        Dir *p;
-        char *copy;
-
-        if (d != DIR_NONE) {
-                *ret = d;
-                return 0;
-        }
+/* A DirId for a new directory: a free one, or one more at the end. */
+static int dir_alloc(Account *a, DirId *ret) {
         if (a->free_dir == DIR_NONE && a->n_dirs == a->dirs_cap) {
                 Dir *n;
                 if (a->dirs_cap >= ACCOUNT_DIRS_MAX)
@@ -487,23 +687,56 @@ int account_dir_add(Account *a, DirId parent, const char *name, DirId *ret) {
                 a->dirs = n;
                 a->dirs_cap *= 2;
         }
+        if (a->free_dir != DIR_NONE) {
+                *ret = a->free_dir;
+                a->free_dir = a->dirs[*ret].next_sibling;
+        } else
+                *ret = (DirId) a->n_dirs++;
+        return 0;
+}
+
+int account_dir_add(Account *a, DirId parent, const char *name, DirId *ret) {
+        uint32_t hash = dir_hash(parent, name);
+        size_t slot = dir_slot(a, hash, parent, name);
+        DirId d;
+        Dir *p;
+        char *copy;
+        int r;
+
+        if (a->dir_index[slot]) {
+                *ret = a->dir_index[slot] - 1;
+                return 0;
+        }
+        if (2 * (a->totals.dirs + 1) > a->dir_index_size) {
+                if ((r = dir_index_resize(a, 2 * a->dir_index_size)) < 0)
+                        return r;
+                slot = dir_slot(a, hash, parent, name);
+        }
         if (!(copy = strdup(name)))
                 return -ENOMEM;
-        if (a->free_dir != DIR_NONE) {
-                d = a->free_dir;
-                a->free_dir = a->dirs[d].next_sibling;
-        } else
-                d = (DirId) a->n_dirs++;
+        if ((r = dir_alloc(a, &d)) < 0) {
+                free(copy);
+                return r;
+        }
+        if (++a->last_gen == 0)
+                a->last_gen = 1;
         p = &a->dirs[parent];
         a->dirs[d] = (Dir) {
                 .name = copy, .parent = parent, .first_child = DIR_NONE, .next_sibling = p->first_child,
-                .wd = -1, .depth = (uint8_t) (p->depth + 1), .used = true,
-                .hex = (parent == DIR_ROOT || p->hex) && hex_digit(name[0]) >= 0 && !name[1],
+                .prev_sibling = DIR_NONE, .hash = hash, .gen = a->last_gen,
+                /* Deeper than 255 counts as 255; only ccache's levels are hex. */
+                .wd = -1, .depth = (uint8_t) (p->depth < UINT8_MAX ? p->depth + 1 : UINT8_MAX), .used = true,
+                .hex = p->depth < CCACHE_DEPTH_MAX && (parent == DIR_ROOT || p->hex) && hex_digit(name[0]) >= 0 &&
+                       !name[1],
                 .in_tmp = p->in_tmp || (parent == DIR_ROOT && strcmp(name, "tmp") == 0),
                 .in_lock = p->in_lock || (parent == DIR_ROOT && strcmp(name, "lock") == 0),
         };
+        if (p->first_child != DIR_NONE)
+                a->dirs[p->first_child].prev_sibling = d;
         p->first_child = d;
+        a->dir_index[slot] = d + 1;
         a->totals.dirs++;
+        a->names_bytes += heap_size(copy);
         *ret = d;
         return 1;
 }
@@ -516,46 +749,75 @@ Dir *account_dir(const Account *a, DirId d) {
         return d < a->n_dirs && a->dirs[d].used ? &a->dirs[d] : NULL;
 }
 
-/* Unlinks d from its parent and frees d and its subtree's directory records;
- * returns the number of files they held. */
-static uint64_t dir_release(Account *a, DirId d) {
-        uint64_t files = a->dirs[d].files;
+Dir *account_dir_check(const Account *a, DirId d, uint32_t gen) {
+        Dir *dir = account_dir(a, d);
 
-        while (a->dirs[d].first_child != DIR_NONE)
-                files += dir_release(a, a->dirs[d].first_child);
-        for (DirId *link = &a->dirs[a->dirs[d].parent].first_child; *link != DIR_NONE;
-             link = &a->dirs[*link].next_sibling)
-                if (*link == d) {
-                        *link = a->dirs[d].next_sibling;
-                        break;
-                }
+        return dir && dir->gen == gen ? dir : NULL;
+}
+
+uint64_t account_dirs_released(const Account *a) {
+        return a->dirs_released;
+}
+
+/* Unlinks d from its parent and forgets d and its subtree's directories;
+ * returns the number of files they held (still in the table: purge_files()). */
+static uint64_t dir_release(Account *a, DirId d) {
+        Dir *x = &a->dirs[d];
+        uint64_t files = x->files;
+
+        while (x->first_child != DIR_NONE)
+                files += dir_release(a, x->first_child);
+        if (x->prev_sibling != DIR_NONE)
+                a->dirs[x->prev_sibling].next_sibling = x->next_sibling;
+        else
+                a->dirs[x->parent].first_child = x->next_sibling;
+        if (x->next_sibling != DIR_NONE)
+                a->dirs[x->next_sibling].prev_sibling = x->prev_sibling;
+        dir_index_delete(a, d);
         if (a->dir_hook)
-                a->dir_hook(d, &a->dirs[d], a->dir_hook_userdata);
+                a->dir_hook(d, x, a->dir_hook_userdata);
         account_dir_set_stats(a, d, 0, 0);
-        free(a->dirs[d].name);
-        a->dirs[d] = (Dir) { .used = false, .next_sibling = a->free_dir, .wd = -1 };
-        a->free_dir = d;
+        a->names_bytes -= heap_size(x->name);
+        free(x->name);
+        /* Files left: the DirId waits in limbo until they are purged. */
+        *x = (Dir) { .used = false, .wd = -1 };
+        if (files > 0) {
+                x->next_sibling = a->limbo_dir;
+                a->limbo_dir = d;
+                a->purge_pending = true;
+        } else {
+                x->next_sibling = a->free_dir;
+                a->free_dir = d;
+        }
         a->totals.dirs--;
+        a->dirs_released++;
         return files;
 }
 
 void account_dir_remove(Account *a, DirId d) {
         if (d == DIR_ROOT || !account_dir(a, d))
                 return;
-        /* One pass over all files, and only when the subtree held any. */
-        if (dir_release(a, d) > 0)
-                remove_files_where(a, in_unused_dir, 0);
+        /* The files go at the next purge_files(): one pass over all files
+         * for all the directories forgotten until someone reads the totals. */
+        dir_release(a, d);
 }
 
 int account_dir_path(const Account *a, DirId d, char *buf, size_t len) {
+        return account_dir_relpath(a, DIR_ROOT, d, buf, len);
+}
+
+int account_dir_relpath(const Account *a, DirId base, DirId d, char *buf, size_t len) {
         size_t need = 0;
 
-        for (DirId x = d; x != DIR_ROOT; x = a->dirs[x].parent)
+        for (DirId x = d; x != base; x = a->dirs[x].parent) {
+                if (x == DIR_ROOT)
+                        return -EINVAL;   /* base is not an ancestor of d */
                 need += strlen(a->dirs[x].name) + (need ? 1 : 0);
+        }
         if (need >= len)
                 return -ENAMETOOLONG;
         buf[need] = '\0';
-        for (DirId x = d; x != DIR_ROOT; x = a->dirs[x].parent) {
+        for (DirId x = d; x != base; x = a->dirs[x].parent) {
                 size_t n = strlen(a->dirs[x].name);
 
                 need -= n;
@@ -578,28 +840,42 @@ void account_dir_set_stats(Account *a, DirId d, uint64_t hits, uint64_t misses) 
 void account_scan_begin(Account *a) {
         /* Everyone unseen; what the scan (or an event meanwhile) records is
          * seen. A reset, not a flip: after two scans a flip would make the
-         * files neither of them saw look seen again. */
+         * files neither of them saw look seen again. Directories added from
+         * now on are seen too (their gen is newer). */
+        a->scan_begin_gen = a->last_gen;
         for (FileId id = 0; id < a->limit; id++)
                 file_at(a, id)->flags &= (uint8_t) ~FLAG_MARK;
 }
 
 size_t account_scan_sweep(Account *a, uint32_t gen) {
-        /* Subdirectories of listed directories that the listing did not show. */
+        size_t removed;
+
+        /* Subdirectories of listed directories that the listing did not show.
+         * Releasing one only unlinks it and its subtree (which become unused):
+         * the walk goes on from where it is. */
         for (DirId d = DIR_ROOT + 1; d < a->n_dirs; d++) {
                 const Dir *x = &a->dirs[d];
-                if (x->used && x->scan_gen != gen && a->dirs[x->parent].used && a->dirs[x->parent].scan_gen == gen) {
+                if (x->used && x->scan_gen != gen && a->dirs[x->parent].used && a->dirs[x->parent].scan_gen == gen &&
+                    (int32_t) (x->gen - a->scan_begin_gen) <= 0)   /* not added (by an event) since the scan began */
                         dir_release(a, d);
-                        d = DIR_ROOT;  /* the vector's links changed: start over */
-                }
         }
-        return remove_files_where(a, gone_after_sweep, gen);
+        removed = remove_files_where(a, gone_after_sweep, gen);
+        a->purge_pending = false;   /* that pass took the forgotten directories' files too */
+        limbo_free(a);
+        return removed;
 }
 
-const AccountTotals *account_totals(const Account *a) {
+size_t account_links_unsure(const Account *a) {
+        return a->links_unsure;
+}
+
+const AccountTotals *account_totals(Account *a) {
+        purge_files(a);
         return &a->totals;
 }
 
 void account_entry_mtime_span(Account *a, int64_t *ret_oldest, int64_t *ret_newest) {
+        purge_files(a);
         if (!a->span_valid) {
                 uint32_t lo = UINT32_MAX, hi = 0;
 
@@ -620,5 +896,6 @@ void account_entry_mtime_span(Account *a, int64_t *ret_oldest, int64_t *ret_newe
 
 size_t account_memory(const Account *a) {
         return sizeof(*a) + a->n_chunks * CHUNK_FILES * sizeof(File) + a->index_size * sizeof(uint32_t) +
-               a->dirs_cap * sizeof(Dir);
+               a->dirs_cap * sizeof(Dir) + a->dir_index_size * sizeof(uint32_t) + a->names_bytes +
+               (a->links ? links_memory(a->links) : 0);
 }

@@ -23,20 +23,28 @@ typedef struct Account Account;
 
 typedef struct Dir {
         char *name;              /* NULL for the root */
-        DirId parent, first_child, next_sibling;
+        DirId parent, first_child, next_sibling, prev_sibling;
+        uint32_t hash;           /* of (parent, name), for the index */
+        /* Tells this directory from any other that held or will hold its
+         * DirId: whoever keeps a DirId across loop iterations keeps this
+         * with it and checks both (account_dir_check). Never 0. */
+        uint32_t gen;
         uint32_t files;          /* regular files directly in this directory */
         uint32_t scan_gen;       /* the last scan that listed this directory */
         int wd;                  /* inotify watch descriptor, -1 when not watched */
-        uint8_t depth;           /* 0 for the root */
+        uint8_t depth;           /* 0 for the root; 255 for 255 and deeper */
         bool used;
-        bool hex;                /* this and every ancestor below the root is one hex digit */
+        bool queued;             /* its owner has a scan of it queued */
+        bool hex;                /* depth 1-4, and this and every ancestor below the root is one hex digit */
         bool in_tmp;             /* the root's tmp/ or below it */
         bool in_lock;            /* the root's lock/ or below it: ccache's locks, never evicted */
         uint64_t stats_hits, stats_misses;  /* from this directory's stats file */
 } Dir;
 
 typedef struct AccountTotals {
-        uint64_t files, bytes;                  /* every regular file: count, Σ st_blocks·512 */
+        /* files: every name of a regular file (as find and ccache count);
+         * bytes: Σ st_blocks·512 over their inodes, each once (as du counts). */
+        uint64_t files, bytes;
         uint64_t kind_files[_CCACHE_KIND_MAX];
         uint64_t kind_bytes[_CCACHE_KIND_MAX];
         uint64_t hits, misses;                  /* ccache's own counters, summed over stats files */
@@ -46,6 +54,7 @@ typedef struct AccountTotals {
 /* What eviction needs to know of one file. */
 typedef struct FileInfo {
         DirId dir;
+        uint32_t dir_gen;        /* the directory's gen (see Dir) */
         CcacheKind kind;
         uint64_t blocks;         /* st_blocks, 512-byte units */
         int64_t mtime;           /* seconds */
@@ -76,15 +85,25 @@ void account_clear(Account *a);
  * existed, -ENOMEM, or -E2BIG past ACCOUNT_DIRS_MAX; *ret set when >= 0. */
 int account_dir_add(Account *a, DirId parent, const char *name, DirId *ret);
 DirId account_dir_find(const Account *a, DirId parent, const char *name);
-/* Removes d (not the root), its subdirectories and every file in them. */
+/* Removes d (not the root), its subdirectories and every file in them. O(1)
+ * per directory: the files go at the next account_totals (or sweep). */
 void account_dir_remove(Account *a, DirId d);
 /* One past the highest DirId in use; account_dir() says which are. */
 DirId account_dir_limit(const Account *a);
 /* Borrowed; valid until the next account_dir_add. NULL if d is not in use. */
 Dir *account_dir(const Account *a, DirId d);
+/* account_dir(a, d) if d is still the directory whose gen was gen when the
+ * caller took d; NULL if it was forgotten since (its DirId may now be
+ * another directory's). */
+Dir *account_dir_check(const Account *a, DirId d, uint32_t gen);
+/* How many directories were ever forgotten. Whoever holds DirIds across
+ * loop iterations need only check them (account_dir_check) when this moved. */
+uint64_t account_dirs_released(const Account *a);
 /* Writes d's path relative to the root ("" for the root) into buf. Returns
  * 0, or -ENAMETOOLONG. */
 int account_dir_path(const Account *a, DirId d, char *buf, size_t len);
+/* The same, relative to base; -EINVAL if base is not d or one of its ancestors. */
+int account_dir_relpath(const Account *a, DirId base, DirId d, char *buf, size_t len);
 /* Records the counters of d's stats file and updates the totals. */
 void account_dir_set_stats(Account *a, DirId d, uint64_t hits, uint64_t misses);
 
@@ -92,9 +111,21 @@ void account_dir_set_stats(Account *a, DirId d, uint64_t hits, uint64_t misses);
  * updating) and marks it as seen by the current scan. Returns 1 inserted,
  * 2 updated with another size or mtime, 0 unchanged, or -ENOMEM. */
 int account_file_set(Account *a, DirId d, const char *name, uint64_t blocks, int64_t mtime);
+/* The same for a file with nlink links of inode ino: the inode's blocks
+ * count once in the totals, however many of its names the account holds
+ * (files counts every name). nlink 1 or ino 0: as account_file_set.
+ * unsure: not seen by a full scan (an event, a subtree scan), so other names
+ * of ino may be held as files of their own, recorded when they had one
+ * link: if ino is new here, its bytes wait for a full scan to see it
+ * (account_links_unsure() counts such inodes) rather than count twice. */
+int account_file_set_inode(Account *a, DirId d, const char *name, uint64_t blocks, int64_t mtime, uint64_t ino,
+                           uint64_t nlink, bool unsure);
+/* Inodes whose bytes wait for a full scan (see account_file_set_inode). */
+size_t account_links_unsure(const Account *a);
 /* Forgets file name in d. Returns 1 if it was known, 0 if not. */
 int account_file_remove(Account *a, DirId d, const char *name);
 FileId account_file_find(const Account *a, DirId d, const char *name);
+/* -ENOENT for a free id, or a file of a directory forgotten since. */
 int account_file_info(const Account *a, FileId f, FileInfo *ret);
 /* Writes file f's name into buf (CCACHE_NAME_MAX bytes or longer). Returns
  * 0, or -ENAMETOOLONG if the name does not fit. */
@@ -108,11 +139,16 @@ FileId account_file_limit(const Account *a);
 void account_scan_begin(Account *a);
 /* After the scan that stamped gen into the scan_gen of the directories it
  * listed: removes their files not seen since account_scan_begin, and their
- * subdirectories the scan did not list. Returns the number of files removed. */
+ * subdirectories the scan did not list (but for those added since
+ * account_scan_begin: an event told of them after the listing). Returns the
+ * number of files removed. */
 size_t account_scan_sweep(Account *a, uint32_t gen);
 
-const AccountTotals *account_totals(const Account *a);
+/* The totals, exact: the files of directories forgotten since the last call
+ * are dropped first (one pass over all files, however many there were). */
+const AccountTotals *account_totals(Account *a);
 /* Oldest and newest mtime over ccache entries (0, 0 when there are none). */
 void account_entry_mtime_span(Account *a, int64_t *ret_oldest, int64_t *ret_newest);
-/* Bytes of memory held, for status and the benchmark. */
+/* Bytes of memory held, for status and the benchmark: the tables and the
+ * names kept on the heap. */
 size_t account_memory(const Account *a);

@@ -33,16 +33,6 @@ static json_object *status_kinds(const AccountTotals *t) {
         return kinds;
 }
 
-static size_t unwatched_dirs(const Cache *c) {
-        size_t n = 0;
-
-        for (DirId d = 0; c->available && d < account_dir_limit(c->account); d++) {
-                const Dir *dir = account_dir(c->account, d);
-                n += dir && dir->wd < 0;
-        }
-        return n;
-}
-
 static json_object *status_scan(Cache *c) {
         json_object *o = json_object_new_object();
         const ScanProgress *p = c->scan ? scan_progress(c->scan) : NULL;
@@ -66,7 +56,9 @@ static json_object *status_scan(Cache *c) {
                 JSON_ADD(o, "last", l);
         }
         JSON_ADD(o, "inotify_overflows", JSON_U64(c->overflows));
-        JSON_ADD(o, "unwatched_dirs", JSON_U64(unwatched_dirs(c)));
+        JSON_ADD(o, "watches", JSON_U64(c->available ? c->watches : 0));
+        JSON_ADD(o, "max_watches", JSON_U64(c->max_watches));
+        JSON_ADD(o, "unwatched_dirs", JSON_U64(cache_unwatched_dirs(c)));
         return o;
 }
 

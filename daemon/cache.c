@@ -145,11 +145,34 @@ static void read_stats(Cache *c, DirId d, int dirfd) {
                 account_dir_set_stats(c->account, d, ccache_stats_hits(&s), ccache_stats_misses(&s));
 }
 
+/* ccache's own directories: the hex levels (entries live at depth 2 to 4),
+ * tmp/ and lock/. Only they are watched: whatever else a user puts in the
+ * cache is counted by the paced rescans of unwatched directories, so no
+ * user can spend root's inotify watches. */
+static bool ccache_shaped(const Dir *dir) {
+        return dir->depth == 0 || (dir->hex && dir->depth <= 4) ||
+               (dir->depth == 1 && (dir->in_tmp || dir->in_lock));
+}
+
+static void watch_dir(Cache *c, Dir *dir, DirId d, int fd) {
+        int wd = c->watches < c->max_watches ? watch_add(c->watch, fd, WATCH_DIR_EVENTS, c, d) : -EDQUOT;
+
+        if (wd < 0) {
+                if (!c->watch_limited)
+                        log_warning_errno(wd, "Cache %s: cannot watch every directory of ccache's (%s); "
+                                          "unwatched ones are rescanned in paced rounds instead.", c->config->name,
+                                          wd == -EDQUOT ? "max_watches reached" : "%m");
+                c->watch_limited = true;
+                return;   /* listed all the same */
+        }
+        dir->wd = wd;
+        c->watches++;
+}
+
 static int scan_on_dir(DirId d, int fd, void *userdata) {
         Cache *c = userdata;
         Dir *dir = account_dir(c->account, d);
         char rel[8];
-        int wd;
 
         if (!dir)
                 return -ENOENT;
@@ -158,15 +181,8 @@ static int scan_on_dir(DirId d, int fd, void *userdata) {
         if (d != DIR_ROOT && dir->depth <= 2 && account_dir_path(c->account, d, rel, sizeof(rel)) == 0 &&
             upkeep_is_kept_dir(rel))
                 (void) upkeep_dir_fd(fd, rel, cache_on_repair, c);
-        wd = watch_add(c->watch, fd, WATCH_DIR_EVENTS, c, d);
-        if (wd < 0) {
-                if (!c->watch_limited)
-                        log_warning_errno(wd, "Cache %s: cannot watch every directory (%m); "
-                                          "unwatched ones are rescanned in paced rounds instead.", c->config->name);
-                c->watch_limited = true;
-                return 0;   /* listed all the same */
-        }
-        dir->wd = wd;
+        if (dir->wd < 0 && ccache_shaped(dir))
+                watch_dir(c, dir, d, fd);
         return 0;
 }
 
@@ -182,8 +198,10 @@ static const ScanCallbacks scan_callbacks = {
 static void on_dir_released(DirId d, Dir *dir, void *userdata) {
         Cache *c = userdata;
 
-        if (dir->wd > 0)
+        if (dir->wd > 0) {
                 watch_remove(c->watch, dir->wd);
+                c->watches--;
+        }
         dir->wd = -1;
         if (c->evdir == d && c->evdir_fd >= 0) {
                 close(c->evdir_fd);
@@ -193,23 +211,40 @@ static void on_dir_released(DirId d, Dir *dir, void *userdata) {
 }
 
 /* A scan round: one full scan, or the subtree scans queued one after another
- * (new directories, unwatched ones). The account is told once per round
- * when it begins (an O(n) reset of the marks) and swept once when it ends. */
-static void round_begin(Cache *c, bool full) {
-        account_scan_begin(c->account);
+ * (new directories, unwatched ones). A round that may find files gone (a
+ * full one, rescans of unwatched directories) tells the account once when
+ * it begins (an O(n) reset of the marks) and sweeps once when it ends; one of
+ * new directories only (nothing known in them) does neither, so that each
+ * directory a user creates costs O(1) of accounting, not O(files). */
+static void round_begin(Cache *c, bool full, bool sweeps) {
+        if (sweeps)
+                account_scan_begin(c->account);
         c->gen++;
         c->round = true;
         c->round_full = full;
+        c->round_sweeps = sweeps;
         c->round_added = c->round_changed = c->round_errors = 0;
         c->round_started = now_monotonic(c);
 }
 
+/* The rescans of unwatched directories are over: the next ones in ten times
+ * what they took (a tenth of the time at most), UNWATCHED_ROUND_MIN_USEC at least. */
+static void unwatched_round_done(Cache *c, usec_t now) {
+        usec_t took = now - c->unwatched_started;
+
+        c->unwatched_next = now + (UNWATCHED_DUTY * took > UNWATCHED_ROUND_MIN_USEC ? UNWATCHED_DUTY * took
+                                                                                       : UNWATCHED_ROUND_MIN_USEC);
+        c->unwatched_round = false;
+}
+
 static void round_end(Cache *c) {
-        size_t removed = account_scan_sweep(c->account, c->gen);
+        size_t removed = c->round_sweeps ? account_scan_sweep(c->account, c->gen) : 0;
         const AccountTotals *t = account_totals(c->account);
-        usec_t took = now_monotonic(c) - c->round_started;
+        usec_t now = now_monotonic(c), took = now - c->round_started;
 
         c->round = false;
+        if (c->unwatched_round && c->n_queue == 0)
+                unwatched_round_done(c, now);
         if (c->round_errors)
                 log_warning("Cache %s: %llu directories could not be read during the scan.", c->config->name,
                             (unsigned long long) c->round_errors);
@@ -281,19 +316,25 @@ static int on_scan_source(sd_event_source *s, void *userdata) {
         return 0;
 }
 
-static bool queued(const Cache *c, DirId d) {
-        for (size_t i = 0; i < c->n_queue; i++)
-                if (c->queue[i] == d)
-                        return true;
-        return false;
+/* Empties the queue of subtree scans (a full scan covers them). */
+static void queue_clear(Cache *c) {
+        for (size_t i = 0; i < c->n_queue; i++) {
+                Dir *dir = account_dir_check(c->account, c->queue[i].dir, c->queue[i].gen);
+                if (dir)
+                        dir->queued = false;
+        }
+        c->n_queue = 0;
 }
 
-static void queue_subtree(Cache *c, DirId d) {
-        if (c->full_pending || queued(c, d))
+/* Queues a scan of d's subtree; fresh: d was just added (nothing known in it). */
+static void queue_subtree(Cache *c, DirId d, bool fresh) {
+        Dir *dir = account_dir(c->account, d);
+
+        if (c->full_pending || !dir || dir->queued)
                 return;
         if (c->n_queue == c->queue_cap) {
                 size_t cap = c->queue_cap ? c->queue_cap * 2 : 16;
-                DirId *q = realloc(c->queue, cap * sizeof(DirId));
+                QueuedDir *q = realloc(c->queue, cap * sizeof(QueuedDir));
                 if (!q) {
                         cache_rescan(c, "out of memory queueing a subtree");
                         return;
@@ -301,13 +342,30 @@ static void queue_subtree(Cache *c, DirId d) {
                 c->queue = q;
                 c->queue_cap = cap;
         }
-        c->queue[c->n_queue++] = d;
+        dir->queued = true;
+        c->queue[c->n_queue++] = (QueuedDir) { .dir = d, .gen = dir->gen, .fresh = fresh };
         scan_next(c);
+}
+
+/* The next queued subtree still known, taken off the queue; false if none. */
+static bool queue_pop(Cache *c, QueuedDir *ret) {
+        while (c->n_queue > 0) {
+                QueuedDir q = c->queue[--c->n_queue];
+                Dir *dir = account_dir_check(c->account, q.dir, q.gen);
+
+                if (dir) {
+                        dir->queued = false;
+                        *ret = q;
+                        return true;
+                }
+        }
+        return false;
 }
 
 /* Starts the next queued scan if none is running. */
 static void scan_next(Cache *c) {
-        DirId d;
+        QueuedDir q = { .dir = DIR_ROOT };
+        bool sweeps = true;
         int fd, r;
 
         if (c->scan || !c->available)
@@ -315,33 +373,33 @@ static void scan_next(Cache *c) {
         if (!c->full_pending && c->n_queue == 0) {
                 if (c->round)
                         round_end(c);   /* what was queued went away before its scan */
+                else if (c->unwatched_round)
+                        unwatched_round_done(c, now_monotonic(c));
                 (void) sd_event_source_set_enabled(c->scan_source, SD_EVENT_OFF);
                 return;
         }
         c->scan_full = c->full_pending;
         if (c->full_pending) {
-                d = DIR_ROOT;
                 snprintf(c->scan_reason, sizeof(c->scan_reason), "%s", c->full_reason);
                 c->full_pending = false;
-                c->n_queue = 0;
-        } else {
-                d = c->queue[--c->n_queue];
-                if (!account_dir(c->account, d)) {
-                        scan_next(c);
-                        return;
-                }
-        }
-        fd = dir_open(c, d);
+                queue_clear(c);
+        } else if (!queue_pop(c, &q)) {
+                scan_next(c);   /* what was queued went away before its scan */
+                return;
+        } else
+                sweeps = !q.fresh;
+        fd = dir_open(c, q.dir);
         if (fd < 0) {
                 if (c->available)
                         scan_next(c);   /* the subtree went away: its events say so */
                 return;
         }
-        if (c->round && c->scan_full)
-                round_end(c);   /* the subtree round is overtaken by a full one */
+        /* A full scan overtakes a subtree round; a round sweeps or not. */
+        if (c->round && (c->scan_full || c->round_sweeps != sweeps))
+                round_end(c);
         if (!c->round)
-                round_begin(c, c->scan_full);
-        r = scan_new(c->account, d, fd, c->gen, &scan_callbacks, c, &c->scan);
+                round_begin(c, c->scan_full, sweeps);
+        r = scan_new(c->account, q.dir, fd, c->gen, &scan_callbacks, c, &c->scan);
         close(fd);
         if (r < 0) {
                 log_error_errno(r, "Cache %s: cannot start a scan: %m", c->config->name);
@@ -388,7 +446,7 @@ void cache_rescan(Cache *c, const char *reason) {
                 return;   /* one is running already and will see everything */
         c->full_pending = true;
         snprintf(c->full_reason, sizeof(c->full_reason), "%s", reason);
-        c->n_queue = 0;
+        queue_clear(c);
         scan_next(c);
 }
 
@@ -398,12 +456,13 @@ static void teardown(Cache *c) {
         c->scan = scan_free(c->scan);
         (void) sd_event_source_set_enabled(c->scan_source, SD_EVENT_OFF);
         c->full_pending = false;
-        c->n_queue = 0;
+        queue_clear(c);
         c->round = false;
         close_iteration_fds(c);
         account_clear(c->account);
         c->available = false;
         c->scanned_once = false;
+        c->watches = 0;   /* account_clear removed them */
         c->watch_limited = false;
         c->unwatched_round = false;
         c->unwatched_next = 0;
@@ -438,9 +497,23 @@ static int on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
+/* The filesystem the cache was kept on is no longer mounted where it was
+ * (umount, umount -l): that is no lost root to set up again, for it would be
+ * set up on the filesystem below. */
+static bool volume_gone(Cache *c) {
+        struct stat st;
+
+        return strcmp(c->mount, "/") != 0 && (stat(c->mount, &st) < 0 || st.st_dev != c->dev);
+}
+
 static void root_lost(Cache *c, const char *why) {
         if (!c->available)
                 return;
+        if (volume_gone(c)) {
+                snprintf(c->lost_mount, sizeof(c->lost_mount), "%s", c->mount);
+                set_unavailable(c, "its volume was unmounted ('%s' is not mounted any more)", c->lost_mount);
+                return;
+        }
         log_warning("Cache %s: root %s %s; setting it up again.", c->config->name, c->config->path, why);
         teardown(c);
         snprintf(c->reason, sizeof(c->reason), "root %s", why);
@@ -486,6 +559,13 @@ void cache_start(Cache *c) {
                 set_unavailable(c, "'%s' is not a mount point", cc->require_mount);
                 return;
         }
+        /* Its volume went away: only once it is back is the cache looked
+         * for (or created) again, never on the filesystem below. */
+        if (c->lost_mount[0] && volume_is_mount_point(c->lost_mount) <= 0) {
+                set_unavailable(c, "its volume was unmounted ('%s' is not mounted any more)", c->lost_mount);
+                return;
+        }
+        c->lost_mount[0] = '\0';
         fd = open_or_create_root(c);
         if (fd < 0) {
                 if (fd == -ELOOP)
@@ -501,6 +581,9 @@ void cache_start(Cache *c) {
                 set_unavailable(c, "'%s' cannot be examined", cc->path);
                 return;
         }
+        c->max_watches = cc->max_watches ? cc->max_watches : watch_user_limit() / WATCH_AUTO_SHARE;
+        if (c->max_watches == 0)
+                c->max_watches = 1;
         wd = watch_add(c->watch, fd, WATCH_DIR_EVENTS, c, DIR_ROOT);
         close(fd);
         if (wd < 0) {
@@ -508,6 +591,7 @@ void cache_start(Cache *c) {
                 return;
         }
         account_dir(c->account, DIR_ROOT)->wd = wd;
+        c->watches = 1;
         c->dev = st.st_dev;
         c->ino = st.st_ino;
         c->available = true;
@@ -537,6 +621,20 @@ static bool unwatched_top(Cache *c, DirId d) {
         return !parent || parent->wd >= 0;
 }
 
+/* Queues the scans of every unwatched subtree (one round, paced by
+ * unwatched_round_done). */
+static void rescan_unwatched(Cache *c) {
+        size_t n = 0;
+
+        c->unwatched_started = now_monotonic(c);
+        c->unwatched_round = true;
+        for (DirId d = 0; d < account_dir_limit(c->account); d++)
+                if (unwatched_top(c, d) && ++n)
+                        queue_subtree(c, d, false);
+        if (n == 0)
+                unwatched_round_done(c, c->unwatched_started);
+}
+
 void cache_check(Cache *c) {
         const CacheConfig *cc = c->config;
         struct stat st;
@@ -554,33 +652,26 @@ void cache_check(Cache *c) {
                 root_lost(c, errno == ENOENT ? "was deleted" : "was replaced");
                 return;
         }
+        if (volume_gone(c)) {   /* lazily unmounted: the path may still resolve for a while */
+                root_lost(c, "was unmounted");
+                return;
+        }
         /* A scan that failed (out of memory) is tried again, now and then. */
         if (c->full_pending && !c->scan && now_monotonic(c) >= c->scan_retry_at)
                 scan_next(c);
-        /* Directories we could not watch may have changed unseen: look again,
-         * in rounds paced so that they take at most a tenth of the time. */
-        if (c->watch_limited && !c->full_pending && !c->scan && c->n_queue == 0) {
-                usec_t now = now_monotonic(c);
-                size_t n = 0;
-
-                if (c->unwatched_round) {
-                        usec_t took = now - c->unwatched_started;
-                        c->unwatched_next = now + (10 * took > UNWATCHED_ROUND_MIN_USEC ? 10 * took
-                                                                                         : UNWATCHED_ROUND_MIN_USEC);
-                        c->unwatched_round = false;
-                }
-                if (now < c->unwatched_next)
-                        return;
-                for (DirId d = 0; d < account_dir_limit(c->account); d++)
-                        if (unwatched_top(c, d) && ++n)
-                                queue_subtree(c, d);
-                c->unwatched_round = n > 0;
-                c->unwatched_started = now;
-                if (n == 0) {
-                        log_info("Cache %s: every directory is watched again.", cc->name);
-                        c->watch_limited = false;
-                }
+        /* Hard links that came in through events: a full rescan counts their
+         * inodes once (their other names may be counted on their own). */
+        if (account_links_unsure(c->account) > 0 && !c->scan && !c->full_pending &&
+            now_monotonic(c) >= c->links_rescan_next) {
+                c->links_rescan_next = now_monotonic(c) + LINKS_RESCAN_MIN_USEC;
+                cache_rescan(c, "hard links");
+                return;
         }
+        /* Directories we do not watch may have changed unseen: look again,
+         * in rounds paced so that they take at most a tenth of the time. */
+        if (!c->unwatched_round && !c->full_pending && !c->scan && c->n_queue == 0 &&
+            cache_unwatched_dirs(c) > 0 && now_monotonic(c) >= c->unwatched_next)
+                rescan_unwatched(c);
 }
 
 static void refresh_file(Cache *c, DirId d, const char *name, uint32_t mask) {
@@ -600,9 +691,10 @@ static void refresh_file(Cache *c, DirId d, const char *name, uint32_t mask) {
         fd = evdir_get(c, d);
         if (fd < 0)
                 return;   /* the directory went away: its own events follow */
-        if (statx(fd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT,
-                  STATX_TYPE | STATX_BLOCKS | STATX_MTIME, &stx) == 0 && S_ISREG(stx.stx_mode))
-                (void) account_file_set(c->account, d, name, stx.stx_blocks, stx.stx_mtime.tv_sec);
+        if (statx(fd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT, SCAN_STATX_MASK, &stx) == 0 &&
+            S_ISREG(stx.stx_mode))
+                (void) account_file_set_inode(c->account, d, name, stx.stx_blocks, stx.stx_mtime.tv_sec, stx.stx_ino,
+                                              stx.stx_nlink, true);
         else
                 (void) account_file_remove(c->account, d, name);
         if (dir && (dir->depth == 1 || dir->depth == 2) && strcmp(name, "stats") == 0)
@@ -610,13 +702,16 @@ static void refresh_file(Cache *c, DirId d, const char *name, uint32_t mask) {
 }
 
 static void subdir_appeared(Cache *c, DirId parent, const char *name) {
-        DirId d;
+        DirId d = account_dir_find(c->account, parent, name);
 
+        /* A new directory under this name: whatever we knew there is stale. */
+        if (d != DIR_NONE)
+                account_dir_remove(c->account, d);
         if (account_dir_add(c->account, parent, name, &d) < 0) {
                 cache_rescan(c, "out of memory adding a directory");
                 return;
         }
-        queue_subtree(c, d);
+        queue_subtree(c, d, true);
 }
 
 void cache_handle_event(Cache *c, uint32_t dir, uint32_t mask, const char *name) {
@@ -625,6 +720,8 @@ void cache_handle_event(Cache *c, uint32_t dir, uint32_t mask, const char *name)
         if (!c->available || !(d = account_dir(c->account, dir)))
                 return;
         if (mask & IN_IGNORED) {
+                if (d->wd >= 0)
+                        c->watches--;
                 d->wd = -1;   /* the kernel dropped the watch: nothing to remove */
                 if (dir == DIR_ROOT)
                         root_lost(c, "was deleted or unmounted");

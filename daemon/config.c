@@ -48,7 +48,8 @@ static const char *const override_keys[] = {
         "min_free", "full_within", "hysteresis", NULL,
 };
 static const char *const cache_keys[] = {
-        "name", "path", "max_size", "mode", "trim_to", "require_mount", "ccache_conf", "ccache_conf_allow", NULL,
+        "name", "path", "max_size", "mode", "trim_to", "require_mount", "ccache_conf", "ccache_conf_allow",
+        "max_watches", NULL,
 };
 
 _printf_(3, 4)
@@ -279,6 +280,26 @@ static int get_fraction(Ctx *ctx, const config_setting_t *group, const char *key
                 return fail(ctx, s, "'%s' must be greater than 0 and at most 1, not %g",
                             setting_path(s, where, sizeof(where)), v);
         *ret = v;
+        return 1;
+}
+
+/* A positive count, or the string "auto" (stored as 0). */
+static int get_count_or_auto(Ctx *ctx, const config_setting_t *group, const char *key, uint32_t *ret) {
+        const config_setting_t *s = config_setting_get_member(group, key);
+        char where[256];
+        long long v;
+
+        if (!s)
+                return 0;
+        if (config_setting_type(s) == CONFIG_TYPE_STRING && strcmp(config_setting_get_string(s), "auto") == 0) {
+                *ret = 0;
+                return 1;
+        }
+        if ((config_setting_type(s) != CONFIG_TYPE_INT && config_setting_type(s) != CONFIG_TYPE_INT64) ||
+            (v = config_setting_get_int64(s)) < 1 || v > UINT32_MAX)
+                return fail(ctx, s, "'%s' must be a positive whole number or \"auto\"",
+                            setting_path(s, where, sizeof(where)));
+        *ret = (uint32_t) v;
         return 1;
 }
 
@@ -525,7 +546,8 @@ static int parse_cache(Ctx *ctx, const config_setting_t *g, CacheConfig *cc) {
             (r = get_fraction(ctx, g, "trim_to", &cc->trim_to)) < 0 ||
             (r = get_path(ctx, g, "require_mount", &cc->require_mount)) < 0 ||
             (r = get_bool(ctx, g, "ccache_conf", &cc->manage_ccache_conf)) < 0 ||
-            (r = get_conf_allow(ctx, g, &cc->ccache_conf_allow)) < 0)
+            (r = get_conf_allow(ctx, g, &cc->ccache_conf_allow)) < 0 ||
+            (r = get_count_or_auto(ctx, g, "max_watches", &cc->max_watches)) < 0)
                 return r;
         if (strcmp(cc->path, "/") == 0)
                 return fail(ctx, config_setting_get_member(g, "path"), "cache path must not be '/'");
@@ -820,6 +842,10 @@ void config_dump(const Config *c, FILE *f) {
                         }
                         fputs(" ];\n", f);
                 }
+                if (cc->max_watches)
+                        fprintf(f, "    max_watches = %u;\n", (unsigned) cc->max_watches);
+                else
+                        fputs("    max_watches = \"auto\";\n", f);
                 fprintf(f, "  }%s\n", i + 1 < c->n_caches ? "," : "");
         }
         fputs(");\n", f);

@@ -51,6 +51,7 @@ typedef struct CacheConfig {
         bool manage_ccache_conf;     /* keep umask and max_size in $root/ccache.conf */
         char **ccache_conf_allow;    /* ccache settings kept beyond the safe list (ccache-conf.h
                                       * ALLOWABLE ones), NULL-terminated; NULL: none */
+        uint32_t max_watches;        /* inotify watches at most; 0: "auto" (watch.h) */
 } CacheConfig;
 
 typedef struct Config {

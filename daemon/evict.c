@@ -100,8 +100,8 @@ static int add_victim(EvictPlan *p, size_t *cap, FileId id, const FileInfo *fi) 
                         return -ENOMEM;
                 p->victims = v;
         }
-        p->victims[p->n++] = (Victim) { .file = id, .dir = fi->dir, .mtime = (uint32_t) fi->mtime,
-                                        .blocks = (uint32_t) fi->blocks };
+        p->victims[p->n++] = (Victim) { .file = id, .dir = fi->dir, .dir_gen = fi->dir_gen,
+                                        .mtime = (uint32_t) fi->mtime, .blocks = (uint32_t) fi->blocks };
         p->bytes += fi->blocks * 512;
         p->cutoff = fi->mtime > p->cutoff ? fi->mtime : p->cutoff;
         return 0;

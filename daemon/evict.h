@@ -18,6 +18,7 @@
 typedef struct Victim {
         FileId file;
         DirId dir;
+        uint32_t dir_gen;        /* the directory's gen: its DirId may be another's by the time */
         uint32_t mtime;
         uint32_t blocks;
 } Victim;

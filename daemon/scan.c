@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The walk. One frame per open directory on an explicit stack, each with its
  * own getdents64 buffer, so the walk can stop after any entry and resume.
+ * The stack holds SCAN_DEPTH_MAX frames: a directory below that is noted and
+ * walked once the stack is empty, opened again from the start directory
+ * (beneath it, through no symlink), so no tree is too deep to be counted.
  * The regular files of each buffer are statx'ed as one batch, split with a
  * helper thread when there are many; the results are applied to the Account
  * by the caller's thread only, within the same step, so to the event loop a
@@ -16,12 +19,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "beneath.h"
 #include "scan.h"
 #include "util.h"
 
 #define DENTS_BUFFER 32768
 #define BATCH_MAX (DENTS_BUFFER / 24 + 1)   /* a dirent is at least 24 bytes */
 #define PARALLEL_MIN 64                     /* files in a batch before the helper is worth waking */
+#define PATH_CHUNK 2048                     /* a deep path is opened this many characters at a time */
+#define DEEP_PATH_MAX (1u << 20)            /* deeper paths than this are not walked (errors) */
 
 struct linux_dirent64 {
         ino64_t d_ino;
@@ -34,12 +40,13 @@ struct linux_dirent64 {
 typedef struct Frame {
         int fd;
         DirId dir;
+        uint32_t gen;            /* dir's gen: an event may forget dir meanwhile */
         size_t pos, len;
         char *buf;
 } Frame;
 
 typedef struct Stat {
-        uint64_t blocks;
+        uint64_t blocks, ino, nlink;
         int64_t mtime;
         uint16_t mode;
         bool ok;
@@ -64,7 +71,11 @@ struct Scan {
         dev_t dev;
         uint32_t gen;
         DirId start;
+        uint64_t released;       /* account_dirs_released() when the frames were last checked */
+        int start_fd;            /* the start directory, to open deep ones from */
         Frame stack[SCAN_DEPTH_MAX];
+        struct { DirId dir; uint32_t gen; } *deep;   /* below the stack's reach, to walk later */
+        size_t n_deep, deep_cap;
         size_t depth;
         ScanProgress progress;
         const char *names[BATCH_MAX];
@@ -77,11 +88,13 @@ static void stat_names(int dirfd, const char *const *names, Stat *out, size_t n)
                 struct statx stx;
 
                 out[i].ok = statx(dirfd, names[i], AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT,
-                                  STATX_TYPE | STATX_BLOCKS | STATX_MTIME, &stx) == 0;
+                                  SCAN_STATX_MASK, &stx) == 0;
                 if (out[i].ok) {
                         out[i].mode = stx.stx_mode;
                         out[i].blocks = stx.stx_blocks;
                         out[i].mtime = stx.stx_mtime.tv_sec;
+                        out[i].ino = stx.stx_ino;
+                        out[i].nlink = stx.stx_nlink;
                 }
         }
 }
@@ -179,10 +192,13 @@ static int push(Scan *s, DirId d, int fd) {
         }
         f->fd = fd;
         f->dir = d;
+        f->gen = 0;
         f->pos = f->len = 0;
         s->depth++;
-        if ((dir = account_dir(s->account, d)))
+        if ((dir = account_dir(s->account, d))) {
                 dir->scan_gen = s->gen;
+                f->gen = dir->gen;
+        }
         s->progress.dirs++;
         return 0;
 }
@@ -191,15 +207,131 @@ static void pop(Scan *s) {
         close(s->stack[--s->depth].fd);
 }
 
+/* Between two steps, events may have made the account forget directories
+ * the stack holds (deleted, or renamed: the new name has a scan of its own
+ * queued). Their frames, and those above them (their subdirectories), go. */
+static void drop_forgotten(Scan *s) {
+        uint64_t released = account_dirs_released(s->account);
+
+        if (released == s->released)
+                return;
+        s->released = released;
+        for (size_t i = 0; i < s->depth; i++)
+                if (!account_dir_check(s->account, s->stack[i].dir, s->stack[i].gen)) {
+                        s->progress.dropped += s->depth - i;
+                        while (s->depth > i)
+                                pop(s);
+                        return;
+                }
+}
+
+/* Notes subdirectory name of f, which the full stack cannot enter now. */
+static int defer_deep(Scan *s, Frame *f, const char *name) {
+        DirId d;
+        int r;
+
+        if (s->n_deep == s->deep_cap) {
+                size_t cap = s->deep_cap ? 2 * s->deep_cap : 16;
+                void *n = realloc(s->deep, cap * sizeof(*s->deep));
+                if (!n)
+                        return -ENOMEM;
+                s->deep = n;
+                s->deep_cap = cap;
+        }
+        r = account_dir_add(s->account, f->dir, name, &d);
+        if (r < 0)
+                return r;
+        s->deep[s->n_deep].dir = d;
+        s->deep[s->n_deep++].gen = account_dir(s->account, d)->gen;
+        return 0;
+}
+
+/* Opens rel below base_fd, beneath it and through no symlink, in pieces when
+ * it is longer than the kernel takes at once. rel is modified and restored. */
+static int open_below(int base_fd, char *rel) {
+        int fd = base_fd, owned = -1;
+
+        while (strlen(rel) > PATH_CHUNK) {
+                char *cut = rel + PATH_CHUNK;
+
+                while (cut > rel && *cut != '/')
+                        cut--;
+                if (cut == rel)
+                        break;   /* cannot happen: a name is at most 255 bytes */
+                *cut = '\0';
+                fd = beneath_open_dir(fd, rel);
+                *cut = '/';
+                if (owned >= 0)
+                        close(owned);
+                if (fd < 0)
+                        return fd;
+                owned = fd;
+                rel = cut + 1;
+        }
+        fd = beneath_open_dir(fd, rel);
+        if (owned >= 0)
+                close(owned);
+        return fd;
+}
+
+/* Opens directory d (below the start) from the start directory. */
+static int open_deep(Scan *s, DirId d) {
+        _cleanup_free_ char *rel = NULL;
+        struct stat st;
+        size_t len = 4096;
+        int fd, r;
+
+        for (;;) {
+                free(rel);
+                if (!(rel = malloc(len)))
+                        return -ENOMEM;
+                r = account_dir_relpath(s->account, s->start, d, rel, len);
+                if (r != -ENAMETOOLONG)
+                        break;
+                if ((len *= 2) > DEEP_PATH_MAX)
+                        return r;
+        }
+        if (r < 0)
+                return r;
+        fd = open_below(s->start_fd, rel);
+        if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_dev != s->dev)) {
+                close(fd);
+                return -EXDEV;
+        }
+        return fd;
+}
+
+/* The stack is empty: walks the next deep directory still known. */
+static int next_deep(Scan *s) {
+        while (s->n_deep > 0 && s->depth == 0) {
+                DirId d = s->deep[--s->n_deep].dir;
+                int fd, r;
+
+                if (!account_dir_check(s->account, d, s->deep[s->n_deep].gen))
+                        continue;   /* forgotten meanwhile (deleted, renamed) */
+                fd = open_deep(s, d);
+                if (fd == -ENOMEM)
+                        return fd;
+                if (fd < 0) {
+                        if (fd != -ENOENT && fd != -ENOTDIR)
+                                s->progress.errors++;
+                        continue;
+                }
+                s->progress.deep++;
+                r = push(s, d, fd);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int enter(Scan *s, Frame *f, const char *name) {
         struct stat st;
         DirId d;
         int fd, r;
 
-        if (s->depth == SCAN_DEPTH_MAX) {
-                s->progress.skipped++;
-                return 0;
-        }
+        if (s->depth == SCAN_DEPTH_MAX)
+                return defer_deep(s, f, name);
         fd = openat(f->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0) {
                 if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP)
@@ -219,10 +351,12 @@ static int enter(Scan *s, Frame *f, const char *name) {
         return push(s, d, fd);
 }
 
-static int add_file(Scan *s, Frame *f, const char *name, uint64_t blocks, int64_t mtime) {
+static int add_file(Scan *s, Frame *f, const char *name, const Stat *st) {
         int r;
 
-        r = account_file_set(s->account, f->dir, name, blocks, mtime);
+        /* Only a walk of the whole cache sees every name of an inode. */
+        r = account_file_set_inode(s->account, f->dir, name, st->blocks, st->mtime, st->ino, st->nlink,
+                                   s->start != DIR_ROOT);
         if (r < 0)
                 return r;
         s->progress.files++;
@@ -240,14 +374,14 @@ static int add_file(Scan *s, Frame *f, const char *name, uint64_t blocks, int64_
 static int file(Scan *s, Frame *f, const char *name) {
         struct statx stx;
 
-        if (statx(f->fd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT,
-                  STATX_TYPE | STATX_BLOCKS | STATX_MTIME, &stx) < 0)
+        if (statx(f->fd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT, SCAN_STATX_MASK, &stx) < 0)
                 return 0;   /* vanished since getdents: an event will say so */
         if (S_ISDIR(stx.stx_mode))
                 return enter(s, f, name);
         if (!S_ISREG(stx.stx_mode))
                 return 0;   /* symlinks (ccache's locks), FIFOs, sockets: not counted */
-        return add_file(s, f, name, stx.stx_blocks, stx.stx_mtime.tv_sec);
+        return add_file(s, f, name, &(Stat) { .blocks = stx.stx_blocks, .mtime = stx.stx_mtime.tv_sec,
+                                              .ino = stx.stx_ino, .nlink = stx.stx_nlink });
 }
 
 /* Accounts every regular file (by d_type) of the buffer just read. */
@@ -268,7 +402,7 @@ static int files_of_buffer(Scan *s, Frame *f) {
 
                 if (!s->stats[i].ok || !S_ISREG(s->stats[i].mode))
                         continue;   /* vanished, or no longer a file: an event will say */
-                r = add_file(s, f, s->names[i], s->stats[i].blocks, s->stats[i].mtime);
+                r = add_file(s, f, s->names[i], &s->stats[i]);
                 if (r < 0)
                         return r;
         }
@@ -284,6 +418,7 @@ int scan_new(Account *a, DirId start, int fd, uint32_t gen, const ScanCallbacks 
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
+        s->start_fd = -1;
         s->account = a;
         s->cb = cb;
         s->userdata = userdata;
@@ -292,6 +427,10 @@ int scan_new(Account *a, DirId start, int fd, uint32_t gen, const ScanCallbacks 
         if (fstat(fd, &st) < 0)
                 return -errno;
         s->dev = st.st_dev;
+        s->released = account_dirs_released(a);
+        s->start_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        if (s->start_fd < 0)
+                return -errno;
         copy = fcntl(fd, F_DUPFD_CLOEXEC, 3);
         if (copy < 0)
                 return -errno;
@@ -303,11 +442,17 @@ int scan_new(Account *a, DirId start, int fd, uint32_t gen, const ScanCallbacks 
 }
 
 int scan_step(Scan *s, size_t budget) {
-        while (s->depth > 0 && budget > 0) {
-                Frame *f = &s->stack[s->depth - 1];
+        while (budget > 0) {
                 struct linux_dirent64 *de;
+                Frame *f;
                 int r = 0;
 
+                drop_forgotten(s);
+                if (s->depth == 0 && (r = next_deep(s)) < 0)
+                        return r;
+                if (s->depth == 0)
+                        break;
+                f = &s->stack[s->depth - 1];
                 if (f->pos >= f->len) {
                         ssize_t n = getdents64(f->fd, f->buf, DENTS_BUFFER);
                         if (n <= 0) {
@@ -341,7 +486,7 @@ int scan_step(Scan *s, size_t budget) {
                 if (r < 0)
                         return r;
         }
-        return s->depth > 0;
+        return s->depth > 0 || s->n_deep > 0;
 }
 
 const ScanProgress *scan_progress(const Scan *s) {
@@ -364,6 +509,9 @@ Scan *scan_free(Scan *s) {
                 pop(s);
         for (size_t i = 0; i < SCAN_DEPTH_MAX; i++)
                 free(s->stack[i].buf);
+        if (s->start_fd >= 0)
+                close(s->start_fd);
+        free(s->deep);
         free(s);
         return NULL;
 }

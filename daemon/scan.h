@@ -5,11 +5,17 @@
 #pragma once
 
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "account.h"
 
-#define SCAN_DEPTH_MAX 16  /* ccache uses at most 4 levels; deeper trees are not walked */
+/* Directories open at once (ccache uses 4 levels); deeper ones are walked
+ * later, opened again from the start: every depth is counted. */
+#define SCAN_DEPTH_MAX 16
+
+/* What is asked of statx for a file: enough to count its inode once. */
+#define SCAN_STATX_MASK (STATX_TYPE | STATX_BLOCKS | STATX_MTIME | STATX_INO | STATX_NLINK)
 
 typedef struct Scan Scan;
 
@@ -25,7 +31,9 @@ typedef struct ScanProgress {
         uint64_t dirs, files;          /* listed so far */
         uint64_t added, changed;       /* files the account did not know, or knew otherwise */
         uint64_t errors;               /* directories that could not be opened or read */
-        uint64_t skipped;              /* other filesystems, too deep */
+        uint64_t skipped;              /* other filesystems */
+        uint64_t deep;                 /* directories walked from a path below SCAN_DEPTH_MAX */
+        uint64_t dropped;              /* directories left half-listed: forgotten by the account meanwhile */
         uint64_t batch;                /* regular files in the last directory buffer read */
 } ScanProgress;
 
@@ -35,8 +43,10 @@ typedef struct ScanProgress {
 int scan_new(Account *a, DirId start, int fd, uint32_t gen, const ScanCallbacks *cb, void *userdata,
              Scan **ret);
 
-/* Walks on for at most budget directory entries. Returns 1 while there is
- * more to do, 0 when done, or -errno if the account ran out of memory. */
+/* Walks on for at most budget directory entries. Between two calls the
+ * account may forget directories the walk is in (events: deleted, renamed):
+ * the walk notices (Dir.gen) and leaves those subtrees. Returns 1 while there
+ * is more to do, 0 when done, or -errno if the account ran out of memory. */
 int scan_step(Scan *s, size_t budget);
 
 const ScanProgress *scan_progress(const Scan *s);

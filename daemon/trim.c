@@ -93,7 +93,8 @@ static int do_group(Trim *t, Account *a, int root_fd, dev_t dev, const char *rel
 
                 /* The account first: an event since the plan (a cache hit, a
                  * delete, a new file under a reused id) means hands off. */
-                if (account_file_info(a, v->file, &fi) < 0 || fi.dir != v->dir || fi.mtime > v->mtime ||
+                if (account_file_info(a, v->file, &fi) < 0 || fi.dir != v->dir || fi.dir_gen != v->dir_gen ||
+                    fi.mtime > v->mtime ||
                     account_file_name(a, v->file, fname, sizeof(fname)) < 0) {
                         t->result.saved++;
                         continue;
@@ -163,7 +164,7 @@ static int run_group(Trim *t, Account *a, int root_fd, dev_t dev, size_t start, 
         char rel[PATH_MAX];
         int r;
 
-        if (!account_dir(a, t->plan.victims[start].dir) ||
+        if (!account_dir_check(a, t->plan.victims[start].dir, t->plan.victims[start].dir_gen) ||
             account_dir_path(a, t->plan.victims[start].dir, rel, sizeof(rel)) < 0) {
                 t->result.saved += end - start;
                 return 0;

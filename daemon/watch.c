@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* libinotifytools on sd-event (STYLE.md §2). The library owns the inotify fd
  * and its read buffer; we find the fd, poll it, and drain with
- * inotifytools_next_events(0, 1) until NULL (a partial drain strands events
- * in the library's buffer). Watches are added with inotify_add_watch() on
+ * inotifytools_next_events(0, 1), at most WATCH_DRAIN_MAX events per loop
+ * iteration: what the library read beyond that waits in its buffer, which
+ * epoll cannot see, so a defer source goes on draining it in the next
+ * iteration, after the control socket's turn. Watches are added with inotify_add_watch() on
  * the library's fd, through /proc/self/fd/N: the library's own add functions
  * return no descriptor and key watches by path, which goes wrong as soon as
  * a directory is deleted and recreated under the same name. */
@@ -25,7 +27,7 @@ typedef struct Slot {
 } Slot;
 
 struct Watch {
-        sd_event_source *source;
+        sd_event_source *source, *more;   /* the fd; the library's buffer */
         int fd;              /* borrowed from libinotifytools */
         watch_handler_t handler;
         void *userdata;
@@ -102,19 +104,59 @@ static void dispatch(Watch *w, const struct inotify_event *ev) {
         w->handler(s->owner, s->dir, ev->mask, name, w->userdata);
 }
 
-int watch_drain(Watch *w) {
-        struct inotify_event *ev;
-        int error;
+static int read_error(void) {
+        int error = inotifytools_error();
 
-        while ((ev = inotifytools_next_events(0, 1)))
-                dispatch(w, ev);
-        error = inotifytools_error();
         return error && error != EAGAIN && error != EINTR ? -error : 0;
 }
 
+/* Dispatches at most max events. Returns 1 if it stopped at max (more may
+ * wait in the library's buffer), 0 when there was nothing more to read, or
+ * -errno on a read error (a read error loses hints only: the audit repairs). */
+static int drain_some(Watch *w, size_t max) {
+        for (size_t n = 0; n < max; n++) {
+                struct inotify_event *ev = inotifytools_next_events(0, 1);
+
+                if (!ev)
+                        return read_error();
+                dispatch(w, ev);
+        }
+        return 1;
+}
+
+int watch_drain(Watch *w) {
+        int r;
+
+        while ((r = drain_some(w, WATCH_DRAIN_MAX)) > 0)
+                ;
+        return r;
+}
+
+static void drain_step(Watch *w) {
+        if (drain_some(w, WATCH_DRAIN_MAX) > 0)
+                (void) sd_event_source_set_enabled(w->more, SD_EVENT_ONESHOT);
+}
+
 static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        (void) watch_drain(userdata);   /* a read error loses hints only: the audit repairs */
+        drain_step(userdata);
         return 0;
+}
+
+static int on_more(sd_event_source *s, void *userdata) {
+        drain_step(userdata);
+        return 0;
+}
+
+/* Both sources: after the control socket and the timers, before scans and
+ * trims; and rate-limited, so that a flood of events leaves those their share. */
+static int source_setup(sd_event_source *s, const char *description) {
+        int r;
+
+        (void) sd_event_source_set_description(s, description);
+        r = sd_event_source_set_priority(s, WATCH_PRIORITY);
+        if (r >= 0)
+                r = sd_event_source_set_ratelimit(s, WATCH_RATELIMIT_USEC, WATCH_RATELIMIT_BURST);
+        return r;
 }
 
 /* libinotifytools hides its fd: learn the lowest free fd, let it take that
@@ -177,11 +219,18 @@ int watch_new(sd_event *e, watch_handler_t handler, void *userdata, Watch **ret)
                 return r;
         }
         r = sd_event_add_io(e, &w->source, fd, EPOLLIN, on_io, w);
+        if (r >= 0)
+                r = source_setup(w->source, "inotify");
+        if (r >= 0)
+                r = sd_event_add_defer(e, &w->more, on_more, w);
+        if (r >= 0)
+                r = source_setup(w->more, "inotify-buffered");
+        if (r >= 0)
+                r = sd_event_source_set_enabled(w->more, SD_EVENT_OFF);
         if (r < 0) {
                 watch_free(w);
                 return r;
         }
-        (void) sd_event_source_set_description(w->source, "inotify");
         *ret = w;
         return 0;
 }
@@ -221,10 +270,34 @@ size_t watch_count(const Watch *w) {
         return w->count;
 }
 
+static uint64_t read_limit(const char *path) {
+        char buf[32];
+        ssize_t n;
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+        if (fd < 0)
+                return UINT64_MAX;
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+                return UINT64_MAX;
+        buf[n] = '\0';
+        return strtoull(buf, NULL, 10) ?: UINT64_MAX;
+}
+
+uint32_t watch_user_limit(void) {
+        uint64_t a = read_limit("/proc/sys/fs/inotify/max_user_watches");
+        uint64_t b = read_limit("/proc/sys/user/max_inotify_watches");
+        uint64_t n = a < b ? a : b;
+
+        return n == UINT64_MAX ? 8192 : n > UINT32_MAX ? UINT32_MAX : (uint32_t) n;
+}
+
 Watch *watch_free(Watch *w) {
         if (!w)
                 return NULL;
         w->source = sd_event_source_disable_unref(w->source);
+        w->more = sd_event_source_disable_unref(w->more);
         inotifytools_cleanup();
         the_watch = NULL;
         free(w->slots);

@@ -12,6 +12,17 @@
 
 typedef struct Watch Watch;
 
+/* Events dispatched per loop iteration at most: the control socket and the
+ * timers get their turn between two such batches, whatever the flood. */
+#define WATCH_DRAIN_MAX 256
+/* The inotify sources' priority: after the control socket and timers
+ * (SD_EVENT_PRIORITY_NORMAL), before scans and trims (idle). */
+#define WATCH_PRIORITY (SD_EVENT_PRIORITY_NORMAL + 1)
+/* At most this many batches in this long; beyond, events wait (the kernel
+ * queues them, or overflows and a rescan follows) while scans and trims run. */
+#define WATCH_RATELIMIT_USEC (100 * 1000)
+#define WATCH_RATELIMIT_BURST 20
+
 /* Events a cache directory is watched for. IN_ACCESS and IN_MODIFY are left
  * out on purpose: they would flood the queue and carry nothing we need. */
 #define WATCH_DIR_EVENTS (IN_CREATE | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE | \
@@ -38,7 +49,18 @@ void watch_remove(Watch *w, int wd);
 /* Number of directories watched now. */
 size_t watch_count(const Watch *w);
 
-/* Reads and dispatches everything queued (the io handler does this too). */
+/* A cache's share of the user's inotify watches when its max_watches is
+ * "auto": one eighth, so that several caches and the rest of the system
+ * (root's other inotify users) keep theirs. */
+#define WATCH_AUTO_SHARE 8
+
+/* The user's inotify watch limit: the lower of fs.inotify.max_user_watches
+ * and the user namespace's user.max_inotify_watches; 8192 (the kernel's old
+ * default) when neither can be read. */
+uint32_t watch_user_limit(void);
+
+/* Reads and dispatches everything queued, now (the loop's handlers do it
+ * WATCH_DRAIN_MAX events per iteration). Returns 0 or -errno (read error). */
 int watch_drain(Watch *w);
 
 /* Detaches from the loop, then inotifytools_cleanup(). Accepts NULL. */

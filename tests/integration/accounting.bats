@@ -141,6 +141,8 @@ check_counters() {
         [ "$(stat -c %b "$f")" -gt 0 ]
         perl -e 'truncate($ARGV[0], 0) or die "truncate: $!"' "$f"
         wait_exact t "$CACHE" 5
-        ctl status --json | jq -e '.caches[0].scan.last | .reason == "audit" and .changed == 1'
+        # The figures are exact as soon as the audit's walk has seen the file;
+        # its report comes when the walk is over, a loop iteration or more later.
+        wait_for "ctl status --json | jq -e '.caches[0].scan.last | .reason == \"audit\" and .changed == 1'" 5
         grep -q "Cache t: audit rescan corrected drift: 0 files added, 1 changed, 0 removed" "$BATS_TEST_TMPDIR/daemon.log"
 }

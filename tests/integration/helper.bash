@@ -45,9 +45,11 @@ ctl() {
         "$CTL" -s "$BATS_TEST_TMPDIR/ck.sock" "$@"
 }
 
-# "files bytes" of the regular files under $1 on its own filesystem, as du counts them.
+# "files bytes" of the regular files under $1 on its own filesystem: files
+# counts names (as find does), bytes each inode once (as du does).
 disk_totals() {
-        find "$1" -xdev -type f -printf '%b\n' | awk '{ n++; s += $1 * 512 } END { printf "%d %d\n", n, s }'
+        find "$1" -xdev -type f -printf '%i %b\n' |
+                awk '{ n++; if (!($1 in seen)) { seen[$1]; s += $2 * 512 } } END { printf "%d %d\n", n, s }'
 }
 
 # "files bytes" as the daemon reports cache $1.
@@ -100,4 +102,21 @@ unmount_all() {
         findmnt -rn -o TARGET | grep "^$BATS_TEST_TMPDIR/" | sort -r | while read -r m; do
                 umount -l "$m"
         done
+}
+
+# Lets other users reach $BATS_TEST_TMPDIR (bats makes its directories 0700),
+# for attacks run as nobody.
+open_test_dir() {
+        local d=$BATS_TEST_TMPDIR
+        while [ "$d" != / ] && [ "$d" != /tmp ]; do
+                chmod a+x "$d"
+                d=$(dirname "$d")
+        done
+}
+
+# Runs a command as the unprivileged user nobody, with no groups. In the
+# background, use "${AS_NOBODY[@]}" CMD &, so that $! is the command itself.
+AS_NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+as_nobody() {
+        "${AS_NOBODY[@]}" "$@"
 }

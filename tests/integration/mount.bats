@@ -54,3 +54,39 @@ teardown() {
         wait_for "[ \"\$(cache_field aiter state)\" = ok ]" 5
         wait_exact aiter "$CACHE"
 }
+
+@test "without require_mount, a cache whose volume is unmounted (umount -l) is reported, not recreated below" {
+        VOL=$BATS_TEST_TMPDIR/vol
+        ALERTS=$BATS_TEST_TMPDIR/alerts.log
+        printf '#!/bin/sh\necho "$CACHEKEEPER_EVENT $CACHEKEEPER_CACHE | $CACHEKEEPER_MESSAGE" >> "$1"\n' > "$BATS_TEST_TMPDIR/alert.sh"
+        chmod +x "$BATS_TEST_TMPDIR/alert.sh"
+        cat > "$BATS_TEST_TMPDIR/ck.conf" <<EOC
+socket = "$BATS_TEST_TMPDIR/ck.sock";
+alert_command = [ "$BATS_TEST_TMPDIR/alert.sh", "$ALERTS" ];
+caches = ( { name = "v"; path = "$VOL/cache"; max_size = "1G"; } );
+EOC
+        mount_tmpfs "$VOL" 64M
+        start_daemon
+        wait_ready
+        [ "$(cache_field v mount)" = "$VOL" ]
+        compile "$VOL/cache" 3
+        wait_exact v "$VOL/cache"
+
+        umount -l "$VOL"
+        wait_for "[ \"\$(cache_field v state)\" = unavailable ]" 5
+        [[ "$(cache_field v reason)" == *"its volume was unmounted"* ]]
+        wait_for "grep -q '^cache-unavailable v | .*its volume was unmounted' '$ALERTS'" 5
+        # what the daemon's checks do every second, now: set the cache up again
+        ctl reload
+        [ "$(cache_field v state)" = unavailable ]
+        [ ! -e "$VOL/cache" ]
+        [ "$(cache_field v files)" -eq 0 ]
+        [ "$(grep -c '^cache-unavailable' "$ALERTS")" -eq 1 ]
+
+        # the volume is back: so is the cache, and that is said too
+        mount_tmpfs "$VOL" 64M
+        wait_for "[ \"\$(cache_field v state)\" = ok ]" 5
+        [ "$(cache_field v mount)" = "$VOL" ]
+        wait_exact v "$VOL/cache"
+        wait_for "grep -q '^cache-available v' '$ALERTS'" 5
+}

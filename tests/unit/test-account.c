@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -180,6 +181,17 @@ static void test_scan_sweep(void **state) {
         assert_null(account_dir(a, sub));
         assert_int_equal(account_totals(a)->files, 2);
         check_totals(a);
+
+        /* a directory an event added under d2 after the scan listed d2 is
+         * not one the listing missed: it stays (its own scan is queued) */
+        DirId late, old;
+        assert_int_equal(account_dir_add(a, d2, "old", &old), 1);
+        account_scan_begin(a);
+        account_dir(a, d2)->scan_gen = 8;
+        assert_int_equal(account_dir_add(a, d2, "late", &late), 1);
+        account_scan_sweep(a, 8);
+        assert_non_null(account_dir(a, late));
+        assert_null(account_dir(a, old));
         account_free(a);
 }
 
@@ -212,12 +224,207 @@ static void test_dir_hook_and_stats(void **state) {
         account_free(a);
 }
 
+static void test_dir_gen_tells_reused_ids_apart(void **state) {
+        Account *a;
+        DirId x, xs, y, ys;
+        uint32_t xgen, xsgen;
+        uint64_t released;
+        FileInfo fi;
+        char name[64];
+
+        assert_int_equal(account_new(&a), 0);
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "x", &x), 1);
+        assert_int_equal(account_dir_add(a, x, "s", &xs), 1);
+        xgen = account_dir(a, x)->gen;
+        xsgen = account_dir(a, xs)->gen;
+        assert_int_not_equal(xgen, 0);
+        assert_int_not_equal(xgen, xsgen);
+        assert_ptr_equal(account_dir_check(a, xs, xsgen), account_dir(a, xs));
+        entry_name(1, 'R', name);
+        assert_int_equal(account_file_set(a, xs, name, 8, 100), 1);
+        assert_int_equal(account_file_info(a, account_file_find(a, xs, name), &fi), 0);
+        assert_int_equal(fi.dir, xs);
+        assert_int_equal(fi.dir_gen, xsgen);
+
+        /* x renamed to y: x forgotten, y added in the freed slots */
+        released = account_dirs_released(a);
+        account_dir_remove(a, x);
+        assert_int_equal(account_dirs_released(a), released + 2);
+        assert_null(account_dir_check(a, x, xgen));
+        /* x/s's file is gone for everyone at once, and with it (the purge)
+         * the DirIds are free for others */
+        assert_int_equal(account_file_info(a, account_file_find(a, xs, name), &fi), -ENOENT);
+        assert_int_equal(account_totals(a)->files, 0);
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "y", &y), 1);
+        assert_int_equal(account_dir_add(a, y, "s", &ys), 1);
+        assert_true((y == x || y == xs) && (ys == x || ys == xs));   /* the same DirIds again */
+        assert_null(account_dir_check(a, x, xgen));                   /* but not the same directories */
+        assert_null(account_dir_check(a, xs, xsgen));
+        assert_non_null(account_dir_check(a, ys, account_dir(a, ys)->gen));
+        assert_int_equal(account_file_set(a, ys, name, 8, 100), 1);
+        assert_int_equal(account_file_info(a, account_file_find(a, ys, name), &fi), 0);
+        assert_true(fi.dir != xs || fi.dir_gen != xsgen);
+
+        /* a clear forgets everything but the root, which keeps its gen */
+        uint32_t rootgen = account_dir(a, DIR_ROOT)->gen;
+        released = account_dirs_released(a);
+        account_clear(a);
+        assert_true(account_dirs_released(a) > released);
+        assert_non_null(account_dir_check(a, DIR_ROOT, rootgen));
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "y", &y), 1);
+        assert_true(account_dir(a, y)->gen != xgen && account_dir(a, y)->gen != xsgen);
+        account_free(a);
+}
+
+/* Work per directory is O(1): a user's 100k directories under one parent,
+ * each with a file, added, found, swept or removed one by one, in a few CPU
+ * seconds at most (the sibling search, the sweep's restarts and a pass over
+ * all files per removed directory made this hours). */
+static void test_many_directories_no_quadratic_work(void **state) {
+        enum { N = 100000 };
+        static DirId ids[N];
+        clock_t start = clock();
+        Account *a;
+        DirId x;
+        char name[32];
+
+        assert_int_equal(account_new(&a), 0);
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "x", &x), 1);
+        for (unsigned i = 0; i < N; i++) {
+                snprintf(name, sizeof(name), "d%u", i);
+                assert_int_equal(account_dir_add(a, x, name, &ids[i]), 1);
+                assert_int_equal(account_file_set(a, ids[i], "f", 8, i), 1);
+        }
+        for (unsigned i = 0; i < N; i++) {
+                snprintf(name, sizeof(name), "d%u", i);
+                assert_int_equal(account_dir_find(a, x, name), ids[i]);
+        }
+        assert_int_equal(account_dir_find(a, x, "d100000"), DIR_NONE);
+        assert_int_equal(account_totals(a)->dirs, N + 2);
+        /* half swept as unlisted by a scan of x, half removed one by one */
+        account_scan_begin(a);
+        account_dir(a, x)->scan_gen = 9;
+        for (unsigned i = 0; i < N; i += 2)
+                account_dir(a, ids[i])->scan_gen = 9, account_file_set(a, ids[i], "f", 8, i);
+        assert_int_equal(account_scan_sweep(a, 9), N / 2);
+        assert_int_equal(account_totals(a)->files, N / 2);
+        for (unsigned i = 0; i < N; i += 2)
+                account_dir_remove(a, ids[i]);
+        assert_int_equal(account_totals(a)->files, 0);
+        assert_int_equal(account_totals(a)->dirs, 2);
+        for (unsigned i = 0; i < N; i += 2) {
+                snprintf(name, sizeof(name), "d%u", i);
+                assert_int_equal(account_dir_find(a, x, name), DIR_NONE);
+        }
+        check_totals(a);
+        assert_true((double) (clock() - start) / CLOCKS_PER_SEC < 10);
+        account_free(a);
+}
+
+/* 30 names of one 20 MB inode are 30 files and 20 MB, as du says; the
+ * bytes stay while any name does, follow the inode's size, and go with the
+ * last name. */
+static void test_hard_links_count_once(void **state) {
+        enum { BLOCKS = 20 * 1000 * 1000 / 512 };
+        Account *a;
+        DirId d1, d2;
+        char name[64];
+
+        assert_int_equal(account_new(&a), 0);
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "1", &d1), 1);
+        assert_int_equal(account_dir_add(a, d1, "2", &d2), 1);
+        for (unsigned i = 0; i < 30; i++) {
+                entry_name(i, 'R', name);
+                assert_int_equal(account_file_set_inode(a, i % 2 ? d1 : d2, name, BLOCKS, 100, 777, 30, false), 1);
+        }
+        assert_int_equal(account_file_set(a, d2, "alone", 8, 100), 1);
+        assert_int_equal(account_totals(a)->files, 31);
+        assert_int_equal(account_totals(a)->bytes, (uint64_t) (BLOCKS + 8) * 512);
+        /* a rescan sees the same again: nothing changes */
+        entry_name(4, 'R', name);
+        assert_int_equal(account_file_set_inode(a, d2, name, BLOCKS, 100, 777, 30, false), 0);
+        assert_int_equal(account_totals(a)->bytes, (uint64_t) (BLOCKS + 8) * 512);
+        /* the inode grows: seen through one name, counted once */
+        assert_int_equal(account_file_set_inode(a, d2, name, BLOCKS + 16, 101, 777, 30, false), 2);
+        assert_int_equal(account_totals(a)->bytes, (uint64_t) (BLOCKS + 16 + 8) * 512);
+        /* names go: the bytes stay until the last one */
+        for (unsigned i = 0; i < 29; i++) {
+                entry_name(i, 'R', name);
+                assert_int_equal(account_file_remove(a, i % 2 ? d1 : d2, name), 1);
+                assert_int_equal(account_totals(a)->bytes, (uint64_t) (BLOCKS + 16 + 8) * 512);
+        }
+        assert_int_equal(account_totals(a)->files, 2);
+        /* the last name, now with one link: counted on its own, still once */
+        entry_name(29, 'R', name);
+        assert_int_equal(account_file_set_inode(a, d1, name, BLOCKS + 16, 101, 777, 1, false), 2);   /* its record had the old size */
+        assert_int_equal(account_totals(a)->bytes, (uint64_t) (BLOCKS + 16 + 8) * 512);
+        assert_int_equal(account_file_remove(a, d1, name), 1);
+        assert_int_equal(account_totals(a)->bytes, 8 * 512);
+        /* a directory of linked names removed at once */
+        for (unsigned i = 0; i < 4; i++) {
+                entry_name(100 + i, 'M', name);
+                assert_int_equal(account_file_set_inode(a, d2, name, 80, 100, 999, 4, false), 1);
+        }
+        assert_int_equal(account_totals(a)->bytes, (8 + 80) * 512);
+        /* seen through events: a file recorded with one link ("src") gets
+         * three more names; the new inode's bytes wait for a full scan rather
+         * than count twice, and count once when it comes */
+        assert_int_equal(account_file_set(a, d1, "src", 40, 100), 1);
+        for (unsigned i = 0; i < 3; i++) {
+                snprintf(name, sizeof(name), "ln%u", i);
+                assert_int_equal(account_file_set_inode(a, d1, name, 40, 100, 555, 4, true), 1);
+        }
+        assert_int_equal(account_links_unsure(a), 1);
+        assert_int_equal(account_totals(a)->bytes, (8 + 80 + 40) * 512);
+        assert_int_equal(account_file_set_inode(a, d1, "ln1", 40, 100, 555, 4, false), 0);
+        assert_int_equal(account_file_set_inode(a, d1, "src", 40, 100, 555, 4, false), 0);
+        assert_int_equal(account_links_unsure(a), 0);
+        assert_int_equal(account_totals(a)->bytes, (8 + 80 + 40) * 512);
+        assert_int_equal(account_totals(a)->files, 4 + 1 + 4);
+        account_dir_remove(a, d1);
+        assert_int_equal(account_totals(a)->files, 0);
+        assert_int_equal(account_totals(a)->bytes, 0);
+        for (int k = 0; k < _CCACHE_KIND_MAX; k++)
+                assert_int_equal(account_totals(a)->kind_bytes[k], 0);
+        assert_true(account_memory(a) > 0);
+        account_free(a);
+}
+
+/* memory_bytes counts the names kept on the heap: directories' and files'
+ * that do not fit a record. */
+static void test_memory_counts_heap_names(void **state) {
+        char name[256];
+        Account *a;
+        DirId d;
+        size_t before;
+
+        assert_int_equal(account_new(&a), 0);
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "x", &d), 1);
+        for (int i = 0; i < 1000; i++) {   /* warm the tables up */
+                snprintf(name, sizeof(name), "w%d", i);
+                account_file_set(a, d, name, 1, 1);
+        }
+        before = account_memory(a);
+        memset(name, 'n', 200);
+        for (int i = 0; i < 100; i++) {
+                snprintf(name + 200, sizeof(name) - 200, "%03d", i);
+                assert_int_equal(account_file_set(a, d, name, 1, 1), 1);
+                assert_int_equal(account_dir_add(a, DIR_ROOT, name, &(DirId) { 0 }), 1);
+        }
+        assert_true(account_memory(a) >= before + 2 * 100 * 204);
+        account_free(a);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_insert_update_remove),
                 cmocka_unit_test(test_many_files_and_dir_removal),
                 cmocka_unit_test(test_scan_sweep),
                 cmocka_unit_test(test_dir_hook_and_stats),
+                cmocka_unit_test(test_dir_gen_tells_reused_ids_apart),
+                cmocka_unit_test(test_many_directories_no_quadratic_work),
+                cmocka_unit_test(test_hard_links_count_once),
+                cmocka_unit_test(test_memory_counts_heap_names),
         };
         return cmocka_run_group_tests_name("account", tests, NULL, NULL);
 }

@@ -229,12 +229,140 @@ static void test_rescan_sweeps_what_is_gone(void **state) {
         account_free(a);
 }
 
+/* Recounts the account's files the slow way: totals, and per directory. */
+static void check_recount(Account *a) {
+        uint64_t files = 0, bytes = 0;
+
+        for (FileId id = 0; id < account_file_limit(a); id++) {
+                FileInfo fi;
+                if (account_file_info(a, id, &fi) < 0)
+                        continue;
+                assert_non_null(account_dir_check(a, fi.dir, fi.dir_gen));
+                files++;
+                bytes += fi.blocks * 512;
+        }
+        assert_int_equal(account_totals(a)->files, files);
+        assert_int_equal(account_totals(a)->bytes, bytes);
+}
+
+static void test_directories_forgotten_during_a_walk(void **state) {
+        Account *a;
+        Scan *s;
+        DirId b, b4, z, zy;
+        int fd, r;
+
+        /* The walk is inside b/4 when an event makes the account forget b
+         * (renamed, say) and two new directories take the freed DirIds. The
+         * walk must leave b's frames alone: no file of b/4 lands in z/y. */
+        assert_int_equal(account_new(&a), 0);
+        fd = open(root, O_RDONLY | O_DIRECTORY);
+        assert_true(fd >= 0);
+        assert_int_equal(scan_new(a, DIR_ROOT, fd, 1, NULL, NULL, &s), 0);
+        close(fd);
+        b = b4 = DIR_NONE;
+        while (b4 == DIR_NONE || account_dir(a, b4)->scan_gen != 1) {
+                assert_int_equal(scan_step(s, 1), 1);
+                b = account_dir_find(a, DIR_ROOT, "b");
+                b4 = b == DIR_NONE ? DIR_NONE : account_dir_find(a, b, "4");
+        }
+        assert_int_equal(account_dir(a, b4)->files, 0);   /* listed next: its buffer is not read yet */
+        account_dir_remove(a, b);
+        (void) account_totals(a);   /* b's files purged: its DirIds free for others */
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "z", &z), 1);
+        assert_int_equal(account_dir_add(a, z, "y", &zy), 1);
+        assert_int_equal(account_dir_add(a, zy, "x", &(DirId) { 0 }), 1);
+        assert_true(z == b || z == b4 || zy == b || zy == b4);   /* the DirIds came back */
+        while ((r = scan_step(s, 1)) == 1)
+                ;
+        assert_int_equal(r, 0);
+        assert_true(scan_progress(s)->dropped >= 2);
+        assert_int_equal(account_dir(a, z)->files, 0);
+        assert_int_equal(account_dir(a, zy)->files, 0);
+        assert_int_equal(account_dir_find(a, zy, "e"), DIR_NONE);   /* b/4/e not grafted onto z/y */
+        assert_int_equal(account_dir_find(a, z, "4"), DIR_NONE);
+        check_recount(a);
+        scan_free(s);
+        account_free(a);
+}
+
+/* Makes a chain of n directories named name below rel (which exists), each
+ * made relative to the one above (the path outgrows PATH_MAX), with a file
+ * of size bytes in each tenth one and the last. Returns the path's length. */
+static size_t deep_chain(const char *rel, const char *name, int n, size_t size) {
+        char path[512];
+        size_t len;
+        int fd;
+
+        snprintf(path, sizeof(path), "%s/%s", root, rel);
+        len = strlen(path);
+        fd = open(path, O_RDONLY | O_DIRECTORY);
+        assert_true(fd >= 0);
+        for (int i = 1; i <= n; i++) {
+                int sub;
+
+                assert_int_equal(mkdirat(fd, name, 0777), 0);
+                sub = openat(fd, name, O_RDONLY | O_DIRECTORY);
+                assert_true(sub >= 0);
+                close(fd);
+                fd = sub;
+                len += 1 + strlen(name);
+                if (i % 10 == 0 || i == n) {
+                        struct stat st;
+                        int f = openat(fd, "f", O_WRONLY | O_CREAT, 0644);
+
+                        assert_true(f >= 0);
+                        for (size_t k = 0; k < size; k++)
+                                assert_int_equal(write(f, "y", 1), 1);
+                        assert_int_equal(fstat(f, &st), 0);
+                        close(f);
+                        want_files++;
+                        want_bytes += (uint64_t) st.st_blocks * 512;
+                }
+        }
+        close(fd);
+        return len;
+}
+
+static void test_deep_trees_are_counted(void **state) {
+        uint64_t files = want_files, bytes = want_bytes;
+        char cmd[256];
+        Account *a;
+
+        /* what the tree holds now (earlier tests removed some) */
+        assert_int_equal(account_new(&a), 0);
+        scan_all(a, 4096, 1);
+        want_files = account_totals(a)->files;
+        want_bytes = account_totals(a)->bytes;
+        account_free(a);
+
+        /* 60 levels; and 30 of 200-character names, longer than PATH_MAX */
+        char longname[201];
+        memset(longname, 'n', 200);
+        longname[200] = '\0';
+        dir("deep");
+        deep_chain("deep", "d", 60, 3000);
+        assert_true(deep_chain("deep", longname, 30, 100) > 4096);
+        for (size_t budget = 1; budget <= 4096; budget *= 4096) {
+                assert_int_equal(account_new(&a), 0);
+                scan_all(a, budget, 1);
+                assert_int_equal(account_totals(a)->files, want_files);
+                assert_int_equal(account_totals(a)->bytes, want_bytes);
+                account_free(a);
+        }
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s/deep'", root);
+        assert_int_equal(system(cmd), 0);
+        want_files = files;
+        want_bytes = bytes;
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_exact_figures),
                 cmocka_unit_test(test_big_directory_on_two_threads),
                 cmocka_unit_test(test_two_scans_in_a_row),
                 cmocka_unit_test(test_rescan_sweeps_what_is_gone),
+                cmocka_unit_test(test_directories_forgotten_during_a_walk),
+                cmocka_unit_test(test_deep_trees_are_counted),
         };
         return cmocka_run_group_tests_name("scan", tests, setup, teardown);
 }

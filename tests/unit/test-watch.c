@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/* The inotify wrapper on a real loop: events arrive with the owner and dir
+ * they were watched for, at most WATCH_DRAIN_MAX per loop iteration, and
+ * what waits in the library's buffer is still delivered, after the sources
+ * of higher priority (the control socket) had their turn. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "watch.h"
+
+#define FILES 1000
+
+static char root[] = "/tmp/ck-test-watch-XXXXXX";
+static unsigned events, creates, control_runs, control_saw_partial;
+static int owner;
+static sd_event_source *control;
+
+static void handler(void *o, uint32_t dir, uint32_t mask, const char *name, void *userdata) {
+        assert_ptr_equal(o, &owner);
+        assert_int_equal(dir, 7);
+        assert_ptr_equal(userdata, &events);
+        events++;
+        creates += (mask & IN_CREATE) != 0;
+        /* a client asks for the status meanwhile */
+        assert_int_equal(sd_event_source_set_enabled(control, SD_EVENT_ONESHOT), 0);
+}
+
+/* Stands in for the control socket: default priority. */
+static int on_control(sd_event_source *s, void *userdata) {
+        control_runs++;
+        control_saw_partial += events > 0 && events < 2 * FILES;
+        return 0;
+}
+
+static void test_bounded_drain(void **state) {
+        sd_event *e;
+        Watch *w;
+        unsigned iterations = 0, prev = 0;
+        int fd;
+
+        assert_non_null(mkdtemp(root));
+        assert_int_equal(sd_event_new(&e), 0);
+        assert_int_equal(watch_new(e, handler, &events, &w), 0);
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_true(watch_add(w, fd, WATCH_DIR_EVENTS, &owner, 7) > 0);
+        assert_int_equal(watch_count(w), 1);
+        for (int i = 0; i < FILES; i++) {
+                char name[32];
+                int f;
+
+                snprintf(name, sizeof(name), "f%d", i);
+                f = openat(fd, name, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+                assert_true(f >= 0);
+                close(f);   /* IN_CREATE, IN_CLOSE_WRITE */
+        }
+        assert_int_equal(sd_event_add_defer(e, &control, on_control, NULL), 0);
+        assert_int_equal(sd_event_source_set_enabled(control, SD_EVENT_OFF), 0);
+        while (events < 2 * FILES) {
+                assert_true(sd_event_run(e, 1000 * 1000) >= 0);
+                assert_true(events - prev <= WATCH_DRAIN_MAX);
+                prev = events;
+                assert_true(++iterations < 10000);
+        }
+        assert_int_equal(creates, FILES);
+        assert_true(control_saw_partial >= 2);   /* it did not wait for the flood to end */
+        sd_event_source_disable_unref(control);
+        close(fd);
+        watch_free(w);
+        sd_event_unref(e);
+        {
+                char cmd[128];
+                snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+                assert_int_equal(system(cmd), 0);
+        }
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_bounded_drain),
+        };
+        return cmocka_run_group_tests_name("watch", tests, NULL, NULL);
+}
