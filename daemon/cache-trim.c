@@ -22,7 +22,7 @@ static void trim_start_next(Cache *c);
 void cache_trim_finish(Cache *c, int error) {
         const TrimResult *r = trim_result(c->trim);
         TrimCall call = c->trim_call;
-        char f[32], k[32];
+        char f[32], k[32], why[256];
 
         (void) sd_event_source_set_enabled(c->trim_source, SD_EVENT_OFF);
         (void) sd_event_source_set_enabled(c->trim_timer, SD_EVENT_OFF);
@@ -46,10 +46,9 @@ void cache_trim_finish(Cache *c, int error) {
                          (unsigned long long) r->saved, (unsigned long long) r->locked_dirs);
         if (!r->dry_run && c->last_trim_over_cap && strcmp(call.reason, "cap") == 0) {
                 cache_alert(c, ALERT_CACHE_TRIM_FAILED, LOG_ERR,
-                            "Cache %s is still over its cap after trimming (%s of %s): nothing more it may evict; "
-                            "retrying in %llu s.", c->config->name,
-                            format_size(account_totals(c->account)->bytes, f, sizeof(f)),
-                            format_size(c->config->max_size_bytes, k, sizeof(k)),
+                            "Cache %s is still over its cap after trimming (%s of %s): %s; retrying in %llu s.",
+                            c->config->name, format_size(account_totals(c->account)->bytes, f, sizeof(f)),
+                            format_size(c->config->max_size_bytes, k, sizeof(k)), trim_result_why(r, why, sizeof(why)),
                             (unsigned long long) (TRIM_BACKOFF_USEC / USEC_PER_SEC));
                 c->trim_backoff_until = now_monotonic(c) + TRIM_BACKOFF_USEC;
         }
@@ -62,12 +61,76 @@ void cache_trim_finish(Cache *c, int error) {
         trim_start_next(c);
 }
 
+static void counters_report(Cache *c, const CountersFlush *f) {
+        if (f->broken)
+                log_notice("Cache %s: broke %u stale ccache lock%s (unchanged for %llu s, or left by a "
+                           "cachekeeperd that is gone).", c->config->name, f->broken, f->broken == 1 ? "" : "s",
+                           (unsigned long long) (CCACHE_LOCK_STALE_USEC / USEC_PER_SEC));
+        if (f->recounted)
+                log_notice("Cache %s: recounted ccache's counters of %u level-2 director%s.", c->config->name,
+                           f->recounted, f->recounted == 1 ? "y" : "ies");
+        if (f->failed)
+                log_warning_errno(f->error, "Cache %s: cannot update ccache's counters in %s/%s/stats (%m); "
+                                  "they stay as they are.", c->config->name, c->config->path, f->failed_dir);
+}
+
+void cache_counters_later(Cache *c) {
+        if (c->counters && counters_pending(c->counters) &&
+            sd_event_source_get_enabled(c->counters_timer, NULL) == 0) {
+                (void) sd_event_source_set_time_relative(c->counters_timer, TRIM_LOCK_RETRY_USEC);
+                (void) sd_event_source_set_enabled(c->counters_timer, SD_EVENT_ONESHOT);
+        }
+}
+
+static int on_counters_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Cache *c = userdata;
+        CountersFlush f = { 0 };
+        int root = cache_root_get(c);
+
+        if (root < 0)
+                return 0;
+        if (counters_flush(c->counters, c->account, root, -1, c->scanned_once, now_usec(CLOCK_REALTIME), &f) > 0)
+                cache_counters_later(c);
+        counters_report(c, &f);
+        return 0;
+}
+
+int cache_counters_new(Cache *c) {
+        int r = counters_new(&c->counters);
+
+        if (r < 0)
+                return r;
+        r = sd_event_add_time_relative(c->event, &c->counters_timer, CLOCK_MONOTONIC, TRIM_LOCK_RETRY_USEC, 0,
+                                       on_counters_timer, c);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_description(c->counters_timer, "cache-counters");
+        return sd_event_source_set_enabled(c->counters_timer, SD_EVENT_OFF);
+}
+
+void cache_counters_free(Cache *c) {
+        c->counters_timer = sd_event_source_disable_unref(c->counters_timer);
+        c->counters = counters_free(c->counters);
+}
+
+void cache_counters_recover(Cache *c, int root) {
+        unsigned n;
+
+        counters_clear(c->counters);   /* what was owed to a root we lost */
+        n = counters_recover(c->counters, root);
+        if (n > 0)
+                log_notice("Cache %s: broke %u lock%s left by a cachekeeperd that died mid-trim; ccache's "
+                           "counters of what %s covered are recounted once the scan is done.", c->config->name,
+                           n, n == 1 ? "" : "s", n == 1 ? "it" : "they");
+}
+
 static void trim_run(Cache *c) {
         int root = cache_root_get(c), r;
 
         if (root < 0)
                 return;   /* root_lost() finished the trim */
-        r = trim_step(c->trim, c->account, root, c->dev);
+        r = trim_step(c->trim, c->account, c->counters, root, c->dev);
+        cache_counters_later(c);
         if (r == 1)
                 return;
         if (r == 2) {

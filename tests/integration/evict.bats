@@ -112,10 +112,13 @@ entries() {
         mkdir -p "$CACHE/d/6"; mount --bind "$OUT/bind" "$CACHE/d/6"
         # what ccache needs, all old
         echo 1 > "$CACHE/0/stats"; touch "$CACHE/0/CACHEDIR.TAG" "$CACHE/0/0/stats.alive" "$CACHE/1/1/.nfs0001"
-        # a level-2 directory ccache holds locked: left alone, and said so
+        # a level-2 directory ccache holds locked (its .alive kept fresh, as
+        # ccache's long-lived locks do): left alone, and said so
         mkdir -p "$CACHE/f/f"; rm -f "$CACHE"/f/f/*
         echo entry > "$CACHE/f/f/$name"
         ln -s host-1-1-1.1 "$CACHE/lock/subdir_ff.lock"
+        (while :; do touch "$CACHE/lock/subdir_ff.alive"; sleep 0.2; done) &
+        holder=$!
         touch "$CACHE/tmp/young.i" "$CACHE/1/1/${name%R}.tmp.young.tmp"
         touch "$CACHE/tmp/old-but-2-days" "$CACHE/1/1/${name%R}M.tmp.stale.tmp" "$CACHE/tmp/inode-cache-64.v2"
         touch -h -m -t "$old" "$OUT/victim" "$OUT/dir/$name" "$OUT/bind/$name" "$CACHE/b/4/$name" \
@@ -128,6 +131,7 @@ entries() {
         wait_ready
 
         run ctl trim --to 1k
+        kill "$holder"
         echo "$output"
         [ "$status" -eq 0 ]
         [[ "$output" == *"1 directories left, locked by ccache"* ]]

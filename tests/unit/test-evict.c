@@ -233,82 +233,6 @@ static void test_lock_dir_never_eligible(void **state) {
         account_free(a);
 }
 
-static void write_stats(int fd, unsigned lines, uint64_t base) {
-        FILE *f;
-        int s = openat(fd, "stats", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-        assert_true(s >= 0);
-        f = fdopen(s, "w");
-        for (unsigned i = 0; i < lines; i++)
-                fprintf(f, "%llu\n", (unsigned long long) (base + i));
-        fclose(f);
-}
-
-static void test_stats_subtract(void **state) {
-        CcacheStats s;
-        CcacheLock held;
-        int fd = dfd();
-
-        /* 4.8+ file: 85 lines, sub-counters for each level-2 directory */
-        write_stats(fd, 85, 1000);
-        assert_int_equal(ccache_stats_subtract(fd, 4, 10, 400, 0), 1);
-        assert_int_equal(ccache_stats_read(fd, "stats", &s), 0);
-        assert_int_equal(s.n, 85);
-        assert_int_equal(s.counters[11], 1011 - 10);
-        assert_int_equal(s.counters[12], 1012 - 400);
-        assert_int_equal(s.counters[49 + 4], 1053 - 10);
-        assert_int_equal(s.counters[65 + 4], 1069 - 400);
-        assert_int_equal(s.counters[49 + 5], 1054);        /* other subdirectories untouched */
-        assert_int_equal(s.counters[84], 1084);            /* lines we have no name for are kept */
-        assert_int_equal(s.counters[22], 1022);
-        /* clamps at zero, as ccache does */
-        assert_int_equal(ccache_stats_subtract(fd, 4, 1000000, 1000000, 0), 1);
-        assert_int_equal(ccache_stats_read(fd, "stats", &s), 0);
-        assert_int_equal(s.counters[11], 0);
-        assert_int_equal(s.counters[65 + 4], 0);
-        /* 4.7 file: 49 lines, only 11 and 12 */
-        write_stats(fd, 49, 100);
-        assert_int_equal(ccache_stats_subtract(fd, 3, 1, 4, 0), 1);
-        assert_int_equal(ccache_stats_read(fd, "stats", &s), 0);
-        assert_int_equal(s.n, 49);
-        assert_int_equal(s.counters[11], 110);
-        assert_int_equal(s.counters[12], 108);
-        assert_int_equal(s.counters[48], 148);
-        /* ccache holds stats.lock: we wait a little, then give up without writing */
-        assert_int_equal(ccache_lock_try(&held, fd, "stats"), 1);
-        assert_int_equal(ccache_stats_subtract(fd, 3, 1, 4, 30000), -EBUSY);
-        assert_int_equal(ccache_stats_read(fd, "stats", &s), 0);
-        assert_int_equal(s.counters[11], 110);
-        ccache_lock_release(&held);
-        assert_int_equal(faccessat(fd, "stats.lock", F_OK, AT_SYMLINK_NOFOLLOW), -1);
-        assert_int_equal(faccessat(fd, "stats.alive", F_OK, 0), -1);
-        /* no stats file: nothing to do */
-        assert_int_equal(unlinkat(fd, "stats", 0), 0);
-        assert_int_equal(ccache_stats_subtract(fd, 3, 1, 4, 0), 0);
-        assert_int_equal(faccessat(fd, "stats", F_OK, 0), -1);
-        close(fd);
-}
-
-static void test_lock_is_exclusive_and_only_ours_released(void **state) {
-        CcacheLock a, b;
-        char target[128];
-        int fd = dfd();
-        ssize_t n;
-
-        assert_int_equal(ccache_lock_try(&a, fd, "subdir_b4"), 1);
-        assert_int_equal(ccache_lock_try(&b, fd, "subdir_b4"), 0);
-        n = readlinkat(fd, "subdir_b4.lock", target, sizeof(target) - 1);
-        assert_true(n > 0);
-        assert_int_equal(faccessat(fd, "subdir_b4.alive", F_OK, 0), 0);
-        /* someone broke our lock and took it: releasing must leave theirs */
-        assert_int_equal(unlinkat(fd, "subdir_b4.lock", 0), 0);
-        assert_int_equal(symlinkat("otherhost-1-1-1.1", fd, "subdir_b4.lock"), 0);
-        ccache_lock_release(&a);
-        n = readlinkat(fd, "subdir_b4.lock", target, sizeof(target) - 1);
-        assert_int_equal(n, (ssize_t) strlen("otherhost-1-1-1.1"));
-        close(fd);
-}
-
 static void test_conf_update(void **state) {
         static const struct {
                 const char *in, *out, *was;
@@ -354,8 +278,6 @@ int main(void) {
                 cmocka_unit_test(test_plan_across_accounts),
                 cmocka_unit_test(test_unlink_rechecks),
                 cmocka_unit_test(test_lock_dir_never_eligible),
-                cmocka_unit_test(test_stats_subtract),
-                cmocka_unit_test(test_lock_is_exclusive_and_only_ours_released),
                 cmocka_unit_test(test_conf_update),
                 cmocka_unit_test(test_format_size),
         };

@@ -1,0 +1,250 @@
+#!/usr/bin/env bats
+# Trims against what other users of the host can do to them: ccache locks
+# planted or held (stale ones broken as ccache breaks them, never a sleep in
+# the loop); and the daemon's own locks after a kill -9 mid-trim, with
+# ccache's counters corrected on restart.
+load helper
+
+setup() {
+        require_root
+        VOL=$BATS_TEST_TMPDIR/vol
+        CACHE=$VOL/cache
+        mount_tmpfs "$VOL" 512M
+        mkdir -m 1777 "$CACHE"
+        export CCACHE_MAXSIZE=0
+        # other users reach the socket and the cache (bats makes its directories 0700)
+        local d=$BATS_TEST_TMPDIR
+        while [ "$d" != / ]; do chmod a+x "$d"; d=$(dirname "$d"); done
+        KEEPERS=()
+}
+
+teardown() {
+        for k in "${KEEPERS[@]}"; do kill "$k" 2>/dev/null || true; done
+        stop_daemon
+        unmount_all
+}
+
+# config MAX_SIZE [extra cache settings]
+config() {
+        cat > "$BATS_TEST_TMPDIR/ck.conf" <<EOC
+socket = "$BATS_TEST_TMPDIR/ck.sock";
+audit_interval = "0s";
+caches = ( { name = "t"; path = "$CACHE"; max_size = "$1"; ${2:-} } );
+EOC
+}
+
+NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+
+as_nobody() {
+        "${NOBODY[@]}" "$@"
+}
+
+# Runs shell code $1 (arguments after it) as nobody in the background, until
+# teardown; not through a function, so that $! is the process itself.
+keep_as_nobody() {
+        local code=$1; shift
+        "${NOBODY[@]}" sh -c "$code" _ "$@" > /dev/null 2>&1 3>&- &
+        KEEPERS+=($!)
+}
+
+# ccache's own counters, "files KiB", summed over its stats files as ccache -s does.
+ccache_counters() {
+        CCACHE_DIR=$CACHE ccache --print-stats |
+                awk '$1 == "files_in_cache" { f = $2 } $1 == "cache_size_kibibyte" { k = $2 } END { print f, k }'
+}
+
+# What they should say: the entries the daemon counts (ccache counts entries only).
+true_counters() {
+        ctl status --json | jq -r '.caches[0] | "\(.entry_files) \(.entry_bytes / 1024 | floor)"'
+}
+
+# Level-1 directory $1: files_in_cache in its stats file, and the entries really there.
+l1_counter() {
+        sed -n 12p "$CACHE/$1/stats"
+}
+l1_entries() {
+        find "$CACHE/$1" -mindepth 2 -type f -regex '.*/[0-9a-v]+[RM]' | wc -l
+}
+
+ms_now() {
+        echo $(($(date +%s%N) / 1000000))
+}
+
+@test "a stats.lock planted by nobody costs a trim nothing; ccache's counters are fixed once it is stale or released" {
+        config 1T
+        "$HELPERS/gencache" --tiny --quiet "$CACHE" 20000
+        start_daemon
+        wait_ready 30
+        [ "$(ccache_counters)" = "$(true_counters)" ]
+        # in 0-7 a lock nobody holds any more; in 8-f one whose .alive nobody keeps fresh
+        for l1 in 0 1 2 3 4 5 6 7 8 9 a b c d e f; do
+                as_nobody ln -s nobody-was-here "$CACHE/$l1/stats.lock"
+        done
+        keep_as_nobody 'while :; do for l1 in 8 9 a b c d e f; do touch "$1/$l1/stats.alive"; done; sleep 0.3; done' \
+                "$CACHE"
+        size=$(cache_field t size_bytes)
+        start=$(ms_now)
+        run ctl trim --to "$((size / 2000))k"
+        took=$(($(ms_now) - start))
+        echo "trim took $took ms: $output"
+        [ "$status" -eq 0 ]
+        [[ "$output" == "t: evicted "* ]]
+        [ "$took" -lt 5000 ]                  # it waited 200 ms per directory (256 of them) for the lock
+        # 0-7: stale 2 s after the daemon first saw them: broken, counters exact
+        wait_for "[ -z \"\$(ls $CACHE/[0-7]/stats.lock 2>/dev/null)\" ]" 6
+        for l1 in 0 1 2 3 4 5 6 7; do
+                wait_for "[ \"\$(l1_counter $l1)\" -eq \"\$(l1_entries $l1)\" ]" 2
+        done
+        grep -q "broke .* stale ccache lock" "$BATS_TEST_TMPDIR/daemon.log"
+        # 8-f: held and alive: the lock stays, the fix stays owed
+        for l1 in 8 9 a b c d e f; do
+                [ -L "$CACHE/$l1/stats.lock" ]
+                [ "$(l1_counter $l1)" -gt "$(l1_entries $l1)" ]
+        done
+        # released: paid within the retry interval
+        kill "${KEEPERS[0]}"
+        as_nobody rm -f "$CACHE"/[89a-f]/stats.lock "$CACHE"/[89a-f]/stats.alive
+        wait_for "[ \"\$(ccache_counters)\" = \"\$(true_counters)\" ]" 3
+        [ "$(ls "$CACHE"/*/stats.lock 2>/dev/null | wc -l)" -eq 0 ]
+        kill -0 "$DAEMON_PID"
+}
+
+@test "subdir locks planted by nobody are broken once stale: the trim evicts everything it planned, promptly" {
+        config 1T
+        "$HELPERS/gencache" --tiny --quiet "$CACHE" 20000
+        start_daemon
+        wait_ready 30
+        mkdir -p "$CACHE/lock"
+        for l1 in 0 1 2 3 4 5 6 7 8 9 a b c d e f; do
+                for l2 in 0 1 2 3 4 5 6 7 8 9 a b c d e f; do
+                        as_nobody ln -s "nobody-1-1-1.1" "$CACHE/lock/subdir_$l1$l2.lock"
+                done
+        done
+        size=$(cache_field t size_bytes)
+        start=$(ms_now)
+        run ctl trim --to "$((size / 2000))k"
+        took=$(($(ms_now) - start))
+        echo "trim took $took ms: $output"
+        [ "$status" -eq 0 ]
+        [[ "$output" != *"locked by ccache"* ]]      # they were left as locked after 5 s
+        [ "$(cache_field t size_bytes)" -le "$((size / 2000 * 1000))" ]
+        [ "$took" -lt 4500 ]                          # 2 s of staleness, then the work
+        [ "$(ls "$CACHE"/lock/*.lock 2>/dev/null | wc -l)" -eq 0 ]
+        wait_for "[ \"\$(ccache_counters)\" = \"\$(true_counters)\" ]" 2
+}
+
+@test "cache-trim-failed says why: directories ccache keeps locked, nothing evictable" {
+        config 1T
+        "$HELPERS/gencache" --tiny --quiet "$CACHE" 20000
+        start_daemon
+        wait_ready 30
+        # nobody holds every level-2 directory's lock and keeps it alive
+        mkdir -p "$CACHE/lock"
+        for l1 in 0 1 2 3 4 5 6 7 8 9 a b c d e f; do
+                for l2 in 0 1 2 3 4 5 6 7 8 9 a b c d e f; do
+                        as_nobody ln -s "nobody-1-1-1.1" "$CACHE/lock/subdir_$l1$l2.lock"
+                        as_nobody touch "$CACHE/lock/subdir_$l1$l2.alive"
+                done
+        done
+        keep_as_nobody 'while :; do touch "$1"/lock/subdir_*.alive; sleep 0.3; done' "$CACHE"
+        size=$(cache_field t size_bytes)
+        config "$((size / 2000))k"
+        kill -HUP "$DAEMON_PID"
+        wait_for "grep -q 'still over its cap' '$BATS_TEST_TMPDIR/daemon.log'" 10
+        grep 'still over its cap' "$BATS_TEST_TMPDIR/daemon.log"
+        grep -q "still over its cap.*locked: ccache kept 256 directories locked throughout" "$BATS_TEST_TMPDIR/daemon.log"
+        stop_daemon
+
+        # a cache that holds only what is not ccache's to evict
+        kill "${KEEPERS[0]}"
+        rm -rf "${CACHE:?}"/* && head -c 3000000 /dev/urandom > "$CACHE/not-an-entry"
+        config 1M
+        : > "$BATS_TEST_TMPDIR/daemon.log"
+        start_daemon
+        wait_for "grep -q 'still over its cap' '$BATS_TEST_TMPDIR/daemon.log'" 10
+        grep 'still over its cap' "$BATS_TEST_TMPDIR/daemon.log"
+        grep -q "still over its cap.*nothing more evictable" "$BATS_TEST_TMPDIR/daemon.log"
+}
+
+# Writes N tiny entries into level-2 directory a/b and a/stats (ccache 4.12,
+# counters matching): one long run of groups under one content lock.
+make_one_dir_cache() {
+        /usr/bin/python3 - "$CACHE" "$1" <<'EOP'
+import os, random, sys
+root, n = sys.argv[1], int(sys.argv[2])
+b32 = "0123456789abcdefghijklmnopqrstuv"
+d = os.path.join(root, "a", "b")
+os.makedirs(d, exist_ok=True)
+rnd = random.Random(1)
+for i in range(n):
+    name = "".join(rnd.choice("0123456789abcdef") for _ in range(2)) + "".join(rnd.choice(b32) for _ in range(29)) + "R"
+    with open(os.path.join(d, name), "w") as f:
+        f.write("x")
+    t = 1600000000 + i
+    os.utime(os.path.join(d, name), (t, t))
+kib = 0
+for e in os.scandir(d):
+    kib += e.stat().st_blocks // 2
+c = [0] * 85
+c[11], c[12], c[49 + 11], c[65 + 11] = n, kib, n, kib
+with open(os.path.join(root, "a", "stats"), "w") as f:
+    f.write("".join("%d\n" % v for v in c))
+EOP
+}
+
+# Stops the daemon (SIGSTOP) while it holds lock/subdir_ab.lock and has
+# deleted part of that group: ccache's counters then disagree with the disk.
+catch_mid_group() {
+        /usr/bin/python3 - "$DAEMON_PID" "$CACHE/lock/subdir_ab.lock" <<'EOP'
+import os, signal, sys, time
+pid, lock = int(sys.argv[1]), sys.argv[2]
+deadline = time.time() + 60
+while time.time() < deadline:
+    try:
+        os.readlink(lock)
+    except OSError:
+        continue
+    time.sleep(0.002)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        os.readlink(lock)
+        sys.exit(0)
+    except OSError:
+        os.kill(pid, signal.SIGCONT)
+sys.exit(1)
+EOP
+}
+
+@test "kill -9 mid-trim: on restart the daemon breaks its own lock and corrects ccache's counters" {
+        config 1T
+        make_one_dir_cache 60000
+        caught=no
+        for attempt in 1 2 3 4 5; do
+                start_daemon
+                wait_ready 60
+                [ "$(l1_counter a)" -eq "$(l1_entries a)" ]
+                left=$(cache_field t size_bytes)
+                ctl trim --to "$((left / 4000 + 1))k" > /dev/null 2>&1 &
+                catch_mid_group
+                kill -9 "$DAEMON_PID"
+                wait "$DAEMON_PID" 2>/dev/null || true
+                DAEMON_PID=
+                [ -L "$CACHE/lock/subdir_ab.lock" ]
+                echo "attempt $attempt: counter $(l1_counter a), entries $(l1_entries a), lock $(readlink "$CACHE/lock/subdir_ab.lock")"
+                if [ "$(l1_counter a)" -ne "$(l1_entries a)" ]; then caught=yes; break; fi
+                rm -f "$CACHE/lock/subdir_ab.lock" "$CACHE/lock/subdir_ab.alive"
+        done
+        [ "$caught" = yes ]
+        start_daemon
+        wait_ready 60
+        wait_for "[ \"\$(l1_counter a)\" -eq \"\$(l1_entries a)\" ]" 3
+        grep -q "broke 1 lock left by a cachekeeperd that died mid-trim" "$BATS_TEST_TMPDIR/daemon.log"
+        [ ! -L "$CACHE/lock/subdir_ab.lock" ]
+        [ "$(ccache_counters)" = "$(true_counters)" ]
+        # the per-subdirectory counter moved with it (ccache 4.8+ checks they add up)
+        [ "$(sed -n $((49 + 11 + 1))p "$CACHE/a/stats")" -eq "$(l1_entries a)" ]
+        # and what ccache itself recounts agrees
+        cp -a "$CACHE" "$VOL/copy"
+        CCACHE_DIR=$VOL/copy ccache -c > /dev/null
+        [ "$(CCACHE_DIR=$VOL/copy ccache --print-stats | awk '$1 == "files_in_cache" { print $2 }')" -eq "$(l1_entries a)" ]
+}
