@@ -37,6 +37,9 @@ void cache_trim_finish(Cache *c, int error) {
                 c->evicted_bytes += r->bytes;
                 c->last_trim_over_cap = c->available && account_totals(c->account)->bytes > c->config->max_size_bytes;
         }
+        log_debug("Cache %s: %s trim planned %llu files in %llu slices, %.1f ms.", c->config->name, call.reason,
+                  (unsigned long long) r->planned_files, (unsigned long long) r->planning_slices,
+                  (double) r->planning_usec / USEC_PER_MSEC);
         if (!r->dry_run)
                 log_info("Cache %s: %s trim %s: evicted %llu files, %s in %.2f s; %llu kept as used since, "
                          "%llu in locked directories.", c->config->name, call.reason,
@@ -158,7 +161,6 @@ int cache_on_trim_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 static int trim_begin(Cache *c, TrimCall *call) {
         uint64_t target = call->target ? call->target
                                        : (uint64_t) ((double) c->config->max_size_bytes * c->config->trim_to);
-        usec_t started = now_usec(CLOCK_REALTIME);
         int r;
 
         if (call->has_plan)
@@ -167,9 +169,6 @@ static int trim_begin(Cache *c, TrimCall *call) {
                 r = trim_new(c->account, target, call->dry_run, now_seconds(), &c->trim);
         if (r < 0)
                 return r;
-        log_debug("Cache %s: planned a %s trim of %llu files in %.1f ms.", c->config->name, call->reason,
-                  (unsigned long long) trim_result(c->trim)->planned_files,
-                  (double) (now_usec(CLOCK_REALTIME) - started) / USEC_PER_MSEC);
         c->trim_call = *call;
         c->trim_call.has_plan = false;
         c->trim_started = now_monotonic(c);

@@ -31,6 +31,7 @@ typedef struct StepEnv {
 } StepEnv;
 
 struct Trim {
+        EvictPlanner *planner;  /* while the plan is being made */
         EvictPlan plan;
         size_t next;            /* first victim not yet handled */
         Deferred *deferred;
@@ -39,19 +40,36 @@ struct Trim {
         TrimResult result;
 };
 
+/* The plan is made: its figures go into the result; a dry run is done. */
+static void plan_ready(Trim *t) {
+        t->result.planned_files = t->plan.n;
+        t->result.planned_bytes = t->plan.bytes;
+        t->result.oldest_kept = t->plan.oldest_kept;
+        if (t->result.dry_run) {
+                t->result.files = t->plan.n;
+                t->result.bytes = t->plan.bytes;
+                t->next = t->plan.n;
+        }
+}
+
 int trim_new(Account *a, uint64_t target_bytes, bool dry_run, int64_t now, Trim **ret) {
         const AccountTotals *tot = account_totals(a);
         uint64_t need = tot->bytes > target_bytes ? tot->bytes - target_bytes : 0;
-        EvictPlan plan;
+        Trim *t;
         int r;
 
-        r = evict_plan(a, need, now, &plan);
-        if (r < 0)
+        t = calloc(1, sizeof(*t));
+        if (!t)
+                return -ENOMEM;
+        /* A dry run only counts: no memory per victim. */
+        r = evict_planner_new(&a, 1, need, now, dry_run, &t->planner);
+        if (r < 0) {
+                free(t);
                 return r;
-        r = trim_new_with_plan(&plan, target_bytes, dry_run, ret);
-        if (r >= 0)
-                (*ret)->result.need_bytes = need;
-        return r;
+        }
+        t->result = (TrimResult) { .target_bytes = target_bytes, .need_bytes = need, .dry_run = dry_run };
+        *ret = t;
+        return 0;
 }
 
 int trim_new_with_plan(EvictPlan *plan, uint64_t target_bytes, bool dry_run, Trim **ret) {
@@ -64,19 +82,27 @@ int trim_new_with_plan(EvictPlan *plan, uint64_t target_bytes, bool dry_run, Tri
         }
         t->plan = *plan;
         *plan = (EvictPlan) { 0 };
-        t->result = (TrimResult) {
-                .target_bytes = target_bytes,
-                .planned_files = t->plan.n,
-                .planned_bytes = t->plan.bytes,
-                .oldest_kept = t->plan.oldest_kept,
-                .dry_run = dry_run,
-        };
-        if (dry_run) {
-                t->result.files = t->plan.n;
-                t->result.bytes = t->plan.bytes;
-                t->next = t->plan.n;
-        }
+        t->result = (TrimResult) { .target_bytes = target_bytes, .dry_run = dry_run };
+        plan_ready(t);
         *ret = t;
+        return 0;
+}
+
+/* Plans until the deadline. Returns 1 while planning, 0 when the plan is
+ * made, -ENOMEM. */
+static int plan_step(Trim *t, usec_t deadline) {
+        usec_t start = now_usec(CLOCK_MONOTONIC);
+        int r = 1;
+
+        t->result.planning_slices++;
+        while (r == 1 && now_usec(CLOCK_MONOTONIC) < deadline)
+                r = evict_planner_step(t->planner, TRIM_PLAN_BUDGET);
+        t->result.planning_usec += now_usec(CLOCK_MONOTONIC) - start;
+        if (r != 0)
+                return r;
+        evict_planner_take(t->planner, 0, &t->plan);
+        t->planner = evict_planner_free(t->planner);
+        plan_ready(t);
         return 0;
 }
 
@@ -224,6 +250,8 @@ int trim_step(Trim *t, Account *a, Counters *k, int root_fd, dev_t dev) {
         usec_t deadline = env.now + TRIM_BATCH_USEC;
         int r;
 
+        if (t->planner && (r = plan_step(t, deadline)) != 0)
+                return r;
         while (t->next < t->plan.n && now_usec(CLOCK_MONOTONIC) < deadline) {
                 CcacheLockSeen seen = { 0 };
                 size_t start = t->next;
@@ -281,6 +309,7 @@ const char *trim_result_why(const TrimResult *r, char *buf, size_t len) {
 Trim *trim_free(Trim *t) {
         if (!t)
                 return NULL;
+        evict_planner_free(t->planner);
         evict_plan_done(&t->plan);
         free(t->deferred);
         free(t);

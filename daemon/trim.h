@@ -14,8 +14,9 @@
 #include "evict.h"
 #include "util.h"
 
-#define TRIM_BATCH_FILES 1024              /* unlinks per step at most */
-#define TRIM_BATCH_USEC  (50 * USEC_PER_MSEC)
+#define TRIM_BATCH_FILES 1024              /* unlinks per group at most */
+#define TRIM_BATCH_USEC  (50 * USEC_PER_MSEC)  /* one step: planning or unlinks */
+#define TRIM_PLAN_BUDGET 16384             /* files looked at between two looks at the clock */
 #define TRIM_LOCK_RETRY_USEC (50 * USEC_PER_MSEC)     /* between tries of a taken ccache lock */
 /* A directory whose lock stays live this long is left alone; one whose lock
  * goes stale (CCACHE_LOCK_STALE_USEC) is taken over before that. */
@@ -34,24 +35,29 @@ typedef struct TrimResult {
         uint64_t stats_updates, stats_failures;
         uint64_t stats_deferred;             /* counter fixes left owed behind a held stats.lock */
         uint64_t locks_broken;               /* stale ccache locks broken on the way */
+        uint64_t planning_slices;            /* steps the planning took ... */
+        usec_t planning_usec;                /* ... and their time (not in status) */
         bool dry_run;
 } TrimResult;
 
 typedef struct Trim Trim;
 
-/* Plans a trim of account down to target_bytes (its total size, as
- * size_bytes counts) at time now. A dry run only plans. Returns 0 or -ENOMEM. */
+/* A trim of account down to target_bytes (its total size, as size_bytes
+ * counts) at time now (seconds, for the age of temporaries). Nothing is done
+ * yet: trim_step plans in slices (evict.h), then deletes; a dry run is done
+ * once planned. Returns 0 or -ENOMEM. */
 int trim_new(Account *a, uint64_t target_bytes, bool dry_run, int64_t now, Trim **ret);
 
 /* A trim that carries out plan (taken over, also on failure). target_bytes
  * is only reported. Returns 0 or -ENOMEM. */
 int trim_new_with_plan(EvictPlan *plan, uint64_t target_bytes, bool dry_run, Trim **ret);
 
-/* Carries out the next batch below root_fd (the cache root on device dev);
- * ccache's counters are fixed through k, or left owed in it. Never waits
- * for a lock. Returns 1 while there is more to do now, 2 when only
- * directories whose ccache lock is taken remain (call again after
- * TRIM_LOCK_RETRY_USEC), 0 when done, -errno when the root is gone. */
+/* Carries out the next slice of about TRIM_BATCH_USEC: planning, then
+ * batches of unlinks below root_fd (the cache root on device dev); ccache's
+ * counters are fixed through k, or left owed in it. Never waits for a lock.
+ * Returns 1 while there is more to do now, 2 when only directories whose
+ * ccache lock is taken remain (call again after TRIM_LOCK_RETRY_USEC), 0
+ * when done, -errno when the root is gone (or -ENOMEM planning). */
 int trim_step(Trim *t, Account *a, Counters *k, int root_fd, dev_t dev);
 
 const TrimResult *trim_result(const Trim *t);
