@@ -17,7 +17,7 @@ static int64_t now_seconds(void) {
         return (int64_t) (now_usec(CLOCK_REALTIME) / USEC_PER_SEC);
 }
 
-static void trim_start_next(Cache *c);
+static void trim_start_next(Cache *c, bool cap_first);
 
 void cache_trim_finish(Cache *c, int error) {
         const TrimResult *r = trim_result(c->trim);
@@ -61,7 +61,7 @@ void cache_trim_finish(Cache *c, int error) {
         c->trim = trim_free(c->trim);
         if (c->changed)
                 c->changed(c, c->userdata);
-        trim_start_next(c);
+        trim_start_next(c, error >= 0);
 }
 
 static void counters_report(Cache *c, const CountersFlush *f) {
@@ -178,7 +178,44 @@ static int trim_begin(Cache *c, TrimCall *call) {
         return 0;
 }
 
-static void trim_start_next(Cache *c) {
+/* Over its cap and not backing off: an automatic trim is due. */
+static bool cap_trim_due(Cache *c) {
+        return c->available && c->scanned_once && account_totals(c->account)->bytes > c->config->max_size_bytes &&
+               now_monotonic(c) >= c->trim_backoff_until;
+}
+
+/* The running dry run gives way to the cap: it goes back to the head of the
+ * queue and is planned again after the cap trim. Returns 0 or -ENOMEM. */
+static int dry_run_yield(Cache *c) {
+        TrimCall *q = realloc(c->trim_queue, (c->n_trim_queue + 1) * sizeof(TrimCall));
+
+        if (!q)
+                return -ENOMEM;
+        memmove(q + 1, q, c->n_trim_queue * sizeof(TrimCall));
+        q[0] = c->trim_call;
+        c->trim_queue = q;
+        c->n_trim_queue++;
+        c->trim_call = (TrimCall) { 0 };
+        c->trim = trim_free(c->trim);
+        (void) sd_event_source_set_enabled(c->trim_source, SD_EVENT_OFF);
+        (void) sd_event_source_set_enabled(c->trim_timer, SD_EVENT_OFF);
+        return 0;
+}
+
+void cache_maybe_trim(Cache *c) {
+        /* The cap comes first: before anything queued, and before a dry run
+         * (which anyone may ask for, so they cannot hold it off). */
+        if (!cap_trim_due(c) || (c->trim && (!trim_result(c->trim)->dry_run || dry_run_yield(c) < 0)))
+                return;
+        if (trim_begin(c, &(TrimCall) { .reason = "cap" }) < 0)
+                log_error("Cache %s: out of memory planning a trim.", c->config->name);
+}
+
+/* Starts what comes next: the cap trim if due (cap_first; not while the
+ * cache is being torn down), else the queue's head. */
+static void trim_start_next(Cache *c, bool cap_first) {
+        if (cap_first)
+                cache_maybe_trim(c);
         while (!c->trim && c->n_trim_queue > 0) {
                 TrimCall call = c->trim_queue[0];
                 int r;
@@ -194,15 +231,6 @@ static void trim_start_next(Cache *c) {
         }
 }
 
-void cache_maybe_trim(Cache *c) {
-        if (c->trim || !c->available || !c->scanned_once ||
-            account_totals(c->account)->bytes <= c->config->max_size_bytes ||
-            now_monotonic(c) < c->trim_backoff_until)
-                return;
-        if (trim_begin(c, &(TrimCall) { .reason = "cap" }) < 0)
-                log_error("Cache %s: out of memory planning a trim.", c->config->name);
-}
-
 static int trim_enqueue(Cache *c, TrimCall *call) {
         TrimCall *q;
 
@@ -215,8 +243,12 @@ static int trim_enqueue(Cache *c, TrimCall *call) {
                 return -ENOMEM;
         c->trim_queue = q;
         c->trim_queue[c->n_trim_queue++] = *call;
-        c->trim_backoff_until = 0;   /* someone asked: try now */
-        trim_start_next(c);
+        /* Someone asked for a real trim: try the cap now too. Not for a dry
+         * run: anyone may ask for those, and each would buy a cap trim (a
+         * plan over the whole cache and an alert) despite the backoff. */
+        if (!call->dry_run)
+                c->trim_backoff_until = 0;
+        trim_start_next(c, true);
         return 0;
 }
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # Trims against what other users of the host can do to them: ccache locks
 # planted or held (stale ones broken as ccache breaks them, never a sleep in
-# the loop); and the daemon's own locks after a kill -9 mid-trim, with
-# ccache's counters corrected on restart.
+# the loop), dry runs looped to starve the cap; and the daemon's own locks
+# after a kill -9 mid-trim, with ccache's counters corrected on restart.
 load helper
 
 setup() {
@@ -247,4 +247,125 @@ EOP
         cp -a "$CACHE" "$VOL/copy"
         CCACHE_DIR=$VOL/copy ccache -c > /dev/null
         [ "$(CCACHE_DIR=$VOL/copy ccache --print-stats | awk '$1 == "files_in_cache" { print $2 }')" -eq "$(l1_entries a)" ]
+}
+
+# One status field, through the plain build of cachectl: polling often
+# under load, the sanitizers' start-up would be most of what is measured.
+field() {
+        "$CK_BUILD/cachectl" -s "$BATS_TEST_TMPDIR/ck.sock" status --json | jq -r ".caches[0].$1"
+}
+
+# Pushes the cache over its cap with one new entry of $1 bytes (named from
+# $2; $3: evicted_files_total before), then waits for the cap trim to bring
+# it back under; prints how long that took in ms.
+push_over_cap() {
+        local cap start
+        cap=$(field max_size_bytes)
+        start=$(ms_now)
+        head -c "$1" /dev/zero > "$CACHE/0/0/$(printf '00%029dR' "$2")"
+        wait_for "[ \"\$(field size_bytes)\" -gt $cap ] || [ \"\$(field evicted_files_total)\" -gt $3 ]" 5
+        wait_for "[ \"\$(field size_bytes)\" -le $cap ]" 10
+        echo $(($(ms_now) - start))
+}
+
+# Starts the client loops: 4 as nobody, 2 as root, each sending
+# `cachectl trim --dry-run ARGS` as fast as it can (the plain build of
+# cachectl: the clients' own CPU is not what is being tested).
+client_loops() {
+        local ctl=$CK_BUILD/cachectl sock=$BATS_TEST_TMPDIR/ck.sock
+        for i in 1 2 3 4; do
+                keep_as_nobody 'c=$1 s=$2; shift 2; while :; do "$c" -s "$s" trim --dry-run "$@"; done' "$ctl" "$sock" "$@"
+        done
+        for i in 1 2; do
+                (while :; do "$ctl" -s "$sock" trim --dry-run "$@"; done) > /dev/null 2>&1 3>&- &
+                KEEPERS+=($!)
+        done
+}
+
+stop_client_loops() {
+        for k in "${KEEPERS[@]}"; do kill "$k" 2>/dev/null || true; done
+        KEEPERS=()
+}
+
+# The longest of $1 pushes over the cap (see push_over_cap), numbered from $2.
+worst_push() {
+        local worst=0 took i
+        for i in $(seq "$2" $(($2 + $1 - 1))); do
+                took=$(push_over_cap 6000000 "$i" "$(field evicted_files_total)")
+                echo "push $i: $took ms" >&2
+                [ "$took" -gt "$worst" ] && worst=$took
+        done
+        echo "$worst"
+}
+
+@test "dry runs looped by four users as nobody (and two as root) never hold off the cap trim" {
+        "$HELPERS/gencache" --tiny --quiet "$CACHE" 100000
+        config 1T
+        start_daemon
+        wait_ready 60
+        size=$(cache_field t size_bytes)
+        config "$(((size + 4000000) / 1000))k" "trim_to = 0.98;"
+        kill -HUP "$DAEMON_PID"
+        wait_for "[ \"\$(cache_field t max_size_bytes)\" -eq $(((size + 4000000) / 1000 * 1000)) ]" 5
+        # The usual time to the cap here: the same clients, the same CPU they
+        # take, but asking for a cache that does not exist (refused at once).
+        client_loops nosuch
+        usual=$(worst_push 3 1)
+        stop_client_loops
+        # Now real dry runs, for 30 s, with the cache pushed over its cap again and again.
+        client_loops
+        worst=0 n=0 end=$((SECONDS + 30))
+        while [ $SECONDS -lt $end ]; do
+                took=$(worst_push 1 $((10 + n)))
+                n=$((n + 1))
+                [ "$took" -gt "$worst" ] && worst=$took
+        done
+        stop_client_loops
+        echo "usual: $usual ms; under dry runs, the longest of $n: $worst ms"
+        grep "cap trim" "$BATS_TEST_TMPDIR/daemon.log"
+        [ "$n" -ge 3 ]
+        [ "$worst" -le $((2 * usual + 1000)) ]
+        # nobody's were refused with a reason, root's were not limited
+        run "${NOBODY[@]}" "$CTL" -s "$BATS_TEST_TMPDIR/ck.sock" trim --dry-run
+        kill -0 "$DAEMON_PID"
+}
+
+@test "dry runs by one user: one at a time and ten a minute, refused with a reason; root is not limited" {
+        "$HELPERS/gencache" --tiny --quiet "$CACHE" 2000
+        config 1T
+        start_daemon
+        wait_ready 30
+        sock=$BATS_TEST_TMPDIR/ck.sock
+        # two at once by nobody (both sent while the daemon is frozen): one
+        # runs, the other is told why not
+        kill -STOP "$DAEMON_PID"
+        "${NOBODY[@]}" "$CTL" -s "$sock" trim --dry-run > "$BATS_TEST_TMPDIR/one" 2>&1 3>&- &
+        p1=$!
+        "${NOBODY[@]}" "$CTL" -s "$sock" trim --dry-run > "$BATS_TEST_TMPDIR/two" 2>&1 3>&- &
+        p2=$!
+        wait_for "grep -q unix_stream_read /proc/$p1/wchan && grep -q unix_stream_read /proc/$p2/wchan" 5
+        kill -CONT "$DAEMON_PID"
+        s1=0 s2=0
+        wait "$p1" || s1=$?
+        wait "$p2" || s2=$?
+        cat "$BATS_TEST_TMPDIR/one" "$BATS_TEST_TMPDIR/two"
+        [ $((s1 + s2)) -eq 1 ]
+        grep -q "t: would evict" "$BATS_TEST_TMPDIR/one" "$BATS_TEST_TMPDIR/two"
+        grep -q "a dry run of uid 65534 is still running: one at a time" "$BATS_TEST_TMPDIR/one" "$BATS_TEST_TMPDIR/two"
+        # one after the other: ten a minute
+        for i in $(seq 2 10); do
+                run "${NOBODY[@]}" "$CTL" -s "$sock" trim --dry-run
+                [ "$status" -eq 0 ]
+        done
+        run "${NOBODY[@]}" "$CTL" -s "$sock" trim --dry-run
+        echo "$output"
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"dry runs are limited to 10 a minute per user: uid 65534 may ask again in "* ]]
+        # another user has limits of his own; root (and admin_group) none
+        run setpriv --reuid=1234 --regid=1234 --clear-groups "$CTL" -s "$sock" trim --dry-run
+        [ "$status" -eq 0 ]
+        for i in $(seq 1 12); do
+                run ctl trim --dry-run
+                [ "$status" -eq 0 ]
+        done
 }
