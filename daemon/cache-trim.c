@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* A cache's trims: the automatic one when it goes over its cap, manual and
- * pressure ones queued behind it, each carried out by trim.c in batches from
- * a defer source at idle priority. */
+/* A cache's trims: the automatic one when it goes over its cap, which comes
+ * first (a dry run being planned gives way to it); manual, pressure and dry
+ * runs queued behind it; each carried out by trim.c in slices from a defer
+ * source at idle priority. ccache's counters the trims owe are paid here,
+ * from a timer, while stats.lock is taken. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -66,6 +66,16 @@ l1_entries() {
         find "$CACHE/$1" -mindepth 2 -type f -regex '.*/[0-9a-v]+[RM]' | wc -l
 }
 
+# As nobody: a lock on each of the 256 level-2 directories ($1 = alive: with
+# an .alive beside it).
+plant_subdir_locks() {
+        mkdir -p "$CACHE/lock"
+        as_nobody sh -c 'for l1 in 0 1 2 3 4 5 6 7 8 9 a b c d e f; do for l2 in 0 1 2 3 4 5 6 7 8 9 a b c d e f; do
+                ln -s nobody-1-1-1.1 "$1/lock/subdir_$l1$l2.lock"
+                [ "$2" != alive ] || touch "$1/lock/subdir_$l1$l2.alive"
+        done; done' _ "$CACHE" "${1:-}"
+}
+
 ms_now() {
         echo $(($(date +%s%N) / 1000000))
 }
@@ -114,12 +124,7 @@ ms_now() {
         "$HELPERS/gencache" --tiny --quiet "$CACHE" 20000
         start_daemon
         wait_ready 30
-        mkdir -p "$CACHE/lock"
-        for l1 in 0 1 2 3 4 5 6 7 8 9 a b c d e f; do
-                for l2 in 0 1 2 3 4 5 6 7 8 9 a b c d e f; do
-                        as_nobody ln -s "nobody-1-1-1.1" "$CACHE/lock/subdir_$l1$l2.lock"
-                done
-        done
+        plant_subdir_locks
         size=$(cache_field t size_bytes)
         start=$(ms_now)
         run ctl trim --to "$((size / 2000))k"
@@ -139,13 +144,7 @@ ms_now() {
         start_daemon
         wait_ready 30
         # nobody holds every level-2 directory's lock and keeps it alive
-        mkdir -p "$CACHE/lock"
-        for l1 in 0 1 2 3 4 5 6 7 8 9 a b c d e f; do
-                for l2 in 0 1 2 3 4 5 6 7 8 9 a b c d e f; do
-                        as_nobody ln -s "nobody-1-1-1.1" "$CACHE/lock/subdir_$l1$l2.lock"
-                        as_nobody touch "$CACHE/lock/subdir_$l1$l2.alive"
-                done
-        done
+        plant_subdir_locks alive
         keep_as_nobody 'while :; do touch "$1"/lock/subdir_*.alive; sleep 0.3; done' "$CACHE"
         size=$(cache_field t size_bytes)
         config "$((size / 2000))k"
