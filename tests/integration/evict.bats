@@ -117,8 +117,6 @@ entries() {
         mkdir -p "$CACHE/f/f"; rm -f "$CACHE"/f/f/*
         echo entry > "$CACHE/f/f/$name"
         ln -s host-1-1-1.1 "$CACHE/lock/subdir_ff.lock"
-        (while :; do touch "$CACHE/lock/subdir_ff.alive"; sleep 0.2; done) &
-        holder=$!
         touch "$CACHE/tmp/young.i" "$CACHE/1/1/${name%R}.tmp.young.tmp"
         touch "$CACHE/tmp/old-but-2-days" "$CACHE/1/1/${name%R}M.tmp.stale.tmp" "$CACHE/tmp/inode-cache-64.v2"
         touch -h -m -t "$old" "$OUT/victim" "$OUT/dir/$name" "$OUT/bind/$name" "$CACHE/b/4/$name" \
@@ -130,6 +128,8 @@ entries() {
         start_daemon
         wait_ready
 
+        (while :; do touch "$CACHE/lock/subdir_ff.alive"; sleep 0.2; done) > /dev/null 2>&1 3>&- &
+        holder=$!
         run ctl trim --to 1k
         kill "$holder"
         echo "$output"
