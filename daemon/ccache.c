@@ -288,6 +288,13 @@ static uint64_t hash_text(const char *s) {
         return h;
 }
 
+/* This host's name as ccache writes it into a lock (HOST_NAME_MAX is 64). */
+static void host_name(char buf[65]) {
+        if (gethostname(buf, 65) < 0)
+                snprintf(buf, 65, "localhost");
+        buf[64] = '\0';
+}
+
 static void lock_names(const char *name, char *lock, char *alive, size_t len) {
         snprintf(lock, len, "%s.lock", name);
         snprintf(alive, len, "%s.alive", name);
@@ -333,7 +340,7 @@ static bool lock_seen_stale(CcacheLockSeen *seen, const char *content, int64_t a
 }
 
 bool ccache_lock_is_ours_dead(const char *content) {
-        char host[256] = "localhost";
+        char host[65];
         const char *p[3] = { NULL };     /* the last three '-' */
         long long pid, tid, sec;
         char *end;
@@ -353,7 +360,7 @@ bool ccache_lock_is_ours_dead(const char *content) {
         if (end != p[2] || tid != pid)
                 return false;
         sec = strtoll(p[2] + 1, &end, 10);
-        (void) gethostname(host, sizeof(host) - 1);
+        host_name(host);
         if ((size_t) (p[0] - content) != strlen(host) || strncmp(content, host, strlen(host)) != 0)
                 return false;
         if (pid == getpid())
@@ -390,7 +397,7 @@ int ccache_lock_break_ours_dead(int dirfd, const char *name) {
 }
 
 int ccache_lock_try(CcacheLock *l, int dirfd, const char *name, CcacheLockSeen *seen, uint64_t now) {
-        char host[64] = "localhost", lock[80], alive[80], content[128];
+        char host[65], lock[80], alive[80], content[128];
         CcacheLockSeen first_look = { 0 };
         struct timespec ts;
         int64_t alive_nsec;
@@ -398,7 +405,7 @@ int ccache_lock_try(CcacheLock *l, int dirfd, const char *name, CcacheLockSeen *
 
         *l = (CcacheLock) { .dirfd = dirfd };
         (void) lock_first_use();
-        (void) gethostname(host, sizeof(host) - 1);
+        host_name(host);
         clock_gettime(CLOCK_REALTIME, &ts);
         snprintf(l->name, sizeof(l->name), "%s", name);
         /* The pid twice where ccache writes a pthread id: see ccache_lock_is_ours_dead. */
