@@ -10,6 +10,7 @@
 
 #include "alert.h"
 #include "cache.h"
+#include "counters.h"
 #include "scan.h"
 #include "trim.h"
 #include "upkeep.h"
@@ -110,6 +111,8 @@ struct Cache {
         usec_t trim_started;
         usec_t trim_backoff_until;        /* monotonic */
         sd_event_source *trim_source, *trim_timer;
+        Counters *counters;               /* ccache's counters we owe (counters.h) */
+        sd_event_source *counters_timer;  /* pays them while stats.lock is held */
         uint64_t evicted_files, evicted_bytes;
         bool has_last_trim;
         TrimResult last_trim;
@@ -150,6 +153,13 @@ void cache_trim_finish(Cache *c, int error);
 void cache_maybe_trim(Cache *c);
 int cache_on_trim_source(sd_event_source *s, void *userdata);
 int cache_on_trim_timer(sd_event_source *s, uint64_t usec, void *userdata);
+/* The counters owed and their timer: set up with the cache (0 or -errno). */
+int cache_counters_new(Cache *c);
+void cache_counters_free(Cache *c);
+/* At start, with the root open: locks a killed cachekeeperd left behind. */
+void cache_counters_recover(Cache *c, int root);
+/* Pays what is owed from the loop soon (after a scan round: recounts). */
+void cache_counters_later(Cache *c);
 
 /* cache-upkeep.c: modes and ccache.conf (ccache.conf's max_size is 1.2 x the
  * cap: ccache trims only past it, so while the daemon keeps the cache under

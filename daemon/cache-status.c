@@ -83,6 +83,8 @@ json_object *cache_trim_result_json(const TrimResult *r, const char *reason, use
         JSON_ADD(o, "errors", JSON_U64(r->errors));
         JSON_ADD(o, "stats_updates", JSON_U64(r->stats_updates));
         JSON_ADD(o, "stats_failures", JSON_U64(r->stats_failures));
+        JSON_ADD(o, "stats_deferred", JSON_U64(r->stats_deferred));
+        JSON_ADD(o, "locks_broken", JSON_U64(r->locks_broken));
         return o;
 }
 

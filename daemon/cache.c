@@ -271,6 +271,7 @@ static void round_end(Cache *c) {
         log_info("Cache %s: scanned %s in %.2f s: %llu files, %s.", c->config->name, c->config->path,
                  (double) took / USEC_PER_SEC, (unsigned long long) t->files, format_size(t->bytes, size, sizeof(size)));
         c->scanned_once = true;
+        cache_counters_later(c);   /* recounts waited for this scan */
         if (c->changed)
                 c->changed(c, c->userdata);
 }
@@ -596,6 +597,8 @@ void cache_start(Cache *c) {
         c->ino = st.st_ino;
         c->available = true;
         c->reason[0] = '\0';
+        if ((fd = cache_root_get(c)) >= 0)
+                cache_counters_recover(c, fd);
         log_info("Cache %s: keeping %s on %s.", cc->name, cc->path, c->mount);
         if (c->unavailable_alerted) {
                 cache_alert(c, ALERT_CACHE_AVAILABLE, LOG_NOTICE, "Cache %s is available again, on %s.", cc->name,
@@ -780,7 +783,8 @@ int cache_new(sd_event *e, Watch *w, Alerter *alerter, const CacheConfig *config
                                             cache_on_upkeep_timer, c)) < 0 ||
             (r = sd_event_add_defer(e, &c->trim_source, cache_on_trim_source, c)) < 0 ||
             (r = sd_event_add_time_relative(e, &c->trim_timer, CLOCK_MONOTONIC, TRIM_LOCK_RETRY_USEC, 0,
-                                            cache_on_trim_timer, c)) < 0)
+                                            cache_on_trim_timer, c)) < 0 ||
+            (r = cache_counters_new(c)) < 0)
                 return r;
         (void) sd_event_source_set_description(c->trim_source, "cache-trim");
         (void) sd_event_source_set_description(c->trim_timer, "cache-trim-wait");
@@ -817,6 +821,7 @@ Cache *cache_free(Cache *c) {
         free(c->trim_queue);
         sd_event_source_disable_unref(c->trim_source);
         sd_event_source_disable_unref(c->trim_timer);
+        cache_counters_free(c);
         sd_event_source_disable_unref(c->upkeep_timer);
         c->scan = scan_free(c->scan);
         close_iteration_fds(c);

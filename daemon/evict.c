@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Victim selection without sorting the whole cache: a histogram over mtime
  * finds the exact cutoff second in two passes, a third pass collects the
- * victims, and only they are sorted. Memory: the victims and 512 KiB. */
+ * victims, and only they are sorted (into directory runs in one pass, then
+ * each run by mtime). Every pass can stop and resume where it was: the
+ * planner works in slices. Memory: the victims and 512 KiB. */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -51,125 +54,349 @@ static int victim_cmp(const void *x, const void *y) {
         return a->file < b->file ? -1 : a->file > b->file;
 }
 
-/* The mtime t such that eligible files older than t hold < need bytes and
- * files up to t hold >= need (UINT32_MAX+1 if all of them hold less), over
- * every account; *ret_before gets the bytes older than t. */
-static int find_cutoff(Account *const *as, size_t n, uint64_t need, int64_t now, uint64_t lo, uint64_t hi,
-                       uint64_t *ret, uint64_t *ret_before) {
-        uint64_t *hist = calloc(BUCKETS, sizeof(uint64_t));
-        uint64_t span = hi - lo + 1, width = (span + BUCKETS - 1) / BUCKETS, sum = 0;
-        size_t b;
+typedef enum Phase {
+        PHASE_SPAN,      /* what is evictable, and the span of its mtimes */
+        PHASE_HIST,      /* the cutoff second, by histogram (two passes) */
+        PHASE_COLLECT,   /* the victims */
+        PHASE_GROUP,     /* each plan's victims by directory */
+        PHASE_SORT,      /* each directory's victims by mtime */
+        PHASE_DONE,
+} Phase;
 
-        if (!hist)
-                return -ENOMEM;
-        for (int pass = 0; pass < 2; pass++) {
-                memset(hist, 0, BUCKETS * sizeof(uint64_t));
-                for (size_t i = 0; i < n; i++)
-                        for (FileId id = 0; id < account_file_limit(as[i]); id++) {
-                                FileInfo fi;
-                                if (account_file_info(as[i], id, &fi) < 0 || (uint64_t) fi.mtime < lo ||
-                                    (uint64_t) fi.mtime > hi || !eligible(as[i], id, &fi, now))
-                                        continue;
-                                hist[((uint64_t) fi.mtime - lo) / width] += fi.blocks * 512;
+struct EvictPlanner {
+        Account **as;            /* borrowed accounts; the array is ours */
+        size_t n;
+        EvictPlan *plans;
+        size_t *caps;            /* victims allocated per plan */
+        DirId *max_dir;          /* highest directory among each plan's victims */
+        uint64_t need;
+        int64_t now;
+        bool count_only;
+        Phase phase;
+        size_t acct;             /* where the pass over the files is: account ... */
+        FileId file;             /* ... and file; or plan and victim while sorting */
+        uint64_t evictable, lo, hi, width, sum, cutoff, tie_need;
+        int hist_pass;
+        uint64_t *hist;          /* BUCKETS */
+        uint32_t *next, *end;    /* grouping: where each directory's run is filled to, and ends */
+        size_t n_dirs, bucket;
+};
+
+/* Visits up to *budget files of the pass, calling visit on each eligible
+ * one. Returns true when the pass is over (and rewinds it). */
+static bool pass_files(EvictPlanner *p, size_t *budget,
+                       int (*visit)(EvictPlanner *p, size_t acct, FileId id, const FileInfo *fi), int *ret_error) {
+        while (p->acct < p->n) {
+                Account *a = p->as[p->acct];
+
+                for (; p->file < account_file_limit(a); p->file++) {
+                        FileInfo fi;
+                        int r;
+
+                        if (*budget == 0)
+                                return false;
+                        (*budget)--;
+                        if (account_file_info(a, p->file, &fi) < 0 || !eligible(a, p->file, &fi, p->now))
+                                continue;
+                        r = visit(p, p->acct, p->file, &fi);
+                        if (r < 0) {
+                                *ret_error = r;
+                                return false;
                         }
-                for (b = 0; b < BUCKETS && sum + hist[b] < need; b++)
-                        sum += hist[b];
-                if (b == BUCKETS) {
-                        free(hist);
-                        *ret = (uint64_t) UINT32_MAX + 1;
-                        *ret_before = sum;
-                        return 0;
                 }
-                /* Narrow to bucket b; the second pass has one second per bucket. */
-                lo += b * width;
-                hi = lo + width - 1;
-                if (width == 1)
-                        break;
-                width = 1;
+                p->acct++;
+                p->file = 0;
         }
-        free(hist);
-        *ret = lo;
-        *ret_before = sum;
+        p->acct = 0;
+        p->file = 0;
+        return true;
+}
+
+static int visit_span(EvictPlanner *p, size_t acct, FileId id, const FileInfo *fi) {
+        EvictPlan *plan = &p->plans[acct];
+
+        plan->evictable_files++;
+        plan->evictable_bytes += fi->blocks * 512;
+        p->evictable++;
+        p->lo = (uint64_t) fi->mtime < p->lo ? (uint64_t) fi->mtime : p->lo;
+        p->hi = (uint64_t) fi->mtime > p->hi ? (uint64_t) fi->mtime : p->hi;
         return 0;
 }
 
-static int add_victim(EvictPlan *p, size_t *cap, FileId id, const FileInfo *fi) {
-        if (p->n == *cap) {
-                Victim *v = realloc(p->victims, (*cap = *cap ? *cap * 2 : 1024) * sizeof(Victim));
+static int visit_hist(EvictPlanner *p, size_t acct, FileId id, const FileInfo *fi) {
+        if ((uint64_t) fi->mtime >= p->lo && (uint64_t) fi->mtime <= p->hi)
+                p->hist[((uint64_t) fi->mtime - p->lo) / p->width] += fi->blocks * 512;
+        return 0;
+}
+
+static int add_victim(EvictPlanner *p, size_t acct, FileId id, const FileInfo *fi) {
+        EvictPlan *plan = &p->plans[acct];
+
+        if (!p->count_only && plan->n == p->caps[acct]) {
+                size_t cap = p->caps[acct] ? p->caps[acct] * 2 : 1024;
+                Victim *v = realloc(plan->victims, cap * sizeof(Victim));
                 if (!v)
                         return -ENOMEM;
-                p->victims = v;
+                plan->victims = v;
+                p->caps[acct] = cap;
         }
-        p->victims[p->n++] = (Victim) { .file = id, .dir = fi->dir, .dir_gen = fi->dir_gen,
-                                        .mtime = (uint32_t) fi->mtime, .blocks = (uint32_t) fi->blocks };
-        p->bytes += fi->blocks * 512;
-        p->cutoff = fi->mtime > p->cutoff ? fi->mtime : p->cutoff;
+        if (!p->count_only)
+                plan->victims[plan->n] = (Victim) { .file = id, .dir = fi->dir, .dir_gen = fi->dir_gen,
+                                                    .mtime = (uint32_t) fi->mtime,
+                                                    .blocks = (uint32_t) fi->blocks };
+        plan->n++;
+        plan->bytes += fi->blocks * 512;
+        plan->cutoff = fi->mtime > plan->cutoff ? fi->mtime : plan->cutoff;
+        p->max_dir[acct] = fi->dir > p->max_dir[acct] ? fi->dir : p->max_dir[acct];
         return 0;
 }
 
-/* Collects the victims of account a: everything older than cutoff and, at
- * the cutoff second, as many as *tie_need still asks for. Also finds the
- * oldest eligible file that stays. */
-static int collect(Account *a, uint64_t cutoff, uint64_t *tie_need, int64_t now, EvictPlan *p) {
-        size_t cap = 0;
+/* Everything older than the cutoff goes and, at the cutoff second, as many
+ * as tie_need still asks for, whichever account they are in. */
+static int visit_collect(EvictPlanner *p, size_t acct, FileId id, const FileInfo *fi) {
+        EvictPlan *plan = &p->plans[acct];
+        uint64_t m = (uint64_t) fi->mtime;
 
-        p->oldest_kept = 0;
-        for (FileId id = 0; id < account_file_limit(a); id++) {
-                FileInfo fi;
-                bool take;
-
-                if (account_file_info(a, id, &fi) < 0 || !eligible(a, id, &fi, now))
-                        continue;
-                take = (uint64_t) fi.mtime < cutoff || ((uint64_t) fi.mtime == cutoff && *tie_need > 0);
-                if (!take) {
-                        if (!p->oldest_kept || fi.mtime < p->oldest_kept)
-                                p->oldest_kept = fi.mtime;
-                        continue;
-                }
-                if ((uint64_t) fi.mtime == cutoff)
-                        *tie_need = *tie_need > fi.blocks * 512 ? *tie_need - fi.blocks * 512 : 0;
-                if (add_victim(p, &cap, id, &fi) < 0)
-                        return -ENOMEM;
+        if (m > p->cutoff || (m == p->cutoff && p->tie_need == 0)) {
+                if (!plan->oldest_kept || fi->mtime < plan->oldest_kept)
+                        plan->oldest_kept = fi->mtime;
+                return 0;
         }
-        if (p->n > 1)
-                qsort(p->victims, p->n, sizeof(Victim), victim_cmp);
+        if (m == p->cutoff)
+                p->tie_need = p->tie_need > fi->blocks * 512 ? p->tie_need - fi->blocks * 512 : 0;
+        return add_victim(p, acct, id, fi);
+}
+
+/* After the span: where the histogram starts, or straight to collecting. */
+static int span_done(EvictPlanner *p) {
+        if (p->need == 0 || p->evictable == 0) {
+                p->cutoff = 0;
+                p->phase = PHASE_COLLECT;
+                return 0;
+        }
+        p->hist = calloc(BUCKETS, sizeof(uint64_t));
+        if (!p->hist)
+                return -ENOMEM;
+        p->width = (p->hi - p->lo + 1 + BUCKETS - 1) / BUCKETS;
+        p->phase = PHASE_HIST;
         return 0;
+}
+
+/* After a histogram pass: the bucket where need is reached, narrowed to one
+ * second by a second pass. Files may come and go between the passes: a
+ * second pass that no longer reaches need takes its whole (old) range. */
+static void hist_done(EvictPlanner *p) {
+        size_t b;
+
+        for (b = 0; b < BUCKETS && p->sum + p->hist[b] < p->need; b++)
+                p->sum += p->hist[b];
+        if (b == BUCKETS) {
+                p->cutoff = p->hist_pass == 0 ? (uint64_t) UINT32_MAX + 1 : p->hi + 1;
+                p->phase = PHASE_COLLECT;
+        } else if (p->width == 1) {
+                p->cutoff = p->lo + b;
+                p->phase = PHASE_COLLECT;
+        } else {
+                p->lo += b * p->width;
+                p->hi = p->lo + p->width - 1;
+                p->width = 1;
+                p->hist_pass++;
+                memset(p->hist, 0, BUCKETS * sizeof(uint64_t));
+                return;
+        }
+        p->tie_need = p->need > p->sum ? p->need - p->sum : 0;
+        free(p->hist);
+        p->hist = NULL;
+}
+
+/* Starts putting plan acct's victims into runs by directory: counts them
+ * per directory into where each run starts (next) and ends (end). */
+static int group_begin(EvictPlanner *p) {
+        EvictPlan *plan = &p->plans[p->acct];
+        size_t nb = (size_t) p->max_dir[p->acct] + 1;
+        uint32_t sum = 0;
+
+        p->next = calloc(nb, sizeof(uint32_t));
+        p->end = calloc(nb, sizeof(uint32_t));
+        if (!p->next || !p->end)
+                return -ENOMEM;
+        p->n_dirs = nb;
+        p->bucket = 0;
+        for (size_t i = 0; i < plan->n; i++)
+                p->end[plan->victims[i].dir]++;
+        for (size_t d = 0; d < nb; d++) {
+                p->next[d] = sum;
+                sum += p->end[d];
+                p->end[d] = sum;
+        }
+        return 0;
+}
+
+static void group_end(EvictPlanner *p) {
+        free(p->next);
+        free(p->end);
+        p->next = p->end = NULL;
+}
+
+/* Moves victims into their runs, in place (an American flag sort on the
+ * DirId: each swap puts one victim where it belongs), up to *budget swaps.
+ * True when the plan is grouped. */
+static bool group_run(EvictPlanner *p, size_t *budget) {
+        EvictPlan *plan = &p->plans[p->acct];
+
+        for (; p->bucket < p->n_dirs; p->bucket++)
+                while (p->next[p->bucket] < p->end[p->bucket]) {
+                        Victim *v = &plan->victims[p->next[p->bucket]], t;
+
+                        if (*budget == 0)
+                                return false;
+                        (*budget)--;
+                        if (v->dir == p->bucket) {
+                                p->next[p->bucket]++;
+                                continue;
+                        }
+                        t = plan->victims[p->next[v->dir]];
+                        plan->victims[p->next[v->dir]++] = *v;
+                        *v = t;
+                }
+        group_end(p);
+        return true;
+}
+
+/* The group phase over every plan. Returns 1 when done, 0 when out of
+ * budget, -ENOMEM. */
+static int group_plans(EvictPlanner *p, size_t *budget) {
+        for (; p->acct < p->n; p->acct++) {
+                if (!p->next) {
+                        int r = group_begin(p);
+                        if (r < 0)
+                                return r;
+                        *budget = *budget > p->plans[p->acct].n ? *budget - p->plans[p->acct].n : 0;
+                }
+                if (!group_run(p, budget))
+                        return 0;
+        }
+        p->acct = 0;
+        p->file = 0;
+        return 1;
+}
+
+/* Sorts the runs of one directory each by mtime, up to *budget victims'
+ * worth; p->file is the next run's first victim. True when all are done. */
+static bool sort_runs(EvictPlanner *p, size_t *budget) {
+        for (; p->acct < p->n; p->acct++, p->file = 0) {
+                EvictPlan *plan = &p->plans[p->acct];
+
+                while (p->file < plan->n) {
+                        size_t start = p->file, end = start;
+
+                        if (*budget == 0)
+                                return false;
+                        while (end < plan->n && plan->victims[end].dir == plan->victims[start].dir)
+                                end++;
+                        if (end - start > 1)
+                                qsort(plan->victims + start, end - start, sizeof(Victim), victim_cmp);
+                        *budget = *budget > end - start ? *budget - (end - start) : 0;
+                        p->file = (FileId) end;
+                }
+        }
+        return true;
+}
+
+int evict_planner_new(Account *const *as, size_t n, uint64_t need, int64_t now, bool count_only,
+                      EvictPlanner **ret) {
+        EvictPlanner *p = calloc(1, sizeof(*p));
+
+        if (!p)
+                return -ENOMEM;
+        p->as = calloc(n ? n : 1, sizeof(Account *));
+        p->plans = calloc(n ? n : 1, sizeof(EvictPlan));
+        p->caps = calloc(n ? n : 1, sizeof(size_t));
+        p->max_dir = calloc(n ? n : 1, sizeof(DirId));
+        if (!p->as || !p->plans || !p->caps || !p->max_dir) {
+                evict_planner_free(p);
+                return -ENOMEM;
+        }
+        memcpy(p->as, as, n * sizeof(Account *));
+        p->n = n;
+        p->need = need;
+        p->now = now;
+        p->count_only = count_only;
+        p->lo = UINT32_MAX;
+        *ret = p;
+        return 0;
+}
+
+int evict_planner_step(EvictPlanner *p, size_t budget) {
+        int r = 0;
+
+        while (budget > 0 && p->phase != PHASE_DONE && r == 0) {
+                switch (p->phase) {
+                case PHASE_SPAN:
+                        if (pass_files(p, &budget, visit_span, &r) && r == 0)
+                                r = span_done(p);
+                        break;
+                case PHASE_HIST:
+                        if (pass_files(p, &budget, visit_hist, &r) && r == 0)
+                                hist_done(p);
+                        break;
+                case PHASE_COLLECT:
+                        if (pass_files(p, &budget, visit_collect, &r) && r == 0)
+                                p->phase = p->count_only ? PHASE_DONE : PHASE_GROUP;
+                        break;
+                case PHASE_GROUP:
+                        r = group_plans(p, &budget);
+                        if (r > 0) {
+                                p->phase = PHASE_SORT;
+                                r = 0;
+                        }
+                        break;
+                case PHASE_SORT:
+                        if (sort_runs(p, &budget))
+                                p->phase = PHASE_DONE;
+                        break;
+                case PHASE_DONE:
+                        break;
+                }
+        }
+        if (r < 0)
+                return r;
+        return p->phase != PHASE_DONE;
+}
+
+void evict_planner_take(EvictPlanner *p, size_t i, EvictPlan *ret) {
+        assert(p->phase == PHASE_DONE && i < p->n);
+        *ret = p->plans[i];
+        p->plans[i] = (EvictPlan) { 0 };
+}
+
+EvictPlanner *evict_planner_free(EvictPlanner *p) {
+        if (!p)
+                return NULL;
+        for (size_t i = 0; p->plans && i < p->n; i++)
+                evict_plan_done(&p->plans[i]);
+        free(p->plans);
+        free(p->as);
+        free(p->caps);
+        free(p->max_dir);
+        free(p->hist);
+        group_end(p);
+        free(p);
+        return NULL;
 }
 
 int evict_plan_multi(Account *const *as, size_t n, uint64_t need, int64_t now, EvictPlan *rets) {
-        uint64_t cutoff = 0, before = 0, tie_need, evictable = 0, lo = UINT32_MAX, hi = 0;
+        EvictPlanner *p;
         int r;
 
-        for (size_t i = 0; i < n; i++) {
-                EvictPlan *p = &rets[i];
-
-                *p = (EvictPlan) { 0 };
-                for (FileId id = 0; id < account_file_limit(as[i]); id++) {
-                        FileInfo fi;
-                        if (account_file_info(as[i], id, &fi) < 0 || !eligible(as[i], id, &fi, now))
-                                continue;
-                        p->evictable_files++;
-                        p->evictable_bytes += fi.blocks * 512;
-                        lo = (uint64_t) fi.mtime < lo ? (uint64_t) fi.mtime : lo;
-                        hi = (uint64_t) fi.mtime > hi ? (uint64_t) fi.mtime : hi;
-                }
-                evictable += p->evictable_files;
-        }
-        if (need > 0 && evictable > 0) {
-                r = find_cutoff(as, n, need, now, lo, hi, &cutoff, &before);
-                if (r < 0)
-                        return r;
-        }
-        /* Files older than the cutoff all go; at the cutoff second, only as
-         * many as are still needed, whichever account they are in. */
-        tie_need = need > before ? need - before : 0;
-        for (size_t i = 0; i < n; i++)
-                if (collect(as[i], cutoff, &tie_need, now, &rets[i]) < 0) {
-                        for (size_t k = 0; k <= i; k++)
-                                evict_plan_done(&rets[k]);
-                        return -ENOMEM;
-                }
-        return 0;
+        r = evict_planner_new(as, n, need, now, false, &p);
+        if (r < 0)
+                return r;
+        r = evict_planner_step(p, SIZE_MAX);
+        for (size_t i = 0; r == 0 && i < n; i++)
+                evict_planner_take(p, i, &rets[i]);
+        evict_planner_free(p);
+        return r < 0 ? r : 0;
 }
 
 int evict_plan(Account *a, uint64_t need, int64_t now, EvictPlan *ret) {

@@ -49,6 +49,25 @@ void evict_plan_done(EvictPlan *p);
  * across all of them; rets[i] is the plan for as[i]. */
 int evict_plan_multi(Account *const *as, size_t n, uint64_t need, int64_t now, EvictPlan *rets);
 
+/* The same planning, in slices: a pass over a 1M-file account takes some
+ * 20 ms (more under load), and a plan takes four of them. */
+typedef struct EvictPlanner EvictPlanner;
+/* A planner for as[0..n) (borrowed; the array is copied), as
+ * evict_plan_multi. The accounts may change between steps: a victim planned
+ * from what was then known is re-checked before it goes, and a file seen by
+ * one pass and gone by the next only makes the plan a little less exact.
+ * count_only: the figures without the victims (a dry run: no memory per
+ * victim). Returns 0 or -ENOMEM. */
+int evict_planner_new(Account *const *as, size_t n, uint64_t need_bytes, int64_t now, bool count_only,
+                      EvictPlanner **ret);
+/* Does about budget units of work (a file looked at, a victim sorted).
+ * Returns 1 while there is more, 0 when the plans are made, or -ENOMEM. */
+int evict_planner_step(EvictPlanner *p, size_t budget);
+/* After evict_planner_step returned 0: hands over plan i (free it with
+ * evict_plan_done; its victims are NULL for a count_only planner). */
+void evict_planner_take(EvictPlanner *p, size_t i, EvictPlan *ret);
+EvictPlanner *evict_planner_free(EvictPlanner *p);
+
 /* Deletes dirfd/name if it is still a regular file on device dev, with an
  * mtime no newer than max_mtime (a cache hit since the plan refreshed it:
  * it stays) and still blocks 512-byte blocks. Never follows a symlink.

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include <systemd/sd-event.h>
 
@@ -14,6 +15,15 @@
 #include "manager.h"
 #include "space.h"
 #include "watch.h"
+
+/* requests.c: what one uid's dry runs have used of their limits. */
+#define DRY_RUN_UIDS 64                    /* distinct uids tracked at once */
+typedef struct DryRunUse {
+        uid_t uid;
+        bool busy;                         /* one queued or running */
+        unsigned used;                     /* in the minute since window_start */
+        usec_t window_start;               /* monotonic */
+} DryRunUse;
 
 struct Manager {
         sd_event *event;
@@ -31,6 +41,7 @@ struct Manager {
         gid_t admin_gid;          /* admin_group's gid, looked up at load, reload and on admin_timer */
         bool admin_gid_known;     /* false: no such group (only root is admin) */
         bool ready;
+        DryRunUse dry_runs[DRY_RUN_UIDS];
 };
 
 const char *manager_socket_path(const Manager *m);

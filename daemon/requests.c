@@ -11,6 +11,10 @@
 #include "trim.h"
 
 #define TRIM_PROGRESS_USEC (250 * USEC_PER_MSEC)
+/* Dry runs are for anyone, and each plans over the whole cache: per uid,
+ * one at a time and this many a minute (root and admin_group: no limit). */
+#define DRY_RUNS_PER_MINUTE 10
+#define DRY_RUN_WINDOW_USEC (60 * USEC_PER_SEC)
 
 /* One `cachectl trim` request, waiting for the trims it started. */
 typedef struct TrimCall {
@@ -19,6 +23,7 @@ typedef struct TrimCall {
         json_object *results;        /* name → result */
         size_t pending;
         sd_event_source *progress;
+        DryRunUse *dry_run;          /* its uid's use, released when done */
 } TrimCall;
 
 /* uid 0, or a member of admin_group: its gid is the peer's primary group
@@ -98,7 +103,49 @@ static void handle_reload(Manager *m, ControlRequest *req) {
                 control_reply_ok(req, NULL);
 }
 
+/* Admits a dry run by uid at now (monotonic), or replies why not. Returns
+ * the uid's use (marked busy), or NULL after replying. */
+static DryRunUse *dry_run_admit(Manager *m, ControlRequest *req, uid_t uid, usec_t now) {
+        DryRunUse *u = NULL, *free_slot = NULL;
+
+        for (size_t i = 0; i < DRY_RUN_UIDS; i++) {
+                DryRunUse *s = &m->dry_runs[i];
+                bool in_use = s->busy || (s->used > 0 && now - s->window_start < DRY_RUN_WINDOW_USEC);
+
+                if (in_use && s->uid == uid)
+                        u = s;
+                else if (!in_use && !free_slot)
+                        free_slot = s;
+        }
+        if (!u && !free_slot) {
+                control_reply_error(req, "too many users are running dry runs; try again in a minute");
+                return NULL;
+        }
+        if (!u) {
+                u = free_slot;
+                *u = (DryRunUse) { .uid = uid, .window_start = now };
+        }
+        if (u->busy) {
+                control_reply_error(req, "a dry run of uid %u is still running: one at a time", (unsigned) uid);
+                return NULL;
+        }
+        if (now - u->window_start >= DRY_RUN_WINDOW_USEC)
+                *u = (DryRunUse) { .uid = uid, .window_start = now };
+        if (u->used >= DRY_RUNS_PER_MINUTE) {
+                control_reply_error(req, "dry runs are limited to %d a minute per user: uid %u may ask again in %llu s",
+                                    DRY_RUNS_PER_MINUTE, (unsigned) uid,
+                                    (unsigned long long) ((u->window_start + DRY_RUN_WINDOW_USEC - now + USEC_PER_SEC - 1) /
+                                                          USEC_PER_SEC));
+                return NULL;
+        }
+        u->used++;
+        u->busy = true;
+        return u;
+}
+
 static void trim_call_free(TrimCall *t) {
+        if (t->dry_run)
+                t->dry_run->busy = false;
         sd_event_source_disable_unref(t->progress);
         json_object_put(t->results);
         free(t);
@@ -140,6 +187,7 @@ static void handle_trim(Manager *m, ControlRequest *req, json_object *request) {
         size_t n = 0;
         uint64_t to = 0;
         bool dry_run = false;
+        DryRunUse *use = NULL;
         TrimCall *t;
 
         /* Every field is checked before anything happens: a request that
@@ -197,12 +245,18 @@ static void handle_trim(Manager *m, ControlRequest *req, json_object *request) {
                 control_reply_error(req, "no cache can be trimmed now (unavailable or still scanning)");
                 return;
         }
+        if (dry_run && !peer_is_admin(m, peer) &&
+            !(use = dry_run_admit(m, req, peer->uid, now_usec(CLOCK_MONOTONIC))))
+                return;
         t = calloc(1, sizeof(*t));
         if (!t || !(t->results = json_object_new_object())) {
                 free(t);
+                if (use)
+                        use->busy = false;
                 control_reply_error(req, "out of memory");
                 return;
         }
+        t->dry_run = use;
         t->manager = m;
         t->req = req;
         t->pending = n;

@@ -113,7 +113,8 @@ entries() {
         mkdir -p "$CACHE/d/6"; mount --bind "$OUT/bind" "$CACHE/d/6"
         # what ccache needs, all old
         echo 1 > "$CACHE/0/stats"; touch "$CACHE/0/CACHEDIR.TAG" "$CACHE/0/0/stats.alive" "$CACHE/1/1/.nfs0001"
-        # a level-2 directory ccache holds locked: left alone, and said so
+        # a level-2 directory ccache holds locked (its .alive kept fresh, as
+        # ccache's long-lived locks do): left alone, and said so
         mkdir -p "$CACHE/f/f"; rm -f "$CACHE"/f/f/*
         echo entry > "$CACHE/f/f/$name"
         ln -s host-1-1-1.1 "$CACHE/lock/subdir_ff.lock"
@@ -128,7 +129,10 @@ entries() {
         start_daemon
         wait_ready
 
+        (while :; do touch "$CACHE/lock/subdir_ff.alive"; sleep 0.2; done) > /dev/null 2>&1 3>&- &
+        holder=$!
         run ctl trim --to 1k
+        kill "$holder"
         echo "$output"
         [ "$status" -eq 0 ]
         [[ "$output" == *"1 directories left, locked by ccache"* ]]

@@ -145,6 +145,158 @@ static void test_plan_across_accounts(void **state) {
         }
 }
 
+/* n entries spread over the 16 level-2 directories of b/, with many equal
+ * mtimes, 8 blocks each. */
+static Account *spread_account(unsigned n, DirId l2[16]) {
+        Account *a;
+        DirId l1;
+        char name[64];
+
+        assert_int_equal(account_new(&a), 0);
+        account_dir_add(a, DIR_ROOT, "b", &l1);
+        for (int i = 0; i < 16; i++) {
+                char nm[2] = { b32[i], 0 };
+                account_dir_add(a, l1, nm, &l2[i]);
+        }
+        for (unsigned i = 0; i < n; i++) {
+                entry_name(i, name);
+                assert_int_equal(account_file_set(a, l2[(i * 7) % 16], name, 8,
+                                                  NOW - 30 * 86400 + (int64_t) ((i * 7919u) % 2000u) * 1296), 1);
+        }
+        return a;
+}
+
+/* Runs a planner to the end in steps of budget; returns the steps taken. */
+static unsigned plan_in_steps(Account *a, uint64_t need, bool count_only, size_t budget, EvictPlan *ret) {
+        EvictPlanner *p;
+        unsigned steps = 0;
+        int r;
+
+        assert_int_equal(evict_planner_new(&a, 1, need, NOW, count_only, &p), 0);
+        do {
+                r = evict_planner_step(p, budget);
+                assert_true(r >= 0);
+                steps++;
+        } while (r == 1);
+        evict_planner_take(p, 0, ret);
+        evict_planner_free(p);
+        return steps;
+}
+
+static void test_planner_in_slices_plans_the_same(void **state) {
+        DirId l2[16];
+        Account *a = spread_account(3000, l2);
+        static const size_t budgets[] = { 1, 13, 1000 };
+
+        for (uint64_t need = 0; need <= 8 * 512 * 3000ULL + 4096; need += 4096 * 97 + 1) {
+                EvictPlan whole, sliced, counted;
+
+                assert_int_equal(evict_plan(a, need, NOW, &whole), 0);
+                for (size_t b = 0; b < sizeof(budgets) / sizeof(budgets[0]); b++) {
+                        plan_in_steps(a, need, false, budgets[b], &sliced);
+                        assert_int_equal(sliced.n, whole.n);
+                        assert_int_equal(sliced.bytes, whole.bytes);
+                        assert_int_equal(sliced.cutoff, whole.cutoff);
+                        assert_int_equal(sliced.oldest_kept, whole.oldest_kept);
+                        assert_int_equal(sliced.evictable_files, whole.evictable_files);
+                        if (whole.n)
+                                assert_memory_equal(sliced.victims, whole.victims, whole.n * sizeof(Victim));
+                        evict_plan_done(&sliced);
+                }
+                /* a dry run counts the same, and holds no victims */
+                plan_in_steps(a, need, true, 1000, &counted);
+                assert_null(counted.victims);
+                assert_int_equal(counted.n, whole.n);
+                assert_int_equal(counted.bytes, whole.bytes);
+                assert_int_equal(counted.cutoff, whole.cutoff);
+                assert_int_equal(counted.oldest_kept, whole.oldest_kept);
+                evict_plan_done(&whole);
+        }
+        account_free(a);
+}
+
+/* Each step looks at about its budget of files: four passes over 20000
+ * files in steps of 1000 take some 80 steps, none of them all at once. */
+static void test_planner_steps_are_bounded(void **state) {
+        DirId l2[16];
+        Account *a = spread_account(20000, l2);
+        EvictPlan p;
+        unsigned steps;
+
+        steps = plan_in_steps(a, 8 * 512 * 10000ULL, false, 1000, &p);
+        assert_int_equal(p.n, 10000);
+        assert_true(steps >= 80 && steps <= 100);
+        evict_plan_done(&p);
+        steps = plan_in_steps(a, 8 * 512 * 10000ULL, true, 1000, &p);
+        assert_int_equal(p.n, 10000);
+        assert_true(steps >= 80 && steps <= 100);
+        evict_plan_done(&p);
+        account_free(a);
+}
+
+/* The account changes between steps (scans and events run between them):
+ * the plan stays sane, and never takes everything because the file the
+ * cutoff fell on went away between the two histogram passes. */
+static void test_planner_with_changes_between_steps(void **state) {
+        Account *a;
+        DirId l1, d;
+        EvictPlanner *p;
+        EvictPlan plan;
+        char name[64];
+
+        /* 100 files 10000 s apart: the first histogram pass has wide buckets */
+        assert_int_equal(account_new(&a), 0);
+        account_dir_add(a, DIR_ROOT, "b", &l1);
+        account_dir_add(a, l1, "4", &d);
+        for (unsigned i = 0; i < 100; i++) {
+                entry_name(i, name);
+                assert_int_equal(account_file_set(a, d, name, 8, 1000000 + (int64_t) i * 10000), 1);
+        }
+        assert_int_equal(evict_planner_new(&a, 1, 10 * 4096, NOW, false, &p), 0);
+        assert_int_equal(evict_planner_step(p, 100), 1);     /* the span */
+        assert_int_equal(evict_planner_step(p, 100), 1);     /* the first histogram pass */
+        entry_name(9, name);                                 /* the 10th oldest: where need is reached */
+        assert_int_equal(account_file_remove(a, d, name), 1);
+        assert_int_equal(evict_planner_step(p, SIZE_MAX), 0);
+        evict_planner_take(p, 0, &plan);
+        evict_planner_free(p);
+        assert_int_equal(plan.n, 9);                         /* the 9 older ones, not all 99 */
+        evict_plan_done(&plan);
+        account_free(a);
+
+        /* churn between every step: files go, come, get hits; under ASan */
+        DirId l2[16];
+        a = spread_account(5000, l2);
+        assert_int_equal(evict_planner_new(&a, 1, 8 * 512 * 2000ULL, NOW, false, &p), 0);
+        for (unsigned step = 0, k = 0;; step++) {
+                int r = evict_planner_step(p, 700);
+                assert_true(r >= 0);
+                if (r == 0)
+                        break;
+                for (unsigned j = 0; j < 50; j++, k++) {
+                        entry_name(k * 13 % 5000, name);
+                        (void) account_file_remove(a, l2[(k * 13 % 5000 * 7) % 16], name);
+                        entry_name(10000 + k, name);
+                        assert_int_equal(account_file_set(a, l2[k % 16], name, 8, NOW - 40 * 86400 + k), 1);
+                }
+        }
+        evict_planner_take(p, 0, &plan);
+        evict_planner_free(p);
+        assert_true(plan.n > 0);
+        for (size_t i = 1; i < plan.n; i++) {
+                const Victim *v = &plan.victims[i - 1], *w = &plan.victims[i];
+                bool later_run = false;
+                /* grouped by directory: a directory's run never resumes later */
+                for (size_t j = i + 1; j < plan.n && v->dir != w->dir && !later_run; j++)
+                        later_run = plan.victims[j].dir == v->dir;
+                assert_false(later_run);
+                if (v->dir == w->dir)
+                        assert_true(v->mtime <= w->mtime);
+        }
+        evict_plan_done(&plan);
+        account_free(a);
+}
+
 static char dir[] = "/tmp/ck-test-evict-XXXXXX";
 
 static int setup(void **state) {
@@ -233,90 +385,15 @@ static void test_lock_dir_never_eligible(void **state) {
         account_free(a);
 }
 
-static void write_stats(int fd, unsigned lines, uint64_t base) {
-        FILE *f;
-        int s = openat(fd, "stats", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-        assert_true(s >= 0);
-        f = fdopen(s, "w");
-        for (unsigned i = 0; i < lines; i++)
-                fprintf(f, "%llu\n", (unsigned long long) (base + i));
-        fclose(f);
-}
-
-static void test_stats_subtract(void **state) {
-        CcacheStats s;
-        CcacheLock held;
-        int fd = dfd();
-
-        /* 4.8+ file: 85 lines, sub-counters for each level-2 directory */
-        write_stats(fd, 85, 1000);
-        assert_int_equal(ccache_stats_subtract(fd, 4, 10, 400, 0), 1);
-        assert_int_equal(ccache_stats_read(fd, "stats", &s), 0);
-        assert_int_equal(s.n, 85);
-        assert_int_equal(s.counters[11], 1011 - 10);
-        assert_int_equal(s.counters[12], 1012 - 400);
-        assert_int_equal(s.counters[49 + 4], 1053 - 10);
-        assert_int_equal(s.counters[65 + 4], 1069 - 400);
-        assert_int_equal(s.counters[49 + 5], 1054);        /* other subdirectories untouched */
-        assert_int_equal(s.counters[84], 1084);            /* lines we have no name for are kept */
-        assert_int_equal(s.counters[22], 1022);
-        /* clamps at zero, as ccache does */
-        assert_int_equal(ccache_stats_subtract(fd, 4, 1000000, 1000000, 0), 1);
-        assert_int_equal(ccache_stats_read(fd, "stats", &s), 0);
-        assert_int_equal(s.counters[11], 0);
-        assert_int_equal(s.counters[65 + 4], 0);
-        /* 4.7 file: 49 lines, only 11 and 12 */
-        write_stats(fd, 49, 100);
-        assert_int_equal(ccache_stats_subtract(fd, 3, 1, 4, 0), 1);
-        assert_int_equal(ccache_stats_read(fd, "stats", &s), 0);
-        assert_int_equal(s.n, 49);
-        assert_int_equal(s.counters[11], 110);
-        assert_int_equal(s.counters[12], 108);
-        assert_int_equal(s.counters[48], 148);
-        /* ccache holds stats.lock: we wait a little, then give up without writing */
-        assert_int_equal(ccache_lock_try(&held, fd, "stats"), 1);
-        assert_int_equal(ccache_stats_subtract(fd, 3, 1, 4, 30000), -EBUSY);
-        assert_int_equal(ccache_stats_read(fd, "stats", &s), 0);
-        assert_int_equal(s.counters[11], 110);
-        ccache_lock_release(&held);
-        assert_int_equal(faccessat(fd, "stats.lock", F_OK, AT_SYMLINK_NOFOLLOW), -1);
-        assert_int_equal(faccessat(fd, "stats.alive", F_OK, 0), -1);
-        /* no stats file: nothing to do */
-        assert_int_equal(unlinkat(fd, "stats", 0), 0);
-        assert_int_equal(ccache_stats_subtract(fd, 3, 1, 4, 0), 0);
-        assert_int_equal(faccessat(fd, "stats", F_OK, 0), -1);
-        close(fd);
-}
-
-static void test_lock_is_exclusive_and_only_ours_released(void **state) {
-        CcacheLock a, b;
-        char target[128];
-        int fd = dfd();
-        ssize_t n;
-
-        assert_int_equal(ccache_lock_try(&a, fd, "subdir_b4"), 1);
-        assert_int_equal(ccache_lock_try(&b, fd, "subdir_b4"), 0);
-        n = readlinkat(fd, "subdir_b4.lock", target, sizeof(target) - 1);
-        assert_true(n > 0);
-        assert_int_equal(faccessat(fd, "subdir_b4.alive", F_OK, 0), 0);
-        /* someone broke our lock and took it: releasing must leave theirs */
-        assert_int_equal(unlinkat(fd, "subdir_b4.lock", 0), 0);
-        assert_int_equal(symlinkat("otherhost-1-1-1.1", fd, "subdir_b4.lock"), 0);
-        ccache_lock_release(&a);
-        n = readlinkat(fd, "subdir_b4.lock", target, sizeof(target) - 1);
-        assert_int_equal(n, (ssize_t) strlen("otherhost-1-1-1.1"));
-        close(fd);
-}
-
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_plan_takes_exactly_the_oldest),
                 cmocka_unit_test(test_plan_across_accounts),
+                cmocka_unit_test(test_planner_in_slices_plans_the_same),
+                cmocka_unit_test(test_planner_steps_are_bounded),
+                cmocka_unit_test(test_planner_with_changes_between_steps),
                 cmocka_unit_test(test_unlink_rechecks),
                 cmocka_unit_test(test_lock_dir_never_eligible),
-                cmocka_unit_test(test_stats_subtract),
-                cmocka_unit_test(test_lock_is_exclusive_and_only_ours_released),
         };
         return cmocka_run_group_tests_name("evict", tests, setup, teardown);
 }

@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: MIT */
+/* The trim job on a real directory tree: it never waits for a lock ccache
+ * (or anyone) holds, what it owes ccache's counters is paid once the lock is
+ * free, and a trim that falls short says why. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "ccache.h"
+#include "counters.h"
+#include "evict.h"
+#include "trim.h"
+
+#define NOW 2000000000
+#define FILES 300
+
+static char dir[] = "/tmp/ck-test-trim-XXXXXX";
+
+static int setup(void **state) {
+        return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+        char cmd[128];
+
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+        return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Empties the test directory for the next test. */
+static void clean(void) {
+        char cmd[128];
+
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'/a '%s'/lock", dir, dir);
+        assert_int_equal(system(cmd), 0);
+}
+
+static void test_why(void **state) {
+        char buf[256];
+
+        assert_non_null(strstr(trim_result_why(&(TrimResult) { .errors = 3, .first_error = -EROFS, .locked_dirs = 2 },
+                                               buf, sizeof(buf)), "I/O error: 3 files could not be deleted (Read-only"));
+        assert_non_null(strstr(trim_result_why(&(TrimResult) { .locked_dirs = 2, .need_bytes = 10 }, buf, sizeof(buf)),
+                               "locked: ccache kept 2 directories locked throughout"));
+        assert_non_null(strstr(trim_result_why(&(TrimResult) { .need_bytes = 5000000, .planned_bytes = 1000000 },
+                                               buf, sizeof(buf)), "nothing more evictable: 5.0M had to go, but only 1.0M"));
+        assert_non_null(strstr(trim_result_why(&(TrimResult) { .need_bytes = 5, .planned_bytes = 5, .saved = 7 },
+                                               buf, sizeof(buf)), "7 of the files chosen were used again"));
+        assert_non_null(strstr(trim_result_why(&(TrimResult) { 0 }, buf, sizeof(buf)), "grew"));
+}
+
+static void put_file(int fd, const char *name, time_t mtime) {
+        struct timespec ts[2] = { { mtime, 0 }, { mtime, 0 } };
+        int f = openat(fd, name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+        assert_true(f >= 0);
+        assert_int_equal(write(f, "x", 1), 1);
+        assert_int_equal(futimens(f, ts), 0);
+        close(f);
+}
+
+/* <dir>/a/b holding FILES entries, in the account too; a/stats (ccache
+ * 4.12) counting them exactly; an empty lock/. Returns the root fd. */
+static int make_cache(Account *acct, uint64_t *ret_kib) {
+        int root = open(dir, O_RDONLY | O_DIRECTORY), l1, l2;
+        DirId da, db;
+        uint64_t c[85] = { 0 }, kib = 0;
+        FILE *f;
+
+        assert_true(root >= 0);
+        assert_int_equal(mkdirat(root, "a", 0755), 0);
+        assert_int_equal(mkdirat(root, "a/b", 0755), 0);
+        assert_int_equal(mkdirat(root, "lock", 0755), 0);
+        l1 = openat(root, "a", O_RDONLY | O_DIRECTORY);
+        l2 = openat(root, "a/b", O_RDONLY | O_DIRECTORY);
+        assert_int_equal(account_dir_add(acct, DIR_ROOT, "a", &da), 1);
+        assert_int_equal(account_dir_add(acct, da, "b", &db), 1);
+        for (unsigned i = 0; i < FILES; i++) {
+                char name[40];
+                struct stat st;
+
+                snprintf(name, sizeof(name), "%02x%029uR", i % 256, i);
+                put_file(l2, name, NOW - 86400 + i);
+                assert_int_equal(fstatat(l2, name, &st, 0), 0);
+                assert_int_equal(account_file_set(acct, db, name, (uint64_t) st.st_blocks, NOW - 86400 + i), 1);
+                kib += (uint64_t) st.st_blocks / 2;
+        }
+        c[11] = c[49 + 11] = FILES;
+        c[12] = c[65 + 11] = kib;
+        f = fdopen(openat(l1, "stats", O_WRONLY | O_CREAT | O_TRUNC, 0644), "w");
+        for (unsigned i = 0; i < 85; i++)
+                fprintf(f, "%llu\n", (unsigned long long) c[i]);
+        fclose(f);
+        close(l1);
+        close(l2);
+        *ret_kib = kib;
+        return root;
+}
+
+static CcacheStats l1_stats(int root) {
+        CcacheStats s;
+        int l1 = openat(root, "a", O_RDONLY | O_DIRECTORY);
+
+        assert_int_equal(ccache_stats_read(l1, "stats", &s), 0);
+        close(l1);
+        return s;
+}
+
+/* A live stats.lock (its .alive kept fresh by "ccache"): the trim deletes,
+ * does not wait, and leaves the counters owed; paid once the lock goes. */
+static void test_held_stats_lock_is_not_waited_for(void **state) {
+        Account *acct;
+        Counters *k;
+        Trim *t;
+        CountersFlush f = { 0 };
+        uint64_t kib;
+        usec_t took;
+        struct stat st;
+        int root, r, steps = 0;
+
+        assert_int_equal(account_new(&acct), 0);
+        assert_int_equal(counters_new(&k), 0);
+        root = make_cache(acct, &kib);
+        assert_int_equal(fstat(root, &st), 0);
+        assert_int_equal(symlinkat("buildhost-77-140255169312576-1.1", root, "a/stats.lock"), 0);
+        close(openat(root, "a/stats.alive", O_WRONLY | O_CREAT, 0644));    /* touched now: live */
+
+        assert_int_equal(trim_new(acct, 0, false, NOW, &t), 0);
+        took = now_usec(CLOCK_MONOTONIC);
+        while ((r = trim_step(t, acct, k, root, st.st_dev)) != 0) {
+                assert_true(r == 1);
+                assert_true(++steps < 1000);
+        }
+        took = now_usec(CLOCK_MONOTONIC) - took;
+        assert_int_equal(trim_result(t)->files, FILES);
+        assert_int_equal(trim_result(t)->stats_deferred, 1);
+        assert_int_equal(trim_result(t)->stats_updates, 0);
+        assert_true(took < 2 * USEC_PER_SEC);      /* it slept 200 ms per group for the lock */
+        assert_int_equal(l1_stats(root).counters[11], FILES);       /* untouched under the lock */
+        assert_true(counters_pending(k));
+        /* still held: still owed, at once */
+        assert_int_equal(counters_flush(k, acct, root, -1, true, now_usec(CLOCK_REALTIME), &f), 1);
+        assert_int_equal(f.written, 0);
+        /* released: paid */
+        assert_int_equal(unlinkat(root, "a/stats.lock", 0), 0);
+        assert_int_equal(counters_flush(k, acct, root, -1, true, now_usec(CLOCK_REALTIME), &f), 0);
+        assert_int_equal(f.written, 1);
+        assert_false(counters_pending(k));
+        assert_int_equal(l1_stats(root).counters[11], 0);
+        assert_int_equal(l1_stats(root).counters[12], 0);
+        assert_int_equal(l1_stats(root).counters[49 + 11], 0);
+        trim_free(t);
+        counters_free(k);
+        account_free(acct);
+        close(root);
+        clean();
+}
+
+/* A level-2 directory whose counters cannot be trusted is recounted from
+ * the account, under its content lock and stats.lock. */
+static void test_recount(void **state) {
+        Account *acct;
+        Counters *k;
+        CountersFlush f = { 0 };
+        CcacheStats s;
+        uint64_t kib;
+        int root;
+
+        assert_int_equal(account_new(&acct), 0);
+        assert_int_equal(counters_new(&k), 0);
+        root = make_cache(acct, &kib);
+        /* a dead cachekeeperd's lock on a/b: found, broken, recount owed */
+        char host[64] = "localhost", text[128];
+        (void) gethostname(host, sizeof(host) - 1);
+        snprintf(text, sizeof(text), "%s-%d-%d-1.1", host, (int) getpid(), (int) getpid());
+        assert_int_equal(symlinkat(text, root, "lock/subdir_ab.lock"), 0);
+        assert_int_equal(counters_recover(k, root), 1);
+        assert_int_equal(faccessat(root, "lock/subdir_ab.lock", F_OK, AT_SYMLINK_NOFOLLOW), -1);
+        assert_true(counters_pending(k));
+        /* the counters overstate by what the killed trim deleted */
+        for (unsigned i = 0; i < 10; i++) {
+                char name[40];
+                snprintf(name, sizeof(name), "%02x%029uR", i % 256, i);
+                assert_int_equal(account_file_remove(acct, account_dir_find(acct, account_dir_find(acct, DIR_ROOT, "a"), "b"),
+                                                     name), 1);
+        }
+        /* not before the scan is done */
+        assert_int_equal(counters_flush(k, acct, root, -1, false, now_usec(CLOCK_REALTIME), &f), 0);
+        assert_int_equal(f.written, 0);
+        assert_true(counters_pending(k));
+        assert_int_equal(counters_flush(k, acct, root, -1, true, now_usec(CLOCK_REALTIME), &f), 0);
+        assert_int_equal(f.written, 1);
+        assert_int_equal(f.recounted, 1);
+        assert_false(counters_pending(k));
+        s = l1_stats(root);
+        assert_int_equal(s.counters[11], FILES - 10);
+        assert_int_equal(s.counters[49 + 11], FILES - 10);
+        assert_int_equal(s.counters[12], kib - 10 * (kib / FILES));
+        counters_free(k);
+        account_free(acct);
+        close(root);
+        clean();
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_why),
+                cmocka_unit_test(test_held_stats_lock_is_not_waited_for),
+                cmocka_unit_test(test_recount),
+        };
+        return cmocka_run_group_tests_name("trim", tests, setup, teardown);
+}
