@@ -63,6 +63,7 @@ teardown() {
         cat > "$BATS_TEST_TMPDIR/ck.conf" <<EOC
 socket = "$BATS_TEST_TMPDIR/ck.sock";
 alert_command = [ "$BATS_TEST_TMPDIR/alert.sh", "$ALERTS" ];
+alert_min_interval = "0s";   # cache-available follows cache-unavailable at once, not folded
 caches = ( { name = "v"; path = "$VOL/cache"; max_size = "1G"; } );
 EOC
         mount_tmpfs "$VOL" 64M
