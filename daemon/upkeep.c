@@ -243,6 +243,20 @@ static UpkeepConfFound read_conf(int root_fd, const struct stat *st, char **ret,
                                                                                : UPKEEP_CONF_OURS;
 }
 
+/* Whether the file at name is a mount of its own (a bind mount over
+ * ccache.conf), by mount id where the kernel gives one (5.8+). Not by st_dev:
+ * on overlayfs a directory reports the overlay's device and a regular file
+ * that of the layer holding it, so every file would look like a mount. */
+static bool on_other_mount(int root_fd, const char *name, const struct stat *st, const struct stat *rst) {
+        struct statx rx, fx;
+
+        if (statx(root_fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID, &rx) == 0 &&
+            statx(root_fd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT, STATX_MNT_ID, &fx) == 0 &&
+            (rx.stx_mask & fx.stx_mask & STATX_MNT_ID))
+                return rx.stx_mnt_id != fx.stx_mnt_id;
+        return st->st_dev != rst->st_dev;
+}
+
 /* What stands at ccache.conf; the text of a regular file that is read. */
 static int examine_conf(int root_fd, UpkeepConfResult *res, char **ret_text, size_t *ret_len) {
         struct stat st, rst;
@@ -261,7 +275,7 @@ static int examine_conf(int root_fd, UpkeepConfResult *res, char **ret_text, siz
                 res->found = UPKEEP_CONF_SYMLINK;
         else if (S_ISDIR(st.st_mode))
                 res->found = UPKEEP_CONF_DIRECTORY;
-        else if (!S_ISREG(st.st_mode) || st.st_dev != rst.st_dev)
+        else if (!S_ISREG(st.st_mode) || on_other_mount(root_fd, CONF_NAME, &st, &rst))
                 res->found = UPKEEP_CONF_SPECIAL;   /* a mount (FUSE?) might never answer a read */
         else
                 res->found = read_conf(root_fd, &st, ret_text, ret_len);

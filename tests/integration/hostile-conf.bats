@@ -190,6 +190,33 @@ plant_after_delete() {
         [ -d "$C"/ccache.conf.moved.* ]
 }
 
+@test "on overlayfs (a container's root), ccache.conf is written once, not rewritten in a loop" {
+        # overlayfs gives a directory the overlay's st_dev and a regular file
+        # its layer's: a file-system check by st_dev took the daemon's own
+        # file for a mount, and replaced it forever (the boot test's root).
+        # layers on two file systems, as a container's image and its tmpfs
+        mount_tmpfs "$BATS_TEST_TMPDIR/lower" 8M
+        mkdir -p "$BATS_TEST_TMPDIR/lower/cache" "$VOL/upper" "$VOL/work" "$BATS_TEST_TMPDIR/ov"
+        mount -t overlay -o "lowerdir=$BATS_TEST_TMPDIR/lower,upperdir=$VOL/upper,workdir=$VOL/work" \
+                ckov "$BATS_TEST_TMPDIR/ov"
+        C=$BATS_TEST_TMPDIR/ov/cache
+        chmod 1777 "$C"
+        touch "$C/probe"
+        [ "$(stat -c %d "$C")" != "$(stat -c %d "$C/probe")" ]   # the premise
+        rm "$C/probe"
+        config
+        start_daemon
+        wait_ready
+        wait_for "[ -f '$C/ccache.conf' ]"
+        ino=$(stat -c %i "$C/ccache.conf")
+        root_compile
+        mkdir -p "$C/0/0" && touch "$C/0/0/x"
+        wait_exact t "$C"
+        [ "$(stat -c %i "$C/ccache.conf")" = "$ino" ] || { head -20 "$BATS_TEST_TMPDIR/daemon.log"; false; }
+        ! grep -q 'ccache.conf was' "$BATS_TEST_TMPDIR/daemon.log"
+        assert_safe
+}
+
 @test "on a volume nobody filled, a plant that cannot be replaced is removed, and the file comes back" {
         config
         start_daemon
