@@ -242,44 +242,44 @@ static void bar(uint64_t used, uint64_t cap, char *buf, size_t width) {
 }
 
 static void print_cache(json_object *c) {
-        const char *state = field_str(c, "state");
-        uint64_t size = field_u64(c, "size_bytes"), cap = field_u64(c, "max_size_bytes");
-        uint64_t hits = field_u64(c, "hits"), misses = field_u64(c, "misses");
+        const char *state = protocol_field_str(c, "state");
+        uint64_t size = protocol_field_u64(c, "size_bytes"), cap = protocol_field_u64(c, "max_size_bytes");
+        uint64_t hits = protocol_field_u64(c, "hits"), misses = protocol_field_u64(c, "misses");
         char s1[32], s2[32], b[32], files[32], rate[16];
-        json_object *scan = field_get(c, "scan");
+        json_object *scan = protocol_field_get(c, "scan");
 
         if (strcmp(state, "unavailable") == 0) {
-                printf("%-10s %-12s %s\n", field_str(c, "name"), state, field_str(c, "reason"));
+                printf("%-10s %-12s %s\n", protocol_field_str(c, "name"), state, protocol_field_str(c, "reason"));
                 return;
         }
         bar(size, cap, b, 10);
-        snprintf(files, sizeof(files), "%llu", (unsigned long long) field_u64(c, "files"));
+        snprintf(files, sizeof(files), "%llu", (unsigned long long) protocol_field_u64(c, "files"));
         if (hits + misses)
                 snprintf(rate, sizeof(rate), "%.1f%%", 100.0 * (double) hits / (double) (hits + misses));
         else
                 snprintf(rate, sizeof(rate), "-");
-        printf("%-10s %-12s %7s / %-7s %s %3.0f%%  %10s  %8s  %s%s\n", field_str(c, "name"), state,
+        printf("%-10s %-12s %7s / %-7s %s %3.0f%%  %10s  %8s  %s%s\n", protocol_field_str(c, "name"), state,
                format_size(size, s1, sizeof(s1)), format_size(cap, s2, sizeof(s2)), b,
-               cap ? 100.0 * (double) size / (double) cap : 0.0, files, rate, field_str(c, "mode"),
-               field_false(c, "mode_ok") ? " (wrong!)" : "");
-        if (field_flag(scan, "running") && field_u64(scan, "files") > 0 && strcmp(state, "scanning") == 0)
+               cap ? 100.0 * (double) size / (double) cap : 0.0, files, rate, protocol_field_str(c, "mode"),
+               protocol_field_false(c, "mode_ok") ? " (wrong!)" : "");
+        if (protocol_field_flag(scan, "running") && protocol_field_u64(scan, "files") > 0 && strcmp(state, "scanning") == 0)
                 printf("%-10s scanning: %llu files in %llu directories so far\n", "",
-                       (unsigned long long) field_u64(scan, "files"), (unsigned long long) field_u64(scan, "dirs"));
+                       (unsigned long long) protocol_field_u64(scan, "files"), (unsigned long long) protocol_field_u64(scan, "dirs"));
 }
 
 static void print_volume(json_object *v) {
-        uint64_t total = field_u64(v, "total_bytes"), avail = field_u64(v, "avail_bytes");
+        uint64_t total = protocol_field_u64(v, "total_bytes"), avail = protocol_field_u64(v, "avail_bytes");
         char s1[32], s2[32], in[32];
-        uint64_t full = field_u64(v, "full_in_seconds");
+        uint64_t full = protocol_field_u64(v, "full_in_seconds");
 
-        printf("%-24s %7s / %-7s %5.1f%% free  %s", field_str(v, "mount"), format_size(avail, s1, sizeof(s1)),
+        printf("%-24s %7s / %-7s %5.1f%% free  %s", protocol_field_str(v, "mount"), format_size(avail, s1, sizeof(s1)),
                format_size(total, s2, sizeof(s2)), total ? 100.0 * (double) avail / (double) total : 0.0,
-               field_str(v, "alert"));
+               protocol_field_str(v, "alert"));
         if (full > 0) {
                 format_duration(full * USEC_PER_SEC, in, sizeof(in));
                 printf("  full in ~%s", in);
         }
-        if (field_flag(v, "pressure"))
+        if (protocol_field_flag(v, "pressure"))
                 printf("  below min_free: evicting");
         printf("\n");
 }
@@ -310,12 +310,12 @@ static int cmd_status(int argc, char **argv) {
         else if (r > 0) {
                 printf("%-10s %-12s %-35s  %10s  %8s  %s\n", "CACHE", "STATE", "SIZE / CAP", "FILES",
                        "HIT RATE", "MODE");
-                for (size_t i = 0; i < field_count(result, "caches"); i++)
-                        print_cache(field_item(result, "caches", i));
-                if (field_count(result, "volumes") > 0) {
+                for (size_t i = 0; i < protocol_field_count(result, "caches"); i++)
+                        print_cache(protocol_field_item(result, "caches", i));
+                if (protocol_field_count(result, "volumes") > 0) {
                         printf("\n%-24s %-29s  %s\n", "VOLUME", "AVAIL / TOTAL", "ALERT");
-                        for (size_t i = 0; i < field_count(result, "volumes"); i++)
-                                print_volume(field_item(result, "volumes", i));
+                        for (size_t i = 0; i < protocol_field_count(result, "volumes"); i++)
+                                print_volume(protocol_field_item(result, "volumes", i));
                 }
         }
         json_object_put(result);
@@ -333,10 +333,10 @@ static void show_progress(json_object *progress) {
         json_object_object_foreach(progress, name, r) {
                 char b1[32], b2[32];
                 n += (size_t) snprintf(line + n, sizeof(line) - n, "%s%s: %llu/%llu files, %s/%s",
-                                       n ? "; " : "", name, (unsigned long long) field_u64(r, "files"),
-                                       (unsigned long long) field_u64(r, "planned_files"),
-                                       format_size(field_u64(r, "bytes"), b1, sizeof(b1)),
-                                       format_size(field_u64(r, "planned_bytes"), b2, sizeof(b2)));
+                                       n ? "; " : "", name, (unsigned long long) protocol_field_u64(r, "files"),
+                                       (unsigned long long) protocol_field_u64(r, "planned_files"),
+                                       format_size(protocol_field_u64(r, "bytes"), b1, sizeof(b1)),
+                                       format_size(protocol_field_u64(r, "planned_bytes"), b2, sizeof(b2)));
                 if (n >= sizeof(line))
                         break;
         }
@@ -345,8 +345,8 @@ static void show_progress(json_object *progress) {
 }
 
 static void print_trim_result(const char *name, json_object *r) {
-        time_t kept = (time_t) field_u64(r, "oldest_kept_mtime");
-        bool dry = field_flag(r, "dry_run");
+        time_t kept = (time_t) protocol_field_u64(r, "oldest_kept_mtime");
+        bool dry = protocol_field_flag(r, "dry_run");
         char b1[32], b2[32], when[64] = "";
 
         if (kept > 0) {
@@ -356,17 +356,17 @@ static void print_trim_result(const char *name, json_object *r) {
                 snprintf(when + strlen(when), sizeof(when) - strlen(when), " (%s ago)", ago);
         }
         printf("%s: %s %llu files, %s; %s %s", name, dry ? "would evict" : "evicted",
-               (unsigned long long) field_u64(r, "files"), format_size(field_u64(r, "bytes"), b1, sizeof(b1)),
-               dry ? "leaving" : "now", format_size(dry ? field_u64(r, "size_bytes") - field_u64(r, "bytes")
-                                                        : field_u64(r, "size_bytes"), b2, sizeof(b2)));
+               (unsigned long long) protocol_field_u64(r, "files"), format_size(protocol_field_u64(r, "bytes"), b1, sizeof(b1)),
+               dry ? "leaving" : "now", format_size(dry ? protocol_field_u64(r, "size_bytes") - protocol_field_u64(r, "bytes")
+                                                        : protocol_field_u64(r, "size_bytes"), b2, sizeof(b2)));
         if (kept > 0)
                 printf("; oldest entry kept: %s", when);
-        if (field_u64(r, "saved"))
-                printf("; %llu kept as used or changed since planning", (unsigned long long) field_u64(r, "saved"));
-        if (field_u64(r, "locked_dirs"))
-                printf("; %llu directories left, locked by ccache", (unsigned long long) field_u64(r, "locked_dirs"));
-        if (field_u64(r, "errors"))
-                printf("; %llu errors (see the daemon's log)", (unsigned long long) field_u64(r, "errors"));
+        if (protocol_field_u64(r, "saved"))
+                printf("; %llu kept as used or changed since planning", (unsigned long long) protocol_field_u64(r, "saved"));
+        if (protocol_field_u64(r, "locked_dirs"))
+                printf("; %llu directories left, locked by ccache", (unsigned long long) protocol_field_u64(r, "locked_dirs"));
+        if (protocol_field_u64(r, "errors"))
+                printf("; %llu errors (see the daemon's log)", (unsigned long long) protocol_field_u64(r, "errors"));
         printf("\n");
 }
 
@@ -407,7 +407,7 @@ static int cmd_trim(int argc, char **argv) {
                         if (!json_object_is_type(res, json_type_object))
                                 continue;
                         print_trim_result(name, res);
-                        failed |= field_u64(res, "errors") > 0;
+                        failed |= protocol_field_u64(res, "errors") > 0;
                 }
         }
         json_object_put(result);

@@ -167,48 +167,48 @@ int protocol_parse_reply(const char *line, json_object **ret_result, char *err, 
         } else {
                 snprintf(err, errlen, "%s",
                          json_object_object_get_ex(o, "error", &v) ? json_object_get_string(v) : "unknown error");
-                r = field_flag(o, "busy") ? -EBUSY : 0;
+                r = protocol_field_flag(o, "busy") ? -EBUSY : 0;
         }
         json_object_put(o);
         return r;
 }
 
-json_object *field_get(json_object *o, const char *key) {
+json_object *protocol_field_get(json_object *o, const char *key) {
         json_object *v = NULL;
 
         return json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, &v) ? v : NULL;
 }
 
-uint64_t field_u64(json_object *o, const char *key) {
-        json_object *v = field_get(o, key);
+uint64_t protocol_field_u64(json_object *o, const char *key) {
+        json_object *v = protocol_field_get(o, key);
 
         return json_object_is_type(v, json_type_int) ? json_object_get_uint64(v) : 0;
 }
 
-const char *field_str(json_object *o, const char *key) {
-        json_object *v = field_get(o, key);
+const char *protocol_field_str(json_object *o, const char *key) {
+        json_object *v = protocol_field_get(o, key);
 
         return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
 }
 
-bool field_flag(json_object *o, const char *key) {
-        json_object *v = field_get(o, key);
+bool protocol_field_flag(json_object *o, const char *key) {
+        json_object *v = protocol_field_get(o, key);
 
         return json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v);
 }
 
-bool field_false(json_object *o, const char *key) {
-        json_object *v = field_get(o, key);
+bool protocol_field_false(json_object *o, const char *key) {
+        json_object *v = protocol_field_get(o, key);
 
         return json_object_is_type(v, json_type_boolean) && !json_object_get_boolean(v);
 }
 
-size_t field_count(json_object *o, const char *key) {
-        json_object *v = field_get(o, key);
+size_t protocol_field_count(json_object *o, const char *key) {
+        json_object *v = protocol_field_get(o, key);
 
         return json_object_is_type(v, json_type_array) ? json_object_array_length(v) : 0;
 }
 
-json_object *field_item(json_object *o, const char *key, size_t i) {
-        return i < field_count(o, key) ? json_object_array_get_idx(field_get(o, key), i) : NULL;
+json_object *protocol_field_item(json_object *o, const char *key, size_t i) {
+        return i < protocol_field_count(o, key) ? json_object_array_get_idx(protocol_field_get(o, key), i) : NULL;
 }

@@ -46,10 +46,10 @@ int protocol_parse_reply(const char *line, json_object **ret_result, char *err, 
 /* Tolerant readers of a result's fields, for what the other side sent: a
  * missing or mistyped field reads as NULL, 0, "", false or an empty array,
  * never as a crash (json-c asserts on an array call on a non-array). */
-json_object *field_get(json_object *o, const char *key);
-uint64_t field_u64(json_object *o, const char *key);
-const char *field_str(json_object *o, const char *key);
-bool field_flag(json_object *o, const char *key);
-bool field_false(json_object *o, const char *key);              /* present, and the boolean false */
-size_t field_count(json_object *o, const char *key);            /* array length */
-json_object *field_item(json_object *o, const char *key, size_t i);
+json_object *protocol_field_get(json_object *o, const char *key);
+uint64_t protocol_field_u64(json_object *o, const char *key);
+const char *protocol_field_str(json_object *o, const char *key);
+bool protocol_field_flag(json_object *o, const char *key);
+bool protocol_field_false(json_object *o, const char *key);              /* present, and the boolean false */
+size_t protocol_field_count(json_object *o, const char *key);            /* array length */
+json_object *protocol_field_item(json_object *o, const char *key, size_t i);

@@ -77,7 +77,7 @@ static void sink(const char *line, void *userdata) {
         o = json_tokener_parse(line);
         if (!o)
                 abort();
-        if (!field_get(o, "progress")) {
+        if (!protocol_field_get(o, "progress")) {
                 if (protocol_parse_reply(line, &result, err, sizeof(err)) < 0)
                         abort();        /* neither progress nor a reply */
                 answers++;
