@@ -18,12 +18,11 @@
 #include "report.h"
 #include "units.h"
 
-#define DEFAULT_SOCKET "/run/cachekeeper.sock"
 #define EXIT_REFUSED 1
 #define EXIT_USAGE 2
 #define EXIT_UNREACHABLE 3
 
-static const char *socket_path = DEFAULT_SOCKET;
+static const char *socket_path = PROTOCOL_SOCKET_DEFAULT;
 /* Why the last call() got no answer, or the daemon's error: for check's line. */
 static char problem[1024];
 
@@ -43,9 +42,10 @@ static void help(void) {
                "  -h, --help          show this help\n"
                "      --version       show the version\n\n"
                "Exit status: 0 success, 1 the daemon refused or failed, 2 usage error,\n"
-               "3 the daemon cannot be reached, turned the connection away (too many)\n"
-               "or closed it without a whole reply. See cachectl(1).\n",
-               DEFAULT_SOCKET);
+               "3 the daemon cannot be reached, turned the connection away (too many),\n"
+               "closed it without a whole reply, or answered in a newer protocol.\n"
+               "See cachectl(1).\n",
+               PROTOCOL_SOCKET_DEFAULT);
 }
 
 __attribute__((format(printf, 1, 2)))
@@ -114,55 +114,69 @@ static int send_all(int fd, const char *line, size_t len) {
 
 typedef void (*progress_t)(json_object *progress);
 
-/* Sends request and reads reply lines until the final one; {"progress":...}
- * lines before it go to on_progress. Returns 1 ok (*ret_result set, may be
- * NULL), 0 refused (message printed), -1 unreachable, turned away or broken
+/* What the line of the daemon's says, for call(): 1 ok (*ret_result set,
+ * may be NULL), 0 refused (message printed), -1 unusable (printed, and kept
+ * in problem), or 2 for a progress line (passed to on_progress), after which
+ * the reply is still to come. */
+static int take_line(const char *line, progress_t on_progress, json_object **ret_result) {
+        ProtocolReply reply;
+        char err[1024];
+
+        if (protocol_decode_reply(line, &reply, err, sizeof(err)) < 0)
+                return broken("sent a malformed reply");
+        switch (reply.kind) {
+        case PROTOCOL_REPLY_PROGRESS:
+                if (on_progress)
+                        on_progress(reply.value);
+                json_object_put(reply.value);
+                return 2;
+        case PROTOCOL_REPLY_BUSY:
+                return broken("turned the connection away: %s", err);
+        case PROTOCOL_REPLY_ERROR:
+                snprintf(problem, sizeof(problem), "%s", err);
+                fprintf(stderr, "cachectl: %s\n", err);
+                return 0;
+        case PROTOCOL_REPLY_OK:
+                break;
+        }
+        if (!protocol_reply_understood(&reply)) {
+                json_object_put(reply.value);
+                return broken("answered in protocol %u, newer than this cachectl's %u: "
+                              "use the cachectl that came with the daemon", reply.version, PROTOCOL_VERSION);
+        }
+        *ret_result = reply.value;
+        return 1;
+}
+
+/* Sends request (a line, newline included; NULL: out of memory) and reads
+ * reply lines until the final one; progress lines before it go to
+ * on_progress. Returns 1 ok (*ret_result set, may be NULL), 0 refused
+ * (message printed), -1 unreachable, turned away, broken or not understood
  * (printed, and kept in problem). */
-static int call(json_object *request, progress_t on_progress, json_object **ret_result) {
-        const char *s = json_object_to_json_string_ext(request, JSON_C_TO_STRING_PLAIN);
-        char err[1024], *buf = NULL, *line = NULL;
+static int call(const char *request, progress_t on_progress, json_object **ret_result) {
+        char *buf = NULL;
         size_t len = 0, cap = 0, start = 0;
         int fd, r = -1;
 
+        if (!request)
+                return broken("cannot be asked: out of memory");
         fd = connect_daemon();
         if (fd < 0)
                 return -1;
-        if (asprintf(&line, "%s\n", s) < 0) {
-                line = NULL;
-                r = broken("cannot be asked: out of memory");
-                goto out;
-        }
         /* If this fails, the daemon closed the connection; it may have said
          * why (turned away, request too long): what it said is the answer. */
-        (void) send_all(fd, line, strlen(line));
+        (void) send_all(fd, request, strlen(request));
         for (;;) {
                 char *nl;
                 ssize_t n;
 
                 /* Consume complete lines; stop at the first that is not progress. */
                 while (buf && (nl = memchr(buf + start, '\n', len - start))) {
-                        json_object *o, *p;
-
                         *nl = '\0';
-                        o = json_tokener_parse(buf + start);
-                        if (o && json_object_object_get_ex(o, "progress", &p)) {
-                                if (on_progress)
-                                        on_progress(p);
-                                json_object_put(o);
-                                start = (size_t) (nl - buf) + 1;
-                                continue;
-                        }
-                        json_object_put(o);
-                        r = protocol_parse_reply(buf + start, ret_result, err, sizeof(err));
-                        if (r == -EBUSY)
-                                r = broken("turned the connection away: %s", err);
-                        else if (r < 0)
-                                r = broken("sent a malformed reply");
-                        else if (r == 0) {
-                                snprintf(problem, sizeof(problem), "%s", err);
-                                fprintf(stderr, "cachectl: %s\n", err);
-                        }
-                        goto out;
+                        r = take_line(buf + start, on_progress, ret_result);
+                        start = (size_t) (nl - buf) + 1;
+                        if (r != 2)
+                                goto out;
                 }
                 if (len - start > PROTOCOL_REPLY_MAX) {
                         r = broken("sent a reply too long");
@@ -193,7 +207,6 @@ static int call(json_object *request, progress_t on_progress, json_object **ret_
                 goto out;
         }
 out:
-        free(line);
         free(buf);
         close(fd);
         return r;
@@ -203,22 +216,21 @@ static int exit_status(int r) {
         return r > 0 ? EXIT_SUCCESS : r == 0 ? EXIT_REFUSED : EXIT_UNREACHABLE;
 }
 
-static json_object *request_new(const char *cmd) {
-        json_object *o = json_object_new_object();
+/* Sends request (taken over) and returns what call() does. */
+static int ask(char *request, progress_t on_progress, json_object **ret_result) {
+        int r = call(request, on_progress, ret_result);
 
-        json_object_object_add(o, "cmd", json_object_new_string(cmd));
-        return o;
+        free(request);
+        return r;
 }
 
-static int simple_command(const char *cmd, int argc, char **argv) {
-        json_object *req, *result = NULL;
+static int cmd_reload(int argc, char **argv) {
+        json_object *result = NULL;
         int r;
 
         if (argc > 1)
-                return usage_error("'%s' takes no arguments", cmd);
-        req = request_new(cmd);
-        r = call(req, NULL, &result);
-        json_object_put(req);
+                return usage_error("'%s' takes no arguments", argv[0]);
+        r = ask(protocol_encode_reload(), NULL, &result);
         if (r > 0 && result) {
                 if (json_object_is_type(result, json_type_string))
                         fputs(json_object_get_string(result), stdout);
@@ -289,7 +301,8 @@ static int cmd_status(int argc, char **argv) {
                 { "json", no_argument, NULL, 'j' },
                 {},
         };
-        json_object *req, *result = NULL;
+        ProtocolStatus req = {};
+        json_object *result = NULL;
         bool json = false;
         int c, r;
 
@@ -300,11 +313,9 @@ static int cmd_status(int argc, char **argv) {
                         return usage_error("usage: cachectl status [--json] [CACHE]");
         if (argc - optind > 1)
                 return usage_error("status takes at most one cache name");
-        req = request_new("status");
         if (optind < argc)
-                json_object_object_add(req, "cache", json_object_new_string(argv[optind]));
-        r = call(req, NULL, &result);
-        json_object_put(req);
+                req.cache = argv[optind];
+        r = ask(protocol_encode_status(&req), NULL, &result);
         if (r > 0 && json)
                 printf("%s\n", json_object_to_json_string_ext(result, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
         else if (r > 0) {
@@ -376,30 +387,25 @@ static int cmd_trim(int argc, char **argv) {
                 { "dry-run", no_argument, NULL, 'n' },
                 {},
         };
-        json_object *req, *caches, *result = NULL;
-        uint64_t to = 0;
-        bool dry_run = false, failed = false;
+        ProtocolTrim req = {};
+        json_object *result = NULL;
+        bool failed = false;
         int c, r;
 
         while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0)
                 switch (c) {
                 case 't':
-                        if (parse_size(optarg, &to) < 0)
+                        if (parse_size(optarg, &req.to_bytes) < 0)
                                 return usage_error("invalid size '%s' (a number and a unit: k, M, G, T, or Ki, Mi, Gi, Ti)", optarg);
                         break;
-                case 'n': dry_run = true; break;
+                case 'n': req.dry_run = true; break;
                 default: return usage_error("usage: cachectl trim [CACHE...] [--to SIZE] [--dry-run]");
                 }
-        req = request_new("trim");
-        caches = json_object_new_array();
+        if (argc - optind > PROTOCOL_TRIM_CACHES_MAX)
+                return usage_error("trim names at most %u caches at once", (unsigned) PROTOCOL_TRIM_CACHES_MAX);
         for (int i = optind; i < argc; i++)
-                json_object_array_add(caches, json_object_new_string(argv[i]));
-        json_object_object_add(req, "caches", caches);
-        if (to)
-                json_object_object_add(req, "to_bytes", json_object_new_int64((int64_t) to));
-        json_object_object_add(req, "dry_run", json_object_new_boolean(dry_run));
-        r = call(req, isatty(STDERR_FILENO) ? show_progress : NULL, &result);
-        json_object_put(req);
+                req.caches[req.n_caches++] = argv[i];
+        r = ask(protocol_encode_trim(&req), isatty(STDERR_FILENO) ? show_progress : NULL, &result);
         if (progress_shown)
                 fprintf(stderr, "\r\033[K");
         if (r > 0 && json_object_is_type(result, json_type_object)) {
@@ -416,11 +422,7 @@ static int cmd_trim(int argc, char **argv) {
 
 /* Asks for status; returns 1 with *ret set, or what call() returned. */
 static int fetch_status(json_object **ret) {
-        json_object *req = request_new("status");
-        int r = call(req, NULL, ret);
-
-        json_object_put(req);
-        return r;
+        return ask(protocol_encode_status(&(ProtocolStatus) {}), NULL, ret);
 }
 
 static int cmd_check(int argc, char **argv) {
@@ -506,6 +508,6 @@ int main(int argc, char *argv[]) {
         if (strcmp(argv[0], "metrics") == 0)
                 return cmd_metrics(argc, argv);
         if (strcmp(argv[0], "reload") == 0)
-                return simple_command("reload", argc, argv);
+                return cmd_reload(argc, argv);
         return usage_error("unknown command '%s'", argv[0]);
 }

@@ -107,13 +107,13 @@ static void send_last_words(int fd, char *line) {
         free(line);
 }
 
-/* Formats {"ok":false,"error":...} with its newline; NULL on ENOMEM. */
+/* The error reply line for a message; NULL on ENOMEM. */
 static char *error_linev(const char *fmt, va_list ap) {
         char *msg, *line;
 
         if (vasprintf(&msg, fmt, ap) < 0)
                 return NULL;
-        line = protocol_reply_error(msg);
+        line = protocol_encode_error(msg);
         free(msg);
         return line;
 }
@@ -244,7 +244,7 @@ static void connection_dispatch(Connection *conn, const char *line, size_t len) 
                 return;
         if (memchr(line, 0, len))
                 return connection_queue_error(conn, "request contains a NUL byte");
-        if (protocol_parse_request(line, &o, &cmd, err, sizeof(err)) < 0)
+        if (protocol_decode_request(line, &o, &cmd, err, sizeof(err)) < 0)
                 return connection_queue_error(conn, "%s", err);
         req = request_new(&conn->peer);
         if (!req) {
@@ -540,7 +540,7 @@ static void listener_admit(Control *c, int cfd) {
         why = admission(c, &peer, privileged, &displace, buf, sizeof(buf));
         if (why) {
                 /* A new socket's buffer is empty: this neither blocks nor writes short. */
-                send_last_words(cfd, protocol_reply_busy(why));
+                send_last_words(cfd, protocol_encode_busy(why));
                 close(cfd);
                 log_debug("Refused a control connection from uid %u (pid %d): %s", (unsigned) peer.uid,
                           (int) peer.pid, why);
@@ -551,7 +551,7 @@ static void listener_admit(Control *c, int cfd) {
                           (unsigned) displace->peer.uid, (unsigned) peer.uid);
                 if (displace->out_start == displace->out_end)
                         send_last_words(displace->fd,
-                                        protocol_reply_busy("too many connections: closed to let another user in"));
+                                        protocol_encode_busy("too many connections: closed to let another user in"));
                 connection_free(displace);
         }
         r = connection_new(c, cfd, &peer, TAKE_PTR(groups), privileged);
@@ -774,12 +774,12 @@ void control_reply_ok(ControlRequest *req, json_object *result) {
 
         assert(req);
         if (request_live(req))
-                line = protocol_reply_ok(result);
+                line = protocol_encode_ok(result);
         if (line && strlen(line) > PROTOCOL_REPLY_MAX) {
                 log_warning("Control reply of %zu bytes is too large, sending an error instead",
                             strlen(line));
                 free(line);
-                line = protocol_reply_error("reply too large");
+                line = protocol_encode_error("reply too large");
         }
         request_end(req, line);
 }
@@ -801,7 +801,7 @@ void control_send_progress(ControlRequest *req, json_object *progress) {
         assert(req);
         if (!request_live(req))
                 return;
-        request_send(req, protocol_progress(progress));
+        request_send(req, protocol_encode_progress(progress));
         if (req->connection)
                 connection_kick(req->connection);
 }
