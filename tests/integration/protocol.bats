@@ -91,3 +91,17 @@ EOS
         [ "$status" -eq 0 ]
         [ -z "$stderr" ]
 }
+
+@test "a trim names at most 64 caches: cachectl says so (exit 2), the daemon refuses more from any client" {
+        write_config
+        start_daemon
+        wait_ready
+        run --separate-stderr ctl trim --dry-run $(seq 65)
+        [ "$status" -eq 2 ]
+        [[ "$stderr" == "cachectl: trim names at most 64 caches at once"* ]]
+        names=$(printf '"t",%.0s' $(seq 64))
+        run "$HELPERS/sockpoke" "$BATS_TEST_TMPDIR/ck.sock" send "{\"cmd\":\"trim\",\"dry_run\":true,\"caches\":[${names}\"t\"]}"$'\n'
+        [ "${lines[0]}" = '{"ok":false,"error":"\"caches\" may name at most 64 caches","protocol":1}' ]
+        run "$HELPERS/sockpoke" "$BATS_TEST_TMPDIR/ck.sock" send "{\"cmd\":\"trim\",\"dry_run\":true,\"caches\":[${names%,}]}"$'\n'
+        [[ "${lines[0]}" == '{"ok":true,"result":{"t":{"dry_run":true,'* ]]
+}
