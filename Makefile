@@ -34,7 +34,7 @@ SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined
 
 # Every daemon module except main.c: linked into the daemon and each unit test.
 DAEMON_SRCS := $(filter-out daemon/main.c,$(wildcard daemon/*.c))
-CTL_SRCS    := ctl/cachectl.c daemon/protocol.c daemon/report.c daemon/units.c
+CTL_SRCS    := ctl/cachectl.c ctl/report.c daemon/protocol.c daemon/units.c
 UNIT_SRCS   := $(wildcard tests/unit/test-*.c)
 UNIT_TESTS  := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 SAN_TESTS   := $(UNIT_SRCS:tests/unit/%.c=$(B)/asan/tests/%)
@@ -75,6 +75,10 @@ $(B)/tests/test-%: $(B)/tests/unit/test-%.o $(DAEMON_SRCS:%.c=$(B)/%.o)
 $(B)/asan/tests/test-%: $(B)/asan/tests/unit/test-%.o $(DAEMON_SRCS:%.c=$(B)/asan/%.o)
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -lcmocka -o $@
+# test-report is about a client module: it links ctl/report.c too, and finds its header.
+$(B)/tests/test-report: $(B)/ctl/report.o
+$(B)/asan/tests/test-report: $(B)/asan/ctl/report.o
+$(B)/tests/unit/test-report.o $(B)/asan/tests/unit/test-report.o: CPPFLAGS += -Ictl
 
 $(B)/tests/helpers/%: $(B)/tests/helpers/%.o
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -o $@

@@ -18,12 +18,11 @@
 #include "report.h"
 #include "units.h"
 
-#define DEFAULT_SOCKET "/run/cachekeeper.sock"
 #define EXIT_REFUSED 1
 #define EXIT_USAGE 2
 #define EXIT_UNREACHABLE 3
 
-static const char *socket_path = DEFAULT_SOCKET;
+static const char *socket_path = PROTOCOL_SOCKET_DEFAULT;
 /* Why the last call() got no answer, or the daemon's error: for check's line. */
 static char problem[1024];
 
@@ -43,9 +42,10 @@ static void help(void) {
                "  -h, --help          show this help\n"
                "      --version       show the version\n\n"
                "Exit status: 0 success, 1 the daemon refused or failed, 2 usage error,\n"
-               "3 the daemon cannot be reached, turned the connection away (too many)\n"
-               "or closed it without a whole reply. See cachectl(1).\n",
-               DEFAULT_SOCKET);
+               "3 the daemon cannot be reached, turned the connection away (too many),\n"
+               "closed it without a whole reply, or answered in a newer protocol.\n"
+               "See cachectl(1).\n",
+               PROTOCOL_SOCKET_DEFAULT);
 }
 
 __attribute__((format(printf, 1, 2)))
@@ -114,55 +114,69 @@ static int send_all(int fd, const char *line, size_t len) {
 
 typedef void (*progress_t)(json_object *progress);
 
-/* Sends request and reads reply lines until the final one; {"progress":...}
- * lines before it go to on_progress. Returns 1 ok (*ret_result set, may be
- * NULL), 0 refused (message printed), -1 unreachable, turned away or broken
+/* What the line of the daemon's says, for call(): 1 ok (*ret_result set,
+ * may be NULL), 0 refused (message printed), -1 unusable (printed, and kept
+ * in problem), or 2 for a progress line (passed to on_progress), after which
+ * the reply is still to come. */
+static int take_line(const char *line, progress_t on_progress, json_object **ret_result) {
+        ProtocolReply reply;
+        char err[1024];
+
+        if (protocol_decode_reply(line, &reply, err, sizeof(err)) < 0)
+                return broken("sent a malformed reply");
+        switch (reply.kind) {
+        case PROTOCOL_REPLY_PROGRESS:
+                if (on_progress)
+                        on_progress(reply.value);
+                json_object_put(reply.value);
+                return 2;
+        case PROTOCOL_REPLY_BUSY:
+                return broken("turned the connection away: %s", err);
+        case PROTOCOL_REPLY_ERROR:
+                snprintf(problem, sizeof(problem), "%s", err);
+                fprintf(stderr, "cachectl: %s\n", err);
+                return 0;
+        case PROTOCOL_REPLY_OK:
+                break;
+        }
+        if (!protocol_reply_understood(&reply)) {
+                json_object_put(reply.value);
+                return broken("answered in protocol %u, newer than this cachectl's %u: "
+                              "use the cachectl that came with the daemon", reply.version, PROTOCOL_VERSION);
+        }
+        *ret_result = reply.value;
+        return 1;
+}
+
+/* Sends request (a line, newline included; NULL: out of memory) and reads
+ * reply lines until the final one; progress lines before it go to
+ * on_progress. Returns 1 ok (*ret_result set, may be NULL), 0 refused
+ * (message printed), -1 unreachable, turned away, broken or not understood
  * (printed, and kept in problem). */
-static int call(json_object *request, progress_t on_progress, json_object **ret_result) {
-        const char *s = json_object_to_json_string_ext(request, JSON_C_TO_STRING_PLAIN);
-        char err[1024], *buf = NULL, *line = NULL;
+static int call(const char *request, progress_t on_progress, json_object **ret_result) {
+        char *buf = NULL;
         size_t len = 0, cap = 0, start = 0;
         int fd, r = -1;
 
+        if (!request)
+                return broken("cannot be asked: out of memory");
         fd = connect_daemon();
         if (fd < 0)
                 return -1;
-        if (asprintf(&line, "%s\n", s) < 0) {
-                line = NULL;
-                r = broken("cannot be asked: out of memory");
-                goto out;
-        }
         /* If this fails, the daemon closed the connection; it may have said
          * why (turned away, request too long): what it said is the answer. */
-        (void) send_all(fd, line, strlen(line));
+        (void) send_all(fd, request, strlen(request));
         for (;;) {
                 char *nl;
                 ssize_t n;
 
                 /* Consume complete lines; stop at the first that is not progress. */
                 while (buf && (nl = memchr(buf + start, '\n', len - start))) {
-                        json_object *o, *p;
-
                         *nl = '\0';
-                        o = json_tokener_parse(buf + start);
-                        if (o && json_object_object_get_ex(o, "progress", &p)) {
-                                if (on_progress)
-                                        on_progress(p);
-                                json_object_put(o);
-                                start = (size_t) (nl - buf) + 1;
-                                continue;
-                        }
-                        json_object_put(o);
-                        r = protocol_parse_reply(buf + start, ret_result, err, sizeof(err));
-                        if (r == -EBUSY)
-                                r = broken("turned the connection away: %s", err);
-                        else if (r < 0)
-                                r = broken("sent a malformed reply");
-                        else if (r == 0) {
-                                snprintf(problem, sizeof(problem), "%s", err);
-                                fprintf(stderr, "cachectl: %s\n", err);
-                        }
-                        goto out;
+                        r = take_line(buf + start, on_progress, ret_result);
+                        start = (size_t) (nl - buf) + 1;
+                        if (r != 2)
+                                goto out;
                 }
                 if (len - start > PROTOCOL_REPLY_MAX) {
                         r = broken("sent a reply too long");
@@ -193,7 +207,6 @@ static int call(json_object *request, progress_t on_progress, json_object **ret_
                 goto out;
         }
 out:
-        free(line);
         free(buf);
         close(fd);
         return r;
@@ -203,22 +216,21 @@ static int exit_status(int r) {
         return r > 0 ? EXIT_SUCCESS : r == 0 ? EXIT_REFUSED : EXIT_UNREACHABLE;
 }
 
-static json_object *request_new(const char *cmd) {
-        json_object *o = json_object_new_object();
+/* Sends request (taken over) and returns what call() does. */
+static int ask(char *request, progress_t on_progress, json_object **ret_result) {
+        int r = call(request, on_progress, ret_result);
 
-        json_object_object_add(o, "cmd", json_object_new_string(cmd));
-        return o;
+        free(request);
+        return r;
 }
 
-static int simple_command(const char *cmd, int argc, char **argv) {
-        json_object *req, *result = NULL;
+static int cmd_reload(int argc, char **argv) {
+        json_object *result = NULL;
         int r;
 
         if (argc > 1)
-                return usage_error("'%s' takes no arguments", cmd);
-        req = request_new(cmd);
-        r = call(req, NULL, &result);
-        json_object_put(req);
+                return usage_error("'%s' takes no arguments", argv[0]);
+        r = ask(protocol_encode_reload(), NULL, &result);
         if (r > 0 && result) {
                 if (json_object_is_type(result, json_type_string))
                         fputs(json_object_get_string(result), stdout);
@@ -242,44 +254,44 @@ static void bar(uint64_t used, uint64_t cap, char *buf, size_t width) {
 }
 
 static void print_cache(json_object *c) {
-        const char *state = field_str(c, "state");
-        uint64_t size = field_u64(c, "size_bytes"), cap = field_u64(c, "max_size_bytes");
-        uint64_t hits = field_u64(c, "hits"), misses = field_u64(c, "misses");
+        const char *state = protocol_field_str(c, "state");
+        uint64_t size = protocol_field_u64(c, "size_bytes"), cap = protocol_field_u64(c, "max_size_bytes");
+        uint64_t hits = protocol_field_u64(c, "hits"), misses = protocol_field_u64(c, "misses");
         char s1[32], s2[32], b[32], files[32], rate[16];
-        json_object *scan = field_get(c, "scan");
+        json_object *scan = protocol_field_get(c, "scan");
 
         if (strcmp(state, "unavailable") == 0) {
-                printf("%-10s %-12s %s\n", field_str(c, "name"), state, field_str(c, "reason"));
+                printf("%-10s %-12s %s\n", protocol_field_str(c, "name"), state, protocol_field_str(c, "reason"));
                 return;
         }
         bar(size, cap, b, 10);
-        snprintf(files, sizeof(files), "%llu", (unsigned long long) field_u64(c, "files"));
+        snprintf(files, sizeof(files), "%llu", (unsigned long long) protocol_field_u64(c, "files"));
         if (hits + misses)
                 snprintf(rate, sizeof(rate), "%.1f%%", 100.0 * (double) hits / (double) (hits + misses));
         else
                 snprintf(rate, sizeof(rate), "-");
-        printf("%-10s %-12s %7s / %-7s %s %3.0f%%  %10s  %8s  %s%s\n", field_str(c, "name"), state,
+        printf("%-10s %-12s %7s / %-7s %s %3.0f%%  %10s  %8s  %s%s\n", protocol_field_str(c, "name"), state,
                format_size(size, s1, sizeof(s1)), format_size(cap, s2, sizeof(s2)), b,
-               cap ? 100.0 * (double) size / (double) cap : 0.0, files, rate, field_str(c, "mode"),
-               field_false(c, "mode_ok") ? " (wrong!)" : "");
-        if (field_flag(scan, "running") && field_u64(scan, "files") > 0 && strcmp(state, "scanning") == 0)
+               cap ? 100.0 * (double) size / (double) cap : 0.0, files, rate, protocol_field_str(c, "mode"),
+               protocol_field_false(c, "mode_ok") ? " (wrong!)" : "");
+        if (protocol_field_flag(scan, "running") && protocol_field_u64(scan, "files") > 0 && strcmp(state, "scanning") == 0)
                 printf("%-10s scanning: %llu files in %llu directories so far\n", "",
-                       (unsigned long long) field_u64(scan, "files"), (unsigned long long) field_u64(scan, "dirs"));
+                       (unsigned long long) protocol_field_u64(scan, "files"), (unsigned long long) protocol_field_u64(scan, "dirs"));
 }
 
 static void print_volume(json_object *v) {
-        uint64_t total = field_u64(v, "total_bytes"), avail = field_u64(v, "avail_bytes");
+        uint64_t total = protocol_field_u64(v, "total_bytes"), avail = protocol_field_u64(v, "avail_bytes");
         char s1[32], s2[32], in[32];
-        uint64_t full = field_u64(v, "full_in_seconds");
+        uint64_t full = protocol_field_u64(v, "full_in_seconds");
 
-        printf("%-24s %7s / %-7s %5.1f%% free  %s", field_str(v, "mount"), format_size(avail, s1, sizeof(s1)),
+        printf("%-24s %7s / %-7s %5.1f%% free  %s", protocol_field_str(v, "mount"), format_size(avail, s1, sizeof(s1)),
                format_size(total, s2, sizeof(s2)), total ? 100.0 * (double) avail / (double) total : 0.0,
-               field_str(v, "alert"));
+               protocol_field_str(v, "alert"));
         if (full > 0) {
                 format_duration(full * USEC_PER_SEC, in, sizeof(in));
                 printf("  full in ~%s", in);
         }
-        if (field_flag(v, "pressure"))
+        if (protocol_field_flag(v, "pressure"))
                 printf("  below min_free: evicting");
         printf("\n");
 }
@@ -289,7 +301,8 @@ static int cmd_status(int argc, char **argv) {
                 { "json", no_argument, NULL, 'j' },
                 {},
         };
-        json_object *req, *result = NULL;
+        ProtocolStatus req = {};
+        json_object *result = NULL;
         bool json = false;
         int c, r;
 
@@ -300,22 +313,20 @@ static int cmd_status(int argc, char **argv) {
                         return usage_error("usage: cachectl status [--json] [CACHE]");
         if (argc - optind > 1)
                 return usage_error("status takes at most one cache name");
-        req = request_new("status");
         if (optind < argc)
-                json_object_object_add(req, "cache", json_object_new_string(argv[optind]));
-        r = call(req, NULL, &result);
-        json_object_put(req);
+                req.cache = argv[optind];
+        r = ask(protocol_encode_status(&req), NULL, &result);
         if (r > 0 && json)
                 printf("%s\n", json_object_to_json_string_ext(result, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
         else if (r > 0) {
                 printf("%-10s %-12s %-35s  %10s  %8s  %s\n", "CACHE", "STATE", "SIZE / CAP", "FILES",
                        "HIT RATE", "MODE");
-                for (size_t i = 0; i < field_count(result, "caches"); i++)
-                        print_cache(field_item(result, "caches", i));
-                if (field_count(result, "volumes") > 0) {
+                for (size_t i = 0; i < protocol_field_count(result, "caches"); i++)
+                        print_cache(protocol_field_item(result, "caches", i));
+                if (protocol_field_count(result, "volumes") > 0) {
                         printf("\n%-24s %-29s  %s\n", "VOLUME", "AVAIL / TOTAL", "ALERT");
-                        for (size_t i = 0; i < field_count(result, "volumes"); i++)
-                                print_volume(field_item(result, "volumes", i));
+                        for (size_t i = 0; i < protocol_field_count(result, "volumes"); i++)
+                                print_volume(protocol_field_item(result, "volumes", i));
                 }
         }
         json_object_put(result);
@@ -333,10 +344,10 @@ static void show_progress(json_object *progress) {
         json_object_object_foreach(progress, name, r) {
                 char b1[32], b2[32];
                 n += (size_t) snprintf(line + n, sizeof(line) - n, "%s%s: %llu/%llu files, %s/%s",
-                                       n ? "; " : "", name, (unsigned long long) field_u64(r, "files"),
-                                       (unsigned long long) field_u64(r, "planned_files"),
-                                       format_size(field_u64(r, "bytes"), b1, sizeof(b1)),
-                                       format_size(field_u64(r, "planned_bytes"), b2, sizeof(b2)));
+                                       n ? "; " : "", name, (unsigned long long) protocol_field_u64(r, "files"),
+                                       (unsigned long long) protocol_field_u64(r, "planned_files"),
+                                       format_size(protocol_field_u64(r, "bytes"), b1, sizeof(b1)),
+                                       format_size(protocol_field_u64(r, "planned_bytes"), b2, sizeof(b2)));
                 if (n >= sizeof(line))
                         break;
         }
@@ -345,8 +356,8 @@ static void show_progress(json_object *progress) {
 }
 
 static void print_trim_result(const char *name, json_object *r) {
-        time_t kept = (time_t) field_u64(r, "oldest_kept_mtime");
-        bool dry = field_flag(r, "dry_run");
+        time_t kept = (time_t) protocol_field_u64(r, "oldest_kept_mtime");
+        bool dry = protocol_field_flag(r, "dry_run");
         char b1[32], b2[32], when[64] = "";
 
         if (kept > 0) {
@@ -356,17 +367,17 @@ static void print_trim_result(const char *name, json_object *r) {
                 snprintf(when + strlen(when), sizeof(when) - strlen(when), " (%s ago)", ago);
         }
         printf("%s: %s %llu files, %s; %s %s", name, dry ? "would evict" : "evicted",
-               (unsigned long long) field_u64(r, "files"), format_size(field_u64(r, "bytes"), b1, sizeof(b1)),
-               dry ? "leaving" : "now", format_size(dry ? field_u64(r, "size_bytes") - field_u64(r, "bytes")
-                                                        : field_u64(r, "size_bytes"), b2, sizeof(b2)));
+               (unsigned long long) protocol_field_u64(r, "files"), format_size(protocol_field_u64(r, "bytes"), b1, sizeof(b1)),
+               dry ? "leaving" : "now", format_size(dry ? protocol_field_u64(r, "size_bytes") - protocol_field_u64(r, "bytes")
+                                                        : protocol_field_u64(r, "size_bytes"), b2, sizeof(b2)));
         if (kept > 0)
                 printf("; oldest entry kept: %s", when);
-        if (field_u64(r, "saved"))
-                printf("; %llu kept as used or changed since planning", (unsigned long long) field_u64(r, "saved"));
-        if (field_u64(r, "locked_dirs"))
-                printf("; %llu directories left, locked by ccache", (unsigned long long) field_u64(r, "locked_dirs"));
-        if (field_u64(r, "errors"))
-                printf("; %llu errors (see the daemon's log)", (unsigned long long) field_u64(r, "errors"));
+        if (protocol_field_u64(r, "saved"))
+                printf("; %llu kept as used or changed since planning", (unsigned long long) protocol_field_u64(r, "saved"));
+        if (protocol_field_u64(r, "locked_dirs"))
+                printf("; %llu directories left, locked by ccache", (unsigned long long) protocol_field_u64(r, "locked_dirs"));
+        if (protocol_field_u64(r, "errors"))
+                printf("; %llu errors (see the daemon's log)", (unsigned long long) protocol_field_u64(r, "errors"));
         printf("\n");
 }
 
@@ -376,30 +387,25 @@ static int cmd_trim(int argc, char **argv) {
                 { "dry-run", no_argument, NULL, 'n' },
                 {},
         };
-        json_object *req, *caches, *result = NULL;
-        uint64_t to = 0;
-        bool dry_run = false, failed = false;
+        ProtocolTrim req = {};
+        json_object *result = NULL;
+        bool failed = false;
         int c, r;
 
         while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0)
                 switch (c) {
                 case 't':
-                        if (parse_size(optarg, &to) < 0)
+                        if (parse_size(optarg, &req.to_bytes) < 0)
                                 return usage_error("invalid size '%s' (a number and a unit: k, M, G, T, or Ki, Mi, Gi, Ti)", optarg);
                         break;
-                case 'n': dry_run = true; break;
+                case 'n': req.dry_run = true; break;
                 default: return usage_error("usage: cachectl trim [CACHE...] [--to SIZE] [--dry-run]");
                 }
-        req = request_new("trim");
-        caches = json_object_new_array();
+        if (argc - optind > PROTOCOL_TRIM_CACHES_MAX)
+                return usage_error("trim names at most %u caches at once", (unsigned) PROTOCOL_TRIM_CACHES_MAX);
         for (int i = optind; i < argc; i++)
-                json_object_array_add(caches, json_object_new_string(argv[i]));
-        json_object_object_add(req, "caches", caches);
-        if (to)
-                json_object_object_add(req, "to_bytes", json_object_new_int64((int64_t) to));
-        json_object_object_add(req, "dry_run", json_object_new_boolean(dry_run));
-        r = call(req, isatty(STDERR_FILENO) ? show_progress : NULL, &result);
-        json_object_put(req);
+                req.caches[req.n_caches++] = argv[i];
+        r = ask(protocol_encode_trim(&req), isatty(STDERR_FILENO) ? show_progress : NULL, &result);
         if (progress_shown)
                 fprintf(stderr, "\r\033[K");
         if (r > 0 && json_object_is_type(result, json_type_object)) {
@@ -407,7 +413,7 @@ static int cmd_trim(int argc, char **argv) {
                         if (!json_object_is_type(res, json_type_object))
                                 continue;
                         print_trim_result(name, res);
-                        failed |= field_u64(res, "errors") > 0;
+                        failed |= protocol_field_u64(res, "errors") > 0;
                 }
         }
         json_object_put(result);
@@ -416,11 +422,7 @@ static int cmd_trim(int argc, char **argv) {
 
 /* Asks for status; returns 1 with *ret set, or what call() returned. */
 static int fetch_status(json_object **ret) {
-        json_object *req = request_new("status");
-        int r = call(req, NULL, ret);
-
-        json_object_put(req);
-        return r;
+        return ask(protocol_encode_status(&(ProtocolStatus) {}), NULL, ret);
 }
 
 static int cmd_check(int argc, char **argv) {
@@ -506,6 +508,6 @@ int main(int argc, char *argv[]) {
         if (strcmp(argv[0], "metrics") == 0)
                 return cmd_metrics(argc, argv);
         if (strcmp(argv[0], "reload") == 0)
-                return simple_command("reload", argc, argv);
+                return cmd_reload(argc, argv);
         return usage_error("unknown command '%s'", argv[0]);
 }

@@ -9,10 +9,11 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "protocol.h"
 #include "util.h"
 
 #define CONFIG_DEFAULT_FILE   "/etc/cachekeeper.conf"
-#define CONFIG_DEFAULT_SOCKET "/run/cachekeeper.sock"
+#define CONFIG_DEFAULT_SOCKET PROTOCOL_SOCKET_DEFAULT   /* cachectl's default too: one constant */
 #define CONFIG_NAME_MAX       32
 #define CONFIG_ERROR_MAX      512
 

@@ -15,6 +15,7 @@
 
 #include <systemd/sd-daemon.h>
 
+#include "admission.h"
 #include "control.h"
 #include "log.h"
 #include "protocol.h"
@@ -63,7 +64,7 @@ struct Control {
         control_privileged_t privileged;
         void *userdata;                 /* borrowed */
         Connection *connections;        /* newest first */
-        unsigned n_connections, n_unprivileged;
+        unsigned n_connections;
         usec_t idle_usec, line_usec;
         size_t output_max;
 };
@@ -85,8 +86,6 @@ static void connection_free(Connection *conn) {
         if (conn->next)
                 conn->next->prev = conn->prev;
         c->n_connections--;
-        if (!conn->privileged)
-                c->n_unprivileged--;
         if (conn->pending)
                 conn->pending->connection = NULL;
         /* Sources go before the fd they watch. */
@@ -107,13 +106,13 @@ static void send_last_words(int fd, char *line) {
         free(line);
 }
 
-/* Formats {"ok":false,"error":...} with its newline; NULL on ENOMEM. */
+/* The error reply line for a message; NULL on ENOMEM. */
 static char *error_linev(const char *fmt, va_list ap) {
         char *msg, *line;
 
         if (vasprintf(&msg, fmt, ap) < 0)
                 return NULL;
-        line = protocol_reply_error(msg);
+        line = protocol_encode_error(msg);
         free(msg);
         return line;
 }
@@ -244,7 +243,7 @@ static void connection_dispatch(Connection *conn, const char *line, size_t len) 
                 return;
         if (memchr(line, 0, len))
                 return connection_queue_error(conn, "request contains a NUL byte");
-        if (protocol_parse_request(line, &o, &cmd, err, sizeof(err)) < 0)
+        if (protocol_decode_request(line, &o, &cmd, err, sizeof(err)) < 0)
                 return connection_queue_error(conn, "%s", err);
         req = request_new(&conn->peer);
         if (!req) {
@@ -406,8 +405,6 @@ static int connection_new(Control *c, int fd, const ControlPeer *peer, gid_t *gr
                 conn->next->prev = conn;
         c->connections = conn;
         c->n_connections++;
-        if (!privileged)
-                c->n_unprivileged++;
 
         r = sd_event_add_io(c->event, &conn->io_source, fd, EPOLLIN, connection_io, conn);
         if (r >= 0)
@@ -463,61 +460,33 @@ static int peer_read(int fd, ControlPeer *ret, gid_t **ret_groups) {
         return 0;
 }
 
-/* Unprivileged connections held by uid. */
-static unsigned uid_connections(const Control *c, uid_t uid) {
-        unsigned n = 0;
-
-        for (const Connection *a = c->connections; a; a = a->next)
-                n += !a->privileged && a->peer.uid == uid;
-        return n;
-}
-
-/* With every unprivileged slot taken, a user holding `have` of them may
- * still get in by displacing the oldest idle connection of the user holding
- * the most, if that one holds at least two more: the slots end up shared,
- * and one user, however many connections it opens, cannot keep another out
- * unless as many users as slots hold one each. NULL if there is none. */
-static Connection *displaceable(const Control *c, unsigned have) {
-        Connection *victim = NULL;
-        unsigned most = 0;
-        uid_t hog = 0;
-
-        for (const Connection *a = c->connections; a; a = a->next) {
-                unsigned k = a->privileged ? 0 : uid_connections(c, a->peer.uid);
-                if (k > most) {
-                        most = k;
-                        hog = a->peer.uid;
-                }
-        }
-        if (most < have + 2)
-                return NULL;
-        for (Connection *a = c->connections; a; a = a->next)    /* newest first: the last match is the oldest */
-                if (!a->privileged && a->peer.uid == hog && !a->pending)
-                        victim = a;
-        return victim;
-}
-
-/* Decides on a new connection: NULL to let it in (after closing
- * *ret_displace, when set, to make room), else why not (in buf, or static). */
+/* Decides on a new connection (admission_decide over the open ones): NULL
+ * to let it in (after closing *ret_displace, when set, to make room), else
+ * why not (in buf). */
 static const char *admission(const Control *c, const ControlPeer *peer, bool privileged,
                              Connection **ret_displace, char *buf, size_t size) {
-        unsigned have;
+        static const AdmissionLimits limits = {
+                .max = CONTROL_CONNECTIONS_MAX, .reserved = CONTROL_RESERVED, .per_uid = CONTROL_PER_UID_MAX,
+        };
+        AdmissionSlot slots[CONTROL_CONNECTIONS_MAX];
+        Connection *a = c->connections;
+        size_t n = 0, victim;
+        int r;
 
+        /* Never more than the limit: admission_decide lets none in beyond it. */
+        for (; a && n < ELEMENTSOF(slots); a = a->next)
+                slots[n++] = (AdmissionSlot) { .uid = a->peer.uid, .privileged = a->privileged,
+                                              .busy = a->pending != NULL };
+        r = admission_decide(&limits, slots, n, peer->uid, privileged, &victim, buf, size);
         *ret_displace = NULL;
-        if (c->n_connections >= CONTROL_CONNECTIONS_MAX)
-                return "too many connections";
-        if (privileged)
-                return NULL;
-        have = uid_connections(c, peer->uid);
-        if (have >= CONTROL_PER_UID_MAX) {
-                snprintf(buf, size, "too many connections from uid %u (at most %u)", (unsigned) peer->uid,
-                         (unsigned) CONTROL_PER_UID_MAX);
+        if (r < 0)
                 return buf;
+        if (r > 0) {
+                for (a = c->connections; victim > 0; victim--)  /* slots[] is the list, in order */
+                        a = a->next;
+                *ret_displace = a;
         }
-        if (c->n_unprivileged < CONTROL_CONNECTIONS_MAX - CONTROL_RESERVED)
-                return NULL;
-        *ret_displace = displaceable(c, have);
-        return *ret_displace ? NULL : "too many connections";
+        return NULL;
 }
 
 /* Takes over cfd: lets it in, or refuses it with a line saying why. */
@@ -540,7 +509,7 @@ static void listener_admit(Control *c, int cfd) {
         why = admission(c, &peer, privileged, &displace, buf, sizeof(buf));
         if (why) {
                 /* A new socket's buffer is empty: this neither blocks nor writes short. */
-                send_last_words(cfd, protocol_reply_busy(why));
+                send_last_words(cfd, protocol_encode_busy(why));
                 close(cfd);
                 log_debug("Refused a control connection from uid %u (pid %d): %s", (unsigned) peer.uid,
                           (int) peer.pid, why);
@@ -551,7 +520,7 @@ static void listener_admit(Control *c, int cfd) {
                           (unsigned) displace->peer.uid, (unsigned) peer.uid);
                 if (displace->out_start == displace->out_end)
                         send_last_words(displace->fd,
-                                        protocol_reply_busy("too many connections: closed to let another user in"));
+                                        protocol_encode_busy("too many connections: closed to let another user in"));
                 connection_free(displace);
         }
         r = connection_new(c, cfd, &peer, TAKE_PTR(groups), privileged);
@@ -774,12 +743,12 @@ void control_reply_ok(ControlRequest *req, json_object *result) {
 
         assert(req);
         if (request_live(req))
-                line = protocol_reply_ok(result);
+                line = protocol_encode_ok(result);
         if (line && strlen(line) > PROTOCOL_REPLY_MAX) {
                 log_warning("Control reply of %zu bytes is too large, sending an error instead",
                             strlen(line));
                 free(line);
-                line = protocol_reply_error("reply too large");
+                line = protocol_encode_error("reply too large");
         }
         request_end(req, line);
 }
@@ -801,7 +770,7 @@ void control_send_progress(ControlRequest *req, json_object *progress) {
         assert(req);
         if (!request_live(req))
                 return;
-        request_send(req, protocol_progress(progress));
+        request_send(req, protocol_encode_progress(progress));
         if (req->connection)
                 connection_kick(req->connection);
 }

@@ -103,11 +103,11 @@ ControlRequest *control_request_new_local(const ControlPeer *peer, control_sink_
 /* The three below never fail from the handler's point of view: a reply that
  * cannot be queued (client gone, out of memory, output cap exceeded) drops
  * the connection instead. Output is written without blocking, starting now.
- * Sends {"ok":true,"result":result} (result borrowed, may be NULL) and ends
- * (frees) req. A result serialising to more than PROTOCOL_REPLY_MAX is
- * replaced by an error reply. */
+ * Sends the ok reply (protocol_encode_ok) with result (borrowed, may be
+ * NULL) and ends (frees) req. A result serialising to more than
+ * PROTOCOL_REPLY_MAX is replaced by an error reply. */
 void control_reply_ok(ControlRequest *req, json_object *result);
-/* Sends {"ok":false,"error":message} and ends (frees) req. */
+/* Sends the error reply (protocol_encode_error) and ends (frees) req. */
 void control_reply_error(ControlRequest *req, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Sends {"progress":progress} (borrowed) as a line of its own; req stays open. */
+/* Sends a progress line (protocol_encode_progress; progress borrowed); req stays open. */
 void control_send_progress(ControlRequest *req, json_object *progress);

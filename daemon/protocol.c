@@ -1,43 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* Encoding and decoding of control messages. No I/O. */
+/* Encoding and decoding of every control message, requests and replies.
+ * No I/O, no logging: errors come back as -errno and a message. */
+#include <assert.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "protocol.h"
 #include "util.h"
-
-int protocol_parse_request(const char *line, json_object **ret, const char **ret_cmd,
-                           char *err, size_t errlen) {
-        json_tokener *tok;
-        json_object *o, *cmd;
-
-        tok = json_tokener_new();
-        if (!tok) {
-                snprintf(err, errlen, "out of memory");
-                return -ENOMEM;
-        }
-        o = json_tokener_parse_ex(tok, line, (int) strlen(line));
-        if (!o || json_tokener_get_error(tok) != json_tokener_success ||
-            tok->char_offset != (int) strlen(line)) {
-                snprintf(err, errlen, "request is not one JSON object: %s",
-                         json_tokener_error_desc(json_tokener_get_error(tok)));
-                json_object_put(o);
-                json_tokener_free(tok);
-                return -EINVAL;
-        }
-        json_tokener_free(tok);
-        if (!json_object_is_type(o, json_type_object) ||
-            !json_object_object_get_ex(o, "cmd", &cmd) || !json_object_is_type(cmd, json_type_string)) {
-                snprintf(err, errlen, "request must be an object with a string \"cmd\"");
-                json_object_put(o);
-                return -EINVAL;
-        }
-        *ret_cmd = json_object_get_string(cmd);
-        *ret = o;
-        return 0;
-}
 
 /* Length of the valid UTF-8 sequence at p (RFC 3629: no overlong forms, no
  * surrogates, nothing above U+10FFFF), or 0 if none starts there. */
@@ -95,7 +67,8 @@ char *protocol_utf8_valid(const char *s) {
  * bytes >= 0x80 as they are; those are made valid UTF-8 on the way out
  * (outside strings, JSON is ASCII, so only strings are touched). */
 static char *serialize(json_object *o) {
-        const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+        const char *s = o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+                                                              JSON_C_TO_STRING_NOSLASHESCAPE) : NULL;
         _cleanup_free_ char *valid = s ? protocol_utf8_valid(s) : NULL;
         char *line = NULL;
 
@@ -105,110 +78,288 @@ static char *serialize(json_object *o) {
         return line;
 }
 
-char *protocol_reply_ok(json_object *result) {
-        json_object *o = json_object_new_object();
-
-        if (!o)
-                return NULL;
-        json_object_object_add(o, "ok", json_object_new_boolean(1));
-        if (result)
-                json_object_object_add(o, "result", json_object_get(result));
-        return serialize(o);
+/* Adds key: v to o, taking v over (also on failure, which is ENOMEM: the
+ * line then misses a field, and the next allocation fails anyway). */
+static void put(json_object *o, const char *key, json_object *v) {
+        if (json_object_object_add(o, key, v) < 0)
+                json_object_put(v);
 }
 
-static json_object *error_object(const char *message) {
+static json_object *request_object(const char *cmd) {
         json_object *o = json_object_new_object();
 
-        if (!o)
-                return NULL;
-        json_object_object_add(o, "ok", json_object_new_boolean(0));
-        json_object_object_add(o, "error", json_object_new_string(message));
+        if (o)
+                put(o, PROTOCOL_FIELD_CMD, json_object_new_string(cmd));
         return o;
 }
 
-char *protocol_reply_error(const char *message) {
-        json_object *o = error_object(message);
+char *protocol_encode_status(const ProtocolStatus *s) {
+        json_object *o = request_object(PROTOCOL_CMD_STATUS);
 
-        return o ? serialize(o) : NULL;
-}
-
-char *protocol_reply_busy(const char *message) {
-        json_object *o = error_object(message);
-
-        if (!o)
-                return NULL;
-        json_object_object_add(o, "busy", json_object_new_boolean(1));
+        assert(s);
+        if (o && s->cache)
+                put(o, PROTOCOL_FIELD_CACHE, json_object_new_string(s->cache));
         return serialize(o);
 }
 
-char *protocol_progress(json_object *progress) {
-        json_object *o = json_object_new_object();
+char *protocol_encode_trim(const ProtocolTrim *t) {
+        json_object *o = request_object(PROTOCOL_CMD_TRIM), *names;
 
+        assert(t && t->n_caches <= PROTOCOL_TRIM_CACHES_MAX);
         if (!o)
                 return NULL;
-        if (json_object_object_add(o, "progress", json_object_get(progress)) < 0)
-                json_object_put(progress);      /* the reference is not taken over on failure */
+        names = json_object_new_array();
+        for (size_t i = 0; names && i < t->n_caches; i++)
+                json_object_array_add(names, json_object_new_string(t->caches[i]));
+        put(o, PROTOCOL_FIELD_CACHES, names);
+        if (t->to_bytes > 0)
+                put(o, PROTOCOL_FIELD_TO_BYTES, json_object_new_int64((int64_t) t->to_bytes));
+        put(o, PROTOCOL_FIELD_DRY_RUN, json_object_new_boolean(t->dry_run));
         return serialize(o);
 }
 
-int protocol_parse_reply(const char *line, json_object **ret_result, char *err, size_t errlen) {
-        json_object *o, *ok, *v;
-        int r;
+char *protocol_encode_reload(void) {
+        return serialize(request_object(PROTOCOL_CMD_RELOAD));
+}
 
-        o = json_tokener_parse(line);
-        if (!o || !json_object_is_type(o, json_type_object) ||
-            !json_object_object_get_ex(o, "ok", &ok) || !json_object_is_type(ok, json_type_boolean)) {
+int protocol_decode_request(const char *line, json_object **ret, const char **ret_cmd,
+                            char *err, size_t errlen) {
+        json_tokener *tok;
+        json_object *o, *cmd;
+
+        tok = json_tokener_new();
+        if (!tok) {
+                snprintf(err, errlen, "out of memory");
+                return -ENOMEM;
+        }
+        o = json_tokener_parse_ex(tok, line, (int) strlen(line));
+        if (!o || json_tokener_get_error(tok) != json_tokener_success ||
+            tok->char_offset != (int) strlen(line)) {
+                snprintf(err, errlen, "request is not one JSON object: %s",
+                         json_tokener_error_desc(json_tokener_get_error(tok)));
+                json_object_put(o);
+                json_tokener_free(tok);
+                return -EINVAL;
+        }
+        json_tokener_free(tok);
+        cmd = protocol_field_get(o, PROTOCOL_FIELD_CMD);
+        if (!json_object_is_type(cmd, json_type_string)) {
+                snprintf(err, errlen, "request must be an object with a string \"" PROTOCOL_FIELD_CMD "\"");
                 json_object_put(o);
                 return -EINVAL;
         }
-        if (json_object_get_boolean(ok)) {
-                *ret_result = json_object_object_get_ex(o, "result", &v) ? json_object_get(v) : NULL;
-                r = 1;
-        } else {
-                snprintf(err, errlen, "%s",
-                         json_object_object_get_ex(o, "error", &v) ? json_object_get_string(v) : "unknown error");
-                r = field_flag(o, "busy") ? -EBUSY : 0;
-        }
-        json_object_put(o);
-        return r;
+        *ret_cmd = json_object_get_string(cmd);
+        *ret = o;
+        return 0;
 }
 
-json_object *field_get(json_object *o, const char *key) {
+int protocol_decode_status(json_object *request, ProtocolStatus *ret, char *err, size_t errlen) {
+        json_object *v = protocol_field_get(request, PROTOCOL_FIELD_CACHE);
+
+        if (v && !json_object_is_type(v, json_type_string)) {
+                snprintf(err, errlen, "\"" PROTOCOL_FIELD_CACHE "\" must be a string");
+                return -EINVAL;
+        }
+        *ret = (ProtocolStatus) { .cache = v ? json_object_get_string(v) : NULL };
+        return 0;
+}
+
+/* The names of a trim into t; 0 or -EINVAL with the message in err. */
+static int decode_trim_caches(json_object *names, ProtocolTrim *t, char *err, size_t errlen) {
+        size_t n = json_object_array_length(names);
+
+        if (n > PROTOCOL_TRIM_CACHES_MAX) {
+                snprintf(err, errlen, "\"" PROTOCOL_FIELD_CACHES "\" may name at most %u caches",
+                         (unsigned) PROTOCOL_TRIM_CACHES_MAX);
+                return -EINVAL;
+        }
+        for (size_t i = 0; i < n; i++) {
+                json_object *e = json_object_array_get_idx(names, i);
+
+                if (!json_object_is_type(e, json_type_string)) {
+                        snprintf(err, errlen, "\"" PROTOCOL_FIELD_CACHES "\" must be an array of cache names");
+                        return -EINVAL;
+                }
+                t->caches[i] = json_object_get_string(e);
+        }
+        t->n_caches = n;
+        return 0;
+}
+
+int protocol_decode_trim(json_object *request, ProtocolTrim *ret, char *err, size_t errlen) {
+        json_object *dry = protocol_field_get(request, PROTOCOL_FIELD_DRY_RUN);
+        json_object *names = protocol_field_get(request, PROTOCOL_FIELD_CACHES);
+        json_object *to = protocol_field_get(request, PROTOCOL_FIELD_TO_BYTES);
+        ProtocolTrim t = {};
+
+        if (dry && !json_object_is_type(dry, json_type_boolean)) {
+                snprintf(err, errlen, "\"" PROTOCOL_FIELD_DRY_RUN "\" must be true or false");
+                return -EINVAL;
+        }
+        if (names && !json_object_is_type(names, json_type_array)) {
+                snprintf(err, errlen, "\"" PROTOCOL_FIELD_CACHES "\" must be an array of cache names");
+                return -EINVAL;
+        }
+        if (to && (!json_object_is_type(to, json_type_int) || json_object_get_int64(to) <= 0)) {
+                snprintf(err, errlen, "\"" PROTOCOL_FIELD_TO_BYTES "\" must be a positive number");
+                return -EINVAL;
+        }
+        if (names && decode_trim_caches(names, &t, err, errlen) < 0)
+                return -EINVAL;
+        t.dry_run = dry && json_object_get_boolean(dry);
+        t.to_bytes = to ? (uint64_t) json_object_get_int64(to) : 0;
+        *ret = t;
+        return 0;
+}
+
+/* {"ok":ok; the caller adds the rest, then calls reply_end. NULL on ENOMEM. */
+static json_object *reply_new(bool ok) {
+        json_object *o = json_object_new_object();
+
+        if (o)
+                put(o, PROTOCOL_FIELD_OK, json_object_new_boolean(ok));
+        return o;
+}
+
+/* ..., "protocol":PROTOCOL_VERSION}: serialises o (taken over, may be NULL). */
+static char *reply_end(json_object *o) {
+        if (o)
+                put(o, PROTOCOL_FIELD_PROTOCOL, json_object_new_int(PROTOCOL_VERSION));
+        return serialize(o);
+}
+
+char *protocol_encode_ok(json_object *result) {
+        json_object *o = reply_new(true);
+
+        if (o && result)
+                put(o, PROTOCOL_FIELD_RESULT, json_object_get(result));
+        return reply_end(o);
+}
+
+static char *error_reply(const char *message, bool busy) {
+        json_object *o = reply_new(false);
+
+        if (o) {
+                put(o, PROTOCOL_FIELD_ERROR, json_object_new_string(message));
+                if (busy)
+                        put(o, PROTOCOL_FIELD_BUSY, json_object_new_boolean(true));
+        }
+        return reply_end(o);
+}
+
+char *protocol_encode_error(const char *message) {
+        return error_reply(message, false);
+}
+
+char *protocol_encode_busy(const char *message) {
+        return error_reply(message, true);
+}
+
+char *protocol_encode_progress(json_object *progress) {
+        json_object *o = json_object_new_object();
+
+        if (o)
+                put(o, PROTOCOL_FIELD_PROGRESS, json_object_get(progress));
+        return serialize(o);
+}
+
+/* The "protocol" of o: 0 when absent. Returns 0, or -EINVAL when it is
+ * there but not a number >= 0. */
+static int reply_version(json_object *o, unsigned *ret) {
+        json_object *v = protocol_field_get(o, PROTOCOL_FIELD_PROTOCOL);
+        int64_t n;
+
+        if (!v) {
+                *ret = 0;
+                return 0;
+        }
+        if (!json_object_is_type(v, json_type_int))
+                return -EINVAL;
+        n = json_object_get_int64(v);
+        if (n < 0)
+                return -EINVAL;
+        *ret = n > UINT_MAX ? UINT_MAX : (unsigned) n;
+        return 0;
+}
+
+int protocol_decode_reply(const char *line, ProtocolReply *ret, char *err, size_t errlen) {
+        json_object *o = json_tokener_parse(line), *ok, *v;
+        ProtocolReply r = {};
+
+        if (!json_object_is_type(o, json_type_object)) {
+                snprintf(err, errlen, "not a JSON object");
+                goto invalid;
+        }
+        if (json_object_object_get_ex(o, PROTOCOL_FIELD_PROGRESS, &v)) {     /* even null */
+                r = (ProtocolReply) { .kind = PROTOCOL_REPLY_PROGRESS, .value = json_object_get(v) };
+                goto done;
+        }
+        ok = protocol_field_get(o, PROTOCOL_FIELD_OK);
+        if (!json_object_is_type(ok, json_type_boolean)) {
+                snprintf(err, errlen, "no \"" PROTOCOL_FIELD_OK "\" of true or false");
+                goto invalid;
+        }
+        if (reply_version(o, &r.version) < 0) {
+                snprintf(err, errlen, "a \"" PROTOCOL_FIELD_PROTOCOL "\" that is not a version");
+                goto invalid;
+        }
+        if (json_object_get_boolean(ok)) {
+                r.kind = PROTOCOL_REPLY_OK;
+                r.value = json_object_get(protocol_field_get(o, PROTOCOL_FIELD_RESULT));
+        } else {
+                v = protocol_field_get(o, PROTOCOL_FIELD_ERROR);
+                snprintf(err, errlen, "%s", v ? json_object_get_string(v) : "unknown error");
+                r.kind = protocol_field_flag(o, PROTOCOL_FIELD_BUSY) ? PROTOCOL_REPLY_BUSY : PROTOCOL_REPLY_ERROR;
+        }
+done:
+        json_object_put(o);
+        *ret = r;
+        return 0;
+invalid:
+        json_object_put(o);
+        return -EINVAL;
+}
+
+bool protocol_reply_understood(const ProtocolReply *r) {
+        return !(r->kind == PROTOCOL_REPLY_OK && r->value && r->version > PROTOCOL_VERSION);
+}
+
+json_object *protocol_field_get(json_object *o, const char *key) {
         json_object *v = NULL;
 
         return json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, &v) ? v : NULL;
 }
 
-uint64_t field_u64(json_object *o, const char *key) {
-        json_object *v = field_get(o, key);
+uint64_t protocol_field_u64(json_object *o, const char *key) {
+        json_object *v = protocol_field_get(o, key);
 
         return json_object_is_type(v, json_type_int) ? json_object_get_uint64(v) : 0;
 }
 
-const char *field_str(json_object *o, const char *key) {
-        json_object *v = field_get(o, key);
+const char *protocol_field_str(json_object *o, const char *key) {
+        json_object *v = protocol_field_get(o, key);
 
         return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
 }
 
-bool field_flag(json_object *o, const char *key) {
-        json_object *v = field_get(o, key);
+bool protocol_field_flag(json_object *o, const char *key) {
+        json_object *v = protocol_field_get(o, key);
 
         return json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v);
 }
 
-bool field_false(json_object *o, const char *key) {
-        json_object *v = field_get(o, key);
+bool protocol_field_false(json_object *o, const char *key) {
+        json_object *v = protocol_field_get(o, key);
 
         return json_object_is_type(v, json_type_boolean) && !json_object_get_boolean(v);
 }
 
-size_t field_count(json_object *o, const char *key) {
-        json_object *v = field_get(o, key);
+size_t protocol_field_count(json_object *o, const char *key) {
+        json_object *v = protocol_field_get(o, key);
 
         return json_object_is_type(v, json_type_array) ? json_object_array_length(v) : 0;
 }
 
-json_object *field_item(json_object *o, const char *key, size_t i) {
-        return i < field_count(o, key) ? json_object_array_get_idx(field_get(o, key), i) : NULL;
+json_object *protocol_field_item(json_object *o, const char *key, size_t i) {
+        return i < protocol_field_count(o, key) ? json_object_array_get_idx(protocol_field_get(o, key), i) : NULL;
 }

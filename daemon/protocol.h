@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The wire format between cachectl and cachekeeperd: one JSON object per
- * line each way. Requests {"cmd":"status", ...}; replies {"ok":true,
- * "result":{...}} or {"ok":false,"error":"..."}, the latter with
- * "busy":true when the daemon turned the connection away (too many); before
- * the reply, a long request may send {"progress":...} lines. Every line the
- * daemon sends is valid UTF-8, whatever bytes it echoes. Pure; linked into
- * both. */
+ * line each way. Each message has its one encoder and its one decoder here,
+ * and every name on the wire is spelled once, below; neither end builds or
+ * picks apart a line by hand. Every line the daemon sends is valid UTF-8,
+ * whatever bytes it echoes. Pure, no I/O; linked into both. */
 #pragma once
 
 #include <stdbool.h>
@@ -14,42 +12,128 @@
 
 #include <json-c/json.h>
 
-#define PROTOCOL_REQUEST_MAX 4096          /* bytes in one request line, newline included */
-#define PROTOCOL_REPLY_MAX   (1u << 20)    /* bytes in one reply line */
+/* In every reply. Raised only by a change an older client would misread:
+ * new fields, new commands and new values of a field do not raise it. A
+ * daemon older than the field sends none, which reads as 0: the same
+ * format, version 1 less the field. */
+#define PROTOCOL_VERSION 1
 
-/* Parses one request line (without its newline). On success stores the
- * request object (caller unrefs) and its "cmd" string (borrowed from it) and
- * returns 0; on failure returns -EINVAL with a message for the client. */
-int protocol_parse_request(const char *line, json_object **ret, const char **ret_cmd,
-                           char *err, size_t errlen);
+#define PROTOCOL_SOCKET_DEFAULT  "/run/cachekeeper.sock"  /* where the daemon listens unless told */
+#define PROTOCOL_REQUEST_MAX     4096          /* bytes in one request line, newline included */
+#define PROTOCOL_REPLY_MAX       (1u << 20)    /* bytes in one reply line */
+#define PROTOCOL_TRIM_CACHES_MAX 64            /* cache names in one trim request */
 
-/* Serialise a line the daemon sends, with its newline, malloc'd; NULL on
- * ENOMEM. Any byte sequence that is not UTF-8 in a string (a name a client
- * sent, a path) goes out as U+FFFD, one per bad byte; the rest is kept.
- * protocol_reply_ok and protocol_progress borrow their argument
- * (protocol_reply_ok: NULL means no result). */
-char *protocol_reply_ok(json_object *result);
-char *protocol_reply_error(const char *message);
-char *protocol_reply_busy(const char *message);         /* a connection turned away */
-char *protocol_progress(json_object *progress);
+/* Commands, the value of "cmd". */
+#define PROTOCOL_CMD_STATUS "status"
+#define PROTOCOL_CMD_TRIM   "trim"
+#define PROTOCOL_CMD_RELOAD "reload"
+
+/* Request fields: {"cmd":"status","cache":"a"},
+ * {"cmd":"trim","caches":["a"],"to_bytes":N,"dry_run":true}, {"cmd":"reload"}. */
+#define PROTOCOL_FIELD_CMD      "cmd"           /* string, every request */
+#define PROTOCOL_FIELD_CACHE    "cache"         /* status: only this cache */
+#define PROTOCOL_FIELD_CACHES   "caches"        /* trim: names; absent or [] for every cache */
+#define PROTOCOL_FIELD_TO_BYTES "to_bytes"      /* trim: down to this size, > 0 */
+#define PROTOCOL_FIELD_DRY_RUN  "dry_run"       /* trim: plan only, delete nothing */
+
+/* Lines the daemon sends: {"ok":true,"result":R,"protocol":1},
+ * {"ok":false,"error":"...","protocol":1}, with "busy":true before
+ * "protocol" when the connection was turned away (too many); before the
+ * reply, a long request may send {"progress":P} lines (no version: they are
+ * for display, read as tolerantly as a result). */
+#define PROTOCOL_FIELD_OK       "ok"
+#define PROTOCOL_FIELD_RESULT   "result"
+#define PROTOCOL_FIELD_ERROR    "error"
+#define PROTOCOL_FIELD_BUSY     "busy"
+#define PROTOCOL_FIELD_PROTOCOL "protocol"
+#define PROTOCOL_FIELD_PROGRESS "progress"
+
+/* A status request. */
+typedef struct ProtocolStatus {
+        const char *cache;              /* only this cache, or NULL for all; borrowed */
+} ProtocolStatus;
+
+/* A trim request. */
+typedef struct ProtocolTrim {
+        const char *caches[PROTOCOL_TRIM_CACHES_MAX];   /* borrowed */
+        size_t n_caches;                /* 0: every cache that can be trimmed now */
+        uint64_t to_bytes;              /* 0: each cache down to its own target */
+        bool dry_run;
+} ProtocolTrim;
+
+/* What protocol_decode_reply found. */
+typedef enum ProtocolReplyKind {
+        PROTOCOL_REPLY_OK,              /* the request succeeded; value: the result, or NULL */
+        PROTOCOL_REPLY_ERROR,           /* refused or failed; the message in err */
+        PROTOCOL_REPLY_BUSY,            /* the connection was turned away (too many); message in err */
+        PROTOCOL_REPLY_PROGRESS,        /* not the reply yet; value: the progress */
+} ProtocolReplyKind;
+
+typedef struct ProtocolReply {
+        ProtocolReplyKind kind;
+        unsigned version;               /* its "protocol"; 0 when absent (older daemon, progress) */
+        json_object *value;             /* owned by the caller (json_object_put), may be NULL */
+} ProtocolReply;
+
+/* Requests, the client's side. Each returns the line to send, newline
+ * included, malloc'd; NULL on ENOMEM. Arguments are borrowed. Strings that
+ * are not UTF-8 go out with U+FFFD in place of each bad byte. */
+char *protocol_encode_status(const ProtocolStatus *s);
+char *protocol_encode_trim(const ProtocolTrim *t);
+char *protocol_encode_reload(void);
+
+/* Requests, the daemon's side. Parses one request line (without its
+ * newline): an object with a string "cmd". On success stores the object
+ * (caller unrefs) and its command (borrowed from it) and returns 0; on
+ * failure returns -EINVAL (-ENOMEM) with a message for the client in err,
+ * leaving the outputs unchanged. Fields the command does not know are
+ * ignored. */
+int protocol_decode_request(const char *line, json_object **ret, const char **ret_cmd,
+                            char *err, size_t errlen);
+
+/* The fields of a request protocol_decode_request returned, for its
+ * command. Every field is checked before any is used, so that a request
+ * that says something else than it means gets an error, not a guess: 0 and
+ * *ret set (strings borrowed from request), or -EINVAL with the message for
+ * the client in err and *ret unchanged. A trim names at most
+ * PROTOCOL_TRIM_CACHES_MAX caches. Reload has no fields. */
+int protocol_decode_status(json_object *request, ProtocolStatus *ret, char *err, size_t errlen);
+int protocol_decode_trim(json_object *request, ProtocolTrim *ret, char *err, size_t errlen);
+
+/* Lines the daemon sends, each with its newline, malloc'd; NULL on ENOMEM.
+ * Replies carry "protocol": PROTOCOL_VERSION. Any byte sequence that is not
+ * UTF-8 in a string (a name a client sent, a path) goes out as U+FFFD, one
+ * per bad byte; the rest is kept. result and progress are borrowed
+ * (result: NULL means none). */
+char *protocol_encode_ok(json_object *result);
+char *protocol_encode_error(const char *message);
+char *protocol_encode_busy(const char *message);        /* a connection turned away */
+char *protocol_encode_progress(json_object *progress);
+
+/* Parses a line the daemon sent (without its newline), once, whatever its
+ * kind. Returns 0 with *ret set (the message of an error or busy reply in
+ * err), or -EINVAL when the line is none of them (err says why; *ret
+ * unchanged). A "protocol" that is there must be a number >= 0. */
+int protocol_decode_reply(const char *line, ProtocolReply *ret, char *err, size_t errlen);
+
+/* Whether this side can read r: false only for an ok reply with a result in
+ * a protocol newer than PROTOCOL_VERSION, whose result may mean what this
+ * side cannot know. The rest of a line (ok, error, busy, progress, protocol)
+ * means the same in every version. */
+bool protocol_reply_understood(const ProtocolReply *r);
 
 /* Copies s, each byte that does not belong to a valid UTF-8 sequence
  * replaced by U+FFFD. NULL on ENOMEM. */
 char *protocol_utf8_valid(const char *s);
 
-/* Parses a reply line. Returns 1 for ok (result, possibly NULL, stored in
- * *ret_result, caller unrefs), 0 for an error reply (message in err),
- * -EBUSY for a connection the daemon turned away (message in err), and
- * -EINVAL when the line is not a reply at all. */
-int protocol_parse_reply(const char *line, json_object **ret_result, char *err, size_t errlen);
-
 /* Tolerant readers of a result's fields, for what the other side sent: a
  * missing or mistyped field reads as NULL, 0, "", false or an empty array,
- * never as a crash (json-c asserts on an array call on a non-array). */
-json_object *field_get(json_object *o, const char *key);
-uint64_t field_u64(json_object *o, const char *key);
-const char *field_str(json_object *o, const char *key);
-bool field_flag(json_object *o, const char *key);
-bool field_false(json_object *o, const char *key);              /* present, and the boolean false */
-size_t field_count(json_object *o, const char *key);            /* array length */
-json_object *field_item(json_object *o, const char *key, size_t i);
+ * never as a crash (json-c asserts on an array call on a non-array). o and
+ * what they return are borrowed. */
+json_object *protocol_field_get(json_object *o, const char *key);
+uint64_t protocol_field_u64(json_object *o, const char *key);
+const char *protocol_field_str(json_object *o, const char *key);
+bool protocol_field_flag(json_object *o, const char *key);
+bool protocol_field_false(json_object *o, const char *key);     /* present, and the boolean false */
+size_t protocol_field_count(json_object *o, const char *key);   /* array length */
+json_object *protocol_field_item(json_object *o, const char *key, size_t i);

@@ -8,6 +8,7 @@
 
 #include "log.h"
 #include "manager-internal.h"
+#include "protocol.h"
 #include "trim.h"
 
 #define TRIM_PROGRESS_USEC (250 * USEC_PER_MSEC)
@@ -60,17 +61,19 @@ static bool trimmable(Cache *c) {
 }
 
 static void handle_status(Manager *m, ControlRequest *req, json_object *request) {
-        json_object *result, *caches, *v;
+        json_object *result, *caches;
         Cache *only = NULL;
+        ProtocolStatus s;
+        char err[256];
 
-        if (json_object_object_get_ex(request, "cache", &v)) {
-                if (!json_object_is_type(v, json_type_string)) {
-                        control_reply_error(req, "\"cache\" must be a string");
-                        return;
-                }
-                only = find_cache(m, json_object_get_string(v));
+        if (protocol_decode_status(request, &s, err, sizeof(err)) < 0) {
+                control_reply_error(req, "%s", err);
+                return;
+        }
+        if (s.cache) {
+                only = find_cache(m, s.cache);
                 if (!only) {
-                        control_reply_error(req, "no cache named '%s'", json_object_get_string(v));
+                        control_reply_error(req, "no cache named '%s'", s.cache);
                         return;
                 }
         }
@@ -178,53 +181,36 @@ static int on_trim_progress(sd_event_source *s, uint64_t usec, void *userdata) {
         return sd_event_source_set_time_relative(s, TRIM_PROGRESS_USEC);
 }
 
-/* {"cmd":"trim", "caches":["a"], "to_bytes":N, "dry_run":true}: every named
- * cache (all available ones by default) down to N or its own target. */
+/* A trim request (protocol_decode_trim): every named cache (all available
+ * ones by default) down to to_bytes or its own target. */
 static void handle_trim(Manager *m, ControlRequest *req, json_object *request) {
         const ControlPeer *peer = control_request_peer(req);
-        json_object *names = NULL, *v;
-        Cache *targets[64];
+        Cache *targets[PROTOCOL_TRIM_CACHES_MAX];
         size_t n = 0;
-        uint64_t to = 0;
-        bool dry_run = false;
+        uint64_t to;
+        bool dry_run;
         DryRunUse *use = NULL;
+        ProtocolTrim asked;
+        char err[256];
         TrimCall *t;
 
-        /* Every field is checked before anything happens: a request that
-         * means something else than it says gets an error, not a guess. */
-        if (json_object_object_get_ex(request, "dry_run", &v)) {
-                if (!json_object_is_type(v, json_type_boolean)) {
-                        control_reply_error(req, "\"dry_run\" must be true or false");
-                        return;
-                }
-                dry_run = json_object_get_boolean(v);
-        }
-        if (json_object_object_get_ex(request, "caches", &names) && !json_object_is_type(names, json_type_array)) {
-                control_reply_error(req, "\"caches\" must be an array of cache names");
+        /* The fields first, all of them; then who asks; then the names. */
+        if (protocol_decode_trim(request, &asked, err, sizeof(err)) < 0) {
+                control_reply_error(req, "%s", err);
                 return;
         }
+        to = asked.to_bytes;
+        dry_run = asked.dry_run;
         if (!dry_run && !peer_is_admin(m, peer)) {
                 control_reply_error(req, "permission denied: trim is for root and members of '%s'",
                                     m->config->admin_group);
                 return;
         }
-        if (json_object_object_get_ex(request, "to_bytes", &v)) {
-                if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) <= 0) {
-                        control_reply_error(req, "\"to_bytes\" must be a positive number");
-                        return;
-                }
-                to = (uint64_t) json_object_get_int64(v);
-        }
-        if (names && json_object_array_length(names) > 0) {
-                for (size_t i = 0; i < json_object_array_length(names) && n < ELEMENTSOF(targets); i++) {
-                        json_object *e = json_object_array_get_idx(names, i);
-                        const char *name = json_object_get_string(e);
+        if (asked.n_caches > 0) {
+                for (size_t i = 0; i < asked.n_caches; i++) {
+                        const char *name = asked.caches[i];
                         Cache *c;
 
-                        if (!json_object_is_type(e, json_type_string)) {
-                                control_reply_error(req, "\"caches\" must be an array of cache names");
-                                return;
-                        }
                         c = find_cache(m, name);
                         if (!c) {
                                 control_reply_error(req, "no cache named '%s'", name);
@@ -276,11 +262,11 @@ static void handle_trim(Manager *m, ControlRequest *req, json_object *request) {
 void manager_on_request(ControlRequest *req, const char *cmd, json_object *request, void *userdata) {
         Manager *m = userdata;
 
-        if (strcmp(cmd, "status") == 0)
+        if (strcmp(cmd, PROTOCOL_CMD_STATUS) == 0)
                 handle_status(m, req, request);
-        else if (strcmp(cmd, "reload") == 0)
+        else if (strcmp(cmd, PROTOCOL_CMD_RELOAD) == 0)
                 handle_reload(m, req);
-        else if (strcmp(cmd, "trim") == 0)
+        else if (strcmp(cmd, PROTOCOL_CMD_TRIM) == 0)
                 handle_trim(m, req, request);
         else
                 control_reply_error(req, "unknown command '%s'", cmd);

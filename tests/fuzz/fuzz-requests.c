@@ -65,7 +65,7 @@ static void fill(unsigned round) {
  * or a reply, and nothing after the reply. */
 static void sink(const char *line, void *userdata) {
         char *valid = protocol_utf8_valid(line), err[512];
-        json_object *o, *result = NULL;
+        ProtocolReply reply;
 
         if (!valid || strcmp(valid, line) != 0)
                 abort();        /* not valid UTF-8 */
@@ -74,16 +74,13 @@ static void sink(const char *line, void *userdata) {
                 abort();        /* not one line */
         if (answers > 0)
                 abort();        /* a line after the reply */
-        o = json_tokener_parse(line);
-        if (!o)
-                abort();
-        if (!field_get(o, "progress")) {
-                if (protocol_parse_reply(line, &result, err, sizeof(err)) < 0)
-                        abort();        /* neither progress nor a reply */
-                answers++;
-        }
-        json_object_put(result);
-        json_object_put(o);
+        if (protocol_decode_reply(line, &reply, err, sizeof(err)) < 0)
+                abort();        /* neither progress nor a reply */
+        if (reply.kind != PROTOCOL_REPLY_PROGRESS &&
+            (reply.kind == PROTOCOL_REPLY_BUSY || reply.version != PROTOCOL_VERSION))
+                abort();        /* a handler turns no one away; every reply says its version */
+        answers += reply.kind != PROTOCOL_REPLY_PROGRESS;
+        json_object_put(reply.value);
 }
 
 static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
@@ -156,7 +153,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 return 0;
         memcpy(line, data + 1, size - 1);
         line[size - 1] = '\0';
-        if (protocol_parse_request(line, &o, &cmd, err, sizeof(err)) < 0) {
+        if (protocol_decode_request(line, &o, &cmd, err, sizeof(err)) < 0) {
                 free(line);
                 return 0;
         }

@@ -239,7 +239,7 @@ for request, want in cases:
         reply += chunk
     s.close()
     o = json.loads(reply.decode("utf-8", errors="strict"))
-    assert o == {"ok": False, "error": want}, (request, reply)
+    assert o == {"ok": False, "error": want, "protocol": 1}, (request, reply)
 print("all valid")
 EOF
         chmod 644 "$BATS_TEST_TMPDIR/utf8.py"

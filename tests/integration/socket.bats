@@ -58,15 +58,15 @@ teardown() {
         S=$BATS_TEST_TMPDIR/ck.sock
         # anyone may send these (dry runs): none may take the daemon down
         run "$HELPERS/sockpoke" "$S" send $'{"cmd":"trim","caches":"t","dry_run":true}\n{"cmd":"trim","caches":[1],"dry_run":true}\n'
-        [ "${lines[0]}" = '{"ok":false,"error":"\"caches\" must be an array of cache names"}' ]
-        [ "${lines[1]}" = '{"ok":false,"error":"\"caches\" must be an array of cache names"}' ]
+        [ "${lines[0]}" = '{"ok":false,"error":"\"caches\" must be an array of cache names","protocol":1}' ]
+        [ "${lines[1]}" = '{"ok":false,"error":"\"caches\" must be an array of cache names","protocol":1}' ]
         # "no" is not false: a string must not be read as a boolean either way
         run "$HELPERS/sockpoke" "$S" send $'{"cmd":"trim","dry_run":"no"}\n{"cmd":"trim","to_bytes":"1G"}\n'
-        [ "${lines[0]}" = '{"ok":false,"error":"\"dry_run\" must be true or false"}' ]
-        [ "${lines[1]}" = '{"ok":false,"error":"\"to_bytes\" must be a positive number"}' ]
+        [ "${lines[0]}" = '{"ok":false,"error":"\"dry_run\" must be true or false","protocol":1}' ]
+        [ "${lines[1]}" = '{"ok":false,"error":"\"to_bytes\" must be a positive number","protocol":1}' ]
         run "$HELPERS/sockpoke" "$S" send $'{"cmd":"status","cache":7}\n{"cmd":"status","cache":"nope"}\n'
-        [ "${lines[0]}" = '{"ok":false,"error":"\"cache\" must be a string"}' ]
-        [ "${lines[1]}" = '{"ok":false,"error":"no cache named '"'nope'"'"}' ]
+        [ "${lines[0]}" = '{"ok":false,"error":"\"cache\" must be a string","protocol":1}' ]
+        [ "${lines[1]}" = '{"ok":false,"error":"no cache named '"'nope'"'","protocol":1}' ]
         kill -0 "$DAEMON_PID"
         run "$HELPERS/sockpoke" "$S" send $'{"cmd":"trim","caches":["t"],"dry_run":true}\n'
         [[ "${lines[0]}" == '{"ok":true,"result":{"t":{"dry_run":true,'* ]]
@@ -178,8 +178,8 @@ EOS
         [[ "${lines[0]}" == '{"ok":false,"error":"request is not one JSON object'* ]]
         [[ "${lines[1]}" == '{"ok":true,"result":{"caches":'* ]]
         run "$HELPERS/sockpoke" "$S" send $'{"cmd":"frob"}\n[1,2]\n'
-        [ "${lines[0]}" = '{"ok":false,"error":"unknown command '"'frob'"'"}' ]
-        [[ "${lines[1]}" == '{"ok":false,"error":"request must be an object with a string \"cmd\""}' ]]
+        [ "${lines[0]}" = '{"ok":false,"error":"unknown command '"'frob'"'","protocol":1}' ]
+        [[ "${lines[1]}" == '{"ok":false,"error":"request must be an object with a string \"cmd\"","protocol":1}' ]]
 
         run "$HELPERS/sockpoke" "$S" big 100000
         [[ "${lines[0]}" == '{"ok":false,"error":"request too long'* ]]

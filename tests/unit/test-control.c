@@ -221,29 +221,37 @@ static bool client_line(Fixture *f, Client *cl, char *line, size_t size) {
         return true;
 }
 
-/* Waits for an ok reply and returns its result (caller unrefs). */
-static json_object *client_ok(Fixture *f, Client *cl) {
-        char line[4096], err[256];
-        json_object *result = NULL;
+/* Waits for a reply of kind want in this protocol version; returns its
+ * value (caller unrefs) and leaves its message in err. */
+static json_object *client_reply(Fixture *f, Client *cl, ProtocolReplyKind want, char *err, size_t errlen) {
+        ProtocolReply reply;
+        char line[4096];
 
         assert_true(client_line(f, cl, line, sizeof(line)));
-        assert_int_equal(protocol_parse_reply(line, &result, err, sizeof(err)), 1);
-        return result;
+        assert_int_equal(protocol_decode_reply(line, &reply, err, errlen), 0);
+        assert_int_equal(reply.kind, want);
+        assert_int_equal(reply.version, PROTOCOL_VERSION);
+        return reply.value;
 }
 
-/* Waits for an error reply of the kind want (0: an error, -EBUSY: turned
- * away) and checks its message starts with prefix. */
-static void client_error_kind(Fixture *f, Client *cl, int want, const char *prefix) {
-        char line[4096], err[256];
-        json_object *result = NULL;
+/* Waits for an ok reply and returns its result (caller unrefs). */
+static json_object *client_ok(Fixture *f, Client *cl) {
+        char err[256];
 
-        assert_true(client_line(f, cl, line, sizeof(line)));
-        assert_int_equal(protocol_parse_reply(line, &result, err, sizeof(err)), want);
+        return client_reply(f, cl, PROTOCOL_REPLY_OK, err, sizeof(err));
+}
+
+/* Waits for an error reply of the kind want (an error, or turned away) and
+ * checks its message starts with prefix. */
+static void client_error_kind(Fixture *f, Client *cl, ProtocolReplyKind want, const char *prefix) {
+        char err[256];
+
+        assert_null(client_reply(f, cl, want, err, sizeof(err)));
         if (strncmp(err, prefix, strlen(prefix)) != 0)
                 fail_msg("error \"%s\", want \"%s...\"", err, prefix);
 }
-#define client_error(f, cl, prefix) client_error_kind((f), (cl), 0, (prefix))
-#define client_busy(f, cl, prefix)  client_error_kind((f), (cl), -EBUSY, (prefix))
+#define client_error(f, cl, prefix) client_error_kind((f), (cl), PROTOCOL_REPLY_ERROR, (prefix))
+#define client_busy(f, cl, prefix)  client_error_kind((f), (cl), PROTOCOL_REPLY_BUSY, (prefix))
 
 static void client_expect_eof(Fixture *f, Client *cl) {
         char line[4096];
@@ -513,7 +521,7 @@ static void test_local_request(void **state) {
         control_reply_error(req, "no cache named '%s'", "a\xff\xc3\xa9");
         assert_int_equal(f->n_sunk, 2);
         assert_string_equal(f->sunk[0], "{\"progress\":{\"n\":1}}\n");
-        assert_string_equal(f->sunk[1], "{\"ok\":false,\"error\":\"no cache named 'a\xef\xbf\xbd\xc3\xa9'\"}\n");
+        assert_string_equal(f->sunk[1], "{\"ok\":false,\"error\":\"no cache named 'a\xef\xbf\xbd\xc3\xa9'\",\"protocol\":1}\n");
 }
 
 static int answer_later(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -725,7 +733,7 @@ static void test_progress_then_reply(void **state) {
         control_reply_ok(f->deferred[0], NULL);
         f->deferred[0] = NULL;
         assert_true(client_line(f, &cl, line, sizeof(line)));
-        assert_string_equal(line, "{\"ok\":true}");
+        assert_string_equal(line, "{\"ok\":true,\"protocol\":1}");
         client_close(&cl);
 }
 

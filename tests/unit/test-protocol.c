@@ -1,17 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /* The wire format: what the daemon sends is valid UTF-8 JSON whatever it
- * echoes, and the client tells a turned-away connection from a refusal. */
+ * echoes and says its protocol version; requests go out as older daemons
+ * read them and come back the same; the client tells a turned-away
+ * connection from a refusal, and a result it cannot know from one it can. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "protocol.h"
+#include "util.h"
 
 #define FFFD "\xef\xbf\xbd"
 
@@ -62,27 +66,40 @@ static void assert_line(const char *line) {
         assert_int_equal(nl[1], '\0');
 }
 
-static void test_lines_are_valid(void **state) {
-        json_object *result = json_object_new_object(), *back = NULL;
-        char *line, err[256];
+/* Decodes a line the daemon sent; fails the test unless it is one. */
+static ProtocolReply decode(const char *line, char *err, size_t errlen) {
+        ProtocolReply r;
 
-        line = protocol_reply_error("no cache named '\xff\xfe'");
+        assert_int_equal(protocol_decode_reply(line, &r, err, errlen), 0);
+        return r;
+}
+
+static void test_lines_are_valid(void **state) {
+        json_object *result = json_object_new_object();
+        char *line, err[256];
+        ProtocolReply r;
+
+        line = protocol_encode_error("no cache named '\xff\xfe'");
         assert_line(line);
-        assert_string_equal(line, "{\"ok\":false,\"error\":\"no cache named '" FFFD FFFD "'\"}\n");
-        assert_int_equal(protocol_parse_reply(line, &back, err, sizeof(err)), 0);
+        assert_string_equal(line, "{\"ok\":false,\"error\":\"no cache named '" FFFD FFFD "'\",\"protocol\":1}\n");
+        r = decode(line, err, sizeof(err));
+        assert_int_equal(r.kind, PROTOCOL_REPLY_ERROR);
+        assert_null(r.value);
         assert_string_equal(err, "no cache named '" FFFD FFFD "'");
         free(line);
 
         /* Keys and values alike, however deep. */
         json_object_object_add(result, "c\xe9", json_object_new_string("/var/\x80/x"));
-        line = protocol_reply_ok(result);
+        line = protocol_encode_ok(result);
         assert_line(line);
-        assert_string_equal(line, "{\"ok\":true,\"result\":{\"c" FFFD "\":\"/var/" FFFD "/x\"}}\n");
-        assert_int_equal(protocol_parse_reply(line, &back, err, sizeof(err)), 1);
-        json_object_put(back);
+        assert_string_equal(line, "{\"ok\":true,\"result\":{\"c" FFFD "\":\"/var/" FFFD "/x\"},\"protocol\":1}\n");
+        r = decode(line, err, sizeof(err));
+        assert_int_equal(r.kind, PROTOCOL_REPLY_OK);
+        assert_string_equal(protocol_field_str(r.value, "c" FFFD), "/var/" FFFD "/x");
+        json_object_put(r.value);
         free(line);
 
-        line = protocol_progress(result);
+        line = protocol_encode_progress(result);
         assert_line(line);
         assert_string_equal(line, "{\"progress\":{\"c" FFFD "\":\"/var/" FFFD "/x\"}}\n");
         free(line);
@@ -90,21 +107,217 @@ static void test_lines_are_valid(void **state) {
 }
 
 static void test_busy(void **state) {
-        char *line = protocol_reply_busy("too many connections"), err[256];
-        json_object *back = NULL;
+        char *line = protocol_encode_busy("too many connections"), err[256];
+        ProtocolReply r;
 
-        assert_string_equal(line, "{\"ok\":false,\"error\":\"too many connections\",\"busy\":true}\n");
-        assert_int_equal(protocol_parse_reply(line, &back, err, sizeof(err)), -EBUSY);
+        assert_string_equal(line, "{\"ok\":false,\"error\":\"too many connections\",\"busy\":true,\"protocol\":1}\n");
+        r = decode(line, err, sizeof(err));
+        assert_int_equal(r.kind, PROTOCOL_REPLY_BUSY);
         assert_string_equal(err, "too many connections");
-        assert_null(back);
+        assert_null(r.value);
         free(line);
         /* An error that is not one, or a busy flag that is not true, is a refusal. */
-        assert_int_equal(protocol_parse_reply("{\"ok\":false,\"error\":\"x\",\"busy\":false}", &back, err,
-                                              sizeof(err)), 0);
-        assert_int_equal(protocol_parse_reply("{\"ok\":false,\"error\":\"x\",\"busy\":1}", &back, err,
-                                              sizeof(err)), 0);
-        assert_int_equal(protocol_parse_reply("{\"ok\":true,\"busy\":true}", &back, err, sizeof(err)), 1);
-        assert_int_equal(protocol_parse_reply("{\"ok\":1}", &back, err, sizeof(err)), -EINVAL);
+        assert_int_equal(decode("{\"ok\":false,\"error\":\"x\",\"busy\":false}", err, sizeof(err)).kind,
+                         PROTOCOL_REPLY_ERROR);
+        assert_int_equal(decode("{\"ok\":false,\"error\":\"x\",\"busy\":1}", err, sizeof(err)).kind,
+                         PROTOCOL_REPLY_ERROR);
+        assert_int_equal(decode("{\"ok\":true,\"busy\":true}", err, sizeof(err)).kind, PROTOCOL_REPLY_OK);
+        assert_int_equal(protocol_decode_reply("{\"ok\":1}", &r, err, sizeof(err)), -EINVAL);
+}
+
+/* The bytes a request goes out as: the fields an older daemon reads too. */
+static void test_requests_on_the_wire(void **state) {
+        static const char *const want[] = {
+                "{\"cmd\":\"status\"}\n",
+                "{\"cmd\":\"status\",\"cache\":\"mi210\"}\n",
+                "{\"cmd\":\"trim\",\"caches\":[],\"dry_run\":false}\n",
+                "{\"cmd\":\"trim\",\"caches\":[\"a\",\"b/c\"],\"to_bytes\":80000000000,\"dry_run\":true}\n",
+                "{\"cmd\":\"reload\"}\n",
+        };
+        char *lines[ELEMENTSOF(want)];
+        ProtocolTrim t = { .caches = { "a", "b/c" }, .n_caches = 2, .to_bytes = 80000000000, .dry_run = true };
+
+        lines[0] = protocol_encode_status(&(ProtocolStatus) {});
+        lines[1] = protocol_encode_status(&(ProtocolStatus) { .cache = "mi210" });
+        lines[2] = protocol_encode_trim(&(ProtocolTrim) {});
+        lines[3] = protocol_encode_trim(&t);
+        lines[4] = protocol_encode_reload();
+        for (size_t i = 0; i < ELEMENTSOF(want); i++) {
+                assert_non_null(lines[i]);
+                assert_string_equal(lines[i], want[i]);
+                free(lines[i]);
+        }
+}
+
+/* Parses a request line as control.c does, then its fields as the handler
+ * does; returns what protocol_decode_trim (or _status) returned. */
+static int decode_trim(const char *line, ProtocolTrim *t, char *err, size_t errlen) {
+        json_object *o;
+        const char *cmd;
+        int r;
+
+        assert_int_equal(protocol_decode_request(line, &o, &cmd, err, errlen), 0);
+        assert_string_equal(cmd, PROTOCOL_CMD_TRIM);
+        r = protocol_decode_trim(o, t, err, errlen);
+        json_object_put(o);
+        return r;
+}
+
+static void test_round_trip(void **state) {
+        ProtocolTrim t = { .caches = { "x", "\xc3\xa9t\xc3\xa9" }, .n_caches = 2, .to_bytes = UINT64_C(1) << 62 },
+                     back = {};
+        ProtocolStatus s;
+        char *line = protocol_encode_trim(&t), err[256];
+        json_object *o;
+        const char *cmd;
+
+        /* The names are borrowed from the request object: compare before it goes. */
+        assert_int_equal(protocol_decode_request(line, &o, &cmd, err, sizeof(err)), 0);
+        assert_int_equal(protocol_decode_trim(o, &back, err, sizeof(err)), 0);
+        assert_int_equal(back.n_caches, 2);
+        assert_string_equal(back.caches[0], "x");
+        assert_string_equal(back.caches[1], "\xc3\xa9t\xc3\xa9");
+        assert_true(back.to_bytes == t.to_bytes);
+        assert_false(back.dry_run);
+        json_object_put(o);
+        free(line);
+
+        line = protocol_encode_status(&(ProtocolStatus) { .cache = "a" });
+        assert_int_equal(protocol_decode_request(line, &o, &cmd, err, sizeof(err)), 0);
+        assert_string_equal(cmd, PROTOCOL_CMD_STATUS);
+        assert_int_equal(protocol_decode_status(o, &s, err, sizeof(err)), 0);
+        assert_string_equal(s.cache, "a");
+        json_object_put(o);
+        free(line);
+
+        /* No names, no size: every cache, each to its target. */
+        assert_int_equal(decode_trim("{\"cmd\":\"trim\"}", &back, err, sizeof(err)), 0);
+        assert_int_equal(back.n_caches, 0);
+        assert_true(back.to_bytes == 0 && !back.dry_run);
+}
+
+/* A request that says something else than it means is refused, with why,
+ * and its outputs stay as they were. */
+static void test_requests_refused(void **state) {
+        static const struct {
+                const char *line, *error;
+        } trims[] = {
+                { "{\"cmd\":\"trim\",\"dry_run\":\"no\"}", "\"dry_run\" must be true or false" },
+                { "{\"cmd\":\"trim\",\"dry_run\":1}", "\"dry_run\" must be true or false" },
+                { "{\"cmd\":\"trim\",\"caches\":\"t\"}", "\"caches\" must be an array of cache names" },
+                { "{\"cmd\":\"trim\",\"caches\":[\"t\",1]}", "\"caches\" must be an array of cache names" },
+                { "{\"cmd\":\"trim\",\"to_bytes\":\"1G\"}", "\"to_bytes\" must be a positive number" },
+                { "{\"cmd\":\"trim\",\"to_bytes\":0}", "\"to_bytes\" must be a positive number" },
+                { "{\"cmd\":\"trim\",\"to_bytes\":-5}", "\"to_bytes\" must be a positive number" },
+                { "{\"cmd\":\"trim\",\"to_bytes\":1.5}", "\"to_bytes\" must be a positive number" },
+        };
+        ProtocolTrim t = { .n_caches = 7 };
+        ProtocolStatus s = { .cache = "kept" };
+        char line[1024], err[256];
+        json_object *o = (json_object *) 0x1;
+        const char *cmd = "kept";
+        size_t n;
+
+        for (size_t i = 0; i < ELEMENTSOF(trims); i++) {
+                assert_int_equal(decode_trim(trims[i].line, &t, err, sizeof(err)), -EINVAL);
+                assert_string_equal(err, trims[i].error);
+                assert_int_equal(t.n_caches, 7);
+        }
+
+        /* PROTOCOL_TRIM_CACHES_MAX names, and one more. */
+        n = (size_t) snprintf(line, sizeof(line), "{\"cmd\":\"trim\",\"caches\":[\"a\"");
+        for (unsigned i = 1; i < PROTOCOL_TRIM_CACHES_MAX; i++)
+                n += (size_t) snprintf(line + n, sizeof(line) - n, ",\"a\"");
+        snprintf(line + n, sizeof(line) - n, "]}");
+        assert_int_equal(decode_trim(line, &t, err, sizeof(err)), 0);
+        assert_int_equal(t.n_caches, PROTOCOL_TRIM_CACHES_MAX);
+        snprintf(line + n, sizeof(line) - n, ",\"a\"]}");
+        assert_int_equal(decode_trim(line, &t, err, sizeof(err)), -EINVAL);
+        assert_string_equal(err, "\"caches\" may name at most 64 caches");
+
+        assert_int_equal(protocol_decode_request("{\"cmd\":\"status\",\"cache\":7}", &o, &cmd, err, sizeof(err)), 0);
+        assert_int_equal(protocol_decode_status(o, &s, err, sizeof(err)), -EINVAL);
+        assert_string_equal(err, "\"cache\" must be a string");
+        assert_string_equal(s.cache, "kept");
+        json_object_put(o);
+
+        o = (json_object *) 0x1;
+        cmd = "kept";
+        assert_int_equal(protocol_decode_request("{\"cmd\":\"status\"} x", &o, &cmd, err, sizeof(err)), -EINVAL);
+        assert_true(strncmp(err, "request is not one JSON object", 30) == 0);
+        assert_int_equal(protocol_decode_request("[1]", &o, &cmd, err, sizeof(err)), -EINVAL);
+        assert_string_equal(err, "request must be an object with a string \"cmd\"");
+        assert_int_equal(protocol_decode_request("{\"cmd\":1}", &o, &cmd, err, sizeof(err)), -EINVAL);
+        assert_ptr_equal(o, (json_object *) 0x1);
+        assert_string_equal(cmd, "kept");
+}
+
+/* Every reply says its version; a client reads an older daemon's replies
+ * (no version) as before, and refuses only a result it cannot know. */
+static void test_version(void **state) {
+        char *line, err[256];
+        ProtocolReply r;
+
+        line = protocol_encode_ok(NULL);
+        assert_string_equal(line, "{\"ok\":true,\"protocol\":1}\n");
+        r = decode(line, err, sizeof(err));
+        assert_int_equal(r.version, PROTOCOL_VERSION);
+        assert_true(protocol_reply_understood(&r));
+        free(line);
+
+        /* An older daemon: no version, read as 0, understood. */
+        r = decode("{\"ok\":true,\"result\":{\"caches\":[]}}", err, sizeof(err));
+        assert_int_equal(r.kind, PROTOCOL_REPLY_OK);
+        assert_int_equal(r.version, 0);
+        assert_true(protocol_reply_understood(&r));
+        assert_int_equal(protocol_field_count(r.value, "caches"), 0);
+        json_object_put(r.value);
+
+        /* A newer daemon: its result is not read; its errors are, and an ok
+         * without a result needs no reading. */
+        r = decode("{\"ok\":true,\"result\":{\"caches\":[]},\"protocol\":2}", err, sizeof(err));
+        assert_int_equal(r.version, 2);
+        assert_false(protocol_reply_understood(&r));
+        json_object_put(r.value);
+        r = decode("{\"ok\":false,\"error\":\"permission denied\",\"protocol\":2}", err, sizeof(err));
+        assert_int_equal(r.kind, PROTOCOL_REPLY_ERROR);
+        assert_true(protocol_reply_understood(&r));
+        assert_string_equal(err, "permission denied");
+        r = decode("{\"ok\":false,\"error\":\"too many\",\"busy\":true,\"protocol\":9}", err, sizeof(err));
+        assert_int_equal(r.kind, PROTOCOL_REPLY_BUSY);
+        assert_true(protocol_reply_understood(&r));
+        r = decode("{\"ok\":true,\"protocol\":2}", err, sizeof(err));
+        assert_true(protocol_reply_understood(&r));
+        r = decode("{\"ok\":true,\"result\":1,\"protocol\":99999999999}", err, sizeof(err));
+        assert_true(r.version > PROTOCOL_VERSION);
+        assert_false(protocol_reply_understood(&r));
+        json_object_put(r.value);
+
+        /* A version that is none is no reply. */
+        assert_int_equal(protocol_decode_reply("{\"ok\":true,\"protocol\":\"1\"}", &r, err, sizeof(err)), -EINVAL);
+        assert_int_equal(protocol_decode_reply("{\"ok\":true,\"protocol\":-1}", &r, err, sizeof(err)), -EINVAL);
+        assert_int_equal(protocol_decode_reply("{\"ok\":true,\"protocol\":1.0}", &r, err, sizeof(err)), -EINVAL);
+}
+
+/* A progress line is one kind of line the decoder knows, parsed once. */
+static void test_progress(void **state) {
+        json_object *p = json_tokener_parse("{\"a\":{\"files\":3,\"planned_files\":9}}");
+        char *line = protocol_encode_progress(p), err[256];
+        ProtocolReply r = decode(line, err, sizeof(err));
+
+        assert_int_equal(r.kind, PROTOCOL_REPLY_PROGRESS);
+        assert_int_equal(r.version, 0);
+        assert_true(protocol_reply_understood(&r));
+        assert_int_equal(protocol_field_u64(protocol_field_get(r.value, "a"), "planned_files"), 9);
+        json_object_put(r.value);
+        free(line);
+        json_object_put(p);
+
+        r = decode("{\"progress\":null}", err, sizeof(err));
+        assert_int_equal(r.kind, PROTOCOL_REPLY_PROGRESS);
+        assert_null(r.value);
+        assert_int_equal(protocol_decode_reply("[\"progress\"]", &r, err, sizeof(err)), -EINVAL);
+        assert_int_equal(protocol_decode_reply("", &r, err, sizeof(err)), -EINVAL);
 }
 
 int main(void) {
@@ -112,6 +325,11 @@ int main(void) {
                 cmocka_unit_test(test_utf8_valid),
                 cmocka_unit_test(test_lines_are_valid),
                 cmocka_unit_test(test_busy),
+                cmocka_unit_test(test_requests_on_the_wire),
+                cmocka_unit_test(test_round_trip),
+                cmocka_unit_test(test_requests_refused),
+                cmocka_unit_test(test_version),
+                cmocka_unit_test(test_progress),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -36,46 +36,49 @@ static void find(Findings *f, ReportLevel level, const char *fmt, ...) {
 
 /* part of whole, both fields of o, in percent; 0 when whole is. */
 static double percent(json_object *o, const char *part, const char *whole) {
-        uint64_t w = field_u64(o, whole);
+        uint64_t w = protocol_field_u64(o, whole);
 
-        return w ? 100.0 * (double) field_u64(o, part) / (double) w : 0;
+        return w ? 100.0 * (double) protocol_field_u64(o, part) / (double) w : 0;
 }
 
 static void check_volume(Findings *f, json_object *v) {
-        const char *alert = field_str(v, "alert");
+        const char *alert = protocol_field_str(v, "alert");
         char in[32];
 
         if (strcmp(alert, "critical") == 0 || strcmp(alert, "warning") == 0) {
-                bool inodes = strcmp(field_str(v, "inodes_level"), alert) == 0 &&
-                              strcmp(field_str(v, "bytes_level"), alert) != 0;
+                bool inodes = strcmp(protocol_field_str(v, "inodes_level"), alert) == 0 &&
+                              strcmp(protocol_field_str(v, "bytes_level"), alert) != 0;
                 if (inodes)
                         find(f, alert[0] == 'c' ? REPORT_CRITICAL : REPORT_WARNING, "volume %s %s: %.1f%% of inodes free",
-                             field_str(v, "mount"), alert,
+                             protocol_field_str(v, "mount"), alert,
                              percent(v, "avail_inodes", "total_inodes"));
                 else
                         find(f, alert[0] == 'c' ? REPORT_CRITICAL : REPORT_WARNING, "volume %s %s: %.1f%% free",
-                             field_str(v, "mount"), alert, percent(v, "avail_bytes", "total_bytes"));
+                             protocol_field_str(v, "mount"), alert, percent(v, "avail_bytes", "total_bytes"));
         }
-        if (field_flag(v, "full_soon"))
-                find(f, REPORT_WARNING, "volume %s full in ~%s", field_str(v, "mount"),
-                     format_duration(field_u64(v, "full_in_seconds") * USEC_PER_SEC, in, sizeof(in)));
-        if (field_flag(v, "pressure_caches_empty"))
-                find(f, REPORT_WARNING, "volume %s below min_free with its caches empty", field_str(v, "mount"));
+        if (protocol_field_flag(v, "full_soon"))
+                find(f, REPORT_WARNING, "volume %s full in ~%s", protocol_field_str(v, "mount"),
+                     format_duration(protocol_field_u64(v, "full_in_seconds") * USEC_PER_SEC, in, sizeof(in)));
+        if (protocol_field_flag(v, "pressure_caches_empty"))
+                find(f, REPORT_WARNING, "volume %s below min_free with its caches empty",
+                     protocol_field_str(v, "mount"));
 }
 
 static void check_cache(Findings *f, json_object *c) {
-        const char *state = field_str(c, "state");
-        uint64_t size = field_u64(c, "size_bytes"), cap = field_u64(c, "max_size_bytes");
+        const char *state = protocol_field_str(c, "state");
+        uint64_t size = protocol_field_u64(c, "size_bytes"), cap = protocol_field_u64(c, "max_size_bytes");
         char s1[32], s2[32];
 
         if (strcmp(state, "unavailable") == 0)
-                find(f, REPORT_WARNING, "cache %s unavailable: %s", field_str(c, "name"), field_str(c, "reason"));
+                find(f, REPORT_WARNING, "cache %s unavailable: %s", protocol_field_str(c, "name"),
+                     protocol_field_str(c, "reason"));
         else if (strcmp(state, "over_cap") == 0)
                 find(f, (double) size > (double) cap * REPORT_OVER_CAP_CRITICAL ? REPORT_CRITICAL : REPORT_WARNING,
-                     "cache %s over its cap: %s of %s", field_str(c, "name"), format_size(size, s1, sizeof(s1)),
-                     format_size(cap, s2, sizeof(s2)));
-        if (strcmp(state, "unavailable") != 0 && field_false(c, "mode_ok"))
-                find(f, REPORT_WARNING, "cache %s root mode is not %s", field_str(c, "name"), field_str(c, "mode"));
+                     "cache %s over its cap: %s of %s", protocol_field_str(c, "name"),
+                     format_size(size, s1, sizeof(s1)), format_size(cap, s2, sizeof(s2)));
+        if (strcmp(state, "unavailable") != 0 && protocol_field_false(c, "mode_ok"))
+                find(f, REPORT_WARNING, "cache %s root mode is not %s", protocol_field_str(c, "name"),
+                     protocol_field_str(c, "mode"));
 }
 
 ReportLevel report_check(json_object *status, char *buf, size_t len) {
@@ -84,15 +87,15 @@ ReportLevel report_check(json_object *status, char *buf, size_t len) {
         size_t n;
 
         /* Whatever answered is not a cachekeeperd we understand. */
-        if (!json_object_is_type(field_get(status, "caches"), json_type_array)) {
+        if (!json_object_is_type(protocol_field_get(status, "caches"), json_type_array)) {
                 snprintf(buf, len, "CACHEKEEPER UNKNOWN - the reply is not a status (no list of caches)");
                 return REPORT_UNKNOWN;
         }
 
-        for (size_t i = 0; i < field_count(status, "volumes"); i++)
-                check_volume(&f, field_item(status, "volumes", i));
-        for (size_t i = 0; i < field_count(status, "caches"); i++)
-                check_cache(&f, field_item(status, "caches", i));
+        for (size_t i = 0; i < protocol_field_count(status, "volumes"); i++)
+                check_volume(&f, protocol_field_item(status, "volumes", i));
+        for (size_t i = 0; i < protocol_field_count(status, "caches"); i++)
+                check_cache(&f, protocol_field_item(status, "caches", i));
         n = (size_t) snprintf(buf, len, "CACHEKEEPER %s - ", names[f.worst]);
         if (f.worst != REPORT_OK) {
                 bool first = true;
@@ -104,42 +107,45 @@ ReportLevel report_check(json_object *status, char *buf, size_t len) {
                         }
         } else {
                 /* All well: the figures, briefly. */
-                for (size_t i = 0; i < field_count(status, "caches") && n < len; i++) {
-                        json_object *c = field_item(status, "caches", i);
+                for (size_t i = 0; i < protocol_field_count(status, "caches") && n < len; i++) {
+                        json_object *c = protocol_field_item(status, "caches", i);
                         char s1[32], s2[32];
-                        n += (size_t) snprintf(buf + n, len - n, "%s%s %s/%s", i ? ", " : "", field_str(c, "name"),
-                                               format_size(field_u64(c, "size_bytes"), s1, sizeof(s1)),
-                                               format_size(field_u64(c, "max_size_bytes"), s2, sizeof(s2)));
+                        n += (size_t) snprintf(buf + n, len - n, "%s%s %s/%s", i ? ", " : "",
+                                               protocol_field_str(c, "name"),
+                                               format_size(protocol_field_u64(c, "size_bytes"), s1, sizeof(s1)),
+                                               format_size(protocol_field_u64(c, "max_size_bytes"), s2, sizeof(s2)));
                 }
-                for (size_t i = 0; i < field_count(status, "volumes") && n < len; i++) {
-                        json_object *v = field_item(status, "volumes", i);
+                for (size_t i = 0; i < protocol_field_count(status, "volumes") && n < len; i++) {
+                        json_object *v = protocol_field_item(status, "volumes", i);
                         n += (size_t) snprintf(buf + n, len - n, "%s%s %.1f%% free", i ? ", " : "; ",
-                                               field_str(v, "mount"), percent(v, "avail_bytes", "total_bytes"));
+                                               protocol_field_str(v, "mount"), percent(v, "avail_bytes", "total_bytes"));
                 }
         }
         /* Performance data, for the graphs of Nagios-style monitors:
          * 'label'=value[UOM];warn;crit;min;max ("N:" alerts below N). */
         bool perf = false;
-        for (size_t i = 0; i < field_count(status, "caches") && n < len; i++) {
-                json_object *c = field_item(status, "caches", i);
-                uint64_t cap = field_u64(c, "max_size_bytes");
+        for (size_t i = 0; i < protocol_field_count(status, "caches") && n < len; i++) {
+                json_object *c = protocol_field_item(status, "caches", i);
+                uint64_t cap = protocol_field_u64(c, "max_size_bytes");
 
-                if (strcmp(field_str(c, "state"), "unavailable") == 0)
+                if (strcmp(protocol_field_str(c, "state"), "unavailable") == 0)
                         continue;
                 n += (size_t) snprintf(buf + n, len - n, "%s'%s'=%lluB;%llu;%llu;0;", perf ? " " : " | ",
-                                       field_str(c, "name"),
-                                       (unsigned long long) field_u64(c, "size_bytes"), (unsigned long long) cap,
+                                       protocol_field_str(c, "name"),
+                                       (unsigned long long) protocol_field_u64(c, "size_bytes"),
+                                       (unsigned long long) cap,
                                        (unsigned long long) ((double) cap * REPORT_OVER_CAP_CRITICAL));
                 perf = true;
         }
-        for (size_t i = 0; i < field_count(status, "volumes") && n < len; i++) {
-                json_object *v = field_item(status, "volumes", i);
+        for (size_t i = 0; i < protocol_field_count(status, "volumes") && n < len; i++) {
+                json_object *v = protocol_field_item(status, "volumes", i);
 
                 n += (size_t) snprintf(buf + n, len - n, "%s'%s'=%lluB;%llu:;%llu:;0;%llu", perf ? " " : " | ",
-                                       field_str(v, "mount"), (unsigned long long) field_u64(v, "avail_bytes"),
-                                       (unsigned long long) field_u64(v, "warn_free_bytes"),
-                                       (unsigned long long) field_u64(v, "crit_free_bytes"),
-                                       (unsigned long long) field_u64(v, "total_bytes"));
+                                       protocol_field_str(v, "mount"),
+                                       (unsigned long long) protocol_field_u64(v, "avail_bytes"),
+                                       (unsigned long long) protocol_field_u64(v, "warn_free_bytes"),
+                                       (unsigned long long) protocol_field_u64(v, "crit_free_bytes"),
+                                       (unsigned long long) protocol_field_u64(v, "total_bytes"));
                 perf = true;
         }
         return f.worst;
@@ -153,33 +159,33 @@ typedef struct Metric {
 } Metric;
 
 static double cache_available(json_object *c) {
-        return strcmp(field_str(c, "state"), "unavailable") != 0;
+        return strcmp(protocol_field_str(c, "state"), "unavailable") != 0;
 }
 
 static double cache_trimming(json_object *c) {
-        return strcmp(field_str(c, "state"), "trimming") == 0;
+        return strcmp(protocol_field_str(c, "state"), "trimming") == 0;
 }
 
 static double cache_mode_ok(json_object *c) {
-        return field_flag(c, "mode_ok");
+        return protocol_field_flag(c, "mode_ok");
 }
 
 /* Samples that make no sense for a cache: no entries, or unavailable. */
 static bool cache_skip(const char *metric, json_object *c) {
         if (strcmp(metric, "cachekeeper_cache_oldest_entry_timestamp_seconds") == 0)
-                return field_u64(c, "entry_files") == 0;
+                return protocol_field_u64(c, "entry_files") == 0;
         if (strcmp(metric, "cachekeeper_cache_mode_ok") == 0)
-                return strcmp(field_str(c, "state"), "unavailable") == 0;
+                return strcmp(protocol_field_str(c, "state"), "unavailable") == 0;
         return false;
 }
 
 static double volume_level(json_object *v) {
-        const char *a = field_str(v, "alert");
+        const char *a = protocol_field_str(v, "alert");
         return strcmp(a, "critical") == 0 ? 2 : strcmp(a, "warning") == 0 ? 1 : 0;
 }
 
 static double volume_pressure(json_object *v) {
-        return field_flag(v, "pressure");
+        return protocol_field_flag(v, "pressure");
 }
 
 static const Metric cache_metrics[] = {
@@ -219,14 +225,14 @@ static void label(FILE *f, const char *s) {
 static void family(FILE *f, json_object *status, const char *list, const char *label_name, const char *label_key,
                    const Metric *m) {
         fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", m->name, m->help, m->name, m->type);
-        for (size_t i = 0; i < field_count(status, list); i++) {
-                json_object *o = field_item(status, list, i);
-                json_object *v = m->key ? field_get(o, m->key) : NULL;
+        for (size_t i = 0; i < protocol_field_count(status, list); i++) {
+                json_object *o = protocol_field_item(status, list, i);
+                json_object *v = m->key ? protocol_field_get(o, m->key) : NULL;
 
                 if ((m->key && !json_object_is_type(v, json_type_int)) || cache_skip(m->name, o))
                         continue;   /* absent (or not a number), not zero: "not filling" is not "full now" */
                 fprintf(f, "%s{%s=\"", m->name, label_name);
-                label(f, field_str(o, label_key));
+                label(f, protocol_field_str(o, label_key));
                 if (m->value)
                         fprintf(f, "\"} %.17g\n", m->value(o));
                 else
