@@ -19,8 +19,8 @@
 
 #include "alert-gate.h"
 #include "alert.h"
+#include "human.h"
 #include "log.h"
-#include "units.h"
 
 #define QUEUE_MAX 32     /* runs waiting per subject; beyond, the oldest is dropped */
 #define ENV_MAX 10

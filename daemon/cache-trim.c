@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "cache-internal.h"
+#include "human.h"
 #include "log.h"
-#include "units.h"
 
 static int64_t now_seconds(void) {
         return (int64_t) (now_usec(CLOCK_REALTIME) / USEC_PER_SEC);

@@ -11,8 +11,8 @@
 
 #include "beneath.h"
 #include "ccache.h"
+#include "human.h"
 #include "trim.h"
-#include "units.h"
 
 typedef struct Deferred {
         size_t start;           /* first victim of a group whose lock was taken */

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "ccache.h"
+#include "human.h"
 #include "protocol.h"
-#include "units.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
