@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cache-internal.h"
+#include "ccache-lock.h"
 #include "human.h"
 #include "log.h"
 

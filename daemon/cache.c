@@ -17,6 +17,7 @@
 
 #include "cache-internal.h"
 #include "beneath.h"
+#include "ccache-stats.h"
 #include "human.h"
 #include "log.h"
 #include "upkeep.h"

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "beneath.h"
+#include "ccache-lock.h"
 #include "ccache.h"
 #include "human.h"
 #include "trim.h"

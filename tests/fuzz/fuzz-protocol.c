@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ccache-stats.h"
 #include "ccache.h"
 #include "human.h"
 #include "protocol.h"

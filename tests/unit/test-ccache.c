@@ -19,6 +19,8 @@
 
 #include <cmocka.h>
 
+#include "ccache-lock.h"
+#include "ccache-stats.h"
 #include "ccache.h"
 #include "util.h"
 

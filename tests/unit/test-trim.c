@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "ccache-stats.h"
 #include "ccache.h"
 #include "counters.h"
 #include "evict.h"
