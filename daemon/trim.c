@@ -168,7 +168,9 @@ static int do_group(Trim *t, const StepEnv *env, const char *rel, size_t start, 
                 /* The account first: an event since the plan (a cache hit, a
                  * delete, a new file under a reused id) means hands off. The
                  * id may be another file's by now: what it names must still
-                 * be evictable, by that name (never a stats file made there). */
+                 * be evictable, by that name (never a stats file made there).
+                 * Then evict_unlink checks the file itself: type, device,
+                 * mtime and size, not the inode (why that is enough: there). */
                 if (account_file_info(env->account, v->file, &fi) < 0 || fi.dir != v->dir ||
                     fi.dir_gen != v->dir_gen || fi.mtime > v->mtime ||
                     account_file_name(env->account, v->file, fname, sizeof(fname)) < 0 ||
