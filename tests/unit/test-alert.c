@@ -21,6 +21,7 @@
 #include "alert-gate.h"
 #include "alert-runner.h"
 #include "alert.h"
+#include "fixture.h"
 
 #define S USEC_PER_SEC
 #define MS USEC_PER_MSEC
@@ -129,12 +130,10 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
         Fixture *f = *state;
-        char cmd[128];
 
         alerter_free(f->alerter);
         sd_event_unref(f->event);
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-        assert_int_equal(system(cmd), 0);
+        assert_int_equal(rm_rf(f->dir), 0);
         free(f);
         return 0;
 }

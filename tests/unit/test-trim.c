@@ -21,6 +21,7 @@
 #include "ccache.h"
 #include "counters.h"
 #include "evict.h"
+#include "fixture.h"
 #include "trim.h"
 
 #define NOW 2000000000
@@ -33,10 +34,7 @@ static int setup(void **state) {
 }
 
 static int teardown(void **state) {
-        char cmd[128];
-
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-        return system(cmd) == 0 ? 0 : -1;
+        return rm_rf(dir);
 }
 
 /* Empties the test directory for the next test. */
