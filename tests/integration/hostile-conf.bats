@@ -45,9 +45,9 @@ teardown() {
         unmount_all
 }
 
-# config [extra cache settings]: no audit, alerts to $ALERTS
+# config [extra cache settings]: cache "t" at $C, no audit, alerts to $ALERTS
 config() {
-        write_config 1G "${1:-}" 'audit_interval = "0s";' "alert_command = [ \"$BATS_TEST_TMPDIR/alert.sh\", \"$ALERTS\" ];"
+        CACHE=$C write_config 1G "${1:-}" 'audit_interval = "0s";' "alert_command = [ \"$BATS_TEST_TMPDIR/alert.sh\", \"$ALERTS\" ];"
 }
 
 # A real compile as root, of a file never compiled before (a miss: the
