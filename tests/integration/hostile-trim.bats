@@ -234,6 +234,39 @@ EOP
         [ "$(CCACHE_DIR=$VOL/copy ccache --print-stats | awk '$1 == "files_in_cache" { print $2 }')" -eq "$(l1_entries a)" ]
 }
 
+@test "a file nobody puts in a planned victim's place (and its slot) goes only if it may: never a stats file" {
+        config 1T
+        make_one_dir_cache 200
+        start_ready
+        stats0=$(cache_field t kinds.stats.files)
+        # nobody holds a/b's content lock and keeps it alive: the trim plans, then waits
+        as_nobody ln -s nobody-1-1-1.1 "$CACHE/lock/subdir_ab.lock"
+        keep_as_nobody 'while :; do touch "$1"; sleep 0.2; done' "$CACHE/lock/subdir_ab.alive"
+        as_nobody sh -c 'echo x > "$1" && touch -m -d @1500000000 "$1"' _ "$VOL/planted"
+        size=$(cache_field t size_bytes)
+        ctl trim --to "$((size / 2000))k" > "$BATS_TEST_TMPDIR/trim.out" &
+        trimmer=$!
+        wait_for "[ \"\$(cache_field t trim.planned_files)\" -gt 0 ]" 10
+        # The oldest entry, planned, goes; a "stats" older still comes in its
+        # place: the daemon, frozen meanwhile, gives it the entry's slot.
+        victim=$(find "$CACHE/a/b" -name '*R' -printf '%T@ %p\n' | sort -n | head -1 | cut -d' ' -f2)
+        kill -STOP "$DAEMON_PID"
+        as_nobody rm "$victim"
+        as_nobody mv "$VOL/planted" "$CACHE/a/b/stats"
+        kill -CONT "$DAEMON_PID"
+        wait_for "[ \"\$(cache_field t kinds.stats.files)\" -eq $((stats0 + 1)) ]" 5
+        # the lock is let go: the trim goes on, and the stats file stays
+        kill "${KEEPERS[0]}"
+        as_nobody rm -f "$CACHE/lock/subdir_ab.lock" "$CACHE/lock/subdir_ab.alive"
+        wait "$trimmer"
+        cat "$BATS_TEST_TMPDIR/trim.out"
+        grep -q "^t: evicted [1-9]" "$BATS_TEST_TMPDIR/trim.out"
+        [ -f "$CACHE/a/b/stats" ]
+        [ "$(cache_field t kinds.stats.files)" -eq $((stats0 + 1)) ]
+        wait_exact t "$CACHE"
+        kill -0 "$DAEMON_PID"
+}
+
 # One status field, through the plain build of cachectl: polling often
 # under load, the sanitizers' start-up would be most of what is measured.
 field() {
