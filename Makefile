@@ -34,7 +34,7 @@ SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined
 
 # Every daemon module except main.c: linked into the daemon and each unit test.
 DAEMON_SRCS := $(filter-out daemon/main.c,$(wildcard daemon/*.c))
-CTL_SRCS    := ctl/cachectl.c ctl/report.c daemon/protocol.c daemon/units.c
+CTL_SRCS    := ctl/cachectl.c ctl/report.c daemon/protocol.c daemon/human.c
 UNIT_SRCS   := $(wildcard tests/unit/test-*.c)
 UNIT_TESTS  := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 SAN_TESTS   := $(UNIT_SRCS:tests/unit/%.c=$(B)/asan/tests/%)

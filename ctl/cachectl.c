@@ -14,9 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "human.h"
 #include "protocol.h"
 #include "report.h"
-#include "units.h"
 
 #define EXIT_REFUSED 1
 #define EXIT_USAGE 2

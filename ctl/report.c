@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "human.h"
 #include "protocol.h"
 #include "report.h"
-#include "units.h"
 #include "util.h"
 
 /* Problems found, the worst first when printed. */

@@ -1,35 +1,22 @@
 /* SPDX-License-Identifier: MIT */
-/* Journal records and alert_command runs. The command is spawned directly
- * (posix_spawn, no shell) with a clean signal mask and only its own
- * environment; sd-event watches it and a timer kills it when it overstays.
- * Bursts are folded per subject and kind (alert-gate.c decides): the latest
- * folded alert goes out, with the count, when its window ends. */
+/* Journal records, and what alert_command is run with (alert-runner.c runs
+ * it). Bursts are folded per subject and kind (alert-gate.c decides): the
+ * latest folded alert goes out, with the count, when its window ends. */
 #include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #define SD_JOURNAL_SUPPRESS_LOCATION 1
 #include <systemd/sd-journal.h>
 
 #include "alert-gate.h"
+#include "alert-runner.h"
 #include "alert.h"
+#include "human.h"
 #include "log.h"
-#include "units.h"
 
-#define QUEUE_MAX 32     /* runs waiting per subject; beyond, the oldest is dropped */
-#define ENV_MAX 10
 #define MESSAGE_MAX 640  /* a caller's message and what the coalescing adds to it */
-
-typedef struct Job {
-        char *env[ENV_MAX + 1];
-        char *what;      /* "volume-level on /mnt/x", for messages */
-} Job;
 
 /* The latest alert folded in a window, owned (an Alert borrows its strings). */
 typedef struct Held {
@@ -48,22 +35,16 @@ typedef struct Window {
 
 typedef struct Subject {
         char *name;      /* mount point or cache name */
-        pid_t pid;       /* 0: nothing running */
-        Job running;
-        sd_event_source *child, *timeout;
-        Job queue[QUEUE_MAX];
-        size_t n_queue;
         Window windows[_ALERT_KIND_MAX];
 } Subject;
 
 struct Alerter {
         sd_event *event;
-        char **argv;     /* borrowed from the Config */
-        usec_t timeout_usec;
+        AlertRunner *runner;
         usec_t min_interval_usec;
         Subject *subjects;
         size_t n_subjects;
-        uint64_t runs, failures, folded;
+        uint64_t folded;
 };
 
 static const struct {
@@ -85,126 +66,6 @@ const char *alert_kind_name(AlertKind k) {
 
 const char *alert_message_id(AlertKind k) {
         return (unsigned) k < _ALERT_KIND_MAX ? kinds[k].message_id : "";
-}
-
-static void job_done(Job *j) {
-        for (size_t i = 0; i < ENV_MAX && j->env[i]; i++)
-                free(j->env[i]);
-        free(j->what);
-        *j = (Job) { 0 };
-}
-
-static void start_next(Alerter *a, Subject *s);
-
-/* The command runs in its own session (POSIX_SPAWN_SETSID): what it
- * started goes too. Reaped here: a disabled child source would not. */
-static void kill_and_reap(pid_t pid) {
-        (void) kill(-pid, SIGKILL);
-        (void) kill(pid, SIGKILL);
-        (void) waitpid(pid, NULL, 0);
-}
-
-static void finish(Alerter *a, Subject *s, const char *failure) {
-        if (failure) {
-                a->failures++;
-                log_warning("alert_command for %s %s.", s->running.what, failure);
-        }
-        s->child = sd_event_source_disable_unref(s->child);
-        s->timeout = sd_event_source_disable_unref(s->timeout);
-        s->pid = 0;
-        job_done(&s->running);
-        start_next(a, s);
-}
-
-static int on_child(sd_event_source *src, const siginfo_t *si, void *userdata) {
-        Alerter *a = userdata;
-        char why[64];
-
-        for (size_t i = 0; i < a->n_subjects; i++) {
-                Subject *s = &a->subjects[i];
-                if (s->child != src)
-                        continue;
-                if (si->si_code == CLD_EXITED && si->si_status == 0)
-                        finish(a, s, NULL);
-                else {
-                        if (si->si_code == CLD_EXITED)
-                                snprintf(why, sizeof(why), "exited with status %d", si->si_status);
-                        else
-                                snprintf(why, sizeof(why), "was killed by %s", strsignal(si->si_status));
-                        finish(a, s, why);
-                }
-                break;
-        }
-        return 0;
-}
-
-static int on_timeout(sd_event_source *src, uint64_t usec, void *userdata) {
-        Alerter *a = userdata;
-
-        for (size_t i = 0; i < a->n_subjects; i++) {
-                Subject *s = &a->subjects[i];
-                if (s->timeout != src || s->pid <= 0)
-                        continue;
-                kill_and_reap(s->pid);
-                finish(a, s, "took too long and was killed");
-                break;
-        }
-        return 0;
-}
-
-static int spawn(Alerter *a, Subject *s) {
-        posix_spawn_file_actions_t fa;
-        posix_spawnattr_t attr;
-        sigset_t none, all;
-        pid_t pid;
-        int r;
-
-        sigemptyset(&none);
-        sigfillset(&all);
-        posix_spawn_file_actions_init(&fa);
-        posix_spawnattr_init(&attr);
-        /* Our blocked signals and handlers are not the command's business. */
-        posix_spawnattr_setsigmask(&attr, &none);
-        posix_spawnattr_setsigdefault(&attr, &all);
-        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSID);
-        posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-        posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-        r = posix_spawn(&pid, a->argv[0], &fa, &attr, a->argv, s->running.env);
-        posix_spawn_file_actions_destroy(&fa);
-        posix_spawnattr_destroy(&attr);
-        if (r != 0)
-                return -r;
-        s->pid = pid;
-        r = sd_event_add_child(a->event, &s->child, pid, WEXITED, on_child, a);
-        if (r >= 0)
-                r = sd_event_add_time_relative(a->event, &s->timeout, CLOCK_MONOTONIC, a->timeout_usec, 0,
-                                               on_timeout, a);
-        if (r < 0) {
-                kill_and_reap(pid);
-                return r;
-        }
-        a->runs++;
-        return 0;
-}
-
-static void start_next(Alerter *a, Subject *s) {
-        while (s->pid == 0 && s->n_queue > 0) {
-                int r;
-
-                s->running = s->queue[0];
-                memmove(s->queue, s->queue + 1, --s->n_queue * sizeof(Job));
-                if (!a->argv) {
-                        job_done(&s->running);
-                        continue;
-                }
-                r = spawn(a, s);
-                if (r < 0) {
-                        a->failures++;
-                        log_warning_errno(r, "Cannot run alert_command %s for %s: %m", a->argv[0], s->running.what);
-                        s->pid = 0;
-                        job_done(&s->running);
-                }
-        }
 }
 
 static Subject *subject(Alerter *a, const char *name) {
@@ -243,7 +104,7 @@ static void journal(const Alert *al, const char *message, uint64_t folded) {
 /* Queues a run of the command for al, standing for folded alerts (0: al alone). */
 static void queue_run(Alerter *a, Subject *s, const Alert *al, const char *message, uint64_t folded) {
         const char *who = s->name;
-        Job j = { 0 };
+        AlertJob j = { 0 };
         int n = 0;
 
         if (asprintf(&j.what, "%s on %s", alert_kind_name(al->kind), who) < 0) {
@@ -259,22 +120,18 @@ static void queue_run(Alerter *a, Subject *s, const Alert *al, const char *messa
             asprintf(&j.env[n++], "CACHEKEEPER_FOLDED=%llu", (unsigned long long) folded) < 0 ||
             asprintf(&j.env[n++], "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin") < 0) {
                 j.env[n - 1] = NULL;
-                job_done(&j);
+                alert_runner_job_done(&j);
                 log_error("Out of memory queueing an alert.");
                 return;
         }
-        if (s->n_queue == QUEUE_MAX) {
-                log_warning("Too many alerts waiting for %s: dropping %s.", who, s->queue[0].what);
-                job_done(&s->queue[0]);
-                memmove(s->queue, s->queue + 1, --s->n_queue * sizeof(Job));
-        }
-        s->queue[s->n_queue++] = j;
-        start_next(a, s);
+        if (alert_runner_queue(a->runner, who, &j) < 0)
+                log_error("Out of memory queueing an alert.");
 }
 
 /* The journal record and the command run for al; folded > 0 for the one
  * run that stands for that many alerts of a window, al the latest. s is
- * NULL when out of memory: the journal still gets the record. */
+ * NULL when out of memory, and at the end (alerter_free): the journal still
+ * gets the record. */
 static void deliver(Alerter *a, Subject *s, const Alert *al, uint64_t folded) {
         char message[MESSAGE_MAX], every[32];
 
@@ -288,7 +145,7 @@ static void deliver(Alerter *a, Subject *s, const Alert *al, uint64_t folded) {
         /* On a terminal (not under systemd) the journal may be far: say it here too. */
         if (log_get_target() == LOG_TARGET_STDERR)
                 log_full(al->priority, "Alert %s: %s", alert_kind_name(al->kind), message);
-        if (a->argv && s)
+        if (s && alert_runner_has_command(a->runner))
                 queue_run(a, s, al, message, folded);
 }
 
@@ -431,20 +288,23 @@ void alert_emit(Alerter *a, const Alert *al) {
 
 int alerter_new(sd_event *e, char **argv, usec_t timeout_usec, usec_t min_interval_usec, Alerter **ret) {
         Alerter *a = calloc(1, sizeof(*a));
+        int r;
 
         if (!a)
                 return -ENOMEM;
+        r = alert_runner_new(e, argv, timeout_usec, &a->runner);
+        if (r < 0) {
+                free(a);
+                return r;
+        }
         a->event = sd_event_ref(e);
-        a->argv = argv;
-        a->timeout_usec = timeout_usec;
         a->min_interval_usec = min_interval_usec;
         *ret = a;
         return 0;
 }
 
 void alerter_set_command(Alerter *a, char **argv, usec_t timeout_usec, usec_t min_interval_usec) {
-        a->argv = argv;
-        a->timeout_usec = timeout_usec;
+        alert_runner_set_command(a->runner, argv, timeout_usec);
         a->min_interval_usec = min_interval_usec;
         /* Windows in progress end by the new interval. */
         for (size_t i = 0; i < a->n_subjects; i++)
@@ -467,15 +327,11 @@ void alerter_set_command(Alerter *a, char **argv, usec_t timeout_usec, usec_t mi
 Alerter *alerter_free(Alerter *a) {
         if (!a)
                 return NULL;
+        /* Runs first (what still runs is killed), then the windows: what they
+         * still hold gets its journal record, no run. */
+        a->runner = alert_runner_free(a->runner);
         for (size_t i = 0; i < a->n_subjects; i++) {
                 Subject *s = &a->subjects[i];
-                if (s->pid > 0)
-                        kill_and_reap(s->pid);
-                sd_event_source_disable_unref(s->child);
-                sd_event_source_disable_unref(s->timeout);
-                job_done(&s->running);
-                for (size_t k = 0; k < s->n_queue; k++)
-                        job_done(&s->queue[k]);
                 for (size_t k = 0; k < _ALERT_KIND_MAX; k++)
                         window_done(a, &s->windows[k]);
                 free(s->name);
@@ -487,11 +343,11 @@ Alerter *alerter_free(Alerter *a) {
 }
 
 uint64_t alerter_runs(const Alerter *a) {
-        return a->runs;
+        return alert_runner_runs(a->runner);
 }
 
 uint64_t alerter_failures(const Alerter *a) {
-        return a->failures;
+        return alert_runner_failures(a->runner);
 }
 
 uint64_t alerter_folded(const Alerter *a) {

@@ -12,8 +12,9 @@
 #include <unistd.h>
 
 #include "cache-internal.h"
+#include "ccache-lock.h"
+#include "human.h"
 #include "log.h"
-#include "units.h"
 
 static int64_t now_seconds(void) {
         return (int64_t) (now_usec(CLOCK_REALTIME) / USEC_PER_SEC);

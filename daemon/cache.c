@@ -17,8 +17,9 @@
 
 #include "cache-internal.h"
 #include "beneath.h"
+#include "ccache-stats.h"
+#include "human.h"
 #include "log.h"
-#include "units.h"
 #include "upkeep.h"
 #include "volume.h"
 

@@ -13,7 +13,7 @@
 
 #include "ccache-conf.h"
 #include "config.h"
-#include "units.h"
+#include "human.h"
 
 #define DEFAULT_CHECK_INTERVAL_USEC (10 * USEC_PER_SEC)
 #define DEFAULT_FULL_WITHIN_USEC    (24 * 3600 * USEC_PER_SEC)

@@ -99,7 +99,7 @@ static inline void config_freep(Config **c) {
 const VolumeConfig *config_volume(const Config *c, const char *mount);
 const CacheConfig *config_cache(const Config *c, const char *name);
 
-/* A size ("100G", units.h) or a percentage of the total ("10%"); with
+/* A size ("100G", human.h) or a percentage of the total ("10%"); with
  * allow_count a bare integer is a count (inodes). Returns 0 or -EINVAL. */
 int config_parse_threshold(const char *s, bool allow_count, Threshold *ret);
 

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "beneath.h"
+#include "ccache-lock.h"
+#include "ccache-stats.h"
 #include "ccache.h"
 #include "counters.h"
 #include "util.h"

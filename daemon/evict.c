@@ -415,7 +415,17 @@ int evict_unlink(int dirfd, const char *name, dev_t dev, int64_t max_mtime, uint
                   &stx) < 0)
                 return errno == ENOENT ? 0 : -errno;
         /* Still the file that was planned: a regular file, here, no newer,
-         * the same size. A hit since refreshed its mtime; a rewrite changed it. */
+         * the same size. A hit since refreshed its mtime; a rewrite changed it.
+         * That is enough without the inode (DESIGN.md §3 says "same inode"):
+         * unlinkat removes this one name, never another name of its inode,
+         * so nothing outside the cache goes with it; and a file put in the
+         * planned one's place passes only if it is a regular file on this
+         * filesystem, at a name that may go (the caller checked it), as old
+         * and as big: one the same plan would have chosen, whose blocks are
+         * what ccache's counters lose. ccache itself replaces an entry only
+         * by a newer one (renamed from its temporary). The inode would cost
+         * 8 bytes more per file (32 in the Account) and protect nothing
+         * more: it is not kept. */
         if (!S_ISREG(stx.stx_mode) || makedev(stx.stx_dev_major, stx.stx_dev_minor) != dev ||
             stx.stx_mtime.tv_sec > max_mtime || stx.stx_blocks != blocks)
                 return 0;

@@ -22,10 +22,10 @@
 #include "alert.h"
 #include "cache.h"
 #include "control.h"
+#include "human.h"
 #include "log.h"
 #include "manager-internal.h"
 #include "space.h"
-#include "units.h"
 #include "volume.h"
 #include "watch.h"
 

@@ -10,10 +10,10 @@
 #include <time.h>
 
 #include "evict.h"
+#include "human.h"
 #include "log.h"
 #include "space.h"
 #include "trim.h"
-#include "units.h"
 
 /* When the caches of a volume under pressure have nothing left to evict,
  * plan again only after this long. */

@@ -10,9 +10,10 @@
 #include <unistd.h>
 
 #include "beneath.h"
+#include "ccache-lock.h"
 #include "ccache.h"
+#include "human.h"
 #include "trim.h"
-#include "units.h"
 
 typedef struct Deferred {
         size_t start;           /* first victim of a group whose lock was taken */
@@ -165,10 +166,15 @@ static int do_group(Trim *t, const StepEnv *env, const char *rel, size_t start, 
                 FileInfo fi;
 
                 /* The account first: an event since the plan (a cache hit, a
-                 * delete, a new file under a reused id) means hands off. */
+                 * delete, a new file under a reused id) means hands off. The
+                 * id may be another file's by now: what it names must still
+                 * be evictable, by that name (never a stats file made there).
+                 * Then evict_unlink checks the file itself: type, device,
+                 * mtime and size, not the inode (why that is enough: there). */
                 if (account_file_info(env->account, v->file, &fi) < 0 || fi.dir != v->dir ||
                     fi.dir_gen != v->dir_gen || fi.mtime > v->mtime ||
-                    account_file_name(env->account, v->file, fname, sizeof(fname)) < 0) {
+                    account_file_name(env->account, v->file, fname, sizeof(fname)) < 0 ||
+                    !evict_eligible(env->account, &fi, fname, (int64_t) (env->realtime / USEC_PER_SEC))) {
                         t->result.saved++;
                         continue;
                 }

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "beneath.h"
-#include "ccache.h"
+#include "ccache-lock.h"
 #include "upkeep.h"
 #include "util.h"
 

@@ -6,14 +6,8 @@ load helper
 
 setup() {
         require_root
-        VOL=$BATS_TEST_TMPDIR/vol
-        CACHE=$VOL/cache
-        mount_tmpfs "$VOL" 256M
-        cat > "$BATS_TEST_TMPDIR/ck.conf" <<EOC
-socket = "$BATS_TEST_TMPDIR/ck.sock";
-audit_interval = "0s";
-caches = ( { name = "t"; path = "$CACHE"; max_size = "1G"; } );
-EOC
+        setup_volume 256M
+        config
 }
 
 teardown() {
@@ -21,11 +15,15 @@ teardown() {
         unmount_all
 }
 
+# config [AUDIT_INTERVAL]: no audit unless asked for
+config() {
+        write_config 1G "" "audit_interval = \"${1:-0s}\";"
+}
+
 @test "figures equal a fresh find after the first scan and after real ccache churn" {
         mkdir -m 1777 "$CACHE"
         compile "$CACHE" 40 pre
-        start_daemon
-        wait_ready
+        start_ready
         [ "$(daemon_totals t)" = "$(disk_totals "$CACHE")" ]
         [ "$(cache_field t state)" = ok ]
 
@@ -70,8 +68,7 @@ check_counters() {
 }
 
 @test "a deleted root is recreated with its mode and counted from zero" {
-        start_daemon
-        wait_ready
+        start_ready
         [ "$(stat -c %a "$CACHE")" = 1777 ]
         compile "$CACHE" 5
         wait_exact t "$CACHE"
@@ -90,17 +87,16 @@ check_counters() {
 
 @test "an inotify queue overflow is reported and repaired by a rescan" {
         mkdir -p "$CACHE/0/0"
-        start_daemon
-        wait_ready
+        start_ready
         # 20000 creates in a watched directory while the daemon is stopped:
         # more events than the kernel queues (16384), so it overflows for certain.
         kill -STOP "$DAEMON_PID"
         (cd "$CACHE/0/0" && seq -f 'burst%05g' 1 20000 | xargs touch)
         kill -CONT "$DAEMON_PID"
         wait_exact t "$CACHE" 20
-        cat "$BATS_TEST_TMPDIR/daemon.log"; ctl status --json | jq .caches[0].scan
-        [ "$(ctl status --json | jq '.caches[0].scan.inotify_overflows')" -ge 1 ]
-        [ "$(ctl status --json | jq '.caches[0].scan.rescans')" -ge 1 ]
+        cat "$BATS_TEST_TMPDIR/daemon.log"; cache_field t scan
+        [ "$(cache_field t scan.inotify_overflows)" -ge 1 ]
+        [ "$(cache_field t scan.rescans)" -ge 1 ]
         grep -q "inotify queue overflowed" "$BATS_TEST_TMPDIR/daemon.log"
 }
 
@@ -112,7 +108,7 @@ check_counters() {
                 "$CKD" "$BATS_TEST_TMPDIR/ck.conf" 2> "$BATS_TEST_TMPDIR/daemon.log" &
         DAEMON_PID=$!
         wait_ready
-        [ "$(ctl status --json | jq '.caches[0].scan.unwatched_dirs')" -gt 0 ]
+        [ "$(cache_field t scan.unwatched_dirs)" -gt 0 ]
         grep -q "cannot watch every directory" "$BATS_TEST_TMPDIR/daemon.log"
         for a in 0 1 2 3; do head -c 4000 /dev/urandom > "$CACHE/$a/3/late$a"; done
         rm -rf "$CACHE/2/2"
@@ -120,18 +116,17 @@ check_counters() {
 }
 
 @test "the periodic audit: no drift when events kept up; drift no event told is found, corrected, reported" {
-        sed -i 's/audit_interval = "0s";/audit_interval = "1s";/' "$BATS_TEST_TMPDIR/ck.conf"
+        config 1s
         mkdir -m 1777 "$CACHE"
         compile "$CACHE" 10
-        start_daemon
-        wait_ready
+        start_ready
         compile "$CACHE" 5 more
         # an audit that started after the compiles: two more than now
-        r=$(ctl status --json | jq '.caches[0].scan.rescans')
-        wait_for "[ \"\$(ctl status --json | jq '.caches[0].scan.rescans')\" -ge $((r + 2)) ]" 6
-        [ "$(ctl status --json | jq -r '.caches[0].scan.last.reason')" = audit ]
-        ctl status --json | jq -e '.caches[0].scan | .rescans >= 1 and .last.added == 0 and .last.changed == 0
-                                                     and .last.removed == 0 and .last.seconds >= 0'
+        r=$(cache_field t scan.rescans)
+        wait_for "[ \"\$(cache_field t scan.rescans)\" -ge $((r + 2)) ]" 6
+        [ "$(cache_field t scan.last.reason)" = audit ]
+        status_jq -e '.caches[0].scan | .rescans >= 1 and .last.added == 0 and .last.changed == 0
+                                        and .last.removed == 0 and .last.seconds >= 0'
         grep -q "Cache t: audit rescan found no drift" "$BATS_TEST_TMPDIR/daemon.log"
         wait_exact t "$CACHE"
 

@@ -6,9 +6,7 @@ load helper
 
 setup() {
         require_root
-        VOL=$BATS_TEST_TMPDIR/vol
-        CACHE=$VOL/cache
-        mount_tmpfs "$VOL" 256M
+        setup_volume 256M
         mkdir -m 1777 "$CACHE"
         # ccache's own cleanup stays out of these tests: only the daemon evicts.
         export CCACHE_MAXSIZE=0
@@ -19,14 +17,9 @@ teardown() {
         unmount_all
 }
 
-# config MAX_SIZE [extra cache settings] [extra top-level settings]
+# config MAX_SIZE [extra cache settings] [extra top-level setting...]: no audit
 config() {
-        cat > "$BATS_TEST_TMPDIR/ck.conf" <<EOC
-socket = "$BATS_TEST_TMPDIR/ck.sock";
-audit_interval = "0s";
-${3:-}
-caches = ( { name = "t"; path = "$CACHE"; max_size = "$1"; ${2:-} } );
-EOC
+        write_config "$1" "${2:-}" 'audit_interval = "0s";' "${@:3}"
 }
 
 # ccache's own idea of the cache size, in KiB (Σ of idx 12 over the L1 stats).
@@ -56,8 +49,7 @@ entries() {
         done < "$BATS_TEST_TMPDIR/order"
         total=$(entries | wc -l)
         [ "$total" -eq 240 ]
-        start_daemon
-        wait_ready
+        start_ready
         [ "$(cache_field t evicted_files_total)" -eq 0 ]
         size=$(cache_field t size_bytes)
 
@@ -81,7 +73,7 @@ entries() {
         # (a loop's status is only its last test's: fail it on the first wrong one)
         tail -n "$evicted" "$BATS_TEST_TMPDIR/order" | while read -r f; do [ ! -e "$f" ] || exit 1; done
         head -n $((total - evicted)) "$BATS_TEST_TMPDIR/order" | while read -r f; do [ -e "$f" ] || exit 1; done
-        [ "$(ctl status --json | jq '.caches[0].last_trim.oldest_kept_mtime')" -eq "${kept_oldest%.*}" ]
+        [ "$(cache_field t last_trim.oldest_kept_mtime)" -eq "${kept_oldest%.*}" ]
         # ccache's own counters, fixed under its locks, say the same (within 1 %)
         truth=$(entry_kib); counted=$(ccache_kib)
         echo "ccache: $counted KiB, truth: $truth KiB"
@@ -126,8 +118,7 @@ entries() {
                 "$CACHE/f/f/$name"
         touch -m -d '-3 days' "$CACHE/tmp/old-but-2-days"
         touch -m -d '-30 minutes' "$CACHE/1/1/${name%R}.tmp.young.tmp" "$CACHE/tmp/young.i"
-        start_daemon
-        wait_ready
+        start_ready
 
         (while :; do touch "$CACHE/lock/subdir_ff.alive"; sleep 0.2; done) > /dev/null 2>&1 3>&- &
         holder=$!
@@ -161,8 +152,7 @@ entries() {
 @test "cachectl trim: --dry-run reports and deletes nothing, --to sizes it, and only admins may trim" {
         config 1G "" 'admin_group = "nogroup";'
         compile "$CACHE" 30
-        start_daemon
-        wait_ready
+        start_ready
         before=$(find "$CACHE" -type f | wc -l)
         size=$(cache_field t size_bytes)
         run ctl trim --dry-run --to "$((size / 2000))k"
@@ -174,14 +164,11 @@ entries() {
         [ "$(find "$CACHE" -type f | wc -l)" -eq "$before" ]
         [ "$(cache_field t evicted_files_total)" -eq 0 ]
 
-        # let other users reach the socket (bats makes its directories 0700)
-        for d in "$BATS_TEST_TMPDIR" "$(dirname "$BATS_TEST_TMPDIR")" "$(dirname "$(dirname "$BATS_TEST_TMPDIR")")"; do
-                chmod a+x "$d"
-        done
-        run setpriv --reuid=1234 --regid=1234 --clear-groups "$CTL" -s "$BATS_TEST_TMPDIR/ck.sock" trim
+        open_test_dir                   # other users reach the socket
+        run as_user 1234 "$CTL" -s "$BATS_TEST_TMPDIR/ck.sock" trim
         [ "$status" -eq 1 ]
         [[ "$output" == *"permission denied"* ]]
-        run setpriv --reuid=1234 --regid=1234 --clear-groups "$CTL" -s "$BATS_TEST_TMPDIR/ck.sock" reload
+        run as_user 1234 "$CTL" -s "$BATS_TEST_TMPDIR/ck.sock" reload
         [ "$status" -eq 1 ]
         [[ "$output" == *"permission denied"* ]]
         [ "$(find "$CACHE" -type f | wc -l)" -eq "$before" ]
@@ -203,8 +190,7 @@ entries() {
         # each alert is looked for at once: none folded into the next minute's
         config 1G "" 'alert_min_interval = "0s";'
         mkdir -p "$BATS_TEST_TMPDIR/private" && chmod 0700 "$BATS_TEST_TMPDIR/private"
-        start_daemon
-        wait_ready
+        start_ready
         # every level-1 and level-2 directory, tmp and lock, created 0777
         [ "$(find "$CACHE" -mindepth 1 -type d -perm 0777 | wc -l)" -eq $((16 + 256 + 2)) ]
         chmod 0755 "$CACHE"
@@ -236,8 +222,7 @@ entries() {
 @test "ccache.conf keeps umask = 000 and a max_size above the cap, other lines kept, none indented" {
         printf 'compression_level = 3\nmax_size = 5G\n  umask = 022\n' > "$CACHE/ccache.conf"
         config 100G
-        start_daemon
-        wait_ready
+        start_ready
         [ "$(cat "$CACHE/ccache.conf")" = "$(printf 'compression_level = 3\nmax_size = 120G\numask = 000')" ]
         [ "$(stat -c '%U %a' "$CACHE/ccache.conf")" = "root 644" ]
         CCACHE_DIR=$CACHE ccache -M 5G > /dev/null           # someone resets it
@@ -255,15 +240,13 @@ entries() {
         stop_daemon
         printf 'max_size = 7G\n' > "$CACHE/ccache.conf"
         config 100G "ccache_conf = false;"
-        start_daemon
-        wait_ready
+        start_ready
         [ "$(cat "$CACHE/ccache.conf")" = "max_size = 7G" ]
 }
 
 @test "hundreds of real compiles while trims run: none fails, every hit is byte-identical to a plain compile" {
         config 2000k "trim_to = 0.5; ccache_conf = false;"
-        start_daemon
-        wait_ready
+        start_ready
         src=$BATS_TEST_TMPDIR/src; mkdir -p "$src" "$BATS_TEST_TMPDIR/plain"
         # 40 hot files built twice every round, 60 new cold ones per round
         # pushing the cache over its cap: trims run all along. The trimmer
@@ -323,8 +306,7 @@ entries() {
                                 "$CACHE/$l1/$l2/f/${key:3}"
                 done
         done; done
-        start_daemon
-        wait_ready
+        start_ready
         [ "$(cache_field t 'kinds.entry.files')" -eq 36 ]
         [ "$(cache_field t 'kinds.raw.files')" -eq 18 ]
         [ "$(cache_field t entry_files)" -eq 54 ]
@@ -341,8 +323,7 @@ entries() {
 @test "cachectl trim shows its progress on a terminal, and only there" {
         config 1T "ccache_conf = false;"
         "$HELPERS/gencache" --tiny --quiet "$CACHE" 60000
-        start_daemon
-        wait_ready 30
+        start_ready 30
         size=$(cache_field t size_bytes)
         # On a terminal (script(1) gives it one): "trimming t: N/M files" lines.
         # (the first progress line comes at once, with what is planned)

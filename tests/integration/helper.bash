@@ -17,12 +17,27 @@ wait_for() {
         done
 }
 
-# Writes a config with one cache under $BATS_TEST_TMPDIR to $BATS_TEST_TMPDIR/ck.conf.
+# write_config [MAX_SIZE [CACHE_SETTINGS [TOP_SETTING...]]]: writes
+# $BATS_TEST_TMPDIR/ck.conf with the test's socket, each TOP_SETTING on a line
+# of its own ('audit_interval = "0s";'), and one cache "t" at $CACHE (default
+# $BATS_TEST_TMPDIR/cache) of MAX_SIZE (default 1G) with CACHE_SETTINGS
+# ('ccache_conf = false;').
 write_config() {
-        cat > "$BATS_TEST_TMPDIR/ck.conf" <<EOC
-socket = "$BATS_TEST_TMPDIR/ck.sock";
-caches = ( { name = "t"; path = "$BATS_TEST_TMPDIR/cache"; max_size = "${1:-1G}"; } );
-EOC
+        local size=${1:-1G} settings=${2:-}
+        shift $(($# < 2 ? $# : 2))
+        write_config_caches "{ name = \"t\"; path = \"${CACHE:-$BATS_TEST_TMPDIR/cache}\"; max_size = \"$size\"; $settings }" "$@"
+}
+
+# write_config_caches CACHES [TOP_SETTING...]: the same with the list of caches
+# given ('{ name = "a"; ... }, { name = "b"; ... }').
+write_config_caches() {
+        local caches=$1
+        shift
+        {
+                echo "socket = \"$BATS_TEST_TMPDIR/ck.sock\";"
+                [ $# -eq 0 ] || printf '%s\n' "$@"
+                echo "caches = ( $caches );"
+        } > "$BATS_TEST_TMPDIR/ck.conf"
 }
 
 # Starts the daemon in the background on $BATS_TEST_TMPDIR/ck.conf; its
@@ -39,6 +54,13 @@ stop_daemon() {
         fi
 }
 
+# Starts the daemon and waits until it answers with every cache scanned
+# (up to $1 seconds, default 10).
+start_ready() {
+        start_daemon
+        wait_ready "$@"
+}
+
 HELPERS=$CK_BUILD/tests/helpers
 
 ctl() {
@@ -52,14 +74,24 @@ disk_totals() {
                 awk '{ n++; if (!($1 in seen)) { seen[$1]; s += $2 * 512 } } END { printf "%d %d\n", n, s }'
 }
 
-# "files bytes" as the daemon reports cache $1.
-daemon_totals() {
-        ctl status --json | jq -r ".caches[] | select(.name == \"$1\") | \"\(.files) \(.size_bytes)\""
+# jq -r ARGS... on the daemon's status --json: status_jq -e '.ready'.
+status_jq() {
+        ctl status --json | jq -r "$@"
 }
 
-# One field of cache $1's status.
+# "files bytes" as the daemon reports cache $1.
+daemon_totals() {
+        status_jq --arg n "$1" '.caches[] | select(.name == $n) | "\(.files) \(.size_bytes)"'
+}
+
+# One field of cache $1's status: cache_field t scan.rescans.
 cache_field() {
-        ctl status --json | jq -r ".caches[] | select(.name == \"$1\") | .$2"
+        status_jq --arg n "$1" ".caches[] | select(.name == \$n) | .$2"
+}
+
+# One field of the status of the volume mounted at $1: volume_field "$VOL" alert.
+volume_field() {
+        status_jq --arg m "$1" ".volumes[] | select(.mount == \$m) | .$2"
 }
 
 # Waits until the daemon's figures for cache $1 equal a fresh count of
@@ -97,6 +129,14 @@ mount_tmpfs() {
         mount -t tmpfs -o "size=${2:-64M}" cktest "$1"
 }
 
+# setup_volume SIZE: a tmpfs of SIZE (default 64M) on VOL=$BATS_TEST_TMPDIR/vol,
+# for the cache CACHE=$VOL/cache (not made here: the test or the daemon makes it).
+setup_volume() {
+        VOL=$BATS_TEST_TMPDIR/vol
+        CACHE=$VOL/cache
+        mount_tmpfs "$VOL" "${1:-64M}"
+}
+
 # Unmounts whatever the test mounted below its temporary directory.
 unmount_all() {
         findmnt -rn -o TARGET | grep "^$BATS_TEST_TMPDIR/" | sort -r | while read -r m; do
@@ -112,6 +152,13 @@ open_test_dir() {
                 chmod a+x "$d"
                 d=$(dirname "$d")
         done
+}
+
+# as_user UID CMD...: runs CMD as uid and gid UID with no supplementary group.
+as_user() {
+        local id=$1
+        shift
+        setpriv --reuid="$id" --regid="$id" --clear-groups "$@"
 }
 
 # Runs a command as the unprivileged user nobody, with no groups. In the

@@ -5,15 +5,11 @@
 # anyone's files.
 load helper
 
-NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
-
 setup() {
         require_root
-        # nobody must reach what the test gives them
-        chmod 755 "$BATS_RUN_TMPDIR" "$BATS_RUN_TMPDIR/test" "$BATS_TEST_TMPDIR"
-        VOL=$BATS_TEST_TMPDIR/vol
-        C=$VOL/cache
-        mount_tmpfs "$VOL" 64M
+        open_test_dir                           # nobody must reach what the test gives them
+        setup_volume 64M
+        C=$CACHE
         chmod 0777 "$VOL"                       # a volume several users write to
         mkdir -m 1777 "$C"
         ALERTS=$BATS_TEST_TMPDIR/alerts.log
@@ -34,7 +30,7 @@ compiler_check = $EVIL/evil.sh
 namespace = shared
   prefix_command = $EVIL/evil.sh
 sloppiness = time_macros"
-        "${NOBODY[@]}" sh -c 'printf "%s\n" "$1" > "$2"' - "$PAYLOAD" "$EVIL/payload.conf"
+        as_nobody sh -c 'printf "%s\n" "$1" > "$2"' - "$PAYLOAD" "$EVIL/payload.conf"
         cat > "$BATS_TEST_TMPDIR/alert.sh" <<'EOS'
 #!/bin/sh
 echo "$CACHEKEEPER_EVENT|$CACHEKEEPER_CACHE|$CACHEKEEPER_MESSAGE" >> "$1"
@@ -49,18 +45,9 @@ teardown() {
         unmount_all
 }
 
-# config [extra cache settings]
+# config [extra cache settings]: cache "t" at $C, no audit, alerts to $ALERTS
 config() {
-        cat > "$BATS_TEST_TMPDIR/ck.conf" <<EOC
-socket = "$BATS_TEST_TMPDIR/ck.sock";
-audit_interval = "0s";
-alert_command = [ "$BATS_TEST_TMPDIR/alert.sh", "$ALERTS" ];
-caches = ( { name = "t"; path = "$C"; max_size = "1G"; ${1:-} } );
-EOC
-}
-
-as_nobody() {
-        "${NOBODY[@]}" "$@"
+        CACHE=$C write_config 1G "${1:-}" 'audit_interval = "0s";' "alert_command = [ \"$BATS_TEST_TMPDIR/alert.sh\", \"$ALERTS\" ];"
 }
 
 # A real compile as root, of a file never compiled before (a miss: the
@@ -113,8 +100,7 @@ plant_after_delete() {
         as_nobody cp "$EVIL/payload.conf" "$C/.x"
         as_nobody mv "$C/.x" "$C/ccache.conf"
         config
-        start_daemon
-        wait_ready
+        start_ready
         assert_safe
         # only the safe lines of nobody's file survive, one line each
         grep -qx 'sloppiness = time_macros' "$C/ccache.conf"
@@ -130,8 +116,7 @@ plant_after_delete() {
 
 @test "a file created in place after the admin deleted it is replaced at once" {
         config
-        start_daemon
-        wait_ready
+        start_ready
         plant_after_delete sh -c 'cat "$1" > "$2"' - "$EVIL/payload.conf" "$C/ccache.conf"
         settle
         assert_safe
@@ -140,8 +125,7 @@ plant_after_delete() {
 
 @test "a symlink to a file of code is replaced, its target untouched" {
         config
-        start_daemon
-        wait_ready
+        start_ready
         plant_after_delete ln -s "$EVIL/payload.conf" "$C/ccache.conf"
         settle
         assert_safe
@@ -152,8 +136,7 @@ plant_after_delete() {
 
 @test "an oversized ccache.conf is replaced unread" {
         config
-        start_daemon
-        wait_ready
+        start_ready
         plant_after_delete sh -c '{ cat "$1"; head -c 100000 /dev/zero | tr "\0" "#"; echo; } > "$2"' - \
                 "$EVIL/payload.conf" "$C/ccache.conf"
         settle
@@ -164,8 +147,7 @@ plant_after_delete() {
 
 @test "a ccache.conf another user owns keeps only the safe list, even of what the admin allows" {
         config 'ccache_conf_allow = [ "base_dir" ];'
-        start_daemon
-        wait_ready
+        start_ready
         # the admin's own line of an allowed key stays
         printf 'base_dir = /srv\nsloppiness = locale\n' > "$C/ccache.conf.new"
         mv "$C/ccache.conf.new" "$C/ccache.conf"
@@ -182,8 +164,7 @@ plant_after_delete() {
 
 @test "a directory planted as ccache.conf is moved aside and the file made" {
         config
-        start_daemon
-        wait_ready
+        start_ready
         plant_after_delete mkdir "$C/ccache.conf"
         settle
         assert_safe
@@ -205,8 +186,7 @@ plant_after_delete() {
         [ "$(stat -c %d "$C")" != "$(stat -c %d "$C/probe")" ]   # the premise
         rm "$C/probe"
         config
-        start_daemon
-        wait_ready
+        start_ready
         wait_for "[ -f '$C/ccache.conf' ]"
         ino=$(stat -c %i "$C/ccache.conf")
         root_compile
@@ -219,8 +199,7 @@ plant_after_delete() {
 
 @test "on a volume nobody filled, a plant that cannot be replaced is removed, and the file comes back" {
         config
-        start_daemon
-        wait_ready
+        start_ready
         kill -STOP "$DAEMON_PID"
         rm -f "$C/ccache.conf"
         as_nobody dd if=/dev/zero of="$VOL/fill" bs=1M 2>/dev/null || true
@@ -236,8 +215,7 @@ plant_after_delete() {
 
 @test "deleted, ccache.conf is back at once, and a plant racing the daemon never lasts" {
         config
-        start_daemon
-        wait_ready
+        start_ready
         # the attacker loops planting a symlink while the admin deletes
         as_nobody sh -c 'end=$(($(date +%s) + 3)); while [ $(date +%s) -lt $end ]; do
                 ln -s "$1" "$2" 2>/dev/null; done; true' - "$EVIL/payload.conf" "$C/ccache.conf" &
@@ -257,8 +235,7 @@ plant_after_delete() {
 @test "ccache_conf = false: the daemon writes no settings, but ccache.conf stays safe" {
         printf 'max_size = 7G\ncompression_level = 5\n' > "$C/ccache.conf"
         config 'ccache_conf = false;'
-        start_daemon
-        wait_ready
+        start_ready
         [ "$(cat "$C/ccache.conf")" = "$(printf 'max_size = 7G\ncompression_level = 5')" ]
         plant_after_delete ln -s "$EVIL/payload.conf" "$C/ccache.conf"
         settle
@@ -269,8 +246,7 @@ plant_after_delete() {
 
 @test "root's own ccache -o and -M: safe keys kept, unsafe ones dropped with an alert" {
         config
-        start_daemon
-        wait_ready
+        start_ready
         CCACHE_DIR=$C ccache -o compression_level=3
         wait_for "[ \"\$(stat -c %a '$C/ccache.conf')\" = 644 ]"
         wait_for "grep -qx 'compression_level = 3' '$C/ccache.conf'"
@@ -284,8 +260,7 @@ plant_after_delete() {
 
 @test "reload: a new max_size reaches ccache.conf at once" {
         config
-        start_daemon
-        wait_ready
+        start_ready
         grep -qx 'max_size = 1200M' "$C/ccache.conf"
         sed -i 's/max_size = "1G"/max_size = "50G"/' "$BATS_TEST_TMPDIR/ck.conf"
         ctl reload
@@ -298,8 +273,7 @@ plant_after_delete() {
         mkdir -m 1777 "$VOL/shared"
         echo "root's" > "$VOL/shared/rootfile"
         config
-        start_daemon
-        wait_ready
+        start_ready
         as_nobody mv "$C/b/4" "$C/b/4.away"
         as_nobody mv "$VOL/shared" "$C/b/4"
         wait_for "grep -q '^cache-mode|t|.*$C/b/4 ' '$ALERTS'"
@@ -323,8 +297,7 @@ plant_after_delete() {
 
 @test "a symlink at a kept path is replaced at once, its target untouched" {
         config
-        start_daemon
-        wait_ready
+        start_ready
         as_nobody mv "$C/c/5" "$C/c/5.away"
         as_nobody ln -s "$EVIL/dir" "$C/c/5"
         wait_for "[ -d '$C/c/5' ] && [ ! -L '$C/c/5' ]" 3
@@ -345,8 +318,7 @@ plant_after_delete() {
         mkdir "$C/tmp"
         mount -t tmpfs -o mode=0700 cktmp "$C/tmp"     # beneath the root, never entered
         config
-        start_daemon
-        wait_ready
+        start_ready
         [ "$(find "$C" -mindepth 1 -maxdepth 2 -type d -perm 0777 | wc -l)" -eq $((16 + 256 + 1)) ]
         [ -d "$C/lock" ] && [ -d "$C/f/f" ]
         grep -q "cannot keep $C/tmp usable" "$BATS_TEST_TMPDIR/daemon.log"

@@ -6,9 +6,7 @@ load helper
 
 setup() {
         require_root
-        VOL=$BATS_TEST_TMPDIR/vol
-        CACHE=$VOL/cache
-        mount_tmpfs "$VOL" 512M
+        setup_volume 512M
         open_test_dir
         mkdir -m 1777 "$CACHE"
 }
@@ -22,13 +20,9 @@ teardown() {
         unmount_all
 }
 
-# config MAX_SIZE AUDIT_INTERVAL
+# config [MAX_SIZE [AUDIT_INTERVAL [extra cache settings]]]: no audit unless asked for
 config() {
-        cat > "$BATS_TEST_TMPDIR/ck.conf" <<EOC
-socket = "$BATS_TEST_TMPDIR/ck.sock";
-audit_interval = "${2:-0s}";
-caches = ( { name = "t"; path = "$CACHE"; max_size = "${1:-1G}"; } );
-EOC
+        write_config "${1:-1G}" "${3:-}" "audit_interval = \"${2:-0s}\";"
 }
 
 # The daemon is alive and its log shows no sanitizer report.
@@ -39,8 +33,7 @@ daemon_sound() {
 
 @test "renaming a big tree back and forth while it is scanned (issue 9.1): no crash, exact figures" {
         config
-        start_daemon
-        wait_ready
+        start_ready
         # 3000 new directories queue their subtree scans; each rename makes
         # the daemon forget the tree its scan is walking.
         as_nobody bash -c 'C=$1; mkdir -p "$C"/a/x/{1..3000}/s
@@ -57,8 +50,7 @@ daemon_sound() {
         # going; audits every second; root's own trims besides.
         config 3M 1s
         mkdir "$BATS_TEST_TMPDIR/src" && chown 65534:65534 "$BATS_TEST_TMPDIR/src"
-        start_daemon
-        wait_ready
+        start_ready
         BG_PIDS=
         "${AS_NOBODY[@]}" bash -c 'src=$1 C=$2
                 for i in $(seq 400); do
@@ -77,7 +69,7 @@ daemon_sound() {
         wait $BG_PIDS 2>/dev/null || true
         BG_PIDS=
         daemon_sound
-        [ "$(ctl status --json | jq '.caches[0].scan.rescans')" -ge 3 ]       # audits ran
+        [ "$(cache_field t scan.rescans)" -ge 3 ]       # audits ran
         [ "$(cache_field t evicted_files_total)" -gt 0 ]                    # trims ran
         wait_exact t "$CACHE" 30
         daemon_sound
@@ -95,9 +87,8 @@ dirs_equal() {
 
 @test "a foreign tree gets no inotify watch: it is counted by the paced rescans" {
         config
-        start_daemon
-        wait_ready
-        w0=$(ctl status --json | jq .caches[0].scan.watches)
+        start_ready
+        w0=$(cache_field t scan.watches)
         [ "$w0" -ge 275 ]            # the root, 16 + 256 levels, tmp/, lock/
         [ "$(kernel_watches)" -eq "$w0" ]
         as_nobody bash -c 'C=$1; mkdir -p "$C"/a/x/{1..3000}/s "$C"/0/0/zz/{1..50}
@@ -105,9 +96,9 @@ dirs_equal() {
                            head -c 5000 /dev/urandom > "$C/0/0/zz/3/f"' _ "$CACHE"
         wait_exact t "$CACHE" 60
         wait_for dirs_equal 60
-        [ "$(ctl status --json | jq .caches[0].scan.watches)" -eq "$w0" ]
+        [ "$(cache_field t scan.watches)" -eq "$w0" ]
         [ "$(kernel_watches)" -eq "$w0" ]
-        [ "$(ctl status --json | jq .caches[0].scan.unwatched_dirs)" -ge 3052 ]
+        [ "$(cache_field t scan.unwatched_dirs)" -ge 3052 ]
         # a change in the foreign tree, which no event tells: the next paced round sees it
         as_nobody bash -c 'head -c 9000 /dev/urandom > "$1/a/x/1500/s/g"; rm "$1/a/x/7/s/f"' _ "$CACHE"
         wait_exact t "$CACHE" 60
@@ -115,19 +106,17 @@ dirs_equal() {
 }
 
 @test "max_watches caps the watches of ccache's own directories; the rest are rescanned, figures exact" {
-        config
-        sed -i 's/max_size = "1G";/max_size = "1G"; max_watches = 100;/' "$BATS_TEST_TMPDIR/ck.conf"
-        start_daemon
-        wait_ready
-        [ "$(ctl status --json | jq .caches[0].scan.max_watches)" -eq 100 ]
+        config 1G 0s "max_watches = 100;"
+        start_ready
+        [ "$(cache_field t scan.max_watches)" -eq 100 ]
         # ccache's own shape, to depth 4: far more directories than the cap
         as_nobody bash -c 'C=$1; mkdir -p "$C"/{{0..9},{a..f}}/{{0..9},{a..f}}/{0..3}/{0..1}
                            for d in 0/0/0/0 5/a/3/1 f/f/2; do head -c 3000 /dev/urandom > "$C/$d/x"; done' _ "$CACHE"
         wait_exact t "$CACHE" 60
         wait_for dirs_equal 60
-        [ "$(ctl status --json | jq .caches[0].scan.watches)" -le 100 ]
+        [ "$(cache_field t scan.watches)" -le 100 ]
         [ "$(kernel_watches)" -le 100 ]
-        [ "$(ctl status --json | jq .caches[0].scan.unwatched_dirs)" -ge 3000 ]
+        [ "$(cache_field t scan.unwatched_dirs)" -ge 3000 ]
         grep -q "cannot watch every directory of ccache's (max_watches reached)" "$BATS_TEST_TMPDIR/daemon.log"
         as_nobody bash -c 'head -c 7000 /dev/urandom > "$1/e/e/3/1/y"; rm "$1/0/0/0/0/x"' _ "$CACHE"
         wait_exact t "$CACHE" 60
@@ -136,11 +125,10 @@ dirs_equal() {
 
 @test "status answers within 100 ms while two users flood the cache with utime() events" {
         config
-        start_daemon
-        wait_ready
+        start_ready
         # 2000 entries of two users, in ccache's watched level directories
         for u in 65534 65533; do
-                setpriv --reuid=$u --regid=$u --clear-groups bash -c 'for a in 0 1 2 3 4 5 6 7 8 9 a b c d e f; do
+                as_user $u bash -c 'for a in 0 1 2 3 4 5 6 7 8 9 a b c d e f; do
                         for b in 0 1 2 3 4 5 6 7 8 9 a b c d e f; do
                                 for i in 1 2 3 4; do echo x > "$1/$a/$b/e$i$2kitvq0g3ru9p1n2pkn7j5dsgvR"; done
                         done; done' _ "$CACHE" "$u"
@@ -170,8 +158,7 @@ dirs_equal() {
 
 @test "hard links count once (as du), any depth is counted, memory_bytes holds the names" {
         config
-        start_daemon
-        wait_ready
+        start_ready
         s0=$(cache_field t size_bytes)
         f0=$(cache_field t files)
         m0=$(cache_field t memory_bytes)

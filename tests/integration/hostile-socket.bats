@@ -8,18 +8,13 @@ ADMIN_GID=4321          # ckadmin, a group of this test's own (see setup)
 
 setup() {
         require_root
-        # other users must reach the socket (bats makes its directories 0700)
-        for d in "$BATS_TEST_TMPDIR" "$(dirname "$BATS_TEST_TMPDIR")" "$(dirname "$(dirname "$BATS_TEST_TMPDIR")")"; do
-                chmod a+x "$d"
-        done
+        open_test_dir                   # other users must reach the socket
         # admin_group names a group that exists in this mount namespace only
         cp /etc/group "$BATS_TEST_TMPDIR/group"
         echo "ckadmin:x:$ADMIN_GID:" >> "$BATS_TEST_TMPDIR/group"
         mount --bind "$BATS_TEST_TMPDIR/group" /etc/group
-        write_config
-        echo 'admin_group = "ckadmin";' >> "$BATS_TEST_TMPDIR/ck.conf"
-        start_daemon
-        wait_ready
+        write_config 1G "" 'admin_group = "ckadmin";'
+        start_ready
 }
 
 teardown() {
@@ -29,13 +24,6 @@ teardown() {
                 timeout 2 sh -c ': <> "$1"' sh "$BATS_TEST_TMPDIR/group.fifo" || true
         fi
         stop_daemon
-}
-
-# as_user UID CMD...: runs CMD as uid and gid UID with no supplementary group.
-as_user() {
-        local id=$1
-        shift
-        setpriv --reuid="$id" --regid="$id" --clear-groups "$@"
 }
 
 # The attacker: holds up to N connections to SOCKET for SECONDS, sends one

@@ -7,14 +7,10 @@ load helper
 
 setup() {
         require_root
-        VOL=$BATS_TEST_TMPDIR/vol
-        CACHE=$VOL/cache
-        mount_tmpfs "$VOL" 512M
+        setup_volume 512M
         mkdir -m 1777 "$CACHE"
         export CCACHE_MAXSIZE=0
-        # other users reach the socket and the cache (bats makes its directories 0700)
-        local d=$BATS_TEST_TMPDIR
-        while [ "$d" != / ]; do chmod a+x "$d"; d=$(dirname "$d"); done
+        open_test_dir                   # other users reach the socket and the cache
         KEEPERS=()
 }
 
@@ -24,26 +20,16 @@ teardown() {
         unmount_all
 }
 
-# config MAX_SIZE [extra cache settings]
+# config MAX_SIZE [extra cache settings]: no audit
 config() {
-        cat > "$BATS_TEST_TMPDIR/ck.conf" <<EOC
-socket = "$BATS_TEST_TMPDIR/ck.sock";
-audit_interval = "0s";
-caches = ( { name = "t"; path = "$CACHE"; max_size = "$1"; ${2:-} } );
-EOC
-}
-
-NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
-
-as_nobody() {
-        "${NOBODY[@]}" "$@"
+        write_config "$1" "${2:-}" 'audit_interval = "0s";'
 }
 
 # Runs shell code $1 (arguments after it) as nobody in the background, until
 # teardown; not through a function, so that $! is the process itself.
 keep_as_nobody() {
         local code=$1; shift
-        "${NOBODY[@]}" sh -c "$code" _ "$@" > /dev/null 2>&1 3>&- &
+        "${AS_NOBODY[@]}" sh -c "$code" _ "$@" > /dev/null 2>&1 3>&- &
         KEEPERS+=($!)
 }
 
@@ -55,7 +41,7 @@ ccache_counters() {
 
 # What they should say: the entries the daemon counts (ccache counts entries only).
 true_counters() {
-        ctl status --json | jq -r '.caches[0] | "\(.entry_files) \(.entry_bytes / 1024 | floor)"'
+        status_jq '.caches[0] | "\(.entry_files) \(.entry_bytes / 1024 | floor)"'
 }
 
 # Level-1 directory $1: files_in_cache in its stats file, and the entries really there.
@@ -92,8 +78,7 @@ timed_trim() {
 @test "a stats.lock planted by nobody costs a trim nothing; ccache's counters are fixed once it is stale or released" {
         config 1T
         "$HELPERS/gencache" --tiny --quiet "$CACHE" 20000
-        start_daemon
-        wait_ready 30
+        start_ready 30
         [ "$(ccache_counters)" = "$(true_counters)" ]
         size=$(cache_field t size_bytes)
         usual=$(timed_trim $((size * 3 / 4000)))
@@ -129,8 +114,7 @@ timed_trim() {
 @test "subdir locks planted by nobody are broken once stale: the trim evicts everything it planned, promptly" {
         config 1T
         "$HELPERS/gencache" --tiny --quiet "$CACHE" 20000
-        start_daemon
-        wait_ready 30
+        start_ready 30
         size=$(cache_field t size_bytes)
         usual=$(timed_trim $((size * 3 / 4000)))
         plant_subdir_locks
@@ -146,8 +130,7 @@ timed_trim() {
 @test "cache-trim-failed says why: directories ccache keeps locked, nothing evictable" {
         config 1T
         "$HELPERS/gencache" --tiny --quiet "$CACHE" 20000
-        start_daemon
-        wait_ready 30
+        start_ready 30
         # nobody holds every level-2 directory's lock and keeps it alive
         plant_subdir_locks alive
         keep_as_nobody 'while :; do touch "$1"/lock/subdir_*.alive; sleep 0.3; done' "$CACHE"
@@ -224,8 +207,7 @@ EOP
         make_one_dir_cache 60000
         caught=no
         for attempt in 1 2 3 4 5; do
-                start_daemon
-                wait_ready 60
+                start_ready 60
                 [ "$(l1_counter a)" -eq "$(l1_entries a)" ]
                 left=$(cache_field t size_bytes)
                 ctl trim --to "$((left / 4000 + 1))k" > /dev/null 2>&1 &
@@ -239,8 +221,7 @@ EOP
                 rm -f "$CACHE/lock/subdir_ab.lock" "$CACHE/lock/subdir_ab.alive"
         done
         [ "$caught" = yes ]
-        start_daemon
-        wait_ready 60
+        start_ready 60
         wait_for "[ \"\$(l1_counter a)\" -eq \"\$(l1_entries a)\" ]" 3
         # the group's lock, and its L1 stats.lock if the kill came while the
         # counters were being fixed
@@ -253,6 +234,39 @@ EOP
         cp -a "$CACHE" "$VOL/copy"
         CCACHE_DIR=$VOL/copy ccache -c > /dev/null
         [ "$(CCACHE_DIR=$VOL/copy ccache --print-stats | awk '$1 == "files_in_cache" { print $2 }')" -eq "$(l1_entries a)" ]
+}
+
+@test "a file nobody puts in a planned victim's place (and its slot) goes only if it may: never a stats file" {
+        config 1T
+        make_one_dir_cache 200
+        start_ready
+        stats0=$(cache_field t kinds.stats.files)
+        # nobody holds a/b's content lock and keeps it alive: the trim plans, then waits
+        as_nobody ln -s nobody-1-1-1.1 "$CACHE/lock/subdir_ab.lock"
+        keep_as_nobody 'while :; do touch "$1"; sleep 0.2; done' "$CACHE/lock/subdir_ab.alive"
+        as_nobody sh -c 'echo x > "$1" && touch -m -d @1500000000 "$1"' _ "$VOL/planted"
+        size=$(cache_field t size_bytes)
+        ctl trim --to "$((size / 2000))k" > "$BATS_TEST_TMPDIR/trim.out" &
+        trimmer=$!
+        wait_for "[ \"\$(cache_field t trim.planned_files)\" -gt 0 ]" 10
+        # The oldest entry, planned, goes; a "stats" older still comes in its
+        # place: the daemon, frozen meanwhile, gives it the entry's slot.
+        victim=$(find "$CACHE/a/b" -name '*R' -printf '%T@ %p\n' | sort -n | head -1 | cut -d' ' -f2)
+        kill -STOP "$DAEMON_PID"
+        as_nobody rm "$victim"
+        as_nobody mv "$VOL/planted" "$CACHE/a/b/stats"
+        kill -CONT "$DAEMON_PID"
+        wait_for "[ \"\$(cache_field t kinds.stats.files)\" -eq $((stats0 + 1)) ]" 5
+        # the lock is let go: the trim goes on, and the stats file stays
+        kill "${KEEPERS[0]}"
+        as_nobody rm -f "$CACHE/lock/subdir_ab.lock" "$CACHE/lock/subdir_ab.alive"
+        wait "$trimmer"
+        cat "$BATS_TEST_TMPDIR/trim.out"
+        grep -q "^t: evicted [1-9]" "$BATS_TEST_TMPDIR/trim.out"
+        [ -f "$CACHE/a/b/stats" ]
+        [ "$(cache_field t kinds.stats.files)" -eq $((stats0 + 1)) ]
+        wait_exact t "$CACHE"
+        kill -0 "$DAEMON_PID"
 }
 
 # One status field, through the plain build of cachectl: polling often
@@ -307,8 +321,7 @@ worst_push() {
 @test "dry runs looped by four users as nobody (and two as root) never hold off the cap trim" {
         "$HELPERS/gencache" --tiny --quiet "$CACHE" 100000
         config 1T
-        start_daemon
-        wait_ready 60
+        start_ready 60
         size=$(cache_field t size_bytes)
         config "$(((size + 4000000) / 1000))k" "trim_to = 0.98;"
         kill -HUP "$DAEMON_PID"
@@ -332,22 +345,21 @@ worst_push() {
         [ "$n" -ge 3 ]
         [ "$worst" -le $((2 * usual + 1000)) ]
         # nobody's were refused with a reason, root's were not limited
-        run "${NOBODY[@]}" "$CTL" -s "$BATS_TEST_TMPDIR/ck.sock" trim --dry-run
+        run as_nobody "$CTL" -s "$BATS_TEST_TMPDIR/ck.sock" trim --dry-run
         kill -0 "$DAEMON_PID"
 }
 
 @test "dry runs by one user: one at a time and ten a minute, refused with a reason; root is not limited" {
         "$HELPERS/gencache" --tiny --quiet "$CACHE" 2000
         config 1T
-        start_daemon
-        wait_ready 30
+        start_ready 30
         sock=$BATS_TEST_TMPDIR/ck.sock
         # two at once by nobody (both sent while the daemon is frozen): one
         # runs, the other is told why not
         kill -STOP "$DAEMON_PID"
-        "${NOBODY[@]}" "$CTL" -s "$sock" trim --dry-run > "$BATS_TEST_TMPDIR/one" 2>&1 3>&- &
+        "${AS_NOBODY[@]}" "$CTL" -s "$sock" trim --dry-run > "$BATS_TEST_TMPDIR/one" 2>&1 3>&- &
         p1=$!
-        "${NOBODY[@]}" "$CTL" -s "$sock" trim --dry-run > "$BATS_TEST_TMPDIR/two" 2>&1 3>&- &
+        "${AS_NOBODY[@]}" "$CTL" -s "$sock" trim --dry-run > "$BATS_TEST_TMPDIR/two" 2>&1 3>&- &
         p2=$!
         wait_for "grep -q unix_stream_read /proc/$p1/wchan && grep -q unix_stream_read /proc/$p2/wchan" 5
         kill -CONT "$DAEMON_PID"
@@ -360,15 +372,15 @@ worst_push() {
         grep -q "a dry run of uid 65534 is still running: one at a time" "$BATS_TEST_TMPDIR/one" "$BATS_TEST_TMPDIR/two"
         # one after the other: ten a minute
         for i in $(seq 2 10); do
-                run "${NOBODY[@]}" "$CTL" -s "$sock" trim --dry-run
+                run as_nobody "$CTL" -s "$sock" trim --dry-run
                 [ "$status" -eq 0 ]
         done
-        run "${NOBODY[@]}" "$CTL" -s "$sock" trim --dry-run
+        run as_nobody "$CTL" -s "$sock" trim --dry-run
         echo "$output"
         [ "$status" -eq 1 ]
         [[ "$output" == *"dry runs are limited to 10 a minute per user: uid 65534 may ask again in "* ]]
         # another user has limits of his own; root (and admin_group) none
-        run setpriv --reuid=1234 --regid=1234 --clear-groups "$CTL" -s "$sock" trim --dry-run
+        run as_user 1234 "$CTL" -s "$sock" trim --dry-run
         [ "$status" -eq 0 ]
         for i in $(seq 1 12); do
                 run ctl trim --dry-run

@@ -108,10 +108,9 @@ require_words() {
 
 @test "cachectl.1 names every field of a live status --json and every metric" {
         write_config
-        start_daemon
-        wait_ready
+        start_ready
         ctl trim --to 1T >/dev/null           # a real trim (of nothing), so that last_trim is there too
-        fields=$(ctl status --json | jq -r '[paths | map(select(type == "string")) | last | select(. != null)] | unique[]')
+        fields=$(status_jq '[paths | map(select(type == "string")) | last | select(. != null)] | unique[]')
         [ "$(wc -l <<<"$fields")" -ge 40 ]
         grep -qx last_trim <<<"$fields"
         require_words ctl/cachectl.1 <<<"$fields"

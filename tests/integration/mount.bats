@@ -9,13 +9,8 @@ setup() {
         MNT=$BATS_TEST_TMPDIR/llm-storage
         CACHE=$MNT/ccache-aiter
         mkdir -p "$MNT"
-        cat > "$BATS_TEST_TMPDIR/ck.conf" <<EOC
-socket = "$BATS_TEST_TMPDIR/ck.sock";
-caches = (
-  { name = "local"; path = "$BATS_TEST_TMPDIR/local"; max_size = "1G"; },
-  { name = "aiter"; path = "$CACHE"; max_size = "40G"; require_mount = "$MNT"; }
-);
-EOC
+        write_config_caches "{ name = \"local\"; path = \"$BATS_TEST_TMPDIR/local\"; max_size = \"1G\"; },
+                             { name = \"aiter\"; path = \"$CACHE\"; max_size = \"40G\"; require_mount = \"$MNT\"; }"
 }
 
 teardown() {
@@ -24,12 +19,11 @@ teardown() {
 }
 
 @test "a cache whose mount is absent is unavailable, untouched, then follows the mount" {
-        start_daemon
-        wait_ready
+        start_ready
         [ "$(cache_field aiter state)" = unavailable ]
         [[ "$(cache_field aiter reason)" == *"'$MNT' is not a mount point"* ]]
         [ ! -e "$CACHE" ]                                     # nothing created on the wrong filesystem
-        [ "$(ctl status --json | jq '[.volumes[].caches[]] | index("aiter")')" = null ]
+        [ "$(status_jq '[.volumes[].caches[]] | index("aiter")')" = null ]
         run ctl status
         [ "$status" -eq 0 ]
         [[ "$output" == *"aiter"*"unavailable"*"is not a mount point"* ]]
@@ -41,7 +35,7 @@ teardown() {
         compile "$CACHE" 5
         wait_exact aiter "$CACHE"
         [ "$(cache_field aiter mount)" = "$MNT" ]
-        [ "$(ctl status --json | jq -r ".volumes[] | select(.mount == \"$MNT\") | .total_bytes")" -eq $((64 * 1024 * 1024)) ]
+        [ "$(volume_field "$MNT" total_bytes)" -eq $((64 * 1024 * 1024)) ]
 
         # a plain umount must succeed: the daemon holds no fd on the volume
         umount "$MNT"
@@ -56,22 +50,17 @@ teardown() {
 }
 
 @test "without require_mount, a cache whose volume is unmounted (umount -l) is reported, not recreated below" {
-        VOL=$BATS_TEST_TMPDIR/vol
         ALERTS=$BATS_TEST_TMPDIR/alerts.log
         printf '#!/bin/sh\necho "$CACHEKEEPER_EVENT $CACHEKEEPER_CACHE | $CACHEKEEPER_MESSAGE" >> "$1"\n' > "$BATS_TEST_TMPDIR/alert.sh"
         chmod +x "$BATS_TEST_TMPDIR/alert.sh"
-        cat > "$BATS_TEST_TMPDIR/ck.conf" <<EOC
-socket = "$BATS_TEST_TMPDIR/ck.sock";
-alert_command = [ "$BATS_TEST_TMPDIR/alert.sh", "$ALERTS" ];
-alert_min_interval = "0s";   # cache-available follows cache-unavailable at once, not folded
-caches = ( { name = "v"; path = "$VOL/cache"; max_size = "1G"; } );
-EOC
-        mount_tmpfs "$VOL" 64M
-        start_daemon
-        wait_ready
+        setup_volume 64M
+        # alert_min_interval 0s: cache-available follows cache-unavailable at once, not folded
+        write_config_caches "{ name = \"v\"; path = \"$CACHE\"; max_size = \"1G\"; }" \
+                "alert_command = [ \"$BATS_TEST_TMPDIR/alert.sh\", \"$ALERTS\" ];" 'alert_min_interval = "0s";'
+        start_ready
         [ "$(cache_field v mount)" = "$VOL" ]
-        compile "$VOL/cache" 3
-        wait_exact v "$VOL/cache"
+        compile "$CACHE" 3
+        wait_exact v "$CACHE"
 
         umount -l "$VOL"
         wait_for "[ \"\$(cache_field v state)\" = unavailable ]" 5
@@ -80,7 +69,7 @@ EOC
         # what the daemon's checks do every second, now: set the cache up again
         ctl reload
         [ "$(cache_field v state)" = unavailable ]
-        [ ! -e "$VOL/cache" ]
+        [ ! -e "$CACHE" ]
         [ "$(cache_field v files)" -eq 0 ]
         [ "$(grep -c '^cache-unavailable' "$ALERTS")" -eq 1 ]
 
@@ -88,6 +77,6 @@ EOC
         mount_tmpfs "$VOL" 64M
         wait_for "[ \"\$(cache_field v state)\" = ok ]" 5
         [ "$(cache_field v mount)" = "$VOL" ]
-        wait_exact v "$VOL/cache"
+        wait_exact v "$CACHE"
         wait_for "grep -q '^cache-available v' '$ALERTS'" 5
 }

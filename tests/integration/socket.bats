@@ -5,8 +5,7 @@ load helper
 
 setup() {
         write_config
-        start_daemon
-        wait_ready
+        start_ready
 }
 
 teardown() {

@@ -196,7 +196,7 @@ start_daemon_with_socket() {
         ready=$(notify_times READY=1 | head -1)
         [ -n "$ready" ]
         # Right after READY=1: scanned, every file counted.
-        [ "$(ctl status --json | jq -r '"\(.ready) \(.caches[0].state) \(.caches[0].files)"')" = "true ok $N" ]
+        [ "$(status_jq '"\(.ready) \(.caches[0].state) \(.caches[0].files)"')" = "true ok $N" ]
         # No answer asked for after READY=1 says otherwise; the scan was seen in progress before it.
         awk -v r="$ready" -v n="$N" '$1 > r && $2 != "unreachable" && ($2 != "true" || $3 != "ok" || $4 != n) { print "after READY=1: " $0; bad = 1 }
                                      END { exit bad }' "$samples"
@@ -375,8 +375,7 @@ start_daemon_with_socket() {
 
         # LISTEN_PID names another process: the fds are not ours, bind the config's socket.
         CK_LISTEN_PID=1 start_daemon_with_socket "$SA"
-        # (Not wait_ready: jq 1.6 -e exits 0 on empty input, before the daemon answers.)
-        wait_for '[ "$(ctl status --json 2>/dev/null | jq -r .ready)" = true ]'
+        wait_ready
         grep -q "Listening on $BATS_TEST_TMPDIR/ck.sock" "$BATS_TEST_TMPDIR/daemon.log"
         kill -TERM "$DAEMON_PID"
         wait "$DAEMON_PID"

@@ -48,14 +48,8 @@ journal() {
 # config CACHES VOLUME-SETTINGS: every alert runs as it comes (these tests
 # count transitions; the rate limit has its own test below).
 config() {
-        cat > "$BATS_TEST_TMPDIR/ck.conf" <<EOC
-socket = "$BATS_TEST_TMPDIR/ck.sock";
-audit_interval = "0s";
-alert_command = [ "$BATS_TEST_TMPDIR/alert.sh", "$ALERTS" ];
-alert_min_interval = "0s";
-volumes = { check_interval = "100ms"; $2 };
-caches = ( $1 );
-EOC
+        write_config_caches "$1" 'audit_interval = "0s";' "alert_command = [ \"$BATS_TEST_TMPDIR/alert.sh\", \"$ALERTS\" ];" \
+                'alert_min_interval = "0s";' "volumes = { check_interval = \"100ms\"; $2 };"
 }
 
 # fill_to PERCENT: make the volume's available space that percent of its size.
@@ -92,11 +86,10 @@ alerts() {
 }
 
 @test "each level transition: one alert_command run and one journal record, recovery included" {
-        mount_tmpfs "$VOL" 100M
+        setup_volume 100M
         config "{ name = \"t\"; path = \"$VOL/cache\"; max_size = \"1G\"; }" \
                'warn_free = "20%"; crit_free = "10%"; hysteresis = "2%";'
-        start_daemon
-        wait_ready
+        start_ready
         run ctl check
         [ "$status" -eq 0 ]
         [[ "$output" == "CACHEKEEPER OK - t "* ]]
@@ -110,7 +103,7 @@ alerts() {
         run ctl check
         [ "$status" -eq 2 ]
         [[ "$output" == "CACHEKEEPER CRITICAL - volume $VOL critical"* ]]
-        [ "$(ctl status --json | jq -r .volumes[0].alert)" = critical ]
+        [ "$(volume_field "$VOL" alert)" = critical ]
         fill_to 60
         wait_for "[ \$(alerts volume-level) -eq 3 ]" 5
         sleep 0.5                                            # nothing more comes
@@ -139,11 +132,10 @@ alerts() {
         mount -o loop "$BATS_TEST_TMPDIR/ext4.img" "$VOL"
         config "{ name = \"t\"; path = \"$VOL/cache\"; max_size = \"1G\"; }" \
                'warn_free = "20%"; crit_free = "10%"; hysteresis = "2%";'
-        start_daemon
-        wait_ready
+        start_ready
         # what unprivileged users may write, not what root could (5 % reserved)
-        [ "$(ctl status --json | jq '.volumes[0] | .avail_bytes < .free_bytes')" = true ]
-        [ "$(ctl status --json | jq -r '.volumes[0].avail_bytes')" -eq "$(df -B1 --output=avail "$VOL" | tail -1)" ]
+        [ "$(status_jq '.volumes[0] | .avail_bytes < .free_bytes')" = true ]
+        [ "$(volume_field "$VOL" avail_bytes)" -eq "$(df -B1 --output=avail "$VOL" | tail -1)" ]
         fill_to 15
         wait_for "[ \$(alerts volume-level) -eq 1 ]" 5
         fill_to 50
@@ -154,11 +146,10 @@ alerts() {
 }
 
 @test "a volume hovering ±1 % around a threshold ten times changes level at most once each way" {
-        mount_tmpfs "$VOL" 100M
+        setup_volume 100M
         config "{ name = \"t\"; path = \"$VOL/cache\"; max_size = \"1G\"; }" \
                'warn_free = "30%"; crit_free = "10%"; hysteresis = "3%";'
-        start_daemon
-        wait_ready
+        start_ready
         fill_to 31
         for i in 1 2 3 4 5 6 7 8 9 10; do
                 head -c 2000000 /dev/zero > "$VOL/wobble"          # 29 % free
@@ -177,27 +168,25 @@ alerts() {
         mount -t tmpfs -o size=64M,nr_inodes=1000 ckinodes "$VOL"
         config "{ name = \"t\"; path = \"$VOL/cache\"; max_size = \"1G\"; }" \
                'warn_free_inodes = "20%"; crit_free_inodes = "10%";'
-        start_daemon
-        wait_ready
+        start_ready
         # bytes are plentiful: only inodes run out
         mkdir "$VOL/many" && (cd "$VOL/many" && seq 1 950 | xargs touch 2>/dev/null || true)
         wait_for "grep -q '^volume-level critical' '$ALERTS'" 5
         grep -q "inodes free" "$ALERTS"
-        [ "$(ctl status --json | jq -r '.volumes[0] | "\(.inodes_level) \(.bytes_level)"')" = "critical ok" ]
+        [ "$(status_jq '.volumes[0] | "\(.inodes_level) \(.bytes_level)"')" = "critical ok" ]
         run ctl check
         [ "$status" -eq 2 ]
         [[ "$output" == *"of inodes free"* ]]
 }
 
 @test "the fill trend: an alert when full within full_within, and its recovery" {
-        mount_tmpfs "$VOL" 200M
+        setup_volume 200M
         config "{ name = \"t\"; path = \"$VOL/cache\"; max_size = \"1G\"; }" 'full_within = "20s";'
-        start_daemon
-        wait_ready
-        [ "$(ctl status --json | jq .volumes[0].full_in_seconds)" = null ]
+        start_ready
+        [ "$(volume_field "$VOL" full_in_seconds)" = null ]
         for i in $(seq 1 16); do head -c 4000000 /dev/zero > "$VOL/grow$i"; sleep 0.25; done   # 16 MB/s
         wait_for "grep -q '^volume-trend warning' '$ALERTS'" 5
-        full=$(ctl status --json | jq .volumes[0].full_in_seconds)
+        full=$(volume_field "$VOL" full_in_seconds)
         [ "$full" -gt 0 ]
         [ "$full" -lt 20 ]
         run ctl status
@@ -208,11 +197,11 @@ alerts() {
         # it stops growing: once the window (full_within / 4) has passed, recovery
         wait_for "grep -q '^volume-trend ok' '$ALERTS'" 15
         [ "$(grep -c '^volume-trend' "$ALERTS")" -eq 2 ]
-        wait_for "[ \"\$(ctl status --json | jq .volumes[0].full_in_seconds)\" = null ]" 5
+        wait_for "[ \"\$(volume_field '$VOL' full_in_seconds)\" = null ]" 5
 }
 
 @test "pressure eviction restores min_free, oldest first across two caches on the volume" {
-        mount_tmpfs "$VOL" 100M
+        setup_volume 100M
         config "{ name = \"a\"; path = \"$VOL/a\"; max_size = \"1G\"; ccache_conf = false; },
                 { name = \"b\"; path = \"$VOL/b\"; max_size = \"1G\"; ccache_conf = false; }" \
                'min_free = "40%"; hysteresis = "5%"; warn_free = "10%"; crit_free = "5%";'
@@ -227,11 +216,10 @@ alerts() {
                 touch -m -d "-$((121 - i)) hours" "$f"
                 echo "$(stat -c %Y "$f") $f" >> "$BATS_TEST_TMPDIR/entries"
         done
-        start_daemon
-        wait_ready
-        [ "$(ctl status --json | jq -r '.volumes | length')" -eq 1 ]
+        start_ready
+        [ "$(status_jq '.volumes | length')" -eq 1 ]
         fill_to 35                                               # 35 % free: 10 MB short of 40 % + 5 %
-        wait_for "[ \"\$(ctl status --json | jq -r .volumes[0].pressure)\" = false ] && [ \"\$(cache_field a evicted_files_total)\" -gt 0 ]" 10
+        wait_for "[ \"\$(volume_field '$VOL' pressure)\" = false ] && [ \"\$(cache_field a evicted_files_total)\" -gt 0 ]" 10
         avail=$(df -B1 --output=avail "$VOL" | tail -1); total=$(df -B1 --output=size "$VOL" | tail -1)
         [ $((avail * 100)) -ge $((total * 40)) ]
         # exactly the oldest went, across both caches
@@ -253,10 +241,9 @@ alerts() {
 }
 
 @test "low space the caches cannot fix is said so, and nothing is evicted" {
-        mount_tmpfs "$VOL" 100M
+        setup_volume 100M
         config "{ name = \"a\"; path = \"$VOL/a\"; max_size = \"1G\"; }" 'min_free = "40%";'
-        start_daemon
-        wait_ready
+        start_ready
         compile "$VOL/a" 3
         wait_exact a "$VOL/a"
         fill_to 20
@@ -273,19 +260,18 @@ alerts() {
         MNT=$BATS_TEST_TMPDIR/mnt
         mkdir -p "$MNT"
         config "{ name = \"late\"; path = \"$MNT/cache\"; max_size = \"1G\"; require_mount = \"$MNT\"; }" ''
-        start_daemon
-        wait_ready
+        start_ready
         wait_for "grep -q '^cache-unavailable' '$ALERTS'" 5
-        [ "$(ctl status --json | jq '.volumes | length')" -eq 0 ]   # not the parent filesystem's figures
+        [ "$(status_jq '.volumes | length')" -eq 0 ]   # not the parent filesystem's figures
         mount_tmpfs "$MNT" 16M
         wait_for "grep -q '^cache-available' '$ALERTS'" 5
-        [ "$(ctl status --json | jq -r '.volumes[0].mount')" = "$MNT" ]
+        [ "$(status_jq '.volumes[0].mount')" = "$MNT" ]
         wait_for "[ \$(journal CACHEKEEPER_EVENT=cache-available | wc -l) -eq 1 ]" 5
         journal CACHEKEEPER_EVENT=cache-unavailable | jq -e '.CACHEKEEPER_CACHE == "late" and .MESSAGE_ID == "9a397b0029db4f4c933d493bff41ed11"'
 }
 
 @test "alert_command: one at a time per volume, killed after alert_timeout, failures logged, never fatal" {
-        mount_tmpfs "$VOL" 100M
+        setup_volume 100M
         # slow: records start and end; the first run hangs until killed
         cat > "$BATS_TEST_TMPDIR/slow.sh" <<'EOS'
 #!/bin/sh
@@ -296,16 +282,10 @@ echo "end $CACHEKEEPER_LEVEL" >> "$1"
 exit 0
 EOS
         chmod +x "$BATS_TEST_TMPDIR/slow.sh"
-        cat > "$BATS_TEST_TMPDIR/ck.conf" <<EOC
-socket = "$BATS_TEST_TMPDIR/ck.sock";
-alert_command = [ "$BATS_TEST_TMPDIR/slow.sh", "$ALERTS" ];
-alert_timeout = "1500ms";
-alert_min_interval = "0s";
-volumes = { check_interval = "100ms"; warn_free = "20%"; crit_free = "10%"; hysteresis = "2%"; };
-caches = ( { name = "t"; path = "$VOL/cache"; max_size = "1G"; } );
-EOC
-        start_daemon
-        wait_ready
+        write_config 1G "" "alert_command = [ \"$BATS_TEST_TMPDIR/slow.sh\", \"$ALERTS\" ];" 'alert_timeout = "1500ms";' \
+                'alert_min_interval = "0s";' \
+                'volumes = { check_interval = "100ms"; warn_free = "20%"; crit_free = "10%"; hysteresis = "2%"; };'
+        start_ready
         fill_to 15                                   # warning: the run that hangs
         wait_for "grep -q '^start warning' '$ALERTS'" 5
         fill_to 5                                    # critical: must wait for it
@@ -324,44 +304,37 @@ EOC
 }
 
 @test "a volume override applies to its volume only" {
-        mount_tmpfs "$VOL" 64M
+        setup_volume 64M
         OTHER=$BATS_TEST_TMPDIR/other
         mount_tmpfs "$OTHER" 64M
         config "{ name = \"a\"; path = \"$VOL/cache\"; max_size = \"1G\"; },
                 { name = \"b\"; path = \"$OTHER/cache\"; max_size = \"1G\"; }" \
                "warn_free = \"10%\"; crit_free = \"5%\"; overrides = ( { mount = \"$VOL\"; warn_free = \"70M\"; crit_free = \"68M\"; } );"
-        start_daemon
-        wait_ready
-        [ "$(ctl status --json | jq -r ".volumes[] | select(.mount == \"$VOL\") | .alert")" = critical ]
-        [ "$(ctl status --json | jq -r ".volumes[] | select(.mount == \"$OTHER\") | .alert")" = ok ]
+        start_ready
+        [ "$(volume_field "$VOL" alert)" = critical ]
+        [ "$(volume_field "$OTHER" alert)" = ok ]
         # (64M of tmpfs is 67.1 MB: below both of the override's thresholds)
-        [ "$(ctl status --json | jq -r ".volumes[] | select(.mount == \"$VOL\") | .warn_free_bytes")" -eq 70000000 ]
-        [ "$(ctl status --json | jq -r ".volumes[] | select(.mount == \"$OTHER\") | .warn_free_bytes")" -eq $((64 * 1048576 / 10)) ]
+        [ "$(volume_field "$VOL" warn_free_bytes)" -eq 70000000 ]
+        [ "$(volume_field "$OTHER" warn_free_bytes)" -eq $((64 * 1048576 / 10)) ]
 }
 
 @test "an alert flood (nobody looping chmod on a level directory): one run per alert_min_interval, the rest folded and counted" {
-        mount_tmpfs "$VOL" 64M
-        C=$VOL/cache
-        chmod 755 "$BATS_TEST_TMPDIR" "$(dirname "$BATS_TEST_TMPDIR")" "$(dirname "$(dirname "$BATS_TEST_TMPDIR")")"
-        cat > "$BATS_TEST_TMPDIR/ck.conf" <<EOC
-socket = "$BATS_TEST_TMPDIR/ck.sock";
-audit_interval = "0s";
-alert_command = [ "$BATS_TEST_TMPDIR/alert.sh", "$ALERTS" ];
-alert_min_interval = "2s";
-caches = ( { name = "t"; path = "$C"; max_size = "1G"; } );
-EOC
-        start_daemon
-        wait_ready
+        setup_volume 64M
+        C=$CACHE
+        open_test_dir
+        write_config 1G "" 'audit_interval = "0s";' "alert_command = [ \"$BATS_TEST_TMPDIR/alert.sh\", \"$ALERTS\" ];" \
+                'alert_min_interval = "2s";'
+        start_ready
         [ "$(stat -c %a "$C/a/b")" = 777 ]
         # The level-1 directory is 0777 and not sticky: nobody replaces the
         # empty level-2 one with its own (the daemon frozen meanwhile, so it
         # cannot recreate it first), then loops chmod 700 on it for 5 s.
         kill -STOP "$DAEMON_PID"
-        setpriv --reuid=65534 --regid=65534 --clear-groups sh -c 'rmdir "$1" && mkdir "$1"' _ "$C/a/b"
+        as_nobody sh -c 'rmdir "$1" && mkdir "$1"' _ "$C/a/b"
         kill -CONT "$DAEMON_PID"
         [ "$(stat -c %U "$C/a/b")" = nobody ]
         start=$SECONDS
-        timeout 5 setpriv --reuid=65534 --regid=65534 --clear-groups \
+        timeout 5 "${AS_NOBODY[@]}" \
                 sh -c 'while :; do chmod 700 "$1"; done' _ "$C/a/b" || true
         wait_for "[ \"\$(stat -c %a '$C/a/b')\" = 777 ]" 10
         repairs=$(cache_field t mode_repairs)

@@ -14,20 +14,9 @@
 #include <cmocka.h>
 
 #include "account.h"
+#include "fixture.h"
 
-static const char b32[] = "0123456789abcdefghijklmnopqrstuv";
-
-/* A deterministic legacy result name for file i at depth 2. */
-static void entry_name(unsigned i, char suffix, char *buf) {
-        uint64_t x = i * 0x9e3779b97f4a7c15ULL + 12345;
-
-        for (int p = 0; p < 31; p++) {
-                x ^= x >> 29, x *= 0xbf58476d1ce4e5b9ULL;
-                buf[p] = b32[p < 2 ? x % 16 : x % 32];
-        }
-        buf[31] = suffix;
-        buf[32] = '\0';
-}
+static const char b32[] = FIXTURE_B32;
 
 /* Recounts every file the slow way and compares with the running totals. */
 static void check_totals(Account *a) {

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The alert rate limit: the gate's decisions with now passed in (pure), then
  * the Alerter on a real sd-event loop running a real command, checking what
- * a folded burst delivers: the latest state, with the count. */
+ * a folded burst delivers: the latest state, with the count; and the runner
+ * of the command on its own: one run at a time per subject, a full queue,
+ * a run that overstays. */
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -17,7 +19,9 @@
 #include <systemd/sd-event.h>
 
 #include "alert-gate.h"
+#include "alert-runner.h"
 #include "alert.h"
+#include "fixture.h"
 
 #define S USEC_PER_SEC
 #define MS USEC_PER_MSEC
@@ -126,12 +130,10 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
         Fixture *f = *state;
-        char cmd[128];
 
         alerter_free(f->alerter);
         sd_event_unref(f->event);
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-        assert_int_equal(system(cmd), 0);
+        assert_int_equal(rm_rf(f->dir), 0);
         free(f);
         return 0;
 }
@@ -289,6 +291,75 @@ static void test_free_with_alerts_folded(void **state) {
         assert_int_equal(n, 0);
 }
 
+/* --------------------------------------------------------------- the runner */
+
+/* A job that appends $N to the runs file; "slow" then hangs. */
+static void queue_job(AlertRunner *r, const char *subject, const char *n) {
+        AlertJob j = { 0 };
+
+        assert_true(asprintf(&j.env[0], "N=%s", n) > 0);
+        assert_true(asprintf(&j.what, "job %s", n) > 0);
+        assert_int_equal(alert_runner_queue(r, subject, &j), 0);
+        assert_null(j.what);                  /* taken */
+}
+
+static size_t lines_in(const char *path) {
+        char line[256];
+        size_t n = 0;
+        FILE *in = fopen(path, "r");
+
+        while (in && fgets(line, sizeof(line), in))
+                n++;
+        if (in)
+                fclose(in);
+        return n;
+}
+
+static void test_runner_one_at_a_time_queue_and_timeout(void **state) {
+        Fixture *f = *state;
+        char *argv[] = { "/bin/sh", "-c", "echo \"$N\" >> \"$0\"; [ \"$N\" != slow ] || exec sleep 1000", f->out, NULL };
+        char want[512] = "slow\n", got[512] = "", line[64], n[16];
+        AlertRunner *r;
+        int b1 = 0;
+        FILE *in;
+
+        assert_int_equal(alert_runner_new(f->event, argv, 2 * S, &r), 0);
+        assert_true(alert_runner_has_command(r));
+        /* "slow" holds subject a: 1-33 wait their turn, and the queue keeps
+         * the newest ALERT_RUNNER_QUEUE_MAX (1 is dropped); b's runs at once */
+        queue_job(r, "a", "slow");
+        for (int i = 1; i <= ALERT_RUNNER_QUEUE_MAX + 1; i++) {
+                snprintf(n, sizeof(n), "%d", i);
+                queue_job(r, "a", n);
+        }
+        queue_job(r, "b", "b1");
+        assert_int_equal(alert_runner_runs(r), 2);
+        /* slow is killed after 2 s, then 2-33 run one after the other */
+        for (int i = 0; i < 1500 && (lines_in(f->out) < 2 + ALERT_RUNNER_QUEUE_MAX ||
+                                      alert_runner_runs(r) < 2 + ALERT_RUNNER_QUEUE_MAX); i++)
+                assert_true(sd_event_run(f->event, 10 * MS) >= 0);
+        for (int i = 0; i < 20; i++)
+                assert_true(sd_event_run(f->event, 10 * MS) >= 0);
+        assert_int_equal(alert_runner_runs(r), 2 + ALERT_RUNNER_QUEUE_MAX);
+        assert_int_equal(alert_runner_failures(r), 1);
+        /* a's runs in the order queued; b1 beside slow, whenever the loop let it */
+        in = fopen(f->out, "r");
+        assert_non_null(in);
+        while (fgets(line, sizeof(line), in))
+                if (strcmp(line, "b1\n") == 0)
+                        b1++;
+                else
+                        strncat(got, line, sizeof(got) - strlen(got) - 1);
+        fclose(in);
+        assert_int_equal(b1, 1);
+        for (int i = 2; i <= ALERT_RUNNER_QUEUE_MAX + 1; i++) {
+                snprintf(n, sizeof(n), "%d\n", i);
+                strcat(want, n);
+        }
+        assert_string_equal(got, want);
+        alert_runner_free(r);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_gate_burst),
@@ -301,6 +372,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_zero_interval_runs_each, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_reload_shortens_the_window, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_free_with_alerts_folded, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_runner_one_at_a_time_queue_and_timeout, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "fixture.h"
 
 #define CACHE_A "caches = ( { name = \"a\"; path = \"/srv/a\"; max_size = \"1G\"; } );\n"
 
@@ -24,10 +25,7 @@ static int setup(void **state) {
 }
 
 static int teardown(void **state) {
-        char cmd[256];
-
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-        return system(cmd) == 0 ? 0 : -1;
+        return rm_rf(tmpdir);
 }
 
 /* Writes text to a file in tmpdir and loads it. */

@@ -18,22 +18,12 @@
 
 #include "ccache.h"
 #include "evict.h"
+#include "fixture.h"
 #include "trim.h"
 
 #define NOW 2000000000
 
-static const char b32[] = "0123456789abcdefghijklmnopqrstuv";
-
-static void entry_name(unsigned i, char *buf) {
-        uint64_t x = i * 0x9e3779b97f4a7c15ULL + 7;
-
-        for (int p = 0; p < 31; p++) {
-                x ^= x >> 29, x *= 0xbf58476d1ce4e5b9ULL;
-                buf[p] = b32[p < 2 ? x % 16 : x % 32];
-        }
-        buf[31] = 'R';
-        buf[32] = '\0';
-}
+static const char b32[] = FIXTURE_B32;
 
 static void test_plan_takes_exactly_the_oldest(void **state) {
         enum { N = 5000 };
@@ -53,7 +43,7 @@ static void test_plan_takes_exactly_the_oldest(void **state) {
         /* mtimes with many ties, spread over 30 days; every file 8 blocks */
         for (unsigned i = 0; i < N; i++) {
                 mtimes[i] = NOW - 30 * 86400 + (uint32_t) ((i * 7919u) % 2000u) * 1296u;
-                entry_name(i, name);
+                entry_name(i, 'R', name);
                 assert_int_equal(account_file_set(a, l2[i % 16], name, 8, mtimes[i]), 1);
         }
         /* never eligible, however old */
@@ -129,7 +119,7 @@ static void test_plan_across_accounts(void **state) {
                 account_dir_add(a[k], l1, "4", &d[k]);
         }
         for (unsigned i = 0; i < 40; i++) {
-                entry_name(i, name);
+                entry_name(i, 'R', name);
                 assert_int_equal(account_file_set(a[i % 2], d[i % 2], name, 8, 1000 + i), 1);
         }
         assert_int_equal(evict_plan_multi(a, 2, 6 * 8 * 512, NOW, p), 0);
@@ -159,7 +149,7 @@ static Account *spread_account(unsigned n, DirId l2[16]) {
                 account_dir_add(a, l1, nm, &l2[i]);
         }
         for (unsigned i = 0; i < n; i++) {
-                entry_name(i, name);
+                entry_name(i, 'R', name);
                 assert_int_equal(account_file_set(a, l2[(i * 7) % 16], name, 8,
                                                   NOW - 30 * 86400 + (int64_t) ((i * 7919u) % 2000u) * 1296), 1);
         }
@@ -249,13 +239,13 @@ static void test_planner_with_changes_between_steps(void **state) {
         account_dir_add(a, DIR_ROOT, "b", &l1);
         account_dir_add(a, l1, "4", &d);
         for (unsigned i = 0; i < 100; i++) {
-                entry_name(i, name);
+                entry_name(i, 'R', name);
                 assert_int_equal(account_file_set(a, d, name, 8, 1000000 + (int64_t) i * 10000), 1);
         }
         assert_int_equal(evict_planner_new(&a, 1, 10 * 4096, NOW, false, &p), 0);
         assert_int_equal(evict_planner_step(p, 100), 1);     /* the span */
         assert_int_equal(evict_planner_step(p, 100), 1);     /* the first histogram pass */
-        entry_name(9, name);                                 /* the 10th oldest: where need is reached */
+        entry_name(9, 'R', name);                                 /* the 10th oldest: where need is reached */
         assert_int_equal(account_file_remove(a, d, name), 1);
         assert_int_equal(evict_planner_step(p, SIZE_MAX), 0);
         evict_planner_take(p, 0, &plan);
@@ -274,9 +264,9 @@ static void test_planner_with_changes_between_steps(void **state) {
                 if (r == 0)
                         break;
                 for (unsigned j = 0; j < 50; j++, k++) {
-                        entry_name(k * 13 % 5000, name);
+                        entry_name(k * 13 % 5000, 'R', name);
                         (void) account_file_remove(a, l2[(k * 13 % 5000 * 7) % 16], name);
-                        entry_name(10000 + k, name);
+                        entry_name(10000 + k, 'R', name);
                         assert_int_equal(account_file_set(a, l2[k % 16], name, 8, NOW - 40 * 86400 + k), 1);
                 }
         }
@@ -304,10 +294,7 @@ static int setup(void **state) {
 }
 
 static int teardown(void **state) {
-        char cmd[128];
-
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-        return system(cmd) == 0 ? 0 : -1;
+        return rm_rf(dir);
 }
 
 static int dfd(void) {

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "fixture.h"
 #include "scan.h"
 
 static char root[] = "/tmp/ck-test-scan-XXXXXX";
@@ -75,10 +76,7 @@ static int setup(void **state) {
 }
 
 static int teardown(void **state) {
-        char cmd[256];
-
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", root, outside);
-        return system(cmd) == 0 ? 0 : -1;
+        return rm_rf(root) < 0 || rm_rf(outside) < 0 ? -1 : 0;
 }
 
 static unsigned dirs_seen, stats_seen;

@@ -17,9 +17,11 @@
 
 #include <cmocka.h>
 
+#include "ccache-stats.h"
 #include "ccache.h"
 #include "counters.h"
 #include "evict.h"
+#include "fixture.h"
 #include "trim.h"
 
 #define NOW 2000000000
@@ -32,10 +34,7 @@ static int setup(void **state) {
 }
 
 static int teardown(void **state) {
-        char cmd[128];
-
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-        return system(cmd) == 0 ? 0 : -1;
+        return rm_rf(dir);
 }
 
 /* Empties the test directory for the next test. */
@@ -213,11 +212,57 @@ static void test_recount(void **state) {
         clean();
 }
 
+/* The FileId of a planned victim is another file's before the trim reaches
+ * it (the victim deleted, then a file made in its directory: ids are
+ * reused). That file goes only if it may go by its own name: never a stats
+ * file, however old, whatever its size. */
+static void test_reused_id_is_not_the_victim(void **state) {
+        Account *acct;
+        Counters *k;
+        Trim *t;
+        EvictPlan plan;
+        struct stat root_st, st;
+        uint64_t kib;
+        int root, l2, r, steps = 0;
+        DirId db;
+        char name[40];
+
+        assert_int_equal(account_new(&acct), 0);
+        assert_int_equal(counters_new(&k), 0);
+        root = make_cache(acct, &kib);
+        assert_int_equal(fstat(root, &root_st), 0);
+        db = account_dir_find(acct, account_dir_find(acct, DIR_ROOT, "a"), "b");
+        assert_int_equal(evict_plan(acct, 1, NOW, &plan), 0);
+        assert_int_equal(plan.n, 1);                   /* entry 0, the oldest */
+        assert_int_equal(trim_new_with_plan(&plan, 0, false, &t), 0);
+        l2 = openat(root, "a/b", O_RDONLY | O_DIRECTORY);
+        snprintf(name, sizeof(name), "%02x%029uR", 0, 0);
+        assert_int_equal(unlinkat(l2, name, 0), 0);
+        assert_int_equal(account_file_remove(acct, db, name), 1);
+        put_file(l2, "stats", NOW - 2 * 86400);
+        assert_int_equal(fstatat(l2, "stats", &st, 0), 0);
+        assert_int_equal(account_file_set(acct, db, "stats", (uint64_t) st.st_blocks, NOW - 2 * 86400), 1);
+        while ((r = trim_step(t, acct, k, root, root_st.st_dev)) != 0) {
+                assert_true(r == 1);
+                assert_true(++steps < 1000);
+        }
+        assert_int_equal(faccessat(l2, "stats", F_OK, AT_SYMLINK_NOFOLLOW), 0);
+        assert_int_equal(trim_result(t)->files, 0);
+        assert_int_equal(trim_result(t)->saved, 1);
+        close(l2);
+        trim_free(t);
+        counters_free(k);
+        account_free(acct);
+        close(root);
+        clean();
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_why),
                 cmocka_unit_test(test_held_stats_lock_is_not_waited_for),
                 cmocka_unit_test(test_recount),
+                cmocka_unit_test(test_reused_id_is_not_the_victim),
         };
         return cmocka_run_group_tests_name("trim", tests, setup, teardown);
 }

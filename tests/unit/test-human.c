@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "units.h"
+#include "human.h"
 
 static void test_parse_size_like_ccache(void **state) {
         static const struct {
@@ -115,5 +115,5 @@ int main(void) {
                 cmocka_unit_test(test_format_size),
                 cmocka_unit_test(test_format_duration),
         };
-        return cmocka_run_group_tests_name("units", tests, NULL, NULL);
+        return cmocka_run_group_tests_name("human", tests, NULL, NULL);
 }

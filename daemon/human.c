@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Sizes and durations as people write them. Pure: no I/O, no globals. */
+/* Sizes and durations in human form. Pure: no I/O, no globals. */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "units.h"
+#include "human.h"
 
 int parse_size(const char *s, uint64_t *ret) {
         char *p;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Sizes and durations as people write them. Pure; linked into cachectl too. */
+/* Sizes and durations in human form, as people write and read them. Pure;
+ * linked into cachectl too. */
 #pragma once
 
 #include <stddef.h>

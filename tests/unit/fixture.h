@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/* What several unit tests build the same way: ccache entry names, a
+ * temporary directory for a test group and fresh directories in it, a ccache
+ * lock planted as another holder would. Header-only and static, included
+ * after <cmocka.h>: a test uses what it needs. */
+#pragma once
+
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* base32hex, as ccache spells keys: the 16 hex digits first. */
+#define FIXTURE_B32 "0123456789abcdefghijklmnopqrstuv"
+
+/* A deterministic ccache 4.7-4.12 entry name for file i at depth 2: 2 hex
+ * and 29 base32hex key characters, then suffix ('R' result, 'M' manifest).
+ * buf holds 33 bytes. Different i, different names. */
+static inline void entry_name(unsigned i, char suffix, char *buf) {
+        uint64_t x = i * 0x9e3779b97f4a7c15ULL + 12345;
+
+        for (int p = 0; p < 31; p++) {
+                x ^= x >> 29, x *= 0xbf58476d1ce4e5b9ULL;
+                buf[p] = FIXTURE_B32[p < 2 ? x % 16 : x % 32];
+        }
+        buf[31] = suffix;
+        buf[32] = '\0';
+}
+
+/* rm -rf path, for a test group's teardown: 0, or -1 if it failed. */
+static inline int rm_rf(const char *path) {
+        char cmd[512];
+
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
+        return system(cmd) == 0 ? 0 : -1;
+}
+
+/* A new empty directory name in directory dir (a path); returns its fd. */
+static inline int fresh_dir(const char *dir, const char *name) {
+        int top = open(dir, O_RDONLY | O_DIRECTORY), fd;
+
+        assert_true(top >= 0);
+        assert_int_equal(mkdirat(top, name, 0755), 0);
+        fd = openat(top, name, O_RDONLY | O_DIRECTORY);
+        assert_true(fd >= 0);
+        close(top);
+        return fd;
+}
+
+/* Plants ccache lock <name> in fd held by content, as another holder would:
+ * the symlink <name>.lock, and its <name>.alive last touched at alive_usec
+ * (realtime; 0: no .alive). Replaces what was there. */
+static inline void plant_lock(int fd, const char *name, const char *content, uint64_t alive_usec) {
+        char lock[80], alive[80];
+
+        snprintf(lock, sizeof(lock), "%s.lock", name);
+        snprintf(alive, sizeof(alive), "%s.alive", name);
+        (void) unlinkat(fd, lock, 0);
+        (void) unlinkat(fd, alive, 0);
+        assert_int_equal(symlinkat(content, fd, lock), 0);
+        if (alive_usec) {
+                struct timespec ts[2] = { { (time_t) (alive_usec / USEC_PER_SEC), (long) (alive_usec % USEC_PER_SEC) * 1000 },
+                                          { (time_t) (alive_usec / USEC_PER_SEC), (long) (alive_usec % USEC_PER_SEC) * 1000 } };
+                int a = openat(fd, alive, O_WRONLY | O_CREAT, 0644);
+                assert_true(a >= 0);
+                assert_int_equal(futimens(a, ts), 0);
+                close(a);
+        }
+}
