@@ -348,14 +348,14 @@ EOS
         [ "$runs" -le $((2 + (SECONDS - start) / 2)) ]
         # A coalesced run came at the end of a window.
         wait_for "grep -qs '^cache-mode t [1-9]' '$ALERTS.folded'" 10
-        wait_for "[ \$(journal CACHEKEEPER_EVENT=cache-mode | wc -l) -eq \$(alerts cache-mode) ]" 10
-        runs=$(alerts cache-mode)
-        records=$(journal CACHEKEEPER_EVENT=cache-mode | wc -l)
+        # Runs and records read together: the last window may still close
+        # (its record first, its run a little later) after any one read.
+        wait_for 'runs=$(alerts cache-mode); records=$(journal CACHEKEEPER_EVENT=cache-mode | wc -l)
+                  [ "$records" -eq "$runs" ]' 10
         folded=$(journal CACHEKEEPER_EVENT=cache-mode | jq -s 'map(.CACHEKEEPER_FOLDED | tonumber) | add')
         alone=$(journal CACHEKEEPER_EVENT=cache-mode | jq -s 'map(select(.CACHEKEEPER_FOLDED == "0")) | length')
         echo "in $((SECONDS - start)) s: $runs alert_command runs, $records journal records, $alone alone, $folded folded"
         [ "$runs" -le $((2 + (SECONDS - start) / 2)) ]
-        [ "$records" -eq "$runs" ]
         # The journal says how many: the runs stand for every alert, each at
         # least one repair; most were folded.
         [ "$alone" -ge 1 ]
