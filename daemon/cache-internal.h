@@ -129,13 +129,6 @@ struct Cache {
         sd_event_source *upkeep_timer;
 };
 
-static inline usec_t now_monotonic(Cache *c) {
-        uint64_t t = 0;
-
-        (void) sd_event_now(c->event, CLOCK_MONOTONIC, &t);
-        return t;
-}
-
 /* Directories of the account without an inotify watch. */
 static inline size_t cache_unwatched_dirs(Cache *c) {
         return c->available ? account_totals(c->account)->dirs - c->watches : 0;

@@ -42,7 +42,7 @@ static json_object *status_scan(Cache *c) {
                 JSON_ADD(o, "reason", json_object_new_string(c->scan_full ? c->scan_reason : "subtree"));
                 JSON_ADD(o, "dirs", JSON_U64(p->dirs));
                 JSON_ADD(o, "files", JSON_U64(p->files));
-                JSON_ADD(o, "seconds", json_double((double) (now_monotonic(c) - c->scan_started) / USEC_PER_SEC));
+                JSON_ADD(o, "seconds", json_double((double) (event_now(c->event, CLOCK_MONOTONIC) - c->scan_started) / USEC_PER_SEC));
         }
         JSON_ADD(o, "rescans", JSON_U64(c->rescans));
         if (c->rescans) {

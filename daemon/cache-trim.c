@@ -15,10 +15,6 @@
 #include "log.h"
 #include "units.h"
 
-static int64_t now_seconds(void) {
-        return (int64_t) (now_usec(CLOCK_REALTIME) / USEC_PER_SEC);
-}
-
 static void trim_start_next(Cache *c, bool cap_first);
 
 void cache_trim_finish(Cache *c, int error) {
@@ -33,8 +29,8 @@ void cache_trim_finish(Cache *c, int error) {
                 c->last_trim = *r;
                 c->has_last_trim = true;
                 snprintf(c->last_trim_reason, sizeof(c->last_trim_reason), "%s", call.reason);
-                c->last_trim_at = now_usec(CLOCK_REALTIME);
-                c->last_trim_duration = now_monotonic(c) - c->trim_started;
+                c->last_trim_at = event_now(c->event, CLOCK_REALTIME);
+                c->last_trim_duration = event_now(c->event, CLOCK_MONOTONIC) - c->trim_started;
                 c->evicted_files += r->files;
                 c->evicted_bytes += r->bytes;
                 c->last_trim_over_cap = c->available && account_totals(c->account)->bytes > c->config->max_size_bytes;
@@ -47,7 +43,7 @@ void cache_trim_finish(Cache *c, int error) {
                          "%llu in locked directories.", c->config->name, call.reason,
                          error < 0 ? "stopped" : "done", (unsigned long long) r->files,
                          format_size(r->bytes, f, sizeof(f)),
-                         (double) (now_monotonic(c) - c->trim_started) / USEC_PER_SEC,
+                         (double) (event_now(c->event, CLOCK_MONOTONIC) - c->trim_started) / USEC_PER_SEC,
                          (unsigned long long) r->saved, (unsigned long long) r->locked_dirs);
         if (!r->dry_run && c->last_trim_over_cap && strcmp(call.reason, "cap") == 0) {
                 cache_alert(c, ALERT_CACHE_TRIM_FAILED, LOG_ERR,
@@ -55,7 +51,7 @@ void cache_trim_finish(Cache *c, int error) {
                             c->config->name, format_size(account_totals(c->account)->bytes, f, sizeof(f)),
                             format_size(c->config->max_size_bytes, k, sizeof(k)), trim_result_why(r, why, sizeof(why)),
                             (unsigned long long) (TRIM_BACKOFF_USEC / USEC_PER_SEC));
-                c->trim_backoff_until = now_monotonic(c) + TRIM_BACKOFF_USEC;
+                c->trim_backoff_until = event_now(c->event, CLOCK_MONOTONIC) + TRIM_BACKOFF_USEC;
         }
         c->trim_call = (TrimCall) { 0 };
         if (call.done)
@@ -94,7 +90,8 @@ static int on_counters_timer(sd_event_source *s, uint64_t usec, void *userdata) 
 
         if (root < 0)
                 return 0;
-        if (counters_flush(c->counters, c->account, root, -1, c->scanned_once, now_usec(CLOCK_REALTIME), &f) > 0)
+        if (counters_flush(c->counters, c->account, root, -1, c->scanned_once,
+                           event_now(c->event, CLOCK_REALTIME), &f) > 0)
                 cache_counters_later(c);
         counters_report(c, &f);
         return 0;
@@ -134,7 +131,10 @@ static void trim_run(Cache *c) {
 
         if (root < 0)
                 return;   /* root_lost() finished the trim */
-        r = trim_step(c->trim, c->account, c->counters, root, c->dev);
+        r = trim_step(c->trim, &(TrimEnv) {
+                .account = c->account, .counters = c->counters, .root_fd = root, .dev = c->dev,
+                .now = event_now(c->event, CLOCK_MONOTONIC), .realtime = event_now(c->event, CLOCK_REALTIME),
+        });
         cache_counters_later(c);
         if (r == 1)
                 return;
@@ -168,12 +168,13 @@ static int trim_begin(Cache *c, TrimCall *call) {
         if (call->has_plan)
                 r = trim_new_with_plan(&call->plan, target, call->dry_run, &c->trim);
         else
-                r = trim_new(c->account, target, call->dry_run, now_seconds(), &c->trim);
+                r = trim_new(c->account, target, call->dry_run,
+                             (int64_t) (event_now(c->event, CLOCK_REALTIME) / USEC_PER_SEC), &c->trim);
         if (r < 0)
                 return r;
         c->trim_call = *call;
         c->trim_call.has_plan = false;
-        c->trim_started = now_monotonic(c);
+        c->trim_started = event_now(c->event, CLOCK_MONOTONIC);
         (void) sd_event_source_set_enabled(c->trim_source, SD_EVENT_ON);
         if (c->changed)
                 c->changed(c, c->userdata);
@@ -183,7 +184,7 @@ static int trim_begin(Cache *c, TrimCall *call) {
 /* Over its cap and not backing off: an automatic trim is due. */
 static bool cap_trim_due(Cache *c) {
         return c->available && c->scanned_once && account_totals(c->account)->bytes > c->config->max_size_bytes &&
-               now_monotonic(c) >= c->trim_backoff_until;
+               event_now(c->event, CLOCK_MONOTONIC) >= c->trim_backoff_until;
 }
 
 /* The running dry run gives way to the cap: it goes back to the head of the

@@ -224,7 +224,7 @@ static void round_begin(Cache *c, bool full, bool sweeps) {
         c->round_full = full;
         c->round_sweeps = sweeps;
         c->round_added = c->round_changed = c->round_errors = 0;
-        c->round_started = now_monotonic(c);
+        c->round_started = event_now(c->event, CLOCK_MONOTONIC);
 }
 
 /* The rescans of unwatched directories are over: the next ones in ten times
@@ -240,7 +240,7 @@ static void unwatched_round_done(Cache *c, usec_t now) {
 static void round_end(Cache *c) {
         size_t removed = c->round_sweeps ? account_scan_sweep(c->account, c->gen) : 0;
         const AccountTotals *t = account_totals(c->account);
-        usec_t now = now_monotonic(c), took = now - c->round_started;
+        usec_t now = event_now(c->event, CLOCK_MONOTONIC), took = now - c->round_started;
 
         c->round = false;
         if (c->unwatched_round && c->n_queue == 0)
@@ -256,7 +256,7 @@ static void round_end(Cache *c) {
                 c->last_rescan.added = c->round_added;
                 c->last_rescan.changed = c->round_changed;
                 c->last_rescan.removed = removed;
-                c->last_rescan.at = now_usec(CLOCK_REALTIME);
+                c->last_rescan.at = event_now(c->event, CLOCK_REALTIME);
                 c->last_rescan.duration = took;
                 if (c->round_added || c->round_changed || removed)
                         log_notice("Cache %s: %s rescan corrected drift: %llu files added, %llu changed, %zu removed.",
@@ -307,7 +307,7 @@ static int on_scan_source(sd_event_source *s, void *userdata) {
                 c->scan = scan_free(c->scan);
                 c->round = false;   /* no sweep: a half-listed directory would lose files */
                 c->full_pending = true;
-                c->scan_retry_at = now_monotonic(c) + SCAN_RETRY_USEC;
+                c->scan_retry_at = event_now(c->event, CLOCK_MONOTONIC) + SCAN_RETRY_USEC;
                 snprintf(c->full_reason, sizeof(c->full_reason), "retry");
                 (void) sd_event_source_set_enabled(c->scan_source, SD_EVENT_OFF);
                 return 0;
@@ -375,7 +375,7 @@ static void scan_next(Cache *c) {
                 if (c->round)
                         round_end(c);   /* what was queued went away before its scan */
                 else if (c->unwatched_round)
-                        unwatched_round_done(c, now_monotonic(c));
+                        unwatched_round_done(c, event_now(c->event, CLOCK_MONOTONIC));
                 (void) sd_event_source_set_enabled(c->scan_source, SD_EVENT_OFF);
                 return;
         }
@@ -406,7 +406,7 @@ static void scan_next(Cache *c) {
                 log_error_errno(r, "Cache %s: cannot start a scan: %m", c->config->name);
                 return;
         }
-        c->scan_started = now_monotonic(c);
+        c->scan_started = event_now(c->event, CLOCK_MONOTONIC);
         (void) sd_event_source_set_enabled(c->scan_source, SD_EVENT_ON);
 }
 
@@ -629,7 +629,7 @@ static bool unwatched_top(Cache *c, DirId d) {
 static void rescan_unwatched(Cache *c) {
         size_t n = 0;
 
-        c->unwatched_started = now_monotonic(c);
+        c->unwatched_started = event_now(c->event, CLOCK_MONOTONIC);
         c->unwatched_round = true;
         for (DirId d = 0; d < account_dir_limit(c->account); d++)
                 if (unwatched_top(c, d) && ++n)
@@ -660,20 +660,20 @@ void cache_check(Cache *c) {
                 return;
         }
         /* A scan that failed (out of memory) is tried again, now and then. */
-        if (c->full_pending && !c->scan && now_monotonic(c) >= c->scan_retry_at)
+        if (c->full_pending && !c->scan && event_now(c->event, CLOCK_MONOTONIC) >= c->scan_retry_at)
                 scan_next(c);
         /* Hard links that came in through events: a full rescan counts their
          * inodes once (their other names may be counted on their own). */
         if (account_links_unsure(c->account) > 0 && !c->scan && !c->full_pending &&
-            now_monotonic(c) >= c->links_rescan_next) {
-                c->links_rescan_next = now_monotonic(c) + LINKS_RESCAN_MIN_USEC;
+            event_now(c->event, CLOCK_MONOTONIC) >= c->links_rescan_next) {
+                c->links_rescan_next = event_now(c->event, CLOCK_MONOTONIC) + LINKS_RESCAN_MIN_USEC;
                 cache_rescan(c, "hard links");
                 return;
         }
         /* Directories we do not watch may have changed unseen: look again,
          * in rounds paced so that they take at most a tenth of the time. */
         if (!c->unwatched_round && !c->full_pending && !c->scan && c->n_queue == 0 &&
-            cache_unwatched_dirs(c) > 0 && now_monotonic(c) >= c->unwatched_next)
+            cache_unwatched_dirs(c) > 0 && event_now(c->event, CLOCK_MONOTONIC) >= c->unwatched_next)
                 rescan_unwatched(c);
 }
 
