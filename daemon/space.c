@@ -134,6 +134,30 @@ static void on_pressure_trim_done(Cache *c, const TrimResult *r, void *userdata)
                 (void) sd_event_source_set_time_relative(s->timer, 0);
 }
 
+/* Hands plans[i] to caches[i] (each taken over) for the volume on dev. A
+ * cache starting a trim tells its owner, who may sync the space and move
+ * its volumes: the volume is looked up again after each, never held. */
+static void start_trims(Space *s, dev_t dev, Cache **caches, EvictPlan *plans, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                Volume *v = volume_by_dev(s, dev);
+                PressureCall *p;
+                int r;
+
+                if (!v || plans[i].n == 0 || !(p = calloc(1, sizeof(*p)))) {
+                        evict_plan_done(&plans[i]);   /* the volume went meanwhile, or nothing to do */
+                        continue;
+                }
+                *p = (PressureCall) { .space = s, .dev = dev };
+                v->pressure_trims++;
+                r = cache_trim_plan(caches[i], &plans[i], "pressure", on_pressure_trim_done, p);
+                if (r < 0) {
+                        free(p);
+                        if ((v = volume_by_dev(s, dev)))
+                                v->pressure_trims--;
+                }
+        }
+}
+
 /* Evicts from v's caches, oldest first across all of them, what min_free
  * needs, at the loop's now (monotonic) and realtime (the age of temporaries). */
 static void relieve(Space *s, Volume *v, usec_t now, usec_t realtime) {
@@ -174,25 +198,7 @@ static void relieve(Space *s, Volume *v, usec_t now, usec_t realtime) {
                      "Volume %s is below min_free (%s available): evicting %s from its caches, oldest first%s.",
                      v->mount, format_size(v->usage.avail_bytes, b1, sizeof(b1)), format_size(planned, b2, sizeof(b2)),
                      planned < need ? "; that is all they hold that may go" : "");
-        for (size_t i = 0; i < n; i++) {
-                PressureCall *p;
-
-                if (plans[i].n == 0) {
-                        evict_plan_done(&plans[i]);
-                        continue;
-                }
-                p = calloc(1, sizeof(*p));
-                if (!p) {
-                        evict_plan_done(&plans[i]);
-                        continue;
-                }
-                *p = (PressureCall) { .space = s, .dev = v->dev };
-                v->pressure_trims++;
-                if (cache_trim_plan(caches[i], &plans[i], "pressure", on_pressure_trim_done, p) < 0) {
-                        v->pressure_trims--;
-                        free(p);
-                }
-        }
+        start_trims(s, v->dev, caches, plans, n);
 }
 
 static void sample_one(Space *s, Volume *v, usec_t now, usec_t realtime) {
