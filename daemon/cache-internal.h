@@ -12,7 +12,7 @@
 #include "cache.h"
 #include "counters.h"
 #include "scan.h"
-#include "trim.h"
+#include "trim-queue.h"
 #include "upkeep.h"
 
 #define SCAN_BUDGET 4096                       /* directory entries per loop iteration */
@@ -26,9 +26,6 @@
  * often than this (ccache's hard_link mode links every raw result in). */
 #define LINKS_RESCAN_MIN_USEC (30 * USEC_PER_SEC)
 #define ROOT_RETRY_USEC (200 * USEC_PER_MSEC)  /* set-up retry after the root vanished */
-/* After an automatic trim that left the cache over its cap (nothing more it
- * may evict), wait this long before trying again instead of spinning. */
-#define TRIM_BACKOFF_USEC (60 * USEC_PER_SEC)
 /* ccache's directories that were removed are recreated once removals have
  * been quiet this long: recreating them at once would fight an rm -rf. */
 #define UPKEEP_DEBOUNCE_USEC (2 * USEC_PER_SEC)
@@ -40,16 +37,6 @@ typedef struct QueuedDir {
         uint32_t gen;
         bool fresh;              /* just added, nothing known in it: no sweep needed */
 } QueuedDir;
-
-typedef struct TrimCall {
-        uint64_t target;
-        bool dry_run;
-        bool has_plan;               /* carry out plan instead of planning for target */
-        EvictPlan plan;
-        char reason[16];
-        cache_trim_done_t done;
-        void *userdata;
-} TrimCall;
 
 struct Cache {
         sd_event *event;
@@ -104,21 +91,7 @@ struct Cache {
 
         sd_event_source *retry;
 
-        Trim *trim;
-        TrimCall trim_call;               /* the running trim's caller */
-        TrimCall *trim_queue;             /* manual trims waiting for it */
-        size_t n_trim_queue;
-        usec_t trim_started;
-        usec_t trim_backoff_until;        /* monotonic */
-        sd_event_source *trim_source, *trim_timer;
-        Counters *counters;               /* ccache's counters we owe (counters.h) */
-        sd_event_source *counters_timer;  /* pays them while stats.lock is held */
-        uint64_t evicted_files, evicted_bytes;
-        bool has_last_trim;
-        TrimResult last_trim;
-        char last_trim_reason[16];
-        usec_t last_trim_at, last_trim_duration;
-        bool last_trim_over_cap;
+        TrimQueue *trims;
 
         uint64_t mode_repairs;
         unsigned repairs_unreported;      /* this iteration's, alerted together after it */
@@ -141,19 +114,6 @@ int cache_root_get(Cache *c);
 /* A cache event for the journal and alert_command. */
 void cache_alert(Cache *c, AlertKind kind, int priority, const char *fmt, ...) _printf_(4, 5);
 
-/* cache-trim.c: trims and their queue */
-void cache_trim_finish(Cache *c, int error);
-void cache_maybe_trim(Cache *c);
-int cache_on_trim_source(sd_event_source *s, void *userdata);
-int cache_on_trim_timer(sd_event_source *s, uint64_t usec, void *userdata);
-/* The counters owed and their timer: set up with the cache (0 or -errno). */
-int cache_counters_new(Cache *c);
-void cache_counters_free(Cache *c);
-/* At start, with the root open: locks a killed cachekeeperd left behind. */
-void cache_counters_recover(Cache *c, int root);
-/* Pays what is owed from the loop soon (after a scan round: recounts). */
-void cache_counters_later(Cache *c);
-
 /* cache-upkeep.c: modes and ccache.conf (ccache.conf's max_size is 1.2 x the
  * cap: ccache trims only past it, so while the daemon keeps the cache under
  * the cap ccache's own cleanup never competes; if the daemon stops, ccache
@@ -167,5 +127,3 @@ void cache_upkeep_reconfigured(Cache *c);
 void cache_upkeep_later(Cache *c);
 int cache_on_upkeep_timer(sd_event_source *s, uint64_t usec, void *userdata);
 
-/* cache-status.c */
-json_object *cache_trim_result_json(const TrimResult *r, const char *reason, usec_t at, usec_t duration);

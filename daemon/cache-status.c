@@ -62,7 +62,7 @@ static json_object *status_scan(Cache *c) {
         return o;
 }
 
-json_object *cache_trim_result_json(const TrimResult *r, const char *reason, usec_t at, usec_t duration) {
+static json_object *trim_result_json(const TrimResult *r, const char *reason, usec_t at, usec_t duration) {
         json_object *o = json_object_new_object();
 
         if (reason)
@@ -89,7 +89,24 @@ json_object *cache_trim_result_json(const TrimResult *r, const char *reason, use
 }
 
 json_object *cache_trim_json(const TrimResult *r) {
-        return cache_trim_result_json(r, NULL, 0, 0);
+        return trim_result_json(r, NULL, 0, 0);
+}
+
+/* The trims' part: totals, the running one, the last real one. */
+static void status_trims(Cache *c, json_object *o) {
+        const TrimHistory *h = trim_queue_history(c->trims);
+        const char *reason;
+        const TrimResult *r = trim_queue_current(c->trims, &reason);
+
+        JSON_ADD(o, "evicted_files_total", JSON_U64(h->evicted_files));
+        JSON_ADD(o, "evicted_bytes_total", JSON_U64(h->evicted_bytes));
+        if (r)
+                JSON_ADD(o, "trim", trim_result_json(r, reason, 0, 0));
+        if (h->has_last) {
+                json_object *l = trim_result_json(&h->last, h->last_reason, h->last_at, h->last_duration);
+                JSON_ADD(l, "over_cap_after", json_object_new_boolean(h->last_over_cap));
+                JSON_ADD(o, "last_trim", l);
+        }
 }
 
 json_object *cache_status_json(Cache *c) {
@@ -123,15 +140,7 @@ json_object *cache_status_json(Cache *c) {
         JSON_ADD(o, "mount", c->available ? json_object_new_string(c->mount) : NULL);
         JSON_ADD(o, "hits", JSON_U64(t->hits));
         JSON_ADD(o, "misses", JSON_U64(t->misses));
-        JSON_ADD(o, "evicted_files_total", JSON_U64(c->evicted_files));
-        JSON_ADD(o, "evicted_bytes_total", JSON_U64(c->evicted_bytes));
-        if (c->trim)
-                JSON_ADD(o, "trim", cache_trim_result_json(trim_result(c->trim), c->trim_call.reason, 0, 0));
-        if (c->has_last_trim) {
-                json_object *l = cache_trim_result_json(&c->last_trim, c->last_trim_reason, c->last_trim_at, c->last_trim_duration);
-                JSON_ADD(l, "over_cap_after", json_object_new_boolean(c->last_trim_over_cap));
-                JSON_ADD(o, "last_trim", l);
-        }
+        status_trims(c, o);
         JSON_ADD(o, "mode_repairs", JSON_U64(c->mode_repairs));
         JSON_ADD(o, "ccache_conf_max_size", c->config->manage_ccache_conf && c->ccache_max_size[0]
                                                     ? json_object_new_string(c->ccache_max_size) : NULL);

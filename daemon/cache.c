@@ -2,8 +2,9 @@
 /* One cache root, kept exact: a first scan, then inotify events, rescans when
  * events were lost, and a periodic audit. Every path below the root is opened
  * with openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_XDEV) from a
- * root fd that is checked to still be the root we scanned. Trims, upkeep and
- * status live in cache-trim.c, cache-upkeep.c and cache-status.c. */
+ * root fd that is checked to still be the root we scanned. Its trims are a
+ * TrimQueue's (trim-queue.c); upkeep and status live in cache-upkeep.c and
+ * cache-status.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -63,7 +64,7 @@ void cache_alert(Cache *c, AlertKind kind, int priority, const char *fmt, ...) {
 static int on_post(sd_event_source *s, void *userdata) {
         Cache *c = userdata;
 
-        cache_maybe_trim(c);
+        trim_queue_check_cap(c->trims);
         if (c->repairs_unreported > 0) {
                 cache_alert(c, ALERT_CACHE_MODE, LOG_WARNING, "Cache %s: repaired %u mode%s: %s%s", c->config->name,
                             c->repairs_unreported, c->repairs_unreported == 1 ? "" : "s", c->first_repair,
@@ -271,7 +272,7 @@ static void round_end(Cache *c) {
         log_info("Cache %s: scanned %s in %.2f s: %llu files, %s.", c->config->name, c->config->path,
                  (double) took / USEC_PER_SEC, (unsigned long long) t->files, format_size(t->bytes, size, sizeof(size)));
         c->scanned_once = true;
-        cache_counters_later(c);   /* recounts waited for this scan */
+        trim_queue_start(c->trims);
         if (c->changed)
                 c->changed(c, c->userdata);
 }
@@ -452,8 +453,7 @@ void cache_rescan(Cache *c, const char *reason) {
 }
 
 static void teardown(Cache *c) {
-        if (c->trim)
-                cache_trim_finish(c, -ENODEV);
+        trim_queue_stop(c->trims);
         c->scan = scan_free(c->scan);
         (void) sd_event_source_set_enabled(c->scan_source, SD_EVENT_OFF);
         c->full_pending = false;
@@ -598,7 +598,7 @@ void cache_start(Cache *c) {
         c->available = true;
         c->reason[0] = '\0';
         if ((fd = cache_root_get(c)) >= 0)
-                cache_counters_recover(c, fd);
+                trim_queue_recover(c->trims, fd);
         log_info("Cache %s: keeping %s on %s.", cc->name, cc->path, c->mount);
         if (c->unavailable_alerted) {
                 cache_alert(c, ALERT_CACHE_AVAILABLE, LOG_NOTICE, "Cache %s is available again, on %s.", cc->name,
@@ -756,6 +756,27 @@ void cache_handle_event(Cache *c, uint32_t dir, uint32_t mask, const char *name)
         cache_upkeep_file_event(c, dir, name, mask);
 }
 
+/* What the trim queue borrows from its cache. */
+static int trims_root(void *userdata, dev_t *ret_dev) {
+        Cache *c = userdata;
+        int fd = cache_root_get(c);
+
+        if (fd >= 0)
+                *ret_dev = c->dev;
+        return fd;
+}
+
+static void trims_changed(void *userdata) {
+        Cache *c = userdata;
+
+        if (c->changed)
+                c->changed(c, c->userdata);
+}
+
+static void trims_alert(void *userdata, AlertKind kind, int priority, const char *message) {
+        cache_alert(userdata, kind, priority, "%s", message);
+}
+
 int cache_new(sd_event *e, Watch *w, Alerter *alerter, const CacheConfig *config, cache_changed_t changed,
               void *userdata, Cache **ret) {
         _cleanup_(cache_freep) Cache *c = NULL;
@@ -776,21 +797,17 @@ int cache_new(sd_event *e, Watch *w, Alerter *alerter, const CacheConfig *config
         if (r < 0)
                 return r;
         account_set_dir_hook(c->account, on_dir_released, c);
+        r = trim_queue_new(e, c, c->account, config,
+                           &(TrimQueueEnv) { .root = trims_root, .changed = trims_changed, .alert = trims_alert,
+                                             .userdata = c }, &c->trims);
+        if (r < 0)
+                return r;
         if ((r = sd_event_add_post(e, &c->post, on_post, c)) < 0 ||
             (r = sd_event_add_defer(e, &c->scan_source, on_scan_source, c)) < 0 ||
             (r = sd_event_add_time_relative(e, &c->retry, CLOCK_MONOTONIC, ROOT_RETRY_USEC, 0, on_retry, c)) < 0 ||
             (r = sd_event_add_time_relative(e, &c->upkeep_timer, CLOCK_MONOTONIC, UPKEEP_DEBOUNCE_USEC, 0,
-                                            cache_on_upkeep_timer, c)) < 0 ||
-            (r = sd_event_add_defer(e, &c->trim_source, cache_on_trim_source, c)) < 0 ||
-            (r = sd_event_add_time_relative(e, &c->trim_timer, CLOCK_MONOTONIC, TRIM_LOCK_RETRY_USEC, 0,
-                                            cache_on_trim_timer, c)) < 0 ||
-            (r = cache_counters_new(c)) < 0)
+                                            cache_on_upkeep_timer, c)) < 0)
                 return r;
-        (void) sd_event_source_set_description(c->trim_source, "cache-trim");
-        (void) sd_event_source_set_description(c->trim_timer, "cache-trim-wait");
-        (void) sd_event_source_set_priority(c->trim_source, SD_EVENT_PRIORITY_IDLE);
-        (void) sd_event_source_set_enabled(c->trim_source, SD_EVENT_OFF);
-        (void) sd_event_source_set_enabled(c->trim_timer, SD_EVENT_OFF);
         (void) sd_event_source_set_description(c->post, "cache-close-fds");
         (void) sd_event_source_set_description(c->scan_source, "cache-scan");
         (void) sd_event_source_set_description(c->retry, "cache-retry");
@@ -806,22 +823,8 @@ Cache *cache_free(Cache *c) {
         if (!c)
                 return NULL;
         /* Whoever waits for a trim hears that it ended; nothing new starts. */
-        size_t queued = c->n_trim_queue;
         c->changed = NULL;
-        c->n_trim_queue = 0;
-        if (c->trim)
-                cache_trim_finish(c, -ENODEV);
-        for (size_t i = 0; i < queued; i++) {
-                TrimResult gone = { .dry_run = c->trim_queue[i].dry_run, .errors = 1 };
-
-                evict_plan_done(&c->trim_queue[i].plan);
-                if (c->trim_queue[i].done)
-                        c->trim_queue[i].done(c, &gone, c->trim_queue[i].userdata);
-        }
-        free(c->trim_queue);
-        sd_event_source_disable_unref(c->trim_source);
-        sd_event_source_disable_unref(c->trim_timer);
-        cache_counters_free(c);
+        c->trims = trim_queue_free(c->trims);
         sd_event_source_disable_unref(c->upkeep_timer);
         c->scan = scan_free(c->scan);
         close_iteration_fds(c);
@@ -839,6 +842,7 @@ Cache *cache_free(Cache *c) {
 
 void cache_set_config(Cache *c, const CacheConfig *config) {
         c->config = config;
+        trim_queue_set_config(c->trims, config);
         cache_upkeep_reconfigured(c);
 }
 
@@ -847,13 +851,43 @@ const CacheConfig *cache_config(const Cache *c) {
 }
 
 CacheState cache_state(const Cache *c) {
+        const TrimResult *r;
+
         if (!c->available)
                 return CACHE_UNAVAILABLE;
         if (!c->scanned_once)
                 return CACHE_SCANNING;
-        if (c->trim && !trim_result(c->trim)->dry_run)
+        if ((r = trim_queue_current(c->trims, NULL)) && !r->dry_run)
                 return CACHE_TRIMMING;
-        return account_totals(c->account)->bytes > c->config->max_size_bytes ? CACHE_OVER_CAP : CACHE_OK;
+        return trim_queue_over_cap(c->trims) ? CACHE_OVER_CAP : CACHE_OK;
+}
+
+int cache_trim(Cache *c, uint64_t target, bool dry_run, const char *reason, cache_trim_done_t done, void *userdata) {
+        if (!c->available)
+                return -ENODEV;
+        if (!c->scanned_once)
+                return -EAGAIN;
+        return trim_queue_add(c->trims, target, dry_run, reason, done, userdata);
+}
+
+int cache_trim_plan(Cache *c, EvictPlan *plan, const char *reason, cache_trim_done_t done, void *userdata) {
+        if (!c->available || !c->scanned_once) {
+                evict_plan_done(plan);
+                return c->available ? -EAGAIN : -ENODEV;
+        }
+        return trim_queue_add_plan(c->trims, plan, reason, done, userdata);
+}
+
+const TrimResult *cache_running_trim(const Cache *c, void *userdata) {
+        return trim_queue_running(c->trims, userdata);
+}
+
+void cache_trim_forget(Cache *c, void *userdata) {
+        trim_queue_forget(c->trims, userdata);
+}
+
+Account *cache_account(Cache *c) {
+        return c->account;
 }
 
 bool cache_ready(const Cache *c) {

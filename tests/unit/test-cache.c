@@ -311,6 +311,26 @@ static void test_root_deleted(void **state) {
         assert_true(f->changes >= 3);      /* lost, available, scanned */
 }
 
+/* The root lost while a trim runs and another waits: the running one ends,
+ * the waiting one fails at once (nothing starts on a cache being set up
+ * again), and nothing is left running. */
+static void test_root_lost_ends_the_trims(void **state) {
+        Fixture *f = *state;
+        char cmd[160];
+
+        start_scanned(f, "max_size = \"1G\";");
+        assert_int_equal(cache_trim(f->c, 1, false, "manual", on_trim_done, f), 0);
+        assert_non_null(cache_running_trim(f->c, f));
+        assert_int_equal(cache_trim(f->c, 1, true, "dry-run", on_trim_done, f), 0);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->root);
+        assert_int_equal(system(cmd), 0);
+        RUN_UNTIL(f, cache_state(f->c) == CACHE_UNAVAILABLE);
+        assert_int_equal(f->trims_done, 2);
+        assert_true(f->last.dry_run);
+        assert_int_equal(f->last.errors, 1);
+        assert_null(cache_running_trim(f->c, f));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_start_scans, setup, teardown),
@@ -320,6 +340,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_cap_trim, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unavailable, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_root_deleted, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_root_lost_ends_the_trims, setup, teardown),
         };
         return cmocka_run_group_tests_name("cache", tests, NULL, NULL);
 }
