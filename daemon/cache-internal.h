@@ -11,32 +11,14 @@
 #include "alert.h"
 #include "cache.h"
 #include "counters.h"
-#include "scan.h"
+#include "scan-queue.h"
 #include "trim-queue.h"
 #include "upkeep.h"
 
-#define SCAN_BUDGET 4096                       /* directory entries per loop iteration */
-#define SCAN_RETRY_USEC (60 * USEC_PER_SEC)    /* after a scan that failed */
-/* Directories not watched (not ccache's shape, or beyond the watch cap) are
- * rescanned in rounds, no more often than this, and spending at most a
- * tenth of the time on it. */
-#define UNWATCHED_ROUND_MIN_USEC USEC_PER_SEC
-#define UNWATCHED_DUTY 10
-/* Hard links seen through events are counted by a full rescan, no more
- * often than this (ccache's hard_link mode links every raw result in). */
-#define LINKS_RESCAN_MIN_USEC (30 * USEC_PER_SEC)
 #define ROOT_RETRY_USEC (200 * USEC_PER_MSEC)  /* set-up retry after the root vanished */
 /* ccache's directories that were removed are recreated once removals have
  * been quiet this long: recreating them at once would fight an rm -rf. */
 #define UPKEEP_DEBOUNCE_USEC (2 * USEC_PER_SEC)
-
-/* A subtree waiting for its scan: the directory and its gen, since events
- * may forget it (and its DirId go to another directory) before its turn. */
-typedef struct QueuedDir {
-        DirId dir;
-        uint32_t gen;
-        bool fresh;              /* just added, nothing known in it: no sweep needed */
-} QueuedDir;
 
 struct Cache {
         sd_event *event;
@@ -60,34 +42,10 @@ struct Cache {
         int evdir_fd;
         sd_event_source *post;
 
-        Scan *scan;
-        bool scan_full;                   /* the running scan covers the whole root */
-        bool round, round_full;           /* a scan round is open (see round_begin) */
-        bool round_sweeps;                /* it began with account_scan_begin and ends with a sweep */
-        uint64_t round_added, round_changed, round_errors;
-        usec_t round_started;
-        char scan_reason[64];
-        usec_t scan_started;
-        bool full_pending;
-        char full_reason[64];
-        QueuedDir *queue;                 /* subtrees waiting to be scanned (Dir.queued set) */
-        size_t n_queue, queue_cap;
-        uint32_t gen;
-        sd_event_source *scan_source;
-        bool scanned_once;
-        usec_t scan_retry_at;             /* after a failed scan */
-
-        uint64_t rescans, overflows;
+        ScanQueue *scans;
+        uint64_t overflows;
         uint32_t watches, max_watches;    /* inotify watches held, and the cap (config or auto) */
         bool watch_limited;               /* the cap or the kernel's limit was hit: logged once */
-        bool unwatched_round;             /* rescans of unwatched directories under way */
-        usec_t unwatched_started, unwatched_next;
-        usec_t links_rescan_next;         /* monotonic */
-        struct {
-                char reason[64];
-                uint64_t added, changed, removed;
-                usec_t at, duration;
-        } last_rescan;
 
         sd_event_source *retry;
 

@@ -35,24 +35,27 @@ static json_object *status_kinds(const AccountTotals *t) {
 
 static json_object *status_scan(Cache *c) {
         json_object *o = json_object_new_object();
-        const ScanProgress *p = c->scan ? scan_progress(c->scan) : NULL;
+        const ScanHistory *h = scan_queue_history(c->scans);
+        const char *reason;
+        usec_t started;
+        const ScanProgress *p = scan_queue_current(c->scans, &reason, &started);
 
-        JSON_ADD(o, "running", json_object_new_boolean(c->scan != NULL));
+        JSON_ADD(o, "running", json_object_new_boolean(p != NULL));
         if (p) {
-                JSON_ADD(o, "reason", json_object_new_string(c->scan_full ? c->scan_reason : "subtree"));
+                JSON_ADD(o, "reason", json_object_new_string(reason));
                 JSON_ADD(o, "dirs", JSON_U64(p->dirs));
                 JSON_ADD(o, "files", JSON_U64(p->files));
-                JSON_ADD(o, "seconds", json_double((double) (event_now(c->event, CLOCK_MONOTONIC) - c->scan_started) / USEC_PER_SEC));
+                JSON_ADD(o, "seconds", json_double((double) (event_now(c->event, CLOCK_MONOTONIC) - started) / USEC_PER_SEC));
         }
-        JSON_ADD(o, "rescans", JSON_U64(c->rescans));
-        if (c->rescans) {
+        JSON_ADD(o, "rescans", JSON_U64(h->rescans));
+        if (h->rescans) {
                 json_object *l = json_object_new_object();
-                JSON_ADD(l, "reason", json_object_new_string(c->last_rescan.reason));
-                JSON_ADD(l, "at", JSON_U64(c->last_rescan.at / USEC_PER_SEC));
-                JSON_ADD(l, "seconds", json_double((double) c->last_rescan.duration / USEC_PER_SEC));
-                JSON_ADD(l, "added", JSON_U64(c->last_rescan.added));
-                JSON_ADD(l, "changed", JSON_U64(c->last_rescan.changed));
-                JSON_ADD(l, "removed", JSON_U64(c->last_rescan.removed));
+                JSON_ADD(l, "reason", json_object_new_string(h->reason));
+                JSON_ADD(l, "at", JSON_U64(h->at / USEC_PER_SEC));
+                JSON_ADD(l, "seconds", json_double((double) h->duration / USEC_PER_SEC));
+                JSON_ADD(l, "added", JSON_U64(h->added));
+                JSON_ADD(l, "changed", JSON_U64(h->changed));
+                JSON_ADD(l, "removed", JSON_U64(h->removed));
                 JSON_ADD(o, "last", l);
         }
         JSON_ADD(o, "inotify_overflows", JSON_U64(c->overflows));

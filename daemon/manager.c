@@ -169,8 +169,10 @@ static void on_watch_event(void *owner, uint32_t dir, uint32_t mask, const char 
 }
 
 static void check_caches(Manager *m) {
+        usec_t now = event_now(m->event, CLOCK_MONOTONIC);
+
         for (size_t i = 0; i < m->n_caches; i++)
-                cache_check(m->caches[i]);
+                cache_check(m->caches[i], now);
 }
 
 static int on_check_timer(sd_event_source *s, uint64_t usec, void *userdata) {

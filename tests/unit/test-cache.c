@@ -311,6 +311,36 @@ static void test_root_deleted(void **state) {
         assert_true(f->changes >= 3);      /* lost, available, scanned */
 }
 
+/* Runs the loop for usec. */
+static void run_for(Fixture *f, usec_t usec) {
+        usec_t until = now_usec(CLOCK_MONOTONIC) + usec;
+
+        while (now_usec(CLOCK_MONOTONIC) < until)
+                assert_true(sd_event_run(f->e, until - now_usec(CLOCK_MONOTONIC)) >= 0);
+}
+
+/* Directories without a watch (max_watches = 1: the root's only) are seen
+ * by paced rescans: a round when cache_check finds one due, then none until
+ * UNWATCHED_ROUND_MIN_USEC (at least) has passed, in the time it is given. */
+static void test_unwatched_rescanned_in_paced_rounds(void **state) {
+        Fixture *f = *state;
+        usec_t now;
+
+        start_scanned(f, "max_size = \"1G\"; max_watches = 1;");
+        put_entry(f, "a/b", 1000);
+        run_for(f, 200 * USEC_PER_MSEC);
+        assert_int_equal(status_u64(f->c, "entry_files"), FILES);     /* no watch: unseen */
+        now = event_now(f->e, CLOCK_MONOTONIC);
+        cache_check(f->c, now);
+        RUN_UNTIL(f, status_u64(f->c, "entry_files") == FILES + 1);
+        put_entry(f, "a/b", 1001);
+        cache_check(f->c, now);
+        run_for(f, 200 * USEC_PER_MSEC);
+        assert_int_equal(status_u64(f->c, "entry_files"), FILES + 1);  /* not due yet */
+        cache_check(f->c, event_now(f->e, CLOCK_MONOTONIC) + 3600 * USEC_PER_SEC);
+        RUN_UNTIL(f, status_u64(f->c, "entry_files") == FILES + 2);
+}
+
 /* The root lost while a trim runs and another waits: the running one ends,
  * the waiting one fails at once (nothing starts on a cache being set up
  * again), and nothing is left running. */
@@ -341,6 +371,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_unavailable, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_root_deleted, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_root_lost_ends_the_trims, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_unwatched_rescanned_in_paced_rounds, setup, teardown),
         };
         return cmocka_run_group_tests_name("cache", tests, NULL, NULL);
 }
