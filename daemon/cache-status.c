@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* A cache's status object (DESIGN.md §2 and more). Reads, never changes. */
+/* A cache's status: its state and figures one by one, and the status object
+ * (DESIGN.md §2 and more). Reads, never changes. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,50 @@
 #include <unistd.h>
 
 #include "cache-internal.h"
+
+static const char *const state_names[_CACHE_STATE_MAX] = {
+        [CACHE_UNAVAILABLE] = "unavailable",
+        [CACHE_SCANNING] = "scanning",
+        [CACHE_OK] = "ok",
+        [CACHE_OVER_CAP] = "over_cap",
+        [CACHE_TRIMMING] = "trimming",
+};
+
+const char *cache_state_name(CacheState s) {
+        return (unsigned) s < _CACHE_STATE_MAX ? state_names[s] : "?";
+}
+
+CacheState cache_state(const Cache *c) {
+        const TrimResult *r;
+
+        if (!c->available)
+                return CACHE_UNAVAILABLE;
+        if (!scan_queue_scanned(c->scans))
+                return CACHE_SCANNING;
+        if ((r = trim_queue_current(c->trims, NULL)) && !r->dry_run)
+                return CACHE_TRIMMING;
+        return trim_queue_over_cap(c->trims) ? CACHE_OVER_CAP : CACHE_OK;
+}
+
+bool cache_ready(const Cache *c) {
+        return !c->available || scan_queue_scanned(c->scans);
+}
+
+const CacheConfig *cache_config(const Cache *c) {
+        return c->config;
+}
+
+const AccountTotals *cache_totals(const Cache *c) {
+        return account_totals(c->account);
+}
+
+dev_t cache_dev(const Cache *c) {
+        return c->available ? c->dev : 0;
+}
+
+const TrimResult *cache_running_trim(const Cache *c, void *userdata) {
+        return trim_queue_running(c->trims, userdata);
+}
 
 #define JSON_ADD(o, k, v) json_object_object_add((o), (k), (v))
 #define JSON_U64(v) json_object_new_uint64((uint64_t) (v))

@@ -5,7 +5,8 @@
  * root fd that is checked to still be the root we scanned. Its scans are a
  * ScanQueue's (scan-queue.c), its trims a TrimQueue's (trim-queue.c): both
  * are called down into and reach back only through what the cache lends
- * them. Upkeep and status live in cache-upkeep.c and cache-status.c. */
+ * them. Upkeep lives in cache-upkeep.c; the state, the figures read one by
+ * one and the status object in cache-status.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -23,18 +24,6 @@
 #include "units.h"
 #include "upkeep.h"
 #include "volume.h"
-
-static const char *const state_names[_CACHE_STATE_MAX] = {
-        [CACHE_UNAVAILABLE] = "unavailable",
-        [CACHE_SCANNING] = "scanning",
-        [CACHE_OK] = "ok",
-        [CACHE_OVER_CAP] = "over_cap",
-        [CACHE_TRIMMING] = "trimming",
-};
-
-const char *cache_state_name(CacheState s) {
-        return (unsigned) s < _CACHE_STATE_MAX ? state_names[s] : "?";
-}
 
 static void close_iteration_fds(Cache *c) {
         if (c->evdir_fd >= 0)
@@ -607,22 +596,6 @@ void cache_set_config(Cache *c, const CacheConfig *config) {
         cache_upkeep_reconfigured(c);
 }
 
-const CacheConfig *cache_config(const Cache *c) {
-        return c->config;
-}
-
-CacheState cache_state(const Cache *c) {
-        const TrimResult *r;
-
-        if (!c->available)
-                return CACHE_UNAVAILABLE;
-        if (!scan_queue_scanned(c->scans))
-                return CACHE_SCANNING;
-        if ((r = trim_queue_current(c->trims, NULL)) && !r->dry_run)
-                return CACHE_TRIMMING;
-        return trim_queue_over_cap(c->trims) ? CACHE_OVER_CAP : CACHE_OK;
-}
-
 int cache_trim(Cache *c, uint64_t target, bool dry_run, const char *reason, cache_trim_done_t done, void *userdata) {
         if (!c->available)
                 return -ENODEV;
@@ -639,26 +612,10 @@ int cache_trim_plan(Cache *c, EvictPlan *plan, const char *reason, cache_trim_do
         return trim_queue_add_plan(c->trims, plan, reason, done, userdata);
 }
 
-const TrimResult *cache_running_trim(const Cache *c, void *userdata) {
-        return trim_queue_running(c->trims, userdata);
-}
-
 void cache_trim_forget(Cache *c, void *userdata) {
         trim_queue_forget(c->trims, userdata);
 }
 
 Account *cache_account(Cache *c) {
         return c->account;
-}
-
-bool cache_ready(const Cache *c) {
-        return !c->available || scan_queue_scanned(c->scans);
-}
-
-const AccountTotals *cache_totals(const Cache *c) {
-        return account_totals(c->account);
-}
-
-dev_t cache_dev(const Cache *c) {
-        return c->available ? c->dev : 0;
 }
