@@ -319,22 +319,33 @@ static void run_for(Fixture *f, usec_t usec) {
                 assert_true(sd_event_run(f->e, until - now_usec(CLOCK_MONOTONIC)) >= 0);
 }
 
+static bool scan_running(Cache *c) {
+        json_object *o = cache_status_json(c), *scan, *v;
+        bool running;
+
+        assert_true(json_object_object_get_ex(o, "scan", &scan));
+        assert_true(json_object_object_get_ex(scan, "running", &v));
+        running = json_object_get_boolean(v);
+        json_object_put(o);
+        return running;
+}
+
 /* Directories without a watch (max_watches = 1: the root's only) are seen
  * by paced rescans: a round when cache_check finds one due, then none until
- * UNWATCHED_ROUND_MIN_USEC (at least) has passed, in the time it is given. */
+ * UNWATCHED_ROUND_MIN_USEC (at least) after it ended, in the loop's time
+ * (which only moves when the loop runs: no sleeping, no race). */
 static void test_unwatched_rescanned_in_paced_rounds(void **state) {
         Fixture *f = *state;
-        usec_t now;
 
         start_scanned(f, "max_size = \"1G\"; max_watches = 1;");
         put_entry(f, "a/b", 1000);
         run_for(f, 200 * USEC_PER_MSEC);
         assert_int_equal(status_u64(f->c, "entry_files"), FILES);     /* no watch: unseen */
-        now = event_now(f->e, CLOCK_MONOTONIC);
-        cache_check(f->c, now);
+        cache_check(f->c, event_now(f->e, CLOCK_MONOTONIC));
         RUN_UNTIL(f, status_u64(f->c, "entry_files") == FILES + 1);
+        RUN_UNTIL(f, !scan_running(f->c));                            /* the round is over */
         put_entry(f, "a/b", 1001);
-        cache_check(f->c, now);
+        cache_check(f->c, event_now(f->e, CLOCK_MONOTONIC));
         run_for(f, 200 * USEC_PER_MSEC);
         assert_int_equal(status_u64(f->c, "entry_files"), FILES + 1);  /* not due yet */
         cache_check(f->c, event_now(f->e, CLOCK_MONOTONIC) + 3600 * USEC_PER_SEC);
