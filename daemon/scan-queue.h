@@ -47,11 +47,14 @@ typedef struct ScanQueueEnv {
  * scan_queue_start. Returns 0 or -errno. */
 int scan_queue_new(sd_event *e, Account *account, const CacheConfig *config, const ScanQueueEnv *env,
                    ScanQueue **ret);
+/* Drops the running scan (the account keeps what it listed). Accepts NULL;
+ * returns NULL. */
 ScanQueue *scan_queue_free(ScanQueue *q);
 static inline void scan_queue_freep(ScanQueue **q) {
         scan_queue_free(*q);
 }
 
+/* The cache's config after a reload (borrowed): its name and path, for the log. */
 void scan_queue_set_config(ScanQueue *q, const CacheConfig *config);
 
 /* The cache is available (its root set up, the account empty): scans may

@@ -53,6 +53,8 @@ static inline void trim_queue_freep(TrimQueue **q) {
         trim_queue_free(*q);
 }
 
+/* The cache's config after a reload (borrowed): the cap, trim_to and the
+ * name the next decisions use. */
 void trim_queue_set_config(TrimQueue *q, const CacheConfig *config);
 
 /* The cache is available and scanned: trims may run (the cap is checked by
