@@ -223,7 +223,7 @@ static int on_window_end(sd_event_source *src, uint64_t usec, void *userdata) {
         Alerter *a = userdata;
         usec_t now;
 
-        (void) sd_event_now(a->event, CLOCK_MONOTONIC, &now);
+        now = event_now(a->event, CLOCK_MONOTONIC);
         for (size_t i = 0; i < a->n_subjects; i++)
                 for (size_t k = 0; k < _ALERT_KIND_MAX; k++) {
                         Subject *s = &a->subjects[i];
@@ -276,7 +276,7 @@ void alert_emit(Alerter *a, const Alert *al) {
                 deliver(a, NULL, al, 0);
                 return;
         }
-        (void) sd_event_now(a->event, CLOCK_MONOTONIC, &now);
+        now = event_now(a->event, CLOCK_MONOTONIC);
         w = &s->windows[window_kind(al->kind)];
         if (alert_gate_offer(&w->gate, now, a->min_interval_usec))
                 deliver(a, s, al, 0);

@@ -11,45 +11,14 @@
 #include "alert.h"
 #include "cache.h"
 #include "counters.h"
-#include "scan.h"
-#include "trim.h"
+#include "scan-queue.h"
+#include "trim-queue.h"
 #include "upkeep.h"
 
-#define SCAN_BUDGET 4096                       /* directory entries per loop iteration */
-#define SCAN_RETRY_USEC (60 * USEC_PER_SEC)    /* after a scan that failed */
-/* Directories not watched (not ccache's shape, or beyond the watch cap) are
- * rescanned in rounds, no more often than this, and spending at most a
- * tenth of the time on it. */
-#define UNWATCHED_ROUND_MIN_USEC USEC_PER_SEC
-#define UNWATCHED_DUTY 10
-/* Hard links seen through events are counted by a full rescan, no more
- * often than this (ccache's hard_link mode links every raw result in). */
-#define LINKS_RESCAN_MIN_USEC (30 * USEC_PER_SEC)
 #define ROOT_RETRY_USEC (200 * USEC_PER_MSEC)  /* set-up retry after the root vanished */
-/* After an automatic trim that left the cache over its cap (nothing more it
- * may evict), wait this long before trying again instead of spinning. */
-#define TRIM_BACKOFF_USEC (60 * USEC_PER_SEC)
 /* ccache's directories that were removed are recreated once removals have
  * been quiet this long: recreating them at once would fight an rm -rf. */
 #define UPKEEP_DEBOUNCE_USEC (2 * USEC_PER_SEC)
-
-/* A subtree waiting for its scan: the directory and its gen, since events
- * may forget it (and its DirId go to another directory) before its turn. */
-typedef struct QueuedDir {
-        DirId dir;
-        uint32_t gen;
-        bool fresh;              /* just added, nothing known in it: no sweep needed */
-} QueuedDir;
-
-typedef struct TrimCall {
-        uint64_t target;
-        bool dry_run;
-        bool has_plan;               /* carry out plan instead of planning for target */
-        EvictPlan plan;
-        char reason[16];
-        cache_trim_done_t done;
-        void *userdata;
-} TrimCall;
 
 struct Cache {
         sd_event *event;
@@ -73,52 +42,14 @@ struct Cache {
         int evdir_fd;
         sd_event_source *post;
 
-        Scan *scan;
-        bool scan_full;                   /* the running scan covers the whole root */
-        bool round, round_full;           /* a scan round is open (see round_begin) */
-        bool round_sweeps;                /* it began with account_scan_begin and ends with a sweep */
-        uint64_t round_added, round_changed, round_errors;
-        usec_t round_started;
-        char scan_reason[64];
-        usec_t scan_started;
-        bool full_pending;
-        char full_reason[64];
-        QueuedDir *queue;                 /* subtrees waiting to be scanned (Dir.queued set) */
-        size_t n_queue, queue_cap;
-        uint32_t gen;
-        sd_event_source *scan_source;
-        bool scanned_once;
-        usec_t scan_retry_at;             /* after a failed scan */
-
-        uint64_t rescans, overflows;
+        ScanQueue *scans;
+        uint64_t overflows;
         uint32_t watches, max_watches;    /* inotify watches held, and the cap (config or auto) */
         bool watch_limited;               /* the cap or the kernel's limit was hit: logged once */
-        bool unwatched_round;             /* rescans of unwatched directories under way */
-        usec_t unwatched_started, unwatched_next;
-        usec_t links_rescan_next;         /* monotonic */
-        struct {
-                char reason[64];
-                uint64_t added, changed, removed;
-                usec_t at, duration;
-        } last_rescan;
 
         sd_event_source *retry;
 
-        Trim *trim;
-        TrimCall trim_call;               /* the running trim's caller */
-        TrimCall *trim_queue;             /* manual trims waiting for it */
-        size_t n_trim_queue;
-        usec_t trim_started;
-        usec_t trim_backoff_until;        /* monotonic */
-        sd_event_source *trim_source, *trim_timer;
-        Counters *counters;               /* ccache's counters we owe (counters.h) */
-        sd_event_source *counters_timer;  /* pays them while stats.lock is held */
-        uint64_t evicted_files, evicted_bytes;
-        bool has_last_trim;
-        TrimResult last_trim;
-        char last_trim_reason[16];
-        usec_t last_trim_at, last_trim_duration;
-        bool last_trim_over_cap;
+        TrimQueue *trims;
 
         uint64_t mode_repairs;
         unsigned repairs_unreported;      /* this iteration's, alerted together after it */
@@ -128,13 +59,6 @@ struct Cache {
         int conf_error;                   /* the last ccache.conf upkeep failed: -errno, retried */
         sd_event_source *upkeep_timer;
 };
-
-static inline usec_t now_monotonic(Cache *c) {
-        uint64_t t = 0;
-
-        (void) sd_event_now(c->event, CLOCK_MONOTONIC, &t);
-        return t;
-}
 
 /* Directories of the account without an inotify watch. */
 static inline size_t cache_unwatched_dirs(Cache *c) {
@@ -147,19 +71,6 @@ static inline size_t cache_unwatched_dirs(Cache *c) {
 int cache_root_get(Cache *c);
 /* A cache event for the journal and alert_command. */
 void cache_alert(Cache *c, AlertKind kind, int priority, const char *fmt, ...) _printf_(4, 5);
-
-/* cache-trim.c: trims and their queue */
-void cache_trim_finish(Cache *c, int error);
-void cache_maybe_trim(Cache *c);
-int cache_on_trim_source(sd_event_source *s, void *userdata);
-int cache_on_trim_timer(sd_event_source *s, uint64_t usec, void *userdata);
-/* The counters owed and their timer: set up with the cache (0 or -errno). */
-int cache_counters_new(Cache *c);
-void cache_counters_free(Cache *c);
-/* At start, with the root open: locks a killed cachekeeperd left behind. */
-void cache_counters_recover(Cache *c, int root);
-/* Pays what is owed from the loop soon (after a scan round: recounts). */
-void cache_counters_later(Cache *c);
 
 /* cache-upkeep.c: modes and ccache.conf (ccache.conf's max_size is 1.2 x the
  * cap: ccache trims only past it, so while the daemon keeps the cache under
@@ -174,5 +85,3 @@ void cache_upkeep_reconfigured(Cache *c);
 void cache_upkeep_later(Cache *c);
 int cache_on_upkeep_timer(sd_event_source *s, uint64_t usec, void *userdata);
 
-/* cache-status.c */
-json_object *cache_trim_result_json(const TrimResult *r, const char *reason, usec_t at, usec_t duration);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* A cache's status object (DESIGN.md §2 and more). Reads, never changes. */
+/* A cache's status: its state and figures one by one, and the status object
+ * (DESIGN.md §2 and more). Reads, never changes. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,50 @@
 #include <unistd.h>
 
 #include "cache-internal.h"
+
+static const char *const state_names[_CACHE_STATE_MAX] = {
+        [CACHE_UNAVAILABLE] = "unavailable",
+        [CACHE_SCANNING] = "scanning",
+        [CACHE_OK] = "ok",
+        [CACHE_OVER_CAP] = "over_cap",
+        [CACHE_TRIMMING] = "trimming",
+};
+
+const char *cache_state_name(CacheState s) {
+        return (unsigned) s < _CACHE_STATE_MAX ? state_names[s] : "?";
+}
+
+CacheState cache_state(const Cache *c) {
+        const TrimResult *r;
+
+        if (!c->available)
+                return CACHE_UNAVAILABLE;
+        if (!scan_queue_scanned(c->scans))
+                return CACHE_SCANNING;
+        if ((r = trim_queue_current(c->trims, NULL)) && !r->dry_run)
+                return CACHE_TRIMMING;
+        return trim_queue_over_cap(c->trims) ? CACHE_OVER_CAP : CACHE_OK;
+}
+
+bool cache_ready(const Cache *c) {
+        return !c->available || scan_queue_scanned(c->scans);
+}
+
+const CacheConfig *cache_config(const Cache *c) {
+        return c->config;
+}
+
+const AccountTotals *cache_totals(const Cache *c) {
+        return account_totals(c->account);
+}
+
+dev_t cache_dev(const Cache *c) {
+        return c->available ? c->dev : 0;
+}
+
+const TrimResult *cache_running_trim(const Cache *c, void *userdata) {
+        return trim_queue_running(c->trims, userdata);
+}
 
 #define JSON_ADD(o, k, v) json_object_object_add((o), (k), (v))
 #define JSON_U64(v) json_object_new_uint64((uint64_t) (v))
@@ -35,24 +80,27 @@ static json_object *status_kinds(const AccountTotals *t) {
 
 static json_object *status_scan(Cache *c) {
         json_object *o = json_object_new_object();
-        const ScanProgress *p = c->scan ? scan_progress(c->scan) : NULL;
+        const ScanHistory *h = scan_queue_history(c->scans);
+        const char *reason;
+        usec_t started;
+        const ScanProgress *p = scan_queue_current(c->scans, &reason, &started);
 
-        JSON_ADD(o, "running", json_object_new_boolean(c->scan != NULL));
+        JSON_ADD(o, "running", json_object_new_boolean(p != NULL));
         if (p) {
-                JSON_ADD(o, "reason", json_object_new_string(c->scan_full ? c->scan_reason : "subtree"));
+                JSON_ADD(o, "reason", json_object_new_string(reason));
                 JSON_ADD(o, "dirs", JSON_U64(p->dirs));
                 JSON_ADD(o, "files", JSON_U64(p->files));
-                JSON_ADD(o, "seconds", json_double((double) (now_monotonic(c) - c->scan_started) / USEC_PER_SEC));
+                JSON_ADD(o, "seconds", json_double((double) (event_now(c->event, CLOCK_MONOTONIC) - started) / USEC_PER_SEC));
         }
-        JSON_ADD(o, "rescans", JSON_U64(c->rescans));
-        if (c->rescans) {
+        JSON_ADD(o, "rescans", JSON_U64(h->rescans));
+        if (h->rescans) {
                 json_object *l = json_object_new_object();
-                JSON_ADD(l, "reason", json_object_new_string(c->last_rescan.reason));
-                JSON_ADD(l, "at", JSON_U64(c->last_rescan.at / USEC_PER_SEC));
-                JSON_ADD(l, "seconds", json_double((double) c->last_rescan.duration / USEC_PER_SEC));
-                JSON_ADD(l, "added", JSON_U64(c->last_rescan.added));
-                JSON_ADD(l, "changed", JSON_U64(c->last_rescan.changed));
-                JSON_ADD(l, "removed", JSON_U64(c->last_rescan.removed));
+                JSON_ADD(l, "reason", json_object_new_string(h->reason));
+                JSON_ADD(l, "at", JSON_U64(h->at / USEC_PER_SEC));
+                JSON_ADD(l, "seconds", json_double((double) h->duration / USEC_PER_SEC));
+                JSON_ADD(l, "added", JSON_U64(h->added));
+                JSON_ADD(l, "changed", JSON_U64(h->changed));
+                JSON_ADD(l, "removed", JSON_U64(h->removed));
                 JSON_ADD(o, "last", l);
         }
         JSON_ADD(o, "inotify_overflows", JSON_U64(c->overflows));
@@ -62,7 +110,7 @@ static json_object *status_scan(Cache *c) {
         return o;
 }
 
-json_object *cache_trim_result_json(const TrimResult *r, const char *reason, usec_t at, usec_t duration) {
+static json_object *trim_result_json(const TrimResult *r, const char *reason, usec_t at, usec_t duration) {
         json_object *o = json_object_new_object();
 
         if (reason)
@@ -89,7 +137,24 @@ json_object *cache_trim_result_json(const TrimResult *r, const char *reason, use
 }
 
 json_object *cache_trim_json(const TrimResult *r) {
-        return cache_trim_result_json(r, NULL, 0, 0);
+        return trim_result_json(r, NULL, 0, 0);
+}
+
+/* The trims' part: totals, the running one, the last real one. */
+static void status_trims(Cache *c, json_object *o) {
+        const TrimHistory *h = trim_queue_history(c->trims);
+        const char *reason;
+        const TrimResult *r = trim_queue_current(c->trims, &reason);
+
+        JSON_ADD(o, "evicted_files_total", JSON_U64(h->evicted_files));
+        JSON_ADD(o, "evicted_bytes_total", JSON_U64(h->evicted_bytes));
+        if (r)
+                JSON_ADD(o, "trim", trim_result_json(r, reason, 0, 0));
+        if (h->has_last) {
+                json_object *l = trim_result_json(&h->last, h->last_reason, h->last_at, h->last_duration);
+                JSON_ADD(l, "over_cap_after", json_object_new_boolean(h->last_over_cap));
+                JSON_ADD(o, "last_trim", l);
+        }
 }
 
 json_object *cache_status_json(Cache *c) {
@@ -123,15 +188,7 @@ json_object *cache_status_json(Cache *c) {
         JSON_ADD(o, "mount", c->available ? json_object_new_string(c->mount) : NULL);
         JSON_ADD(o, "hits", JSON_U64(t->hits));
         JSON_ADD(o, "misses", JSON_U64(t->misses));
-        JSON_ADD(o, "evicted_files_total", JSON_U64(c->evicted_files));
-        JSON_ADD(o, "evicted_bytes_total", JSON_U64(c->evicted_bytes));
-        if (c->trim)
-                JSON_ADD(o, "trim", cache_trim_result_json(trim_result(c->trim), c->trim_call.reason, 0, 0));
-        if (c->has_last_trim) {
-                json_object *l = cache_trim_result_json(&c->last_trim, c->last_trim_reason, c->last_trim_at, c->last_trim_duration);
-                JSON_ADD(l, "over_cap_after", json_object_new_boolean(c->last_trim_over_cap));
-                JSON_ADD(o, "last_trim", l);
-        }
+        status_trims(c, o);
         JSON_ADD(o, "mode_repairs", JSON_U64(c->mode_repairs));
         JSON_ADD(o, "ccache_conf_max_size", c->config->manage_ccache_conf && c->ccache_max_size[0]
                                                     ? json_object_new_string(c->ccache_max_size) : NULL);

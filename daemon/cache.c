@@ -2,8 +2,11 @@
 /* One cache root, kept exact: a first scan, then inotify events, rescans when
  * events were lost, and a periodic audit. Every path below the root is opened
  * with openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_XDEV) from a
- * root fd that is checked to still be the root we scanned. Trims, upkeep and
- * status live in cache-trim.c, cache-upkeep.c and cache-status.c. */
+ * root fd that is checked to still be the root we scanned. Its scans are a
+ * ScanQueue's (scan-queue.c), its trims a TrimQueue's (trim-queue.c): both
+ * are called down into and reach back only through what the cache lends
+ * them. Upkeep lives in cache-upkeep.c; the state, the figures read one by
+ * one and the status object in cache-status.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -22,18 +25,6 @@
 #include "log.h"
 #include "upkeep.h"
 #include "volume.h"
-
-static const char *const state_names[_CACHE_STATE_MAX] = {
-        [CACHE_UNAVAILABLE] = "unavailable",
-        [CACHE_SCANNING] = "scanning",
-        [CACHE_OK] = "ok",
-        [CACHE_OVER_CAP] = "over_cap",
-        [CACHE_TRIMMING] = "trimming",
-};
-
-const char *cache_state_name(CacheState s) {
-        return (unsigned) s < _CACHE_STATE_MAX ? state_names[s] : "?";
-}
 
 static void close_iteration_fds(Cache *c) {
         if (c->evdir_fd >= 0)
@@ -64,7 +55,7 @@ void cache_alert(Cache *c, AlertKind kind, int priority, const char *fmt, ...) {
 static int on_post(sd_event_source *s, void *userdata) {
         Cache *c = userdata;
 
-        cache_maybe_trim(c);
+        trim_queue_check_cap(c->trims);
         if (c->repairs_unreported > 0) {
                 cache_alert(c, ALERT_CACHE_MODE, LOG_WARNING, "Cache %s: repaired %u mode%s: %s%s", c->config->name,
                             c->repairs_unreported, c->repairs_unreported == 1 ? "" : "s", c->first_repair,
@@ -211,206 +202,6 @@ static void on_dir_released(DirId d, Dir *dir, void *userdata) {
         }
 }
 
-/* A scan round: one full scan, or the subtree scans queued one after another
- * (new directories, unwatched ones). A round that may find files gone (a
- * full one, rescans of unwatched directories) tells the account once when
- * it begins (an O(n) reset of the marks) and sweeps once when it ends; one of
- * new directories only (nothing known in them) does neither, so that each
- * directory a user creates costs O(1) of accounting, not O(files). */
-static void round_begin(Cache *c, bool full, bool sweeps) {
-        if (sweeps)
-                account_scan_begin(c->account);
-        c->gen++;
-        c->round = true;
-        c->round_full = full;
-        c->round_sweeps = sweeps;
-        c->round_added = c->round_changed = c->round_errors = 0;
-        c->round_started = now_monotonic(c);
-}
-
-/* The rescans of unwatched directories are over: the next ones in ten times
- * what they took (a tenth of the time at most), UNWATCHED_ROUND_MIN_USEC at least. */
-static void unwatched_round_done(Cache *c, usec_t now) {
-        usec_t took = now - c->unwatched_started;
-
-        c->unwatched_next = now + (UNWATCHED_DUTY * took > UNWATCHED_ROUND_MIN_USEC ? UNWATCHED_DUTY * took
-                                                                                       : UNWATCHED_ROUND_MIN_USEC);
-        c->unwatched_round = false;
-}
-
-static void round_end(Cache *c) {
-        size_t removed = c->round_sweeps ? account_scan_sweep(c->account, c->gen) : 0;
-        const AccountTotals *t = account_totals(c->account);
-        usec_t now = now_monotonic(c), took = now - c->round_started;
-
-        c->round = false;
-        if (c->unwatched_round && c->n_queue == 0)
-                unwatched_round_done(c, now);
-        if (c->round_errors)
-                log_warning("Cache %s: %llu directories could not be read during the scan.", c->config->name,
-                            (unsigned long long) c->round_errors);
-        if (!c->round_full)
-                return;
-        if (c->scanned_once) {
-                c->rescans++;
-                snprintf(c->last_rescan.reason, sizeof(c->last_rescan.reason), "%s", c->scan_reason);
-                c->last_rescan.added = c->round_added;
-                c->last_rescan.changed = c->round_changed;
-                c->last_rescan.removed = removed;
-                c->last_rescan.at = now_usec(CLOCK_REALTIME);
-                c->last_rescan.duration = took;
-                if (c->round_added || c->round_changed || removed)
-                        log_notice("Cache %s: %s rescan corrected drift: %llu files added, %llu changed, %zu removed.",
-                                   c->config->name, c->scan_reason, (unsigned long long) c->round_added,
-                                   (unsigned long long) c->round_changed, removed);
-                else
-                        log_info("Cache %s: %s rescan found no drift (%llu files, %.1f s).", c->config->name,
-                                 c->scan_reason, (unsigned long long) t->files, (double) took / USEC_PER_SEC);
-                return;
-        }
-        char size[32];
-        log_info("Cache %s: scanned %s in %.2f s: %llu files, %s.", c->config->name, c->config->path,
-                 (double) took / USEC_PER_SEC, (unsigned long long) t->files, format_size(t->bytes, size, sizeof(size)));
-        c->scanned_once = true;
-        cache_counters_later(c);   /* recounts waited for this scan */
-        if (c->changed)
-                c->changed(c, c->userdata);
-}
-
-static void scan_finished(Cache *c) {
-        const ScanProgress *p = scan_progress(c->scan);
-
-        c->round_added += p->added;
-        c->round_changed += p->changed;
-        c->round_errors += p->errors;
-        c->scan = scan_free(c->scan);
-        /* A full round is its one scan; a subtree round lasts while the
-         * queue has more (unless a full scan now waits: it starts its own). */
-        if (c->round_full || c->full_pending || c->n_queue == 0)
-                round_end(c);
-}
-
-static void scan_next(Cache *c);
-
-static int on_scan_source(sd_event_source *s, void *userdata) {
-        Cache *c = userdata;
-        int r;
-
-        if (!c->scan) {
-                scan_next(c);
-                return 0;
-        }
-        r = scan_step(c->scan, SCAN_BUDGET);
-        if (r > 0)
-                return 0;
-        if (r < 0) {
-                log_error_errno(r, "Cache %s: scan failed: %m; retrying in a minute.", c->config->name);
-                c->scan = scan_free(c->scan);
-                c->round = false;   /* no sweep: a half-listed directory would lose files */
-                c->full_pending = true;
-                c->scan_retry_at = now_monotonic(c) + SCAN_RETRY_USEC;
-                snprintf(c->full_reason, sizeof(c->full_reason), "retry");
-                (void) sd_event_source_set_enabled(c->scan_source, SD_EVENT_OFF);
-                return 0;
-        }
-        scan_finished(c);
-        scan_next(c);
-        return 0;
-}
-
-/* Empties the queue of subtree scans (a full scan covers them). */
-static void queue_clear(Cache *c) {
-        for (size_t i = 0; i < c->n_queue; i++) {
-                Dir *dir = account_dir_check(c->account, c->queue[i].dir, c->queue[i].gen);
-                if (dir)
-                        dir->queued = false;
-        }
-        c->n_queue = 0;
-}
-
-/* Queues a scan of d's subtree; fresh: d was just added (nothing known in it). */
-static void queue_subtree(Cache *c, DirId d, bool fresh) {
-        Dir *dir = account_dir(c->account, d);
-
-        if (c->full_pending || !dir || dir->queued)
-                return;
-        if (c->n_queue == c->queue_cap) {
-                size_t cap = c->queue_cap ? c->queue_cap * 2 : 16;
-                QueuedDir *q = realloc(c->queue, cap * sizeof(QueuedDir));
-                if (!q) {
-                        cache_rescan(c, "out of memory queueing a subtree");
-                        return;
-                }
-                c->queue = q;
-                c->queue_cap = cap;
-        }
-        dir->queued = true;
-        c->queue[c->n_queue++] = (QueuedDir) { .dir = d, .gen = dir->gen, .fresh = fresh };
-        scan_next(c);
-}
-
-/* The next queued subtree still known, taken off the queue; false if none. */
-static bool queue_pop(Cache *c, QueuedDir *ret) {
-        while (c->n_queue > 0) {
-                QueuedDir q = c->queue[--c->n_queue];
-                Dir *dir = account_dir_check(c->account, q.dir, q.gen);
-
-                if (dir) {
-                        dir->queued = false;
-                        *ret = q;
-                        return true;
-                }
-        }
-        return false;
-}
-
-/* Starts the next queued scan if none is running. */
-static void scan_next(Cache *c) {
-        QueuedDir q = { .dir = DIR_ROOT };
-        bool sweeps = true;
-        int fd, r;
-
-        if (c->scan || !c->available)
-                return;
-        if (!c->full_pending && c->n_queue == 0) {
-                if (c->round)
-                        round_end(c);   /* what was queued went away before its scan */
-                else if (c->unwatched_round)
-                        unwatched_round_done(c, now_monotonic(c));
-                (void) sd_event_source_set_enabled(c->scan_source, SD_EVENT_OFF);
-                return;
-        }
-        c->scan_full = c->full_pending;
-        if (c->full_pending) {
-                snprintf(c->scan_reason, sizeof(c->scan_reason), "%s", c->full_reason);
-                c->full_pending = false;
-                queue_clear(c);
-        } else if (!queue_pop(c, &q)) {
-                scan_next(c);   /* what was queued went away before its scan */
-                return;
-        } else
-                sweeps = !q.fresh;
-        fd = dir_open(c, q.dir);
-        if (fd < 0) {
-                if (c->available)
-                        scan_next(c);   /* the subtree went away: its events say so */
-                return;
-        }
-        /* A full scan overtakes a subtree round; a round sweeps or not. */
-        if (c->round && (c->scan_full || c->round_sweeps != sweeps))
-                round_end(c);
-        if (!c->round)
-                round_begin(c, c->scan_full, sweeps);
-        r = scan_new(c->account, q.dir, fd, c->gen, &scan_callbacks, c, &c->scan);
-        close(fd);
-        if (r < 0) {
-                log_error_errno(r, "Cache %s: cannot start a scan: %m", c->config->name);
-                return;
-        }
-        c->scan_started = now_monotonic(c);
-        (void) sd_event_source_set_enabled(c->scan_source, SD_EVENT_ON);
-}
-
 void cache_events_lost(Cache *c) {
         c->overflows++;
         cache_upkeep(c);   /* a ccache.conf or symlink planted meanwhile went unseen */
@@ -442,32 +233,17 @@ static size_t expected_files(Cache *c) {
 }
 
 void cache_rescan(Cache *c, const char *reason) {
-        if (!c->available)
-                return;
-        if (c->scan && c->scan_full)
-                return;   /* one is running already and will see everything */
-        c->full_pending = true;
-        snprintf(c->full_reason, sizeof(c->full_reason), "%s", reason);
-        queue_clear(c);
-        scan_next(c);
+        scan_queue_full(c->scans, reason);
 }
 
 static void teardown(Cache *c) {
-        if (c->trim)
-                cache_trim_finish(c, -ENODEV);
-        c->scan = scan_free(c->scan);
-        (void) sd_event_source_set_enabled(c->scan_source, SD_EVENT_OFF);
-        c->full_pending = false;
-        queue_clear(c);
-        c->round = false;
+        trim_queue_stop(c->trims);
+        scan_queue_stop(c->scans);
         close_iteration_fds(c);
         account_clear(c->account);
         c->available = false;
-        c->scanned_once = false;
         c->watches = 0;   /* account_clear removed them */
         c->watch_limited = false;
-        c->unwatched_round = false;
-        c->unwatched_next = 0;
         c->dev = 0;
         c->ino = 0;
         c->mount[0] = '\0';
@@ -598,8 +374,9 @@ void cache_start(Cache *c) {
         c->ino = st.st_ino;
         c->available = true;
         c->reason[0] = '\0';
+        scan_queue_start(c->scans);
         if ((fd = cache_root_get(c)) >= 0)
-                cache_counters_recover(c, fd);
+                trim_queue_recover(c->trims, fd);
         log_info("Cache %s: keeping %s on %s.", cc->name, cc->path, c->mount);
         if (c->unavailable_alerted) {
                 cache_alert(c, ALERT_CACHE_AVAILABLE, LOG_NOTICE, "Cache %s is available again, on %s.", cc->name,
@@ -614,32 +391,7 @@ void cache_start(Cache *c) {
         cache_rescan(c, "initial");
 }
 
-/* An unwatched directory whose parent is watched: the scan of its subtree
- * covers its unwatched subdirectories too. */
-static bool unwatched_top(Cache *c, DirId d) {
-        const Dir *dir = account_dir(c->account, d), *parent;
-
-        if (!dir || dir->wd >= 0)
-                return false;
-        parent = d == DIR_ROOT ? NULL : account_dir(c->account, dir->parent);
-        return !parent || parent->wd >= 0;
-}
-
-/* Queues the scans of every unwatched subtree (one round, paced by
- * unwatched_round_done). */
-static void rescan_unwatched(Cache *c) {
-        size_t n = 0;
-
-        c->unwatched_started = now_monotonic(c);
-        c->unwatched_round = true;
-        for (DirId d = 0; d < account_dir_limit(c->account); d++)
-                if (unwatched_top(c, d) && ++n)
-                        queue_subtree(c, d, false);
-        if (n == 0)
-                unwatched_round_done(c, c->unwatched_started);
-}
-
-void cache_check(Cache *c) {
+void cache_check(Cache *c, usec_t now) {
         const CacheConfig *cc = c->config;
         struct stat st;
 
@@ -660,22 +412,7 @@ void cache_check(Cache *c) {
                 root_lost(c, "was unmounted");
                 return;
         }
-        /* A scan that failed (out of memory) is tried again, now and then. */
-        if (c->full_pending && !c->scan && now_monotonic(c) >= c->scan_retry_at)
-                scan_next(c);
-        /* Hard links that came in through events: a full rescan counts their
-         * inodes once (their other names may be counted on their own). */
-        if (account_links_unsure(c->account) > 0 && !c->scan && !c->full_pending &&
-            now_monotonic(c) >= c->links_rescan_next) {
-                c->links_rescan_next = now_monotonic(c) + LINKS_RESCAN_MIN_USEC;
-                cache_rescan(c, "hard links");
-                return;
-        }
-        /* Directories we do not watch may have changed unseen: look again,
-         * in rounds paced so that they take at most a tenth of the time. */
-        if (!c->unwatched_round && !c->full_pending && !c->scan && c->n_queue == 0 &&
-            cache_unwatched_dirs(c) > 0 && now_monotonic(c) >= c->unwatched_next)
-                rescan_unwatched(c);
+        scan_queue_check(c->scans, now, cache_unwatched_dirs(c));
 }
 
 static void refresh_file(Cache *c, DirId d, const char *name, uint32_t mask) {
@@ -715,7 +452,7 @@ static void subdir_appeared(Cache *c, DirId parent, const char *name) {
                 cache_rescan(c, "out of memory adding a directory");
                 return;
         }
-        queue_subtree(c, d, true);
+        scan_queue_subtree(c->scans, d);
 }
 
 void cache_handle_event(Cache *c, uint32_t dir, uint32_t mask, const char *name) {
@@ -757,6 +494,41 @@ void cache_handle_event(Cache *c, uint32_t dir, uint32_t mask, const char *name)
         cache_upkeep_file_event(c, dir, name, mask);
 }
 
+/* What the trim queue borrows from its cache. */
+static int trims_root(void *userdata, dev_t *ret_dev) {
+        Cache *c = userdata;
+        int fd = cache_root_get(c);
+
+        if (fd >= 0)
+                *ret_dev = c->dev;
+        return fd;
+}
+
+static void trims_changed(void *userdata) {
+        Cache *c = userdata;
+
+        if (c->changed)
+                c->changed(c, c->userdata);
+}
+
+static void trims_alert(void *userdata, AlertKind kind, int priority, const char *message) {
+        cache_alert(userdata, kind, priority, "%s", message);
+}
+
+/* What the scan queue borrows from its cache. */
+static int scans_open_dir(void *userdata, DirId d) {
+        return dir_open(userdata, d);
+}
+
+/* The first scan is over: the figures are whole, trims may run. */
+static void scans_scanned(void *userdata) {
+        Cache *c = userdata;
+
+        trim_queue_start(c->trims);
+        if (c->changed)
+                c->changed(c, c->userdata);
+}
+
 int cache_new(sd_event *e, Watch *w, Alerter *alerter, const CacheConfig *config, cache_changed_t changed,
               void *userdata, Cache **ret) {
         _cleanup_(cache_freep) Cache *c = NULL;
@@ -777,27 +549,23 @@ int cache_new(sd_event *e, Watch *w, Alerter *alerter, const CacheConfig *config
         if (r < 0)
                 return r;
         account_set_dir_hook(c->account, on_dir_released, c);
+        r = trim_queue_new(e, c, c->account, config,
+                           &(TrimQueueEnv) { .root = trims_root, .changed = trims_changed, .alert = trims_alert,
+                                             .userdata = c }, &c->trims);
+        if (r < 0)
+                return r;
+        r = scan_queue_new(e, c->account, config,
+                           &(ScanQueueEnv) { .open_dir = scans_open_dir, .scanned = scans_scanned,
+                                             .callbacks = &scan_callbacks, .userdata = c }, &c->scans);
+        if (r < 0)
+                return r;
         if ((r = sd_event_add_post(e, &c->post, on_post, c)) < 0 ||
-            (r = sd_event_add_defer(e, &c->scan_source, on_scan_source, c)) < 0 ||
             (r = sd_event_add_time_relative(e, &c->retry, CLOCK_MONOTONIC, ROOT_RETRY_USEC, 0, on_retry, c)) < 0 ||
             (r = sd_event_add_time_relative(e, &c->upkeep_timer, CLOCK_MONOTONIC, UPKEEP_DEBOUNCE_USEC, 0,
-                                            cache_on_upkeep_timer, c)) < 0 ||
-            (r = sd_event_add_defer(e, &c->trim_source, cache_on_trim_source, c)) < 0 ||
-            (r = sd_event_add_time_relative(e, &c->trim_timer, CLOCK_MONOTONIC, TRIM_LOCK_RETRY_USEC, 0,
-                                            cache_on_trim_timer, c)) < 0 ||
-            (r = cache_counters_new(c)) < 0)
+                                            cache_on_upkeep_timer, c)) < 0)
                 return r;
-        (void) sd_event_source_set_description(c->trim_source, "cache-trim");
-        (void) sd_event_source_set_description(c->trim_timer, "cache-trim-wait");
-        (void) sd_event_source_set_priority(c->trim_source, SD_EVENT_PRIORITY_IDLE);
-        (void) sd_event_source_set_enabled(c->trim_source, SD_EVENT_OFF);
-        (void) sd_event_source_set_enabled(c->trim_timer, SD_EVENT_OFF);
         (void) sd_event_source_set_description(c->post, "cache-close-fds");
-        (void) sd_event_source_set_description(c->scan_source, "cache-scan");
         (void) sd_event_source_set_description(c->retry, "cache-retry");
-        /* Scanning yields to everything else: the socket and events first. */
-        (void) sd_event_source_set_priority(c->scan_source, SD_EVENT_PRIORITY_IDLE);
-        (void) sd_event_source_set_enabled(c->scan_source, SD_EVENT_OFF);
         (void) sd_event_source_set_enabled(c->retry, SD_EVENT_OFF);
         *ret = TAKE_PTR(c);
         return 0;
@@ -807,64 +575,48 @@ Cache *cache_free(Cache *c) {
         if (!c)
                 return NULL;
         /* Whoever waits for a trim hears that it ended; nothing new starts. */
-        size_t queued = c->n_trim_queue;
         c->changed = NULL;
-        c->n_trim_queue = 0;
-        if (c->trim)
-                cache_trim_finish(c, -ENODEV);
-        for (size_t i = 0; i < queued; i++) {
-                TrimResult gone = { .dry_run = c->trim_queue[i].dry_run, .errors = 1 };
-
-                evict_plan_done(&c->trim_queue[i].plan);
-                if (c->trim_queue[i].done)
-                        c->trim_queue[i].done(c, &gone, c->trim_queue[i].userdata);
-        }
-        free(c->trim_queue);
-        sd_event_source_disable_unref(c->trim_source);
-        sd_event_source_disable_unref(c->trim_timer);
-        cache_counters_free(c);
+        c->trims = trim_queue_free(c->trims);
+        c->scans = scan_queue_free(c->scans);
         sd_event_source_disable_unref(c->upkeep_timer);
-        c->scan = scan_free(c->scan);
         close_iteration_fds(c);
         if (c->account && c->watch)
                 account_clear(c->account);   /* removes our watches */
         account_free(c->account);
         sd_event_source_disable_unref(c->post);
-        sd_event_source_disable_unref(c->scan_source);
         sd_event_source_disable_unref(c->retry);
         sd_event_unref(c->event);
-        free(c->queue);
         free(c);
         return NULL;
 }
 
 void cache_set_config(Cache *c, const CacheConfig *config) {
         c->config = config;
+        trim_queue_set_config(c->trims, config);
+        scan_queue_set_config(c->scans, config);
         cache_upkeep_reconfigured(c);
 }
 
-const CacheConfig *cache_config(const Cache *c) {
-        return c->config;
-}
-
-CacheState cache_state(const Cache *c) {
+int cache_trim(Cache *c, uint64_t target, bool dry_run, const char *reason, cache_trim_done_t done, void *userdata) {
         if (!c->available)
-                return CACHE_UNAVAILABLE;
-        if (!c->scanned_once)
-                return CACHE_SCANNING;
-        if (c->trim && !trim_result(c->trim)->dry_run)
-                return CACHE_TRIMMING;
-        return account_totals(c->account)->bytes > c->config->max_size_bytes ? CACHE_OVER_CAP : CACHE_OK;
+                return -ENODEV;
+        if (!scan_queue_scanned(c->scans))
+                return -EAGAIN;
+        return trim_queue_add(c->trims, target, dry_run, reason, done, userdata);
 }
 
-bool cache_ready(const Cache *c) {
-        return !c->available || c->scanned_once;
+int cache_trim_plan(Cache *c, EvictPlan *plan, const char *reason, cache_trim_done_t done, void *userdata) {
+        if (!c->available || !scan_queue_scanned(c->scans)) {
+                evict_plan_done(plan);
+                return c->available ? -EAGAIN : -ENODEV;
+        }
+        return trim_queue_add_plan(c->trims, plan, reason, done, userdata);
 }
 
-const AccountTotals *cache_totals(const Cache *c) {
-        return account_totals(c->account);
+void cache_trim_forget(Cache *c, void *userdata) {
+        trim_queue_forget(c->trims, userdata);
 }
 
-dev_t cache_dev(const Cache *c) {
-        return c->available ? c->dev : 0;
+Account *cache_account(Cache *c) {
+        return c->account;
 }

@@ -49,8 +49,10 @@ static inline void cache_freep(Cache **c) {
 void cache_start(Cache *c);
 
 /* Re-checks what events cannot tell: the mount appearing or going, the root
- * replaced behind our back. Cheap; call on mount changes and periodically. */
-void cache_check(Cache *c);
+ * replaced behind our back; and, at monotonic now, starts the scans that
+ * are due (scan-queue.h: retries, hard links, unwatched directories).
+ * Cheap; call on mount changes and periodically. */
+void cache_check(Cache *c, usec_t now);
 
 /* Queues a full rescan (reason is logged and reported). */
 void cache_rescan(Cache *c, const char *reason);

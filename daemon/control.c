@@ -71,9 +71,7 @@ struct Control {
 
 /* The loop's idea of now: the time of its current iteration. */
 static usec_t control_now(const Control *c) {
-        uint64_t now;
-
-        return sd_event_now(c->event, CLOCK_MONOTONIC, &now) >= 0 ? now : now_usec(CLOCK_MONOTONIC);
+        return event_now(c->event, CLOCK_MONOTONIC);
 }
 
 static void connection_free(Connection *conn) {

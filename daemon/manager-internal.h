@@ -37,6 +37,7 @@ struct Manager {
         Cache **caches;
         size_t n_caches;
         sd_event_source *check_timer, *audit_timer, *mountinfo, *admin_timer;
+        sd_event_source *sync;    /* armed (one-shot) when a cache changed: on_sync */
         int mountinfo_fd;
         gid_t admin_gid;          /* admin_group's gid, looked up at load, reload and on admin_timer */
         bool admin_gid_known;     /* false: no such group (only root is admin) */

@@ -131,15 +131,29 @@ static void check_ready(Manager *m) {
         notify_status(m);
 }
 
-static void on_cache_changed(Cache *c, void *userdata) {
-        Manager *m = userdata;
-
-        /* A cache came or went, scanned, or trimmed: its volume's figures too. */
-        if (m->space)
-                space_sync(m->space, m->config, m->caches, m->n_caches);
+/* Brings what depends on the caches up to date: the volumes, readiness and
+ * the status line. */
+static void sync_caches(Manager *m) {
+        (void) sd_event_source_set_enabled(m->sync, SD_EVENT_OFF);
+        space_sync(m->space, m->config, m->caches, m->n_caches);
         check_ready(m);
         if (m->ready)
                 notify_status(m);
+}
+
+static int on_sync(sd_event_source *s, void *userdata) {
+        sync_caches(userdata);
+        return 0;
+}
+
+/* A cache came or went, scanned, or a trim began or ended: its volume's
+ * figures change too. Only marked here: sync_caches runs from the loop, once
+ * per iteration however many changes came in, and never from inside the
+ * change (which may be a trim the space itself is starting). */
+static void on_cache_changed(Cache *c, void *userdata) {
+        Manager *m = userdata;
+
+        (void) sd_event_source_set_enabled(m->sync, SD_EVENT_ONESHOT);
 }
 
 static void on_watch_event(void *owner, uint32_t dir, uint32_t mask, const char *name, void *userdata) {
@@ -155,8 +169,10 @@ static void on_watch_event(void *owner, uint32_t dir, uint32_t mask, const char 
 }
 
 static void check_caches(Manager *m) {
+        usec_t now = event_now(m->event, CLOCK_MONOTONIC);
+
         for (size_t i = 0; i < m->n_caches; i++)
-                cache_check(m->caches[i]);
+                cache_check(m->caches[i], now);
 }
 
 static int on_check_timer(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -272,6 +288,11 @@ int manager_new(const char *config_path, const char *socket_override, Config *co
         r = sd_event_new(&m->event);
         if (r < 0)
                 return r;
+        r = sd_event_add_defer(m->event, &m->sync, on_sync, m);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_description(m->sync, "caches-changed");
+        (void) sd_event_source_set_enabled(m->sync, SD_EVENT_OFF);
         /* First, while fds are low: libinotifytools select()s on its fd. */
         r = watch_new(m->event, on_watch_event, m, &m->watch);
         if (r < 0)
@@ -382,8 +403,7 @@ int manager_start(Manager *m) {
                  m->config->file, m->config->n_caches, m->config->n_caches == 1 ? "" : "s");
         for (size_t i = 0; i < m->n_caches; i++)
                 cache_start(m->caches[i]);
-        space_sync(m->space, m->config, m->caches, m->n_caches);
-        check_ready(m);
+        sync_caches(m);
         return 0;
 }
 
@@ -469,6 +489,7 @@ Manager *manager_free(Manager *m) {
         free(m->caches);
         m->space = space_free(m->space);
         m->alerter = alerter_free(m->alerter);
+        sd_event_source_disable_unref(m->sync);
         sd_event_source_disable_unref(m->check_timer);
         sd_event_source_disable_unref(m->audit_timer);
         sd_event_source_disable_unref(m->admin_timer);

@@ -30,13 +30,6 @@ struct Space {
         sd_event_source *timer;
 };
 
-static usec_t loop_now(Space *s) {
-        uint64_t t = 0;
-
-        (void) sd_event_now(s->event, CLOCK_MONOTONIC, &t);
-        return t;
-}
-
 static const VolumeConfig *vconfig(const Space *s, const Volume *v) {
         return config_volume(s->config, v->mount);
 }
@@ -141,8 +134,33 @@ static void on_pressure_trim_done(Cache *c, const TrimResult *r, void *userdata)
                 (void) sd_event_source_set_time_relative(s->timer, 0);
 }
 
-/* Evicts from v's caches, oldest first across all of them, what min_free needs. */
-static void relieve(Space *s, Volume *v) {
+/* Hands plans[i] to caches[i] (each taken over) for the volume on dev. A
+ * cache starting a trim tells its owner, who may sync the space and move
+ * its volumes: the volume is looked up again after each, never held. */
+static void start_trims(Space *s, dev_t dev, Cache **caches, EvictPlan *plans, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                Volume *v = volume_by_dev(s, dev);
+                PressureCall *p;
+                int r;
+
+                if (!v || plans[i].n == 0 || !(p = calloc(1, sizeof(*p)))) {
+                        evict_plan_done(&plans[i]);   /* the volume went meanwhile, or nothing to do */
+                        continue;
+                }
+                *p = (PressureCall) { .space = s, .dev = dev };
+                v->pressure_trims++;
+                r = cache_trim_plan(caches[i], &plans[i], "pressure", on_pressure_trim_done, p);
+                if (r < 0) {
+                        free(p);
+                        if ((v = volume_by_dev(s, dev)))
+                                v->pressure_trims--;
+                }
+        }
+}
+
+/* Evicts from v's caches, oldest first across all of them, what min_free
+ * needs, at the loop's now (monotonic) and realtime (the age of temporaries). */
+static void relieve(Space *s, Volume *v, usec_t now, usec_t realtime) {
         uint64_t need = volume_pressure_need(v, vconfig(s, v)), planned = 0;
         Account *accounts[64];
         Cache *caches[64];
@@ -150,14 +168,14 @@ static void relieve(Space *s, Volume *v) {
         size_t n = 0;
         char b1[32], b2[32];
 
-        if (!v->pressure || v->pressure_trims > 0 || need == 0 || loop_now(s) < v->pressure_retry_at)
+        if (!v->pressure || v->pressure_trims > 0 || need == 0 || now < v->pressure_retry_at)
                 return;
         for (size_t i = 0; i < s->n_caches && n < ELEMENTSOF(caches); i++)
                 if (cache_on(s->caches[i], v)) {
                         caches[n] = s->caches[i];
                         accounts[n++] = cache_account(s->caches[i]);
                 }
-        if (evict_plan_multi(accounts, n, need, (int64_t) time(NULL), plans) < 0) {
+        if (evict_plan_multi(accounts, n, need, (int64_t) (realtime / USEC_PER_SEC), plans) < 0) {
                 log_error("Volume %s: out of memory planning pressure eviction.", v->mount);
                 return;
         }
@@ -165,7 +183,7 @@ static void relieve(Space *s, Volume *v) {
                 planned += plans[i].bytes;
         if (planned == 0) {
                 /* Nothing to evict: look again later, not at every sample. */
-                v->pressure_retry_at = loop_now(s) + PRESSURE_RETRY_USEC;
+                v->pressure_retry_at = now + PRESSURE_RETRY_USEC;
                 if (!v->pressure_empty)
                         volume_alert(s, v, ALERT_VOLUME_PRESSURE, v->level == VOLUME_OK ? VOLUME_WARNING : v->level,
                                      "Volume %s is below min_free (%s available) and its caches are already empty: "
@@ -180,28 +198,10 @@ static void relieve(Space *s, Volume *v) {
                      "Volume %s is below min_free (%s available): evicting %s from its caches, oldest first%s.",
                      v->mount, format_size(v->usage.avail_bytes, b1, sizeof(b1)), format_size(planned, b2, sizeof(b2)),
                      planned < need ? "; that is all they hold that may go" : "");
-        for (size_t i = 0; i < n; i++) {
-                PressureCall *p;
-
-                if (plans[i].n == 0) {
-                        evict_plan_done(&plans[i]);
-                        continue;
-                }
-                p = calloc(1, sizeof(*p));
-                if (!p) {
-                        evict_plan_done(&plans[i]);
-                        continue;
-                }
-                *p = (PressureCall) { .space = s, .dev = v->dev };
-                v->pressure_trims++;
-                if (cache_trim_plan(caches[i], &plans[i], "pressure", on_pressure_trim_done, p) < 0) {
-                        v->pressure_trims--;
-                        free(p);
-                }
-        }
+        start_trims(s, v->dev, caches, plans, n);
 }
 
-static void sample_one(Space *s, Volume *v) {
+static void sample_one(Space *s, Volume *v, usec_t now, usec_t realtime) {
         VolumeUsage u;
         unsigned changed;
         int r;
@@ -211,7 +211,7 @@ static void sample_one(Space *s, Volume *v) {
                 log_debug_errno(r, "Cannot sample volume %s: %m", v->mount);
                 return;
         }
-        changed = volume_update(v, vconfig(s, v), &u, loop_now(s));
+        changed = volume_update(v, vconfig(s, v), &u, now);
         if (changed & VOLUME_CHANGED_LEVEL)
                 report_level(s, v);
         if (changed & VOLUME_CHANGED_TREND)
@@ -224,12 +224,14 @@ static void sample_one(Space *s, Volume *v) {
                              format_size(u.avail_bytes, avail, sizeof(avail)),
                              format_size(v->pressure_evicted_bytes, evicted, sizeof(evicted)));
         }
-        relieve(s, v);
+        relieve(s, v, now, realtime);
 }
 
 void space_sample(Space *s) {
+        usec_t now = event_now(s->event, CLOCK_MONOTONIC), realtime = event_now(s->event, CLOCK_REALTIME);
+
         for (size_t i = 0; i < s->n_volumes; i++)
-                sample_one(s, &s->volumes[i]);
+                sample_one(s, &s->volumes[i], now, realtime);
 }
 
 static int on_timer(sd_event_source *src, uint64_t usec, void *userdata) {

@@ -23,7 +23,9 @@ static inline void space_freep(Space **s) {
 
 /* Adopts config and the caches (both borrowed until the next call): one
  * volume per device of an available cache; a volume no cache is on any
- * more is dropped, one that stays keeps its state. Then samples. */
+ * more is dropped, one that stays keeps its state. Then samples. Starting a
+ * pressure trim calls into a cache (cache_trim_plan), whose changed callback
+ * may call this again: the space holds no Volume across such a call. */
 void space_sync(Space *s, const Config *config, Cache **caches, size_t n_caches);
 
 /* Samples every volume now and acts on what changed. */

@@ -21,15 +21,22 @@ typedef struct Deferred {
         CcacheLockSeen seen;    /* what its lock looked like, for staleness */
 } Deferred;
 
-/* The clocks of one step: monotonic for our own pacing, realtime for the
- * staleness of ccache's locks (compared with .alive mtimes). */
+/* One step: what the cache lent, and when the step began (measured). */
 typedef struct StepEnv {
         Account *account;
         Counters *counters;
         int root_fd;
         dev_t dev;
-        usec_t now, realtime;
+        usec_t now, realtime;   /* the caller's, for the decisions */
+        usec_t started;         /* the monotonic clock when the step began */
 } StepEnv;
+
+/* How long the step has taken: the one clock this file reads, to bound a
+ * slice (the loop's now does not move within a handler) and to keep our
+ * own ccache locks fresh (ccache.c stamps them on the real clock). */
+static usec_t step_elapsed(const StepEnv *env) {
+        return now_usec(CLOCK_MONOTONIC) - env->started;
+}
 
 struct Trim {
         EvictPlanner *planner;  /* while the plan is being made */
@@ -89,16 +96,16 @@ int trim_new_with_plan(EvictPlan *plan, uint64_t target_bytes, bool dry_run, Tri
         return 0;
 }
 
-/* Plans until the deadline. Returns 1 while planning, 0 when the plan is
- * made, -ENOMEM. */
-static int plan_step(Trim *t, usec_t deadline) {
-        usec_t start = now_usec(CLOCK_MONOTONIC);
+/* Plans for what is left of the step's TRIM_BATCH_USEC. Returns 1 while
+ * planning, 0 when the plan is made, -ENOMEM. */
+static int plan_step(Trim *t, const StepEnv *env) {
+        usec_t start = step_elapsed(env);
         int r = 1;
 
         t->result.planning_slices++;
-        while (r == 1 && now_usec(CLOCK_MONOTONIC) < deadline)
+        while (r == 1 && step_elapsed(env) < TRIM_BATCH_USEC)
                 r = evict_planner_step(t->planner, TRIM_PLAN_BUDGET);
-        t->result.planning_usec += now_usec(CLOCK_MONOTONIC) - start;
+        t->result.planning_usec += step_elapsed(env) - start;
         if (r != 0)
                 return r;
         evict_planner_take(t->planner, 0, &t->plan);
@@ -179,7 +186,7 @@ static int do_group(Trim *t, const StepEnv *env, const char *rel, size_t start, 
                         continue;
                 }
                 if ((i - start) % 256 == 255)
-                        ccache_lock_refresh(&lock, now_usec(CLOCK_MONOTONIC));
+                        ccache_lock_refresh(&lock, env->started + step_elapsed(env));
                 r = evict_unlink(dirfd, fname, env->dev, v->mtime, fi.blocks);
                 if (r < 0)
                         count_error(t, r);
@@ -251,15 +258,14 @@ static int run_group(Trim *t, const StepEnv *env, size_t start, usec_t since, Cc
         return 0;
 }
 
-int trim_step(Trim *t, Account *a, Counters *k, int root_fd, dev_t dev) {
-        StepEnv env = { .account = a, .counters = k, .root_fd = root_fd, .dev = dev,
-                        .now = now_usec(CLOCK_MONOTONIC), .realtime = now_usec(CLOCK_REALTIME) };
-        usec_t deadline = env.now + TRIM_BATCH_USEC;
+int trim_step(Trim *t, const TrimEnv *e) {
+        StepEnv env = { .account = e->account, .counters = e->counters, .root_fd = e->root_fd, .dev = e->dev,
+                        .now = e->now, .realtime = e->realtime, .started = now_usec(CLOCK_MONOTONIC) };
         int r;
 
-        if (t->planner && (r = plan_step(t, deadline)) != 0)
+        if (t->planner && (r = plan_step(t, &env)) != 0)
                 return r;
-        while (t->next < t->plan.n && now_usec(CLOCK_MONOTONIC) < deadline) {
+        while (t->next < t->plan.n && step_elapsed(&env) < TRIM_BATCH_USEC) {
                 CcacheLockSeen seen = { 0 };
                 size_t start = t->next;
 

@@ -52,13 +52,25 @@ int trim_new(Account *a, uint64_t target_bytes, bool dry_run, int64_t now, Trim 
  * is only reported. Returns 0 or -ENOMEM. */
 int trim_new_with_plan(EvictPlan *plan, uint64_t target_bytes, bool dry_run, Trim **ret);
 
-/* Carries out the next slice of about TRIM_BATCH_USEC: planning, then
- * batches of unlinks below root_fd (the cache root on device dev); ccache's
- * counters are fixed through k, or left owed in it. Never waits for a lock.
+/* What a step works on, lent by the cache for the call, and when it is. */
+typedef struct TrimEnv {
+        Account *account;
+        Counters *counters;                  /* what is owed ccache's counters */
+        int root_fd;                         /* the cache root, on device dev */
+        dev_t dev;
+        usec_t now;                          /* monotonic: how long a locked directory waited */
+        usec_t realtime;                     /* realtime: the staleness of ccache's locks */
+} TrimEnv;
+
+/* Carries out the next slice of about TRIM_BATCH_USEC (measured from the
+ * call: the one clock read here bounds the slice; every decision is made at
+ * env->now and env->realtime, moved on by what the slice took): planning,
+ * then batches of unlinks below env->root_fd; ccache's counters are fixed
+ * through env->counters, or left owed in it. Never waits for a lock.
  * Returns 1 while there is more to do now, 2 when only directories whose
  * ccache lock is taken remain (call again after TRIM_LOCK_RETRY_USEC), 0
  * when done, -errno when the root is gone (or -ENOMEM planning). */
-int trim_step(Trim *t, Account *a, Counters *k, int root_fd, dev_t dev);
+int trim_step(Trim *t, const TrimEnv *env);
 
 const TrimResult *trim_result(const Trim *t);
 /* Why a finished trim r did not reach its target, in a few words a person

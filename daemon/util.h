@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <systemd/sd-event.h>
+
 typedef uint64_t usec_t;
 
 #define USEC_PER_SEC  ((usec_t) 1000000ULL)
@@ -35,12 +37,24 @@ static inline void closep(int *fd) {
 #define _cleanup_free_ _cleanup_(freep)
 #define _cleanup_close_ _cleanup_(closep)
 
-/* The clock now; for the event loop's cached "now", sd_event_now(). */
+/* The clock now. A decision takes `now` from its caller instead: see event_now. */
 static inline usec_t now_usec(clockid_t clock) {
         struct timespec ts;
 
         clock_gettime(clock, &ts);
         return (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / NSEC_PER_USEC;
+}
+
+/* The loop's time of this iteration on clock (sd_event_now): what a handler
+ * reads once and passes down. CLOCK_MONOTONIC for intervals, CLOCK_REALTIME
+ * to compare with file times. The clock itself before the loop's first
+ * iteration, or without a loop (e NULL). */
+static inline usec_t event_now(sd_event *e, clockid_t clock) {
+        uint64_t t;
+
+        if (e && sd_event_now(e, clock, &t) >= 0)
+                return t;
+        return now_usec(clock);
 }
 
 /* One lowercase hex digit's value, or -1: how ccache names its levels. */

@@ -137,7 +137,9 @@ static void test_held_stats_lock_is_not_waited_for(void **state) {
 
         assert_int_equal(trim_new(acct, 0, false, NOW, &t), 0);
         took = now_usec(CLOCK_MONOTONIC);
-        while ((r = trim_step(t, acct, k, root, st.st_dev)) != 0) {
+        while ((r = trim_step(t, &(TrimEnv) { .account = acct, .counters = k, .root_fd = root, .dev = st.st_dev,
+                                              .now = now_usec(CLOCK_MONOTONIC),
+                                              .realtime = now_usec(CLOCK_REALTIME) })) != 0) {
                 assert_true(r == 1);
                 assert_true(++steps < 1000);
         }
@@ -159,6 +161,142 @@ static void test_held_stats_lock_is_not_waited_for(void **state) {
         assert_int_equal(l1_stats(root).counters[11], 0);
         assert_int_equal(l1_stats(root).counters[12], 0);
         assert_int_equal(l1_stats(root).counters[49 + 11], 0);
+        trim_free(t);
+        counters_free(k);
+        account_free(acct);
+        close(root);
+        clean();
+}
+
+/* Someone else's content lock on a/b: "otherhost-...", .alive touched now
+ * (mtime alive_sec, 0: now). */
+static void hold_content_lock(int root, time_t alive_sec) {
+        int fd;
+
+        assert_int_equal(symlinkat("otherhost-4242-4242-1700000000.1", root, "lock/subdir_ab.lock"), 0);
+        fd = openat(root, "lock/subdir_ab.alive", O_WRONLY | O_CREAT, 0644);
+        assert_true(fd >= 0);
+        close(fd);
+        if (alive_sec) {
+                struct timespec ts[2] = { { alive_sec, 0 }, { alive_sec, 0 } };
+                assert_int_equal(utimensat(root, "lock/subdir_ab.alive", ts, 0), 0);
+        }
+}
+
+/* Steps t at monotonic now (and realtime) until it returns something else
+ * than 1; returns that. */
+static int step_until_not_busy(Trim *t, Account *acct, Counters *k, int root, dev_t dev, usec_t now, usec_t realtime) {
+        TrimEnv env = { .account = acct, .counters = k, .root_fd = root, .dev = dev, .now = now, .realtime = realtime };
+        int r, steps = 0;
+
+        while ((r = trim_step(t, &env)) == 1)
+                assert_true(++steps < 1000);
+        return r;
+}
+
+/* A directory whose content lock is held waits, at the trim's own pace (the
+ * time is what the caller says: no sleeping here), and is trimmed once the
+ * lock is gone. */
+static void test_locked_directory_waits_its_turn(void **state) {
+        usec_t now = 1000 * USEC_PER_SEC, realtime = now_usec(CLOCK_REALTIME);
+        Account *acct;
+        Counters *k;
+        Trim *t;
+        uint64_t kib;
+        struct stat st;
+        int root;
+
+        assert_int_equal(account_new(&acct), 0);
+        assert_int_equal(counters_new(&k), 0);
+        root = make_cache(acct, &kib);
+        assert_int_equal(fstat(root, &st), 0);
+        hold_content_lock(root, 0);
+        assert_int_equal(trim_new(acct, 0, false, NOW, &t), 0);
+        assert_int_equal(step_until_not_busy(t, acct, k, root, st.st_dev, now, realtime), 2);
+        assert_int_equal(trim_result(t)->files, 0);
+        /* before the retry interval: not even looked at again */
+        assert_int_equal(unlinkat(root, "lock/subdir_ab.lock", 0), 0);
+        assert_int_equal(step_until_not_busy(t, acct, k, root, st.st_dev, now + TRIM_LOCK_RETRY_USEC - 1, realtime), 2);
+        assert_int_equal(trim_result(t)->files, 0);
+        /* the next round: the lock is free, the directory goes */
+        assert_int_equal(step_until_not_busy(t, acct, k, root, st.st_dev, now + TRIM_LOCK_RETRY_USEC, realtime), 0);
+        assert_int_equal(trim_result(t)->files, FILES);
+        assert_int_equal(trim_result(t)->locked_dirs, 0);
+        assert_int_equal(trim_result(t)->stats_updates, 1);
+        trim_free(t);
+        counters_free(k);
+        account_free(acct);
+        close(root);
+        clean();
+}
+
+/* A lock its holder keeps alive (a new .alive mtime at every look) for
+ * TRIM_LOCK_WAIT_USEC: the directory is left alone, and the trim says so. */
+static void test_live_lock_is_left_alone(void **state) {
+        usec_t now = 1000 * USEC_PER_SEC, realtime = now_usec(CLOCK_REALTIME);
+        Account *acct;
+        Counters *k;
+        Trim *t;
+        uint64_t kib;
+        struct stat st;
+        char why[256];
+        int root, r, rounds = 0;
+
+        assert_int_equal(account_new(&acct), 0);
+        assert_int_equal(counters_new(&k), 0);
+        root = make_cache(acct, &kib);
+        assert_int_equal(fstat(root, &st), 0);
+        hold_content_lock(root, NOW);
+        assert_int_equal(trim_new(acct, 0, false, NOW, &t), 0);
+        while ((r = step_until_not_busy(t, acct, k, root, st.st_dev, now, realtime)) == 2) {
+                struct timespec ts[2] = { { NOW + ++rounds, 0 }, { NOW + rounds, 0 } };
+
+                assert_int_equal(utimensat(root, "lock/subdir_ab.alive", ts, 0), 0);   /* the holder is busy */
+                now += TRIM_LOCK_RETRY_USEC;
+                realtime += TRIM_LOCK_RETRY_USEC;
+                assert_true(rounds < 1000);
+        }
+        assert_int_equal(r, 0);
+        assert_int_equal(rounds, TRIM_LOCK_WAIT_USEC / TRIM_LOCK_RETRY_USEC);
+        assert_int_equal(trim_result(t)->files, 0);
+        assert_int_equal(trim_result(t)->locked_dirs, 1);
+        assert_int_equal(trim_result(t)->saved, FILES);
+        assert_int_equal(trim_result(t)->locks_broken, 0);
+        assert_non_null(strstr(trim_result_why(trim_result(t), why, sizeof(why)), "locked"));
+        assert_int_equal(faccessat(root, "lock/subdir_ab.lock", F_OK, AT_SYMLINK_NOFOLLOW), 0);   /* still theirs */
+        trim_free(t);
+        counters_free(k);
+        account_free(acct);
+        close(root);
+        clean();
+}
+
+/* A lock nobody touches for CCACHE_LOCK_STALE_USEC of the caller's realtime
+ * is broken, as ccache breaks it, and the directory trimmed. */
+static void test_stale_lock_is_broken(void **state) {
+        usec_t now = 1000 * USEC_PER_SEC, realtime = now_usec(CLOCK_REALTIME);
+        Account *acct;
+        Counters *k;
+        Trim *t;
+        uint64_t kib;
+        struct stat st;
+        int root;
+
+        assert_int_equal(account_new(&acct), 0);
+        assert_int_equal(counters_new(&k), 0);
+        root = make_cache(acct, &kib);
+        assert_int_equal(fstat(root, &st), 0);
+        hold_content_lock(root, 0);
+        assert_int_equal(trim_new(acct, 0, false, NOW, &t), 0);
+        assert_int_equal(step_until_not_busy(t, acct, k, root, st.st_dev, now, realtime), 2);
+        /* still fresh a moment later */
+        now += TRIM_LOCK_RETRY_USEC;
+        assert_int_equal(step_until_not_busy(t, acct, k, root, st.st_dev, now, realtime + CCACHE_LOCK_STALE_USEC / 2), 2);
+        now += TRIM_LOCK_RETRY_USEC;
+        assert_int_equal(step_until_not_busy(t, acct, k, root, st.st_dev, now, realtime + CCACHE_LOCK_STALE_USEC + 1), 0);
+        assert_int_equal(trim_result(t)->files, FILES);
+        assert_int_equal(trim_result(t)->locks_broken, 1);
+        assert_int_equal(trim_result(t)->locked_dirs, 0);
         trim_free(t);
         counters_free(k);
         account_free(acct);
@@ -242,7 +380,9 @@ static void test_reused_id_is_not_the_victim(void **state) {
         put_file(l2, "stats", NOW - 2 * 86400);
         assert_int_equal(fstatat(l2, "stats", &st, 0), 0);
         assert_int_equal(account_file_set(acct, db, "stats", (uint64_t) st.st_blocks, NOW - 2 * 86400), 1);
-        while ((r = trim_step(t, acct, k, root, root_st.st_dev)) != 0) {
+        TrimEnv env = { .account = acct, .counters = k, .root_fd = root, .dev = root_st.st_dev,
+                        .now = now_usec(CLOCK_MONOTONIC), .realtime = now_usec(CLOCK_REALTIME) };
+        while ((r = trim_step(t, &env)) != 0) {
                 assert_true(r == 1);
                 assert_true(++steps < 1000);
         }
@@ -261,6 +401,9 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_why),
                 cmocka_unit_test(test_held_stats_lock_is_not_waited_for),
+                cmocka_unit_test(test_locked_directory_waits_its_turn),
+                cmocka_unit_test(test_live_lock_is_left_alone),
+                cmocka_unit_test(test_stale_lock_is_broken),
                 cmocka_unit_test(test_recount),
                 cmocka_unit_test(test_reused_id_is_not_the_victim),
         };

@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: MIT */
+/* One cache on a temporary directory, driven through its own sd-event loop
+ * with a hard deadline: it starts and scans, follows inotify events, trims
+ * (by hand and at its cap), and goes unavailable. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "alert.h"
+#include "cache.h"
+#include "config.h"
+#include "trim.h"
+#include "watch.h"
+
+#define DEADLINE_USEC (20 * USEC_PER_SEC)     /* a hung test fails instead of hanging */
+#define FILES 40
+#define MTIME 1600000000
+
+typedef struct Fixture {
+        char dir[64], root[96];
+        sd_event *e;
+        Watch *w;
+        Alerter *alerter;
+        Config *config;
+        Cache *c;
+        unsigned changes;
+        unsigned trims_done;
+        TrimResult last;          /* the last trim's result, as done got it */
+} Fixture;
+
+/* Runs the loop until expr holds; fails the test after DEADLINE_USEC. */
+#define RUN_UNTIL(f, expr)                                                                  \
+        do {                                                                                \
+                usec_t _deadline = now_usec(CLOCK_MONOTONIC) + DEADLINE_USEC;               \
+                while (!(expr)) {                                                           \
+                        if (now_usec(CLOCK_MONOTONIC) > _deadline)                          \
+                                fail_msg("timed out waiting for: %s", #expr);               \
+                        assert_true(sd_event_run((f)->e, 10 * USEC_PER_MSEC) >= 0);         \
+                }                                                                           \
+        } while (0)
+
+static void on_watch_event(void *owner, uint32_t dir, uint32_t mask, const char *name, void *userdata) {
+        if (!(mask & IN_Q_OVERFLOW))
+                cache_handle_event(owner, dir, mask, name);
+}
+
+static void on_changed(Cache *c, void *userdata) {
+        Fixture *f = userdata;
+
+        f->changes++;
+}
+
+static void on_trim_done(Cache *c, const TrimResult *r, void *userdata) {
+        Fixture *f = userdata;
+
+        f->trims_done++;
+        f->last = *r;
+}
+
+/* The path of entry i in rel (a legacy result name, as long as at rel's
+ * depth: 2 or 3). */
+static void entry_path(Fixture *f, const char *rel, unsigned i, char *buf, size_t len) {
+        if (strlen(rel) == 3)
+                snprintf(buf, len, "%s/%s/%02x%029uR", f->root, rel, i % 256, i);
+        else
+                snprintf(buf, len, "%s/%s/%01x%029uR", f->root, rel, i % 16, i);
+}
+
+/* Entry i in rel, one block or so, its mtime MTIME + i: older files have
+ * smaller i. */
+static void put_entry(Fixture *f, const char *rel, unsigned i) {
+        char path[256];
+        struct timespec ts[2] = { { MTIME + i, 0 }, { MTIME + i, 0 } };
+        int fd;
+
+        entry_path(f, rel, i, path, sizeof(path));
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, "x", 1), 1);
+        assert_int_equal(futimens(fd, ts), 0);
+        close(fd);
+}
+
+static void make_dir(Fixture *f, const char *rel) {
+        char path[256];
+
+        snprintf(path, sizeof(path), "%s/%s", f->root, rel);
+        assert_int_equal(mkdir(path, 0777), 0);
+}
+
+/* Loads a config with one cache "t" at f->root; extra goes into its group. */
+static void load_config(Fixture *f, const char *extra) {
+        char text[1024], err[CONFIG_ERROR_MAX];
+
+        snprintf(text, sizeof(text), "caches = ( { name = \"t\"; path = \"%s\"; %s } );\n", f->root, extra);
+        config_free(f->config);
+        f->config = NULL;
+        if (config_load_string(text, "test.conf", err, sizeof(err), &f->config) < 0)
+                fail_msg("config: %s", err);
+}
+
+static void new_cache(Fixture *f, const char *extra) {
+        load_config(f, extra);
+        assert_int_equal(cache_new(f->e, f->w, f->alerter, &f->config->caches[0], on_changed, f, &f->c), 0);
+}
+
+static int setup(void **state) {
+        Fixture *f = calloc(1, sizeof(*f));
+
+        assert_non_null(f);
+        strcpy(f->dir, "/tmp/ck-test-cache-XXXXXX");
+        assert_non_null(mkdtemp(f->dir));
+        snprintf(f->root, sizeof(f->root), "%s/cache", f->dir);
+        assert_int_equal(sd_event_new(&f->e), 0);
+        assert_int_equal(watch_new(f->e, on_watch_event, f, &f->w), 0);
+        assert_int_equal(alerter_new(f->e, NULL, 0, 0, &f->alerter), 0);
+        *state = f;
+        return 0;
+}
+
+static int teardown(void **state) {
+        Fixture *f = *state;
+        char cmd[128];
+
+        f->c = cache_free(f->c);
+        f->alerter = alerter_free(f->alerter);
+        f->w = watch_free(f->w);
+        sd_event_unref(f->e);
+        config_free(f->config);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+        assert_int_equal(system(cmd), 0);
+        free(f);
+        return 0;
+}
+
+/* A cache root with FILES entries in a/b, scanned. */
+static void start_scanned(Fixture *f, const char *extra) {
+        make_dir(f, "");
+        make_dir(f, "a");
+        make_dir(f, "a/b");
+        for (unsigned i = 0; i < FILES; i++)
+                put_entry(f, "a/b", i);
+        new_cache(f, extra);
+        cache_start(f->c);
+        RUN_UNTIL(f, cache_ready(f->c));
+}
+
+static uint64_t status_u64(Cache *c, const char *key) {
+        json_object *o = cache_status_json(c), *v;
+        uint64_t n;
+
+        assert_true(json_object_object_get_ex(o, key, &v));
+        n = json_object_get_uint64(v);
+        json_object_put(o);
+        return n;
+}
+
+static const char *state_of(Cache *c) {
+        return cache_state_name(cache_state(c));
+}
+
+static void test_start_scans(void **state) {
+        Fixture *f = *state;
+
+        start_scanned(f, "max_size = \"1G\";");
+        assert_string_equal(state_of(f->c), "ok");
+        assert_true(f->changes >= 2);      /* available, then scanned */
+        assert_int_equal(status_u64(f->c, "entry_files"), FILES);
+        assert_true(cache_dev(f->c) != 0);
+        /* ccache.conf written, the root's mode kept */
+        char path[160];
+        struct stat st;
+        snprintf(path, sizeof(path), "%s/ccache.conf", f->root);
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(stat(f->root, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 01777);
+}
+
+static void test_events_follow_files(void **state) {
+        Fixture *f = *state;
+        char path[256];
+
+        start_scanned(f, "max_size = \"1G\";");
+        put_entry(f, "a/b", 1000);
+        RUN_UNTIL(f, status_u64(f->c, "entry_files") == FILES + 1);
+        entry_path(f, "a/b", 0, path, sizeof(path));
+        assert_int_equal(unlink(path), 0);
+        RUN_UNTIL(f, status_u64(f->c, "entry_files") == FILES);
+        /* a new directory (level 3: the levels 1 and 2 are all there): its
+         * subtree is scanned, and watched */
+        make_dir(f, "c/d/e");
+        put_entry(f, "c/d/e", 2000);
+        RUN_UNTIL(f, status_u64(f->c, "entry_files") == FILES + 1);
+        put_entry(f, "c/d/e", 2001);
+        RUN_UNTIL(f, status_u64(f->c, "entry_files") == FILES + 2);
+        snprintf(path, sizeof(path), "rm -r '%s/c/d/e'", f->root);
+        assert_int_equal(system(path), 0);
+        RUN_UNTIL(f, status_u64(f->c, "entry_files") == FILES);
+}
+
+static void test_manual_trim(void **state) {
+        Fixture *f = *state;
+        const AccountTotals *t;
+        uint64_t target;
+        json_object *o, *last, *v;
+
+        start_scanned(f, "max_size = \"1G\";");
+        t = cache_totals(f->c);
+        target = t->bytes - t->bytes / 4;
+        assert_int_equal(cache_trim(f->c, target, false, "manual", on_trim_done, f), 0);
+        RUN_UNTIL(f, f->trims_done == 1);
+        assert_false(f->last.dry_run);
+        assert_true(f->last.files > 0);
+        assert_int_equal(f->last.errors, 0);
+        assert_true(cache_totals(f->c)->bytes <= target);
+        assert_string_equal(state_of(f->c), "ok");
+        o = cache_status_json(f->c);
+        assert_true(json_object_object_get_ex(o, "last_trim", &last));
+        assert_true(json_object_object_get_ex(last, "reason", &v));
+        assert_string_equal(json_object_get_string(v), "manual");
+        assert_true(json_object_object_get_ex(last, "over_cap_after", &v));
+        assert_false(json_object_get_boolean(v));
+        assert_true(json_object_object_get_ex(o, "evicted_files_total", &v));
+        assert_int_equal(json_object_get_uint64(v), f->last.files);
+        json_object_put(o);
+        /* the oldest went: the newest entry is still there */
+        char path[256];
+        entry_path(f, "a/b", FILES - 1, path, sizeof(path));
+        assert_int_equal(access(path, F_OK), 0);
+        entry_path(f, "a/b", 0, path, sizeof(path));
+        assert_int_equal(access(path, F_OK), -1);
+}
+
+/* A dry run only plans; status keeps the last real trim. */
+static void test_dry_run(void **state) {
+        Fixture *f = *state;
+        json_object *o, *v;
+
+        start_scanned(f, "max_size = \"1G\";");
+        assert_int_equal(cache_trim(f->c, 1, true, "dry-run", on_trim_done, f), 0);
+        RUN_UNTIL(f, f->trims_done == 1);
+        assert_true(f->last.dry_run);
+        assert_int_equal(f->last.files, FILES);
+        assert_int_equal(status_u64(f->c, "entry_files"), FILES);
+        o = cache_status_json(f->c);
+        assert_false(json_object_object_get_ex(o, "last_trim", &v));
+        json_object_put(o);
+}
+
+/* Over its cap after the scan: the cache trims itself down to trim_to. */
+static void test_cap_trim(void **state) {
+        Fixture *f = *state;
+        uint64_t cap;
+        json_object *o, *last, *v;
+
+        start_scanned(f, "max_size = \"100k\"; trim_to = 0.5;");
+        cap = f->config->caches[0].max_size_bytes;
+        RUN_UNTIL(f, cache_state(f->c) == CACHE_OK);
+        assert_true(cache_totals(f->c)->bytes <= cap / 2);
+        o = cache_status_json(f->c);
+        assert_true(json_object_object_get_ex(o, "last_trim", &last));
+        assert_true(json_object_object_get_ex(last, "reason", &v));
+        assert_string_equal(json_object_get_string(v), "cap");
+        json_object_put(o);
+}
+
+/* require_mount not a mount point: unavailable, with the reason, and ready
+ * (nothing to wait for); trims are refused. */
+static void test_unavailable(void **state) {
+        Fixture *f = *state;
+        char extra[256];
+        json_object *o, *v;
+
+        make_dir(f, "");
+        snprintf(extra, sizeof(extra), "max_size = \"1G\"; require_mount = \"%s\";", f->root);
+        new_cache(f, extra);
+        cache_start(f->c);
+        assert_string_equal(state_of(f->c), "unavailable");
+        assert_true(cache_ready(f->c));
+        assert_int_equal(cache_dev(f->c), 0);
+        assert_int_equal(cache_trim(f->c, 0, false, "manual", on_trim_done, f), -ENODEV);
+        o = cache_status_json(f->c);
+        assert_true(json_object_object_get_ex(o, "reason", &v));
+        assert_non_null(strstr(json_object_get_string(v), "is not a mount point"));
+        json_object_put(o);
+}
+
+/* The root deleted under a scanned cache: set up again, empty. */
+static void test_root_deleted(void **state) {
+        Fixture *f = *state;
+        char cmd[160];
+
+        start_scanned(f, "max_size = \"1G\";");
+        f->changes = 0;
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->root);
+        assert_int_equal(system(cmd), 0);
+        RUN_UNTIL(f, cache_state(f->c) == CACHE_UNAVAILABLE);
+        RUN_UNTIL(f, cache_state(f->c) == CACHE_OK);
+        assert_int_equal(status_u64(f->c, "entry_files"), 0);
+        assert_true(f->changes >= 3);      /* lost, available, scanned */
+}
+
+/* Runs the loop for usec. */
+static void run_for(Fixture *f, usec_t usec) {
+        usec_t until = now_usec(CLOCK_MONOTONIC) + usec;
+
+        while (now_usec(CLOCK_MONOTONIC) < until)
+                assert_true(sd_event_run(f->e, until - now_usec(CLOCK_MONOTONIC)) >= 0);
+}
+
+static bool scan_running(Cache *c) {
+        json_object *o = cache_status_json(c), *scan, *v;
+        bool running;
+
+        assert_true(json_object_object_get_ex(o, "scan", &scan));
+        assert_true(json_object_object_get_ex(scan, "running", &v));
+        running = json_object_get_boolean(v);
+        json_object_put(o);
+        return running;
+}
+
+/* Directories without a watch (max_watches = 1: the root's only) are seen
+ * by paced rescans: a round when cache_check finds one due, then none until
+ * UNWATCHED_ROUND_MIN_USEC (at least) after it ended, in the loop's time
+ * (which only moves when the loop runs: no sleeping, no race). */
+static void test_unwatched_rescanned_in_paced_rounds(void **state) {
+        Fixture *f = *state;
+
+        start_scanned(f, "max_size = \"1G\"; max_watches = 1;");
+        put_entry(f, "a/b", 1000);
+        run_for(f, 200 * USEC_PER_MSEC);
+        assert_int_equal(status_u64(f->c, "entry_files"), FILES);     /* no watch: unseen */
+        cache_check(f->c, event_now(f->e, CLOCK_MONOTONIC));
+        RUN_UNTIL(f, status_u64(f->c, "entry_files") == FILES + 1);
+        RUN_UNTIL(f, !scan_running(f->c));                            /* the round is over */
+        put_entry(f, "a/b", 1001);
+        cache_check(f->c, event_now(f->e, CLOCK_MONOTONIC));
+        run_for(f, 200 * USEC_PER_MSEC);
+        assert_int_equal(status_u64(f->c, "entry_files"), FILES + 1);  /* not due yet */
+        cache_check(f->c, event_now(f->e, CLOCK_MONOTONIC) + 3600 * USEC_PER_SEC);
+        RUN_UNTIL(f, status_u64(f->c, "entry_files") == FILES + 2);
+}
+
+/* The root lost while a trim runs and another waits: the running one ends,
+ * the waiting one fails at once (nothing starts on a cache being set up
+ * again), and nothing is left running. */
+static void test_root_lost_ends_the_trims(void **state) {
+        Fixture *f = *state;
+        char cmd[160];
+
+        start_scanned(f, "max_size = \"1G\";");
+        assert_int_equal(cache_trim(f->c, 1, false, "manual", on_trim_done, f), 0);
+        assert_non_null(cache_running_trim(f->c, f));
+        assert_int_equal(cache_trim(f->c, 1, true, "dry-run", on_trim_done, f), 0);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->root);
+        assert_int_equal(system(cmd), 0);
+        RUN_UNTIL(f, cache_state(f->c) == CACHE_UNAVAILABLE);
+        assert_int_equal(f->trims_done, 2);
+        assert_true(f->last.dry_run);
+        assert_int_equal(f->last.errors, 1);
+        assert_null(cache_running_trim(f->c, f));
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_start_scans, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_events_follow_files, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_manual_trim, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_dry_run, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_cap_trim, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_unavailable, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_root_deleted, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_root_lost_ends_the_trims, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_unwatched_rescanned_in_paced_rounds, setup, teardown),
+        };
+        return cmocka_run_group_tests_name("cache", tests, NULL, NULL);
+}
