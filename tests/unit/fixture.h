@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* What several unit tests build the same way: ccache entry names, a
  * temporary directory for a test group and fresh directories in it, a ccache
- * lock planted as another holder would. Header-only and static, included
+ * lock planted as another holder would, an sd-event loop run until a
+ * condition holds. Header-only and static, included
  * after <cmocka.h>: a test uses what it needs. */
 #pragma once
 
@@ -72,3 +73,15 @@ static inline void plant_lock(int fd, const char *name, const char *content, uin
                 close(a);
         }
 }
+
+/* Runs the sd-event loop (f)->e until expr holds; fails the test after
+ * DEADLINE_USEC, which the test defines. */
+#define RUN_UNTIL(f, expr)                                                                  \
+        do {                                                                                \
+                usec_t _deadline = now_usec(CLOCK_MONOTONIC) + DEADLINE_USEC;               \
+                while (!(expr)) {                                                           \
+                        if (now_usec(CLOCK_MONOTONIC) > _deadline)                          \
+                                fail_msg("timed out waiting for: %s", #expr);               \
+                        assert_true(sd_event_run((f)->e, 10 * USEC_PER_MSEC) >= 0);         \
+                }                                                                           \
+        } while (0)

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "control.h"
+#include "fixture.h"
 #include "protocol.h"
 
 #define DEADLINE_USEC (10 * USEC_PER_SEC)     /* a hung test fails instead of hanging */
@@ -52,17 +53,6 @@ typedef struct Fixture {
         char sunk[4][256];              /* lines a local request sent */
         unsigned n_sunk;
 } Fixture;
-
-/* Runs the loop until expr holds; fails the test after DEADLINE_USEC. */
-#define RUN_UNTIL(f, expr)                                                      \
-        do {                                                                    \
-                usec_t _deadline = now_usec(CLOCK_MONOTONIC) + DEADLINE_USEC;                  \
-                while (!(expr)) {                                               \
-                        if (now_usec(CLOCK_MONOTONIC) > _deadline)                             \
-                                fail_msg("timed out waiting for: %s", #expr);   \
-                        assert_true(sd_event_run((f)->e, 10 * USEC_PER_MSEC) >= 0); \
-                }                                                               \
-        } while (0)
 
 /* Runs the loop for usec; returns how many times it dispatched an event. */
 static unsigned run_for(Fixture *f, usec_t usec) {

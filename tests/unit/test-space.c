@@ -22,6 +22,7 @@
 #include "alert.h"
 #include "cache.h"
 #include "config.h"
+#include "fixture.h"
 #include "space.h"
 #include "trim.h"
 #include "volume.h"
@@ -45,17 +46,6 @@ typedef struct Fixture {
         size_t n_known;           /* the caches the owner of the space knows of */
         bool sync_on_change;      /* it syncs the space when one of them changes */
 } Fixture;
-
-/* Runs the loop until expr holds; fails the test after DEADLINE_USEC. */
-#define RUN_UNTIL(f, expr)                                                                  \
-        do {                                                                                \
-                usec_t _deadline = now_usec(CLOCK_MONOTONIC) + DEADLINE_USEC;               \
-                while (!(expr)) {                                                           \
-                        if (now_usec(CLOCK_MONOTONIC) > _deadline)                          \
-                                fail_msg("timed out waiting for: %s", #expr);               \
-                        assert_true(sd_event_run((f)->e, 10 * USEC_PER_MSEC) >= 0);         \
-                }                                                                           \
-        } while (0)
 
 static void on_watch_event(void *owner, uint32_t dir, uint32_t mask, const char *name, void *userdata) {
         if (!(mask & IN_Q_OVERFLOW))
