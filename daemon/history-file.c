@@ -3,6 +3,7 @@
  * activity_encode, atomic writes, bounded reads, bad files set aside. I/O
  * relative to a directory fd only; never logs. */
 #include <assert.h>
+#include <dirent.h>
 #include <endian.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -275,6 +276,31 @@ static int set_aside(int dirfd, const char *name, usec_t now, char *aside, size_
         return -EEXIST;
 }
 
+/* Removes the temporaries "<name>.tmp.XXXXXX.tmp" a save cut short by a
+ * crash left in dirfd. Best effort: a failure leaves them for next time. */
+static void sweep_temporaries(int dirfd, const char *name) {
+        size_t len = strlen(name);
+        int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        struct dirent *de;
+        DIR *d;
+
+        if (fd < 0)
+                return;
+        d = fdopendir(fd);
+        if (!d) {
+                close(fd);
+                return;
+        }
+        while ((de = readdir(d))) {
+                size_t n = strlen(de->d_name);
+
+                if (n == len + 15 && strncmp(de->d_name, name, len) == 0 &&
+                    strncmp(de->d_name + len, ".tmp.", 5) == 0 && strcmp(de->d_name + n - 4, ".tmp") == 0)
+                        (void) unlinkat(dirfd, de->d_name, 0);  /* a symlink goes itself, never its target */
+        }
+        closedir(d);
+}
+
 int history_file_load(int dirfd, const char *name, Activity *a, usec_t now, char *message, size_t message_size) {
         char detail[160] = "", aside[NAME_MAX + 1];
         int r, k;
@@ -283,6 +309,7 @@ int history_file_load(int dirfd, const char *name, Activity *a, usec_t now, char
         message[0] = '\0';
         if (!name_ok(name))
                 return -EINVAL;
+        sweep_temporaries(dirfd, name);
         r = load(dirfd, name, a, now, detail, sizeof(detail));
         if (r < 0 || r == HISTORY_FILE_OK || r == HISTORY_FILE_MISSING)
                 return r;

@@ -65,7 +65,8 @@ HistoryFileStatus history_file_check(const uint8_t *buf, size_t n, char *detail,
 int history_file_save(int dirfd, const char *name, const Activity *a);
 
 /* Reads dirfd/name into a (activity_decode: the buckets replaced, then moved
- * to now, realtime usec). Never follows a symlink, refuses a file above
+ * to now, realtime usec), once at start, before any save of name: the
+ * temporaries a save cut short by a crash left are removed first. Never follows a symlink, refuses a file above
  * HISTORY_FILE_MAX_BYTES without reading it. Returns:
  *   HISTORY_FILE_OK: a holds the file's history;
  *   HISTORY_FILE_MISSING: no such file, a unchanged, nothing to say;

@@ -168,6 +168,27 @@ static void test_round_trip(void **state) {
         close(dfd);
 }
 
+static void test_crash_leftovers_swept(void **state) {
+        Activity *a = busy_activity();
+        int dfd = new_dir();
+        char msg[256];
+
+        /* What a save killed before its rename leaves, and what is not it. */
+        write_file(dfd, NAME ".tmp.Ab12Cd.tmp", "partial", 7);
+        assert_int_equal(symlinkat("/etc/passwd", dfd, NAME ".tmp.zzzzzz.tmp"), 0);
+        write_file(dfd, "other.tmp.Ab12Cd.tmp", "x", 1);
+        write_file(dfd, NAME ".tmp.Ab12Cd.tmpx", "x", 1);
+        assert_int_equal(history_file_save(dfd, NAME, a), 0);
+        assert_int_equal(entries(dfd), 5);
+        assert_int_equal(history_file_load(dfd, NAME, a, T0 + 3 * DAY, msg, sizeof(msg)), HISTORY_FILE_OK);
+        assert_int_equal(entries(dfd), 3);
+        assert_int_equal(faccessat(dfd, "other.tmp.Ab12Cd.tmp", F_OK, 0), 0);
+        assert_int_equal(faccessat(dfd, NAME ".tmp.Ab12Cd.tmpx", F_OK, 0), 0);
+        assert_int_equal(faccessat(AT_FDCWD, "/etc/passwd", F_OK, 0), 0);
+        activity_free(a);
+        close(dfd);
+}
+
 static void test_missing(void **state) {
         static uint8_t before[ACTIVITY_ENCODED_BYTES], after[ACTIVITY_ENCODED_BYTES];
         int dfd = new_dir();
@@ -354,6 +375,7 @@ int main(void) {
                 cmocka_unit_test(test_crc32_is_zlibs),
                 cmocka_unit_test(test_round_trip),
                 cmocka_unit_test(test_missing),
+                cmocka_unit_test(test_crash_leftovers_swept),
                 cmocka_unit_test(test_truncated_at_every_length),
                 cmocka_unit_test(test_garbage_version_checksum),
                 cmocka_unit_test(test_huge_is_not_read),
