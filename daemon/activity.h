@@ -65,8 +65,9 @@ Activity *activity_free(Activity *a);
  * activity_add/_counters/_set_size does it; call it before reading (sum,
  * iterate) so nothing stale is read. Time going backwards (a realtime clock
  * step) empties the buckets after now (counted under a clock now known to
- * be wrong), the current hour losing what those minutes had added, and
- * counting carries on from now; a step back of any size keeps every bucket
+ * be wrong), the current hour losing what those minutes had added (after a
+ * step back of 24 h or more, whose minutes are gone, the whole hour), and
+ * counting carries on from now; a step of any size keeps every bucket
  * consistent. Hour buckets are always up to date: every event goes into its
  * minute and its hour at once, so an expired minute is already in its hour. */
 void activity_advance(Activity *a, usec_t now);
