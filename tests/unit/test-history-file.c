@@ -1,0 +1,387 @@
+/* SPDX-License-Identifier: MIT */
+/* The activity state file: round trip, atomic replace, and every kind of bad
+ * file (truncated at every length, garbage, wrong version, bad checksum,
+ * huge, a symlink or a directory at the name, another owner) giving its
+ * reason, set aside, history starting empty. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fixture.h"
+#include "history-file.h"
+
+#define MIN  (60 * USEC_PER_SEC)
+#define HOUR (60 * MIN)
+#define DAY  (24 * HOUR)
+#define T0 ((usec_t) 1795996800ULL * USEC_PER_SEC)
+#define NAME "history-mi210"
+
+static char tmpdir[] = "/tmp/test-history-file-XXXXXX";
+
+static int setup(void **state) {
+        return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+        return rm_rf(tmpdir);
+}
+
+/* An Activity with a few days of varied events, moved to T0 + 3 days. */
+static Activity *busy_activity(void) {
+        Activity *a = NULL;
+
+        assert_int_equal(activity_new(&a), 0);
+        srand(7);
+        for (usec_t t = T0; t < T0 + 3 * DAY; t += (usec_t) (1 + rand() % 600) * USEC_PER_SEC) {
+                activity_add(a, (ActivityKind) (rand() % _ACTIVITY_KIND_MAX), 1 + (uint64_t) (rand() % 9),
+                             (uint64_t) rand(), t);
+                if (rand() % 50 == 0)
+                        activity_set_size(a, (uint64_t) rand() * 1000, t);
+        }
+        activity_advance(a, T0 + 3 * DAY);
+        return a;
+}
+
+static void encode(const Activity *a, uint8_t *buf) {
+        activity_encode(a, buf);
+}
+
+/* A fresh directory in tmpdir for each use. */
+static int new_dir(void) {
+        static unsigned n;
+        char name[32];
+
+        snprintf(name, sizeof(name), "d%u", n++);
+        return fresh_dir(tmpdir, name);
+}
+
+/* The bytes history_file_save writes for a. */
+static uint8_t *file_image(const Activity *a) {
+        uint8_t *buf = malloc(HISTORY_FILE_BYTES + 1);
+        int dfd = new_dir(), fd;
+
+        assert_non_null(buf);
+        assert_int_equal(history_file_save(dfd, NAME, a), 0);
+        fd = openat(dfd, NAME, O_RDONLY);
+        assert_true(fd >= 0);
+        assert_int_equal(read(fd, buf, HISTORY_FILE_BYTES + 1), HISTORY_FILE_BYTES);
+        close(fd);
+        close(dfd);
+        return buf;
+}
+
+static void write_file(int dfd, const char *name, const void *buf, size_t n) {
+        int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
+
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, buf, n), (ssize_t) n);
+        close(fd);
+}
+
+static unsigned entries(int dfd) {
+        int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY);
+        DIR *d = fdopendir(fd);
+        struct dirent *de;
+        unsigned n = 0;
+
+        assert_non_null(d);
+        while ((de = readdir(d)))
+                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, ".."))
+                        n++;
+        closedir(d);
+        return n;
+}
+
+/* Loads dfd/NAME, expecting status bad: a left as it was, the file renamed
+ * to NAME.corrupt-<sec> (suffix: "" or ".1"...), a message naming it. */
+static void expect_bad(int dfd, HistoryFileStatus bad, const char *suffix, const char *says) {
+        static uint8_t before[ACTIVITY_ENCODED_BYTES], after[ACTIVITY_ENCODED_BYTES];
+        char msg[512], aside[128];
+        Activity *a = NULL;
+        struct stat st;
+
+        assert_int_equal(activity_new(&a), 0);
+        activity_add(a, ACTIVITY_HIT, 1, 0, T0 + 4 * DAY);
+        encode(a, before);
+        assert_int_equal(history_file_load(dfd, NAME, a, T0 + 4 * DAY, msg, sizeof(msg)), (int) bad);
+        encode(a, after);
+        assert_memory_equal(before, after, sizeof(before));
+
+        snprintf(aside, sizeof(aside), NAME ".corrupt-%ju%s", (uintmax_t) ((T0 + 4 * DAY) / USEC_PER_SEC), suffix);
+        assert_int_equal(fstatat(dfd, NAME, &st, AT_SYMLINK_NOFOLLOW), -1);
+        assert_int_equal(errno, ENOENT);
+        assert_int_equal(fstatat(dfd, aside, &st, AT_SYMLINK_NOFOLLOW), 0);
+        if (!strstr(msg, aside) || !strstr(msg, says) || !strstr(msg, "history starts empty"))
+                fail_msg("message '%s' lacks '%s' or '%s'", msg, aside, says);
+        activity_free(a);
+}
+
+static void test_crc32_is_zlibs(void **state) {
+        assert_int_equal(history_file_crc32("123456789", 9), 0xcbf43926U);
+        assert_int_equal(history_file_crc32("", 0), 0);
+}
+
+static void test_round_trip(void **state) {
+        static uint8_t want[ACTIVITY_ENCODED_BYTES], got[ACTIVITY_ENCODED_BYTES];
+        int dfd = new_dir();
+        Activity *a = busy_activity(), *b = NULL;
+        char msg[256] = "x";
+        struct stat st;
+
+        assert_int_equal(history_file_save(dfd, NAME, a), 0);
+        assert_int_equal(fstatat(dfd, NAME, &st, AT_SYMLINK_NOFOLLOW), 0);
+        assert_true(S_ISREG(st.st_mode));
+        assert_int_equal(st.st_mode & 07777, 0644);
+        assert_int_equal(st.st_uid, geteuid());
+        assert_int_equal(st.st_size, HISTORY_FILE_BYTES);
+        assert_int_equal(entries(dfd), 1);      /* no temporary left */
+
+        assert_int_equal(activity_new(&b), 0);
+        assert_int_equal(history_file_load(dfd, NAME, b, T0 + 3 * DAY, msg, sizeof(msg)), HISTORY_FILE_OK);
+        assert_string_equal(msg, "");
+        encode(a, want);
+        encode(b, got);
+        assert_memory_equal(want, got, sizeof(want));
+
+        /* Saved again over it: replaced, still one file. */
+        activity_add(a, ACTIVITY_STORE, 5, 50, T0 + 3 * DAY + HOUR);
+        assert_int_equal(history_file_save(dfd, NAME, a), 0);
+        assert_int_equal(entries(dfd), 1);
+        assert_int_equal(history_file_load(dfd, NAME, b, T0 + 3 * DAY + HOUR, msg, sizeof(msg)), HISTORY_FILE_OK);
+        encode(a, want);
+        encode(b, got);
+        assert_memory_equal(want, got, sizeof(want));
+        activity_free(a);
+        activity_free(b);
+        close(dfd);
+}
+
+static void test_crash_leftovers_swept(void **state) {
+        Activity *a = busy_activity();
+        int dfd = new_dir();
+        char msg[256];
+
+        /* What a save killed before its rename leaves, and what is not it. */
+        write_file(dfd, NAME ".tmp.Ab12Cd.tmp", "partial", 7);
+        assert_int_equal(symlinkat("/etc/passwd", dfd, NAME ".tmp.zzzzzz.tmp"), 0);
+        write_file(dfd, "other.tmp.Ab12Cd.tmp", "x", 1);
+        write_file(dfd, NAME ".tmp.Ab12Cd.tmpx", "x", 1);
+        assert_int_equal(history_file_save(dfd, NAME, a), 0);
+        assert_int_equal(entries(dfd), 5);
+        assert_int_equal(history_file_load(dfd, NAME, a, T0 + 3 * DAY, msg, sizeof(msg)), HISTORY_FILE_OK);
+        assert_int_equal(entries(dfd), 3);
+        assert_int_equal(faccessat(dfd, "other.tmp.Ab12Cd.tmp", F_OK, 0), 0);
+        assert_int_equal(faccessat(dfd, NAME ".tmp.Ab12Cd.tmpx", F_OK, 0), 0);
+        assert_int_equal(faccessat(AT_FDCWD, "/etc/passwd", F_OK, 0), 0);
+        activity_free(a);
+        close(dfd);
+}
+
+static void test_missing(void **state) {
+        static uint8_t before[ACTIVITY_ENCODED_BYTES], after[ACTIVITY_ENCODED_BYTES];
+        int dfd = new_dir();
+        Activity *a = busy_activity();
+        char msg[256] = "x";
+
+        encode(a, before);
+        assert_int_equal(history_file_load(dfd, NAME, a, T0 + 3 * DAY, msg, sizeof(msg)), HISTORY_FILE_MISSING);
+        assert_string_equal(msg, "");
+        encode(a, after);
+        assert_memory_equal(before, after, sizeof(before));
+        assert_int_equal(entries(dfd), 0);
+        assert_int_equal(history_file_load(dfd, "a/b", a, T0, msg, sizeof(msg)), -EINVAL);
+        assert_int_equal(history_file_save(dfd, "a/b", a), -EINVAL);
+        activity_free(a);
+        close(dfd);
+}
+
+static void test_truncated_at_every_length(void **state) {
+        Activity *a = busy_activity();
+        uint8_t *img = file_image(a);
+        int dfd = new_dir();
+        char detail[160];
+
+        assert_int_equal(history_file_check(img, HISTORY_FILE_BYTES, detail, sizeof(detail)), HISTORY_FILE_OK);
+        for (size_t n = 0; n < HISTORY_FILE_BYTES; n++)
+                if (history_file_check(img, n, detail, sizeof(detail)) != HISTORY_FILE_TRUNCATED)
+                        fail_msg("length %zu: %s", n, detail);
+        /* Through the file, some lengths: the header's, a stride, the last ones. */
+        for (size_t n = 0; n < HISTORY_FILE_BYTES; n = n < 40 ? n + 1 : n + 49999) {
+                write_file(dfd, NAME, img, n);
+                expect_bad(dfd, HISTORY_FILE_TRUNCATED, "", "is truncated");
+                close(dfd);
+                dfd = new_dir();
+        }
+        write_file(dfd, NAME, img, HISTORY_FILE_BYTES - 1);
+        expect_bad(dfd, HISTORY_FILE_TRUNCATED, "", "is truncated");
+        activity_free(a);
+        free(img);
+        close(dfd);
+}
+
+static void test_garbage_version_checksum(void **state) {
+        Activity *a = busy_activity();
+        uint8_t *img = file_image(a), *junk = malloc(HISTORY_FILE_BYTES + 10);
+        int dfd = new_dir();
+        uint32_t v;
+
+        assert_non_null(junk);
+        for (size_t i = 0; i < HISTORY_FILE_BYTES + 10; i++)
+                junk[i] = (uint8_t) rand();
+        write_file(dfd, NAME, junk, HISTORY_FILE_BYTES);
+        expect_bad(dfd, HISTORY_FILE_GARBAGE, "", "not a history file");
+        /* A second one in the same second goes beside the first. */
+        write_file(dfd, NAME, "hello\n", 6);
+        expect_bad(dfd, HISTORY_FILE_GARBAGE, ".1", "not a history file");
+        /* A good file with more after it. */
+        memcpy(junk, img, HISTORY_FILE_BYTES);
+        write_file(dfd, NAME, junk, HISTORY_FILE_BYTES + 10);
+        expect_bad(dfd, HISTORY_FILE_GARBAGE, ".2", "after its end");
+
+        /* Version 2, its checksum right. */
+        memcpy(junk, img, HISTORY_FILE_BYTES);
+        junk[8] = 2;
+        v = history_file_crc32(junk, HISTORY_FILE_BYTES - 4);
+        memcpy(junk + HISTORY_FILE_BYTES - 4, &v, 4);          /* little-endian host */
+        write_file(dfd, NAME, junk, HISTORY_FILE_BYTES);
+        expect_bad(dfd, HISTORY_FILE_WRONG_VERSION, ".3", "version 2");
+
+        /* Another minute count. */
+        memcpy(junk, img, HISTORY_FILE_BYTES);
+        junk[16] = 0x41;
+        write_file(dfd, NAME, junk, HISTORY_FILE_BYTES);
+        expect_bad(dfd, HISTORY_FILE_BAD_LAYOUT, ".4", "layout");
+
+        /* One bit flipped anywhere in the payload or the checksum itself. */
+        for (size_t at = HISTORY_FILE_HEADER_BYTES; at < HISTORY_FILE_BYTES; at += 30011) {
+                char suffix[16];
+
+                memcpy(junk, img, HISTORY_FILE_BYTES);
+                junk[at] ^= 0x10;
+                write_file(dfd, NAME, junk, HISTORY_FILE_BYTES);
+                snprintf(suffix, sizeof(suffix), ".%zu", 5 + (at - HISTORY_FILE_HEADER_BYTES) / 30011);
+                expect_bad(dfd, HISTORY_FILE_BAD_CHECKSUM, suffix, "checksum");
+        }
+        memcpy(junk, img, HISTORY_FILE_BYTES);
+        junk[HISTORY_FILE_BYTES - 1] ^= 0x80;
+        write_file(dfd, NAME, junk, HISTORY_FILE_BYTES);
+        expect_bad(dfd, HISTORY_FILE_BAD_CHECKSUM, ".16", "checksum");
+
+        /* A payload the checksum vouches for but activity cannot hold. */
+        memcpy(junk, img, HISTORY_FILE_BYTES);
+        junk[HISTORY_FILE_HEADER_BYTES + 16] = 7;               /* the "started" flag */
+        v = history_file_crc32(junk, HISTORY_FILE_BYTES - 4);
+        memcpy(junk + HISTORY_FILE_BYTES - 4, &v, 4);
+        write_file(dfd, NAME, junk, HISTORY_FILE_BYTES);
+        expect_bad(dfd, HISTORY_FILE_BAD_LAYOUT, ".17", "cannot read");
+        activity_free(a);
+        free(img);
+        free(junk);
+        close(dfd);
+}
+
+static void test_huge_is_not_read(void **state) {
+        int dfd = new_dir(), fd;
+        struct timespec t0, t1;
+
+        /* 64 GiB, sparse: reading it would take many seconds. */
+        fd = openat(dfd, NAME, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, "\x89" "CKHIST\n", 8), 8);
+        assert_int_equal(ftruncate(fd, (off_t) 64 << 30), 0);
+        close(fd);
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        expect_bad(dfd, HISTORY_FILE_TOO_BIG, "", "too big");
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        assert_true(t1.tv_sec - t0.tv_sec < 5);
+
+        /* Just above the bound. */
+        fd = openat(dfd, NAME, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        assert_true(fd >= 0);
+        assert_int_equal(ftruncate(fd, HISTORY_FILE_MAX_BYTES + 1), 0);
+        close(fd);
+        expect_bad(dfd, HISTORY_FILE_TOO_BIG, ".1", "too big");
+        close(dfd);
+}
+
+static void test_not_regular_not_followed(void **state) {
+        Activity *a = busy_activity();
+        uint8_t *img = file_image(a);
+        int dfd = new_dir();
+        char target[64] = "";
+        struct stat st;
+        char aside[128];
+
+        /* A symlink to a perfectly good history file: not followed. */
+        write_file(dfd, "elsewhere", img, HISTORY_FILE_BYTES);
+        assert_int_equal(symlinkat("elsewhere", dfd, NAME), 0);
+        expect_bad(dfd, HISTORY_FILE_NOT_REGULAR, "", "symlink");
+        snprintf(aside, sizeof(aside), NAME ".corrupt-%ju", (uintmax_t) ((T0 + 4 * DAY) / USEC_PER_SEC));
+        assert_int_equal(readlinkat(dfd, aside, target, sizeof(target) - 1), 9);
+        assert_string_equal(target, "elsewhere");              /* the link itself moved */
+        assert_int_equal(fstatat(dfd, "elsewhere", &st, 0), 0);
+        assert_int_equal(st.st_size, HISTORY_FILE_BYTES);
+
+        /* A dangling one, a directory, a fifo (no hang). */
+        assert_int_equal(symlinkat("/nonexistent", dfd, NAME), 0);
+        expect_bad(dfd, HISTORY_FILE_NOT_REGULAR, ".1", "symlink");
+        assert_int_equal(mkdirat(dfd, NAME, 0755), 0);
+        expect_bad(dfd, HISTORY_FILE_NOT_REGULAR, ".2", "directory");
+        assert_int_equal(mkfifoat(dfd, NAME, 0644), 0);
+        expect_bad(dfd, HISTORY_FILE_NOT_REGULAR, ".3", "special file");
+
+        /* Saving over a symlink replaces the link, never writes its target. */
+        assert_int_equal(symlinkat("elsewhere", dfd, NAME), 0);
+        assert_int_equal(history_file_save(dfd, NAME, a), 0);
+        assert_int_equal(fstatat(dfd, NAME, &st, AT_SYMLINK_NOFOLLOW), 0);
+        assert_true(S_ISREG(st.st_mode));
+        assert_int_equal(fstatat(dfd, "elsewhere", &st, 0), 0);
+        assert_int_equal(st.st_nlink, 1);
+        activity_free(a);
+        free(img);
+        close(dfd);
+}
+
+static void test_foreign_owner(void **state) {
+        Activity *a = busy_activity();
+        int dfd = new_dir();
+
+        if (geteuid() != 0) {
+                activity_free(a);
+                close(dfd);
+                skip();
+        }
+        assert_int_equal(history_file_save(dfd, NAME, a), 0);
+        assert_int_equal(fchownat(dfd, NAME, 65534, 65534, AT_SYMLINK_NOFOLLOW), 0);
+        expect_bad(dfd, HISTORY_FILE_FOREIGN_OWNER, "", "owned by uid 65534");
+        activity_free(a);
+        close(dfd);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_crc32_is_zlibs),
+                cmocka_unit_test(test_round_trip),
+                cmocka_unit_test(test_missing),
+                cmocka_unit_test(test_crash_leftovers_swept),
+                cmocka_unit_test(test_truncated_at_every_length),
+                cmocka_unit_test(test_garbage_version_checksum),
+                cmocka_unit_test(test_huge_is_not_read),
+                cmocka_unit_test(test_not_regular_not_followed),
+                cmocka_unit_test(test_foreign_owner),
+        };
+
+        return cmocka_run_group_tests_name("history-file", tests, setup, teardown);
+}
