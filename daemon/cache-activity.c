@@ -54,6 +54,27 @@ static void stats_totals(const Cache *c, uint64_t totals[ACTIVITY_CCACHE_TOTALS]
                                 totals[i] += c->stats[s][i];
 }
 
+/* ccache -z zeroes the stats files one by one, giving each the same new
+ * zeroed timestamp (31): seen half done, the calls of the files not zeroed
+ * yet would count as new (a lifetime of them). True while a newer timestamp
+ * than the last fed one is on some files and others still hold calls under
+ * an older one. */
+static bool zeroing(const Cache *c) {
+        uint64_t newest = 0;
+
+        for (size_t s = 0; s < CACHE_STATS_SLOTS; s++)
+                if (c->stats[s][31] > newest)
+                        newest = c->stats[s][31];
+        if (newest <= c->fed_zeroed)
+                return false;
+        for (size_t s = 0; s < CACHE_STATS_SLOTS; s++)
+                if (c->stats[s][31] < newest &&
+                    c->stats[s][CCACHE_STAT_DIRECT_CACHE_HIT] + c->stats[s][CCACHE_STAT_PREPROCESSED_CACHE_HIT] +
+                                    c->stats[s][CCACHE_STAT_CACHE_MISS] > 0)
+                        return true;
+        return false;
+}
+
 void cache_activity_feed(Cache *c, usec_t now) {
         const TrimHistory *h = trim_queue_history(c->trims);
         uint64_t size, totals[ACTIVITY_CCACHE_TOTALS];
@@ -62,8 +83,14 @@ void cache_activity_feed(Cache *c, usec_t now) {
         /* Only whole sums: the first scan has read every stats file. */
         if (!c->available || !scan_queue_scanned(c->scans))
                 return;
-        if (c->stats_stale || c->stats_gen != c->fed_gen) {
+        if (!c->stats_stale && c->stats_gen != c->fed_gen && c->zero_waits < CACHE_ZERO_WAITS && zeroing(c)) {
+                if (c->zero_waits++ == 0)
+                        log_debug("Cache %s: ccache -z is under way, its counters are counted once it is over.",
+                                  c->config->name);
+        } else if (c->stats_stale || c->stats_gen != c->fed_gen) {
                 stats_totals(c, totals);
+                c->fed_zeroed = totals[31];
+                c->zero_waits = 0;
                 if (activity_counters(c->activity, totals, now) == 0)
                         c->activity_dirty = true;
                 c->fed_gen = c->stats_gen;

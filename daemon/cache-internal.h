@@ -26,6 +26,9 @@
 #define CACHE_ACTIVITY_USEC (10 * USEC_PER_SEC)
 /* Stats files: each level-1 one (slot l1 * 17) and its 16 level-2 ones. */
 #define CACHE_STATS_SLOTS (16 * 17)
+/* Feeds put off while a ccache -z is seen half done, at most (then its
+ * partial sums are taken as they are). */
+#define CACHE_ZERO_WAITS 3
 
 struct Cache {
         sd_event *event;
@@ -71,6 +74,8 @@ struct Cache {
         uint64_t (*stats)[ACTIVITY_CCACHE_TOTALS];  /* CACHE_STATS_SLOTS stats files' counters */
         uint64_t stats_gen, fed_gen;      /* stats changes made, and fed to the activity */
         bool stats_stale;                 /* the sums were read from nothing again: a new baseline */
+        uint64_t fed_zeroed;              /* ccache -z's newest timestamp in the sums fed last */
+        unsigned zero_waits;              /* feeds put off for a ccache -z half done */
         uint64_t fed_evicted_files, fed_evicted_bytes, fed_size;
         bool activity_dirty;              /* changed since the history file was written */
         int history_error;                /* the last save's failure, logged once */
