@@ -253,11 +253,21 @@ static void bar(uint64_t used, uint64_t cap, char *buf, size_t width) {
         buf[width + 2] = '\0';
 }
 
+/* A hit rate field as a whole percent, "-" when null (no cacheable calls). */
+static const char *hit_percent(json_object *c, const char *key, char *buf, size_t size) {
+        json_object *v = protocol_field_get(c, key);
+
+        if (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int))
+                return "-";
+        snprintf(buf, size, "%.0f%%", 100.0 * json_object_get_double(v));
+        return buf;
+}
+
 static void print_cache(json_object *c) {
         const char *state = protocol_field_str(c, "state");
         uint64_t size = protocol_field_u64(c, "size_bytes"), cap = protocol_field_u64(c, "max_size_bytes");
         uint64_t hits = protocol_field_u64(c, "hits"), misses = protocol_field_u64(c, "misses");
-        char s1[32], s2[32], b[32], files[32], rate[16];
+        char s1[32], s2[32], b[32], files[32], rate[16], h1[8], h24[8], hits_window[20];
         json_object *scan = protocol_field_get(c, "scan");
 
         if (strcmp(state, "unavailable") == 0) {
@@ -270,9 +280,12 @@ static void print_cache(json_object *c) {
                 snprintf(rate, sizeof(rate), "%.1f%%", 100.0 * (double) hits / (double) (hits + misses));
         else
                 snprintf(rate, sizeof(rate), "-");
-        printf("%-10s %-12s %7s / %-7s %s %3.0f%%  %10s  %8s  %s%s\n", protocol_field_str(c, "name"), state,
+        snprintf(hits_window, sizeof(hits_window), "%s/%s", hit_percent(c, "hit_rate_1h", h1, sizeof(h1)),
+                 hit_percent(c, "hit_rate_24h", h24, sizeof(h24)));
+        printf("%-10s %-12s %7s / %-7s %s %3.0f%%  %10s  %8s  %10s  %s%s\n", protocol_field_str(c, "name"), state,
                format_size(size, s1, sizeof(s1)), format_size(cap, s2, sizeof(s2)), b,
-               cap ? 100.0 * (double) size / (double) cap : 0.0, files, rate, protocol_field_str(c, "mode"),
+               cap ? 100.0 * (double) size / (double) cap : 0.0, files, rate, hits_window,
+               protocol_field_str(c, "mode"),
                protocol_field_false(c, "mode_ok") ? " (wrong!)" : "");
         if (protocol_field_flag(scan, "running") && protocol_field_u64(scan, "files") > 0 && strcmp(state, "scanning") == 0)
                 printf("%-10s scanning: %llu files in %llu directories so far\n", "",
@@ -319,8 +332,8 @@ static int cmd_status(int argc, char **argv) {
         if (r > 0 && json)
                 printf("%s\n", json_object_to_json_string_ext(result, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
         else if (r > 0) {
-                printf("%-10s %-12s %-35s  %10s  %8s  %s\n", "CACHE", "STATE", "SIZE / CAP", "FILES",
-                       "HIT RATE", "MODE");
+                printf("%-10s %-12s %-35s  %10s  %8s  %10s  %s\n", "CACHE", "STATE", "SIZE / CAP", "FILES",
+                       "HIT RATE", "HIT 1h/24h", "MODE");
                 for (size_t i = 0; i < protocol_field_count(result, "caches"); i++)
                         print_cache(protocol_field_item(result, "caches", i));
                 if (protocol_field_count(result, "volumes") > 0) {

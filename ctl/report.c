@@ -240,6 +240,31 @@ static void family(FILE *f, json_object *status, const char *list, const char *l
         }
 }
 
+/* ccache's hit rate per cache and window; no sample for a window without
+ * cacheable calls (null in the status), as for a rate of 0/0. */
+static void hit_ratio_family(FILE *f, json_object *status) {
+        static const char *const windows[] = { "1h", "24h", "7d" };
+
+        fprintf(f, "# HELP cachekeeper_cache_hit_ratio ccache's hits / (hits + misses) over the window.\n"
+                   "# TYPE cachekeeper_cache_hit_ratio gauge\n");
+        for (size_t i = 0; i < protocol_field_count(status, "caches"); i++) {
+                json_object *c = protocol_field_item(status, "caches", i);
+
+                for (size_t w = 0; w < ELEMENTSOF(windows); w++) {
+                        char key[32];
+                        json_object *v;
+
+                        snprintf(key, sizeof(key), "hit_rate_%s", windows[w]);
+                        v = protocol_field_get(c, key);
+                        if (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int))
+                                continue;
+                        fputs("cachekeeper_cache_hit_ratio{cache=\"", f);
+                        label(f, protocol_field_str(c, "name"));
+                        fprintf(f, "\",window=\"%s\"} %.17g\n", windows[w], json_object_get_double(v));
+                }
+        }
+}
+
 char *report_metrics(json_object *status) {
         char *out = NULL;
         size_t size = 0;
@@ -249,6 +274,7 @@ char *report_metrics(json_object *status) {
                 return NULL;
         for (size_t i = 0; i < ELEMENTSOF(cache_metrics); i++)
                 family(f, status, "caches", "cache", "name", &cache_metrics[i]);
+        hit_ratio_family(f, status);
         for (size_t i = 0; i < ELEMENTSOF(volume_metrics); i++)
                 family(f, status, "volumes", "mount", "mount", &volume_metrics[i]);
         if (fclose(f) != 0) {

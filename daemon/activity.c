@@ -220,6 +220,11 @@ int activity_counters(Activity *a, const uint64_t totals[ACTIVITY_CCACHE_TOTALS]
         return 0;
 }
 
+void activity_counters_rebase(Activity *a) {
+        assert(a);
+        a->have_baseline = false;
+}
+
 void activity_set_size(Activity *a, uint64_t size_bytes, usec_t now) {
         assert(a);
         activity_advance(a, now);

@@ -89,6 +89,11 @@ int activity_add(Activity *a, ActivityKind kind, uint64_t n, uint64_t bytes, use
  * baseline, 0 if deltas were counted. */
 int activity_counters(Activity *a, const uint64_t totals[ACTIVITY_CCACHE_TOTALS], usec_t now);
 
+/* Forgets the baseline of ccache's totals: the next activity_counters is a
+ * baseline again, counting nothing. For a caller whose sums stopped being
+ * whole (its cache went away and is read again from nothing). */
+void activity_counters_rebase(Activity *a);
+
 /* The cache's size now: the current minute and hour end with it, and new
  * buckets start with it until it changes. */
 void activity_set_size(Activity *a, uint64_t size_bytes, usec_t now);

@@ -8,8 +8,10 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "activity.h"
 #include "alert.h"
 #include "cache.h"
+#include "ccache-stats.h"
 #include "counters.h"
 #include "scan-queue.h"
 #include "trim-queue.h"
@@ -19,6 +21,14 @@
 /* ccache's directories that were removed are recreated once removals have
  * been quiet this long: recreating them at once would fight an rm -rf. */
 #define UPKEEP_DEBOUNCE_USEC (2 * USEC_PER_SEC)
+/* ccache's counters are fed to the activity this often (and once after the
+ * first scan): the hit rates lag by at most this much. */
+#define CACHE_ACTIVITY_USEC (10 * USEC_PER_SEC)
+/* Stats files: each level-1 one (slot l1 * 17) and its 16 level-2 ones. */
+#define CACHE_STATS_SLOTS (16 * 17)
+/* Feeds put off while a ccache -z is seen half done, at most (then its
+ * partial sums are taken as they are). */
+#define CACHE_ZERO_WAITS 3
 
 struct Cache {
         sd_event *event;
@@ -58,6 +68,18 @@ struct Cache {
         char ccache_max_size[32];
         int conf_error;                   /* the last ccache.conf upkeep failed: -errno, retried */
         sd_event_source *upkeep_timer;
+
+        /* cache-activity.c */
+        Activity *activity;
+        uint64_t (*stats)[ACTIVITY_CCACHE_TOTALS];  /* CACHE_STATS_SLOTS stats files' counters */
+        uint64_t stats_gen, fed_gen;      /* stats changes made, and fed to the activity */
+        bool stats_stale;                 /* the sums were read from nothing again: a new baseline */
+        uint64_t fed_zeroed;              /* ccache -z's newest timestamp in the sums fed last */
+        unsigned zero_waits;              /* feeds put off for a ccache -z half done */
+        uint64_t fed_evicted_files, fed_evicted_bytes, fed_size;
+        bool activity_dirty;              /* changed since the history file was written */
+        int history_error;                /* the last save's failure, logged once */
+        sd_event_source *activity_timer;
 };
 
 /* Directories of the account without an inotify watch. */
@@ -71,6 +93,16 @@ static inline size_t cache_unwatched_dirs(Cache *c) {
 int cache_root_get(Cache *c);
 /* A cache event for the journal and alert_command. */
 void cache_alert(Cache *c, AlertKind kind, int priority, const char *fmt, ...) _printf_(4, 5);
+
+/* cache-activity.c: ccache's counters of stats file directory d (NULL: it
+ * is gone) as the event path or a scan read them; feeding the activity at
+ * realtime now (on its timer, after the first scan, before a save); the
+ * cache lost (its sums start again from nothing). */
+int cache_activity_init(Cache *c);
+void cache_activity_done(Cache *c);
+void cache_activity_stats(Cache *c, DirId d, const CcacheStats *s);
+void cache_activity_feed(Cache *c, usec_t now);
+void cache_activity_lost(Cache *c);
 
 /* cache-upkeep.c: modes and ccache.conf (ccache.conf's max_size is 1.2 x the
  * cap: ccache trims only past it, so while the daemon keeps the cache under

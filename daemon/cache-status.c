@@ -157,6 +157,26 @@ static void status_trims(Cache *c, json_object *o) {
         }
 }
 
+/* hit_rate_1h, _24h, _7d: ccache's hits / (hits + misses) over the window,
+ * null without cacheable calls in it. */
+static void status_hit_rates(Cache *c, json_object *o) {
+        static const struct {
+                const char *key;
+                usec_t window;
+        } windows[] = {
+                { "hit_rate_1h", 3600 * USEC_PER_SEC },
+                { "hit_rate_24h", 24 * 3600 * USEC_PER_SEC },
+                { "hit_rate_7d", 7 * 24 * 3600 * USEC_PER_SEC },
+        };
+        usec_t now = event_now(c->event, CLOCK_REALTIME);
+
+        for (size_t i = 0; i < ELEMENTSOF(windows); i++) {
+                double rate;
+                JSON_ADD(o, windows[i].key, cache_hit_rate(c, windows[i].window, now, &rate) ? json_double(rate)
+                                                                                          : NULL);
+        }
+}
+
 json_object *cache_status_json(Cache *c) {
         const CacheConfig *cc = c->config;
         const AccountTotals *t = account_totals(c->account);
@@ -188,6 +208,7 @@ json_object *cache_status_json(Cache *c) {
         JSON_ADD(o, "mount", c->available ? json_object_new_string(c->mount) : NULL);
         JSON_ADD(o, "hits", JSON_U64(t->hits));
         JSON_ADD(o, "misses", JSON_U64(t->misses));
+        status_hit_rates(c, o);
         status_trims(c, o);
         JSON_ADD(o, "mode_repairs", JSON_U64(c->mode_repairs));
         JSON_ADD(o, "ccache_conf_max_size", c->config->manage_ccache_conf && c->ccache_max_size[0]

@@ -133,8 +133,10 @@ static int evdir_get(Cache *c, DirId d) {
 static void read_stats(Cache *c, DirId d, int dirfd) {
         CcacheStats s;
 
-        if (ccache_stats_read(dirfd, "stats", &s) == 0)
+        if (ccache_stats_read(dirfd, "stats", &s) == 0) {
                 account_dir_set_stats(c->account, d, ccache_stats_hits(&s), ccache_stats_misses(&s));
+                cache_activity_stats(c, d, &s);
+        }
 }
 
 /* ccache's own directories: the hex levels (entries live at depth 2 to 4),
@@ -195,6 +197,7 @@ static void on_dir_released(DirId d, Dir *dir, void *userdata) {
                 c->watches--;
         }
         dir->wd = -1;
+        cache_activity_stats(c, d, NULL);
         if (c->evdir == d && c->evdir_fd >= 0) {
                 close(c->evdir_fd);
                 c->evdir_fd = -1;
@@ -241,6 +244,7 @@ static void teardown(Cache *c) {
         scan_queue_stop(c->scans);
         close_iteration_fds(c);
         account_clear(c->account);
+        cache_activity_lost(c);
         c->available = false;
         c->watches = 0;   /* account_clear removed them */
         c->watch_limited = false;
@@ -425,8 +429,10 @@ static void refresh_file(Cache *c, DirId d, const char *name, uint32_t mask) {
          * echo of our own trims (an IN_DELETE per victim) cheap. */
         if (mask & (IN_DELETE | IN_MOVED_FROM)) {
                 (void) account_file_remove(c->account, d, name);
-                if (dir && (dir->depth == 1 || dir->depth == 2) && strcmp(name, "stats") == 0)
+                if (dir && (dir->depth == 1 || dir->depth == 2) && strcmp(name, "stats") == 0) {
                         account_dir_set_stats(c->account, d, 0, 0);
+                        cache_activity_stats(c, d, NULL);
+                }
                 return;
         }
         fd = evdir_get(c, d);
@@ -525,6 +531,7 @@ static void scans_scanned(void *userdata) {
         Cache *c = userdata;
 
         trim_queue_start(c->trims);
+        cache_activity_feed(c, event_now(c->event, CLOCK_REALTIME));   /* the baseline */
         if (c->changed)
                 c->changed(c, c->userdata);
 }
@@ -546,6 +553,9 @@ int cache_new(sd_event *e, Watch *w, Alerter *alerter, const CacheConfig *config
         c->root_fd = c->evdir_fd = -1;
         c->evdir = DIR_NONE;
         r = account_new(&c->account);
+        if (r < 0)
+                return r;
+        r = cache_activity_init(c);
         if (r < 0)
                 return r;
         account_set_dir_hook(c->account, on_dir_released, c);
@@ -583,6 +593,7 @@ Cache *cache_free(Cache *c) {
         if (c->account && c->watch)
                 account_clear(c->account);   /* removes our watches */
         account_free(c->account);
+        cache_activity_done(c);
         sd_event_source_disable_unref(c->post);
         sd_event_source_disable_unref(c->retry);
         sd_event_unref(c->event);

@@ -36,7 +36,7 @@ typedef struct Ctx {
 } Ctx;
 
 static const char *const top_keys[] = {
-        "socket", "admin_group", "alert_command", "alert_timeout", "alert_min_interval",
+        "socket", "state_dir", "admin_group", "alert_command", "alert_timeout", "alert_min_interval",
         "audit_interval", "volumes", "caches", NULL,
 };
 static const char *const volumes_keys[] = {
@@ -620,6 +620,11 @@ static int parse_root(Ctx *ctx, const config_setting_t *root, Config *c) {
                 return r;
         if (r == 0 && !(c->socket_path = strdup(CONFIG_DEFAULT_SOCKET)))
                 return -ENOMEM;
+        r = get_path(ctx, root, "state_dir", &c->state_dir);
+        if (r < 0)
+                return r;
+        if (r == 0 && !(c->state_dir = strdup(CONFIG_DEFAULT_STATE_DIR)))
+                return -ENOMEM;
         r = get_string(ctx, root, "admin_group", "\"root\"", NULL, &v);
         if (r < 0)
                 return r;
@@ -632,6 +637,12 @@ static int parse_root(Ctx *ctx, const config_setting_t *root, Config *c) {
             (r = parse_volumes(ctx, root, c)) < 0 ||
             (r = parse_caches(ctx, root, c)) < 0)
                 return r;
+        /* The daemon writes there: never into a cache it keeps. */
+        for (size_t i = 0; i < c->n_caches; i++)
+                if (path_contains(c->caches[i].path, c->state_dir))
+                        return fail(ctx, config_setting_get_member(root, "state_dir"),
+                                    "'state_dir' (%s) must not be inside cache %s (%s)", c->state_dir,
+                                    c->caches[i].name, c->caches[i].path);
         return 0;
 }
 
@@ -795,6 +806,7 @@ void config_dump(const Config *c, FILE *f) {
         /* For people: bare byte counts are what a config file must not use. */
         fprintf(f, "# %s, normalised: sizes in bytes, durations in seconds\n", c->file);
         dump_string(f, "", "socket", c->socket_path);
+        dump_string(f, "", "state_dir", c->state_dir);
         dump_string(f, "", "admin_group", c->admin_group);
         if (c->alert_argv) {
                 fputs("alert_command = [ ", f);
@@ -856,6 +868,7 @@ Config *config_free(Config *c) {
                 return NULL;
         free(c->file);
         free(c->socket_path);
+        free(c->state_dir);
         free(c->admin_group);
         if (c->alert_argv)
                 for (char **a = c->alert_argv; *a; a++)

@@ -14,6 +14,7 @@
 
 #define CONFIG_DEFAULT_FILE   "/etc/cachekeeper.conf"
 #define CONFIG_DEFAULT_SOCKET PROTOCOL_SOCKET_DEFAULT   /* cachectl's default too: one constant */
+#define CONFIG_DEFAULT_STATE_DIR "/var/lib/cachekeeper"
 #define CONFIG_NAME_MAX       32
 #define CONFIG_ERROR_MAX      512
 
@@ -58,6 +59,7 @@ typedef struct CacheConfig {
 typedef struct Config {
         char *file;                  /* what it was loaded from, for messages */
         char *socket_path;
+        char *state_dir;             /* absolute: each cache's history (history-file.h) */
         char *admin_group;
         char **alert_argv;           /* NULL-terminated, or NULL when unset */
         usec_t alert_timeout_usec;

@@ -39,6 +39,9 @@ struct Manager {
         sd_event_source *check_timer, *audit_timer, *mountinfo, *admin_timer;
         sd_event_source *sync;    /* armed (one-shot) when a cache changed: on_sync */
         int mountinfo_fd;
+        int state_fd;             /* the config's state_dir at start; -1: history is not kept */
+        char *state_dir;          /* its path, for messages */
+        sd_event_source *history_timer;
         gid_t admin_gid;          /* admin_group's gid, looked up at load, reload and on admin_timer */
         bool admin_gid_known;     /* false: no such group (only root is admin) */
         bool ready;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,6 +38,9 @@
  * connection, so a slow NSS stalls no client. */
 #define ADMIN_REFRESH_USEC (60 * USEC_PER_SEC)
 #define GROUP_BUFFER_MAX   (1u << 20)   /* getgrnam_r buffer: a group bigger than this is not found */
+/* Each cache's history is written at most this often (when it changed),
+ * and at shutdown. */
+#define HISTORY_SAVE_USEC (60 * USEC_PER_SEC)
 
 const char *manager_socket_path(const Manager *m) {
         return m->socket_override ?: m->config->socket_path;
@@ -252,8 +256,12 @@ static int caches_build(Manager *m, const Config *config, Cache ***ret, size_t *
                                 from[i] = k;
                                 break;
                         }
-                if (!caches[i])
+                if (!caches[i]) {
                         r = cache_new(m->event, m->watch, m->alerter, cc, on_cache_changed, m, &caches[i]);
+                        if (r >= 0)
+                                cache_history_load(caches[i], m->state_fd, m->state_dir,
+                                                   now_usec(CLOCK_REALTIME));
+                }
         }
         if (r < 0) {
                 for (size_t i = 0; i < config->n_caches; i++)
@@ -271,6 +279,36 @@ static int caches_build(Manager *m, const Config *config, Cache ***ret, size_t *
         return 0;
 }
 
+/* Opens state_dir, creating it (0755) if it is missing. A directory that
+ * cannot be used costs the history, never the start: logged, -1. */
+static int state_dir_open(const char *path) {
+        int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        if (fd < 0 && errno == ENOENT) {
+                if (mkdir(path, 0755) < 0 && errno != EEXIST)
+                        return log_warning_errno(errno, "Cannot create state_dir %s, history is not kept: %m", path),
+                               -1;
+                log_info("Created state_dir %s.", path);
+                fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        }
+        if (fd < 0)
+                return log_warning_errno(errno, "Cannot open state_dir %s, history is not kept: %m", path), -1;
+        return fd;
+}
+
+/* Writes each cache's history that changed. */
+static void save_history(Manager *m) {
+        usec_t now = now_usec(CLOCK_REALTIME);
+
+        for (size_t i = 0; i < m->n_caches; i++)
+                (void) cache_history_save(m->caches[i], m->state_fd, m->state_dir, now);
+}
+
+static int on_history_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        save_history(userdata);
+        return sd_event_source_set_time_relative(s, HISTORY_SAVE_USEC);
+}
+
 int manager_new(const char *config_path, const char *socket_override, Config *config, Manager **ret) {
         _cleanup_(manager_freep) Manager *m = NULL;
         int r;
@@ -282,9 +320,12 @@ int manager_new(const char *config_path, const char *socket_override, Config *co
         }
         m->config = config;
         m->mountinfo_fd = -1;
+        m->state_fd = -1;
         if ((config_path && !(m->config_path = strdup(config_path))) ||
-            (socket_override && !(m->socket_override = strdup(socket_override))))
+            (socket_override && !(m->socket_override = strdup(socket_override))) ||
+            !(m->state_dir = strdup(config->state_dir)))
                 return -ENOMEM;
+        m->state_fd = state_dir_open(m->state_dir);
         r = sd_event_new(&m->event);
         if (r < 0)
                 return r;
@@ -391,8 +432,15 @@ int manager_start(Manager *m) {
                                                on_admin_timer, m);
         if (r >= 0)
                 r = sd_event_source_set_enabled(m->admin_timer, SD_EVENT_ON);
+        if (r >= 0)
+                r = sd_event_add_time_relative(m->event, &m->history_timer, CLOCK_MONOTONIC, HISTORY_SAVE_USEC, 0,
+                                               on_history_timer, m);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(m->history_timer, m->state_fd >= 0 ? SD_EVENT_ON : SD_EVENT_OFF);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up timers: %m");
+        (void) sd_event_source_set_priority(m->history_timer, SD_EVENT_PRIORITY_IDLE);
+        (void) sd_event_source_set_description(m->history_timer, "history-save");
         (void) sd_event_source_set_description(m->admin_timer, "admin-group-refresh");
         m->mountinfo_fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
         if (m->mountinfo_fd < 0 ||
@@ -410,6 +458,7 @@ int manager_start(Manager *m) {
 int manager_run(Manager *m) {
         int r = sd_event_loop(m->event);
 
+        save_history(m);   /* SIGTERM or not: what was counted survives */
         if (r < 0)
                 return log_error_errno(r, "Event loop failed: %m");
         return 0;
@@ -448,6 +497,9 @@ int manager_reload(Manager *m, char *err, size_t errlen) {
         if (!m->socket_override && strcmp(c->socket_path, m->config->socket_path) != 0)
                 log_notice("The socket changes to %s at the next start; %s stays until then.", c->socket_path,
                            m->config->socket_path);
+        if (strcmp(c->state_dir, m->state_dir) != 0)
+                log_notice("state_dir changes to %s at the next start; %s stays until then.", c->state_dir,
+                           m->state_dir);
         old = m->config;
         old_caches = m->caches;
         old_n = m->n_caches;
@@ -458,6 +510,8 @@ int manager_reload(Manager *m, char *err, size_t errlen) {
                 if (old_caches[i]) {
                         log_info("Cache %s is no longer configured; leaving it as it is.",
                                  cache_config(old_caches[i])->name);
+                        (void) cache_history_save(old_caches[i], m->state_fd, m->state_dir,
+                                                  now_usec(CLOCK_REALTIME));
                         cache_free(old_caches[i]);
                 }
         free(old_caches);
@@ -493,6 +547,10 @@ Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->check_timer);
         sd_event_source_disable_unref(m->audit_timer);
         sd_event_source_disable_unref(m->admin_timer);
+        sd_event_source_disable_unref(m->history_timer);
+        if (m->state_fd >= 0)
+                close(m->state_fd);
+        free(m->state_dir);
         sd_event_source_disable_unref(m->mountinfo);
         if (m->mountinfo_fd >= 0)
                 close(m->mountinfo_fd);

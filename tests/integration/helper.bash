@@ -18,7 +18,8 @@ wait_for() {
 }
 
 # write_config [MAX_SIZE [CACHE_SETTINGS [TOP_SETTING...]]]: writes
-# $BATS_TEST_TMPDIR/ck.conf with the test's socket, each TOP_SETTING on a line
+# $BATS_TEST_TMPDIR/ck.conf with the test's socket and state_dir
+# ($BATS_TEST_TMPDIR/state, unless a TOP_SETTING sets it), each TOP_SETTING on a line
 # of its own ('audit_interval = "0s";'), and one cache "t" at $CACHE (default
 # $BATS_TEST_TMPDIR/cache) of MAX_SIZE (default 1G) with CACHE_SETTINGS
 # ('ccache_conf = false;').
@@ -35,6 +36,8 @@ write_config_caches() {
         shift
         {
                 echo "socket = \"$BATS_TEST_TMPDIR/ck.sock\";"
+                # Each test's history of its own, never the host's /var/lib/cachekeeper.
+                [[ " $* " == *" state_dir "* ]] || echo "state_dir = \"$BATS_TEST_TMPDIR/state\";"
                 [ $# -eq 0 ] || printf '%s\n' "$@"
                 echo "caches = ( $caches );"
         } > "$BATS_TEST_TMPDIR/ck.conf"

@@ -143,6 +143,26 @@ static void totals(uint64_t *t, uint64_t h, uint64_t m, uint64_t z) {
         t[31] = z;
 }
 
+/* A rebase: the sums are read again from nothing (the cache was lost and
+ * found again); their first value is no spike, the next ones count. */
+static void test_counters_rebase(void **state) {
+        uint64_t t[ACTIVITY_CCACHE_TOTALS];
+        Activity *a = new_activity();
+        ActivityCounts c;
+
+        totals(t, 100, 10, 0);
+        assert_int_equal(activity_counters(a, t, T0), 1);
+        activity_counters_rebase(a);
+        totals(t, 40, 4, 0);
+        assert_int_equal(activity_counters(a, t, T0 + MIN), 1);
+        totals(t, 100, 10, 0);
+        assert_int_equal(activity_counters(a, t, T0 + 2 * MIN), 0);
+        activity_sum(a, 0, T0 + DAY, &c);
+        assert_int_equal(c.n[ACTIVITY_CCACHE_HITS], 60);
+        assert_int_equal(c.n[ACTIVITY_CCACHE_MISSES], 6);
+        activity_free(a);
+}
+
 static void test_counters_baseline_and_reset(void **state) {
         uint64_t t[ACTIVITY_CCACHE_TOTALS];
         Activity *a = new_activity();
@@ -437,6 +457,7 @@ int main(void) {
                 cmocka_unit_test(test_minutes_fold_into_hours),
                 cmocka_unit_test(test_ninety_day_expiry),
                 cmocka_unit_test(test_counters_baseline_and_reset),
+                cmocka_unit_test(test_counters_rebase),
                 cmocka_unit_test(test_counters_kinds),
                 cmocka_unit_test(test_hit_rate),
                 cmocka_unit_test(test_size_at_end_of_bucket),

@@ -85,6 +85,10 @@ static void test_errors_name_file_and_line(void **state) {
                 /* relative paths */
                 { "caches = (\n { name = \"a\";\n path = \"var/cache\"; max_size = \"1G\"; }\n);\n", 3, "must be an absolute path" },
                 { "socket = \"cachekeeper.sock\";\n" CACHE_A, 1, "must be an absolute path" },
+                { "state_dir = \"state\";\n" CACHE_A, 1, "'state_dir' must be an absolute path" },
+                { "state_dir = 1;\n" CACHE_A, 1, "'state_dir' must be a string" },
+                { "state_dir = \"/a/../b\";\n" CACHE_A, 1, "must not contain '.' or '..'" },
+                { "\nstate_dir = \"/srv/a/state\";\n" CACHE_A, 2, "'state_dir' (/srv/a/state) must not be inside cache a (/srv/a)" },
                 { "caches = (\n { name = \"a\"; path = \"/a/b\"; max_size = \"1G\";\n require_mount = \"a\"; }\n);\n", 3, "must be an absolute path" },
                 { "alert_command = \"page-me\";\n" CACHE_A, 1, "must start with an absolute path" },
                 { "caches = (\n { name = \"a\";\n path = \"/a/../b\"; max_size = \"1G\"; }\n);\n", 3, "'.' or '..'" },
@@ -162,6 +166,7 @@ static void test_defaults(void **state) {
 
         assert_int_equal(load_text(CACHE_A, path, sizeof(path), err, sizeof(err), &c), 0);
         assert_string_equal(c->socket_path, "/run/cachekeeper.sock");
+        assert_string_equal(c->state_dir, "/var/lib/cachekeeper");
         assert_string_equal(c->admin_group, "root");
         assert_null(c->alert_argv);
         assert_int_equal(c->alert_min_interval_usec, 60 * USEC_PER_SEC);
@@ -185,6 +190,7 @@ static void test_defaults(void **state) {
 static void test_full(void **state) {
         static const char text[] =
                 "socket = \"/run/ck//x.sock/\";\n"
+                "state_dir = \"/srv/ck-state/\";\n"
                 "admin_group = \"builders\";\n"
                 "alert_command = [ \"/usr/bin/logger\", \"-t\", \"ck\" ];\n"
                 "audit_interval = \"0s\";\n"
@@ -206,6 +212,7 @@ static void test_full(void **state) {
 
         assert_int_equal(load_text(text, path, sizeof(path), err, sizeof(err), &c), 0);
         assert_string_equal(c->socket_path, "/run/ck/x.sock");
+        assert_string_equal(c->state_dir, "/srv/ck-state");
         assert_string_equal(c->admin_group, "builders");
         assert_string_equal(c->alert_argv[0], "/usr/bin/logger");
         assert_string_equal(c->alert_argv[2], "ck");

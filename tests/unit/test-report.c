@@ -29,7 +29,8 @@ static json_object *status(const char *caches, const char *volumes) {
 }
 
 #define CACHE_OK "{\"name\":\"mi210\",\"state\":\"ok\",\"size_bytes\":61200000000,\"max_size_bytes\":100000000000," \
-                 "\"mode\":\"1777\",\"mode_ok\":true,\"entry_files\":10,\"oldest_entry_mtime\":1700000000}"
+                 "\"mode\":\"1777\",\"mode_ok\":true,\"entry_files\":10,\"oldest_entry_mtime\":1700000000," \
+                 "\"hit_rate_1h\":0.93,\"hit_rate_24h\":1,\"hit_rate_7d\":null}"
 #define CACHE_GONE "{\"name\":\"aiter\",\"state\":\"unavailable\",\"reason\":\"'/mnt/llm-storage' is not a mount point\"," \
                    "\"size_bytes\":0,\"max_size_bytes\":40000000000,\"mode\":\"1777\",\"mode_ok\":false,\"entry_files\":0," \
                    "\"oldest_entry_mtime\":0}"
@@ -87,6 +88,12 @@ static void test_metrics(void **state) {
         assert_null(strstr(m, "cachekeeper_cache_oldest_entry_timestamp_seconds{cache=\"aiter\"}"));
         assert_null(strstr(m, "cachekeeper_cache_mode_ok{cache=\"aiter\"}"));
         assert_null(strstr(m, "cachekeeper_volume_full_in_seconds{"));
+        /* a hit rate per window; none for a window without calls (null) or a cache without them */
+        assert_non_null(strstr(m, "# TYPE cachekeeper_cache_hit_ratio gauge\n"
+                                  "cachekeeper_cache_hit_ratio{cache=\"mi210\",window=\"1h\"} 0.93000000000000005\n"
+                                  "cachekeeper_cache_hit_ratio{cache=\"mi210\",window=\"24h\"} 1\n"));
+        assert_null(strstr(m, "window=\"7d\""));
+        assert_null(strstr(m, "cachekeeper_cache_hit_ratio{cache=\"aiter\""));
         free(m);
         json_object_put(s);
 }

@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: MIT */
+/* A cache's activity (activity.h): ccache's own counters, taken from the
+ * stats files the event path and the scans already read (no read of its
+ * own), the evictions of its trims and its size, fed from a timer at idle
+ * priority; and the history file in the state directory that keeps them
+ * across restarts (history-file.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache-internal.h"
+#include "history-file.h"
+#include "log.h"
+
+static int stats_slot(const Cache *c, DirId d) {
+        const Dir *dir = account_dir(c->account, d), *parent;
+        int l1, l2;
+
+        if (!dir || !dir->hex || !dir->name)
+                return -1;
+        if (dir->depth == 1)
+                return (l1 = hex_digit(dir->name[0])) < 0 ? -1 : l1 * 17;
+        if (dir->depth != 2 || !(parent = account_dir(c->account, dir->parent)) || !parent->name)
+                return -1;
+        l1 = hex_digit(parent->name[0]);
+        l2 = hex_digit(dir->name[0]);
+        return l1 < 0 || l2 < 0 ? -1 : l1 * 17 + 1 + l2;
+}
+
+void cache_activity_stats(Cache *c, DirId d, const CcacheStats *s) {
+        uint64_t now[ACTIVITY_CCACHE_TOTALS] = { 0 };
+        int slot = stats_slot(c, d);
+
+        if (slot < 0)
+                return;
+        if (s)
+                memcpy(now, s->counters, sizeof(now));   /* CCACHE_STATS_MAX >= ACTIVITY_CCACHE_TOTALS */
+        if (memcmp(c->stats[slot], now, sizeof(now)) == 0)
+                return;
+        memcpy(c->stats[slot], now, sizeof(now));
+        c->stats_gen++;
+}
+
+/* ccache's totals as `ccache -s` adds them: every counter summed over the
+ * stats files, the zeroed timestamp (31) the newest of them. */
+static void stats_totals(const Cache *c, uint64_t totals[ACTIVITY_CCACHE_TOTALS]) {
+        memset(totals, 0, ACTIVITY_CCACHE_TOTALS * sizeof(*totals));
+        for (size_t s = 0; s < CACHE_STATS_SLOTS; s++)
+                for (size_t i = 0; i < ACTIVITY_CCACHE_TOTALS; i++)
+                        if (i == 31)
+                                totals[i] = c->stats[s][i] > totals[i] ? c->stats[s][i] : totals[i];
+                        else
+                                totals[i] += c->stats[s][i];
+}
+
+/* ccache -z zeroes the stats files one by one, giving each the same new
+ * zeroed timestamp (31): seen half done, the calls of the files not zeroed
+ * yet would count as new (a lifetime of them). True while a newer timestamp
+ * than the last fed one is on some files and others still hold calls under
+ * an older one. */
+static bool zeroing(const Cache *c) {
+        uint64_t newest = 0;
+
+        for (size_t s = 0; s < CACHE_STATS_SLOTS; s++)
+                if (c->stats[s][31] > newest)
+                        newest = c->stats[s][31];
+        if (newest <= c->fed_zeroed)
+                return false;
+        for (size_t s = 0; s < CACHE_STATS_SLOTS; s++)
+                if (c->stats[s][31] < newest &&
+                    c->stats[s][CCACHE_STAT_DIRECT_CACHE_HIT] + c->stats[s][CCACHE_STAT_PREPROCESSED_CACHE_HIT] +
+                                    c->stats[s][CCACHE_STAT_CACHE_MISS] > 0)
+                        return true;
+        return false;
+}
+
+void cache_activity_feed(Cache *c, usec_t now) {
+        const TrimHistory *h = trim_queue_history(c->trims);
+        uint64_t size, totals[ACTIVITY_CCACHE_TOTALS];
+
+        activity_advance(c->activity, now);
+        /* Only whole sums: the first scan has read every stats file. */
+        if (!c->available || !scan_queue_scanned(c->scans))
+                return;
+        if (!c->stats_stale && c->stats_gen != c->fed_gen && c->zero_waits < CACHE_ZERO_WAITS && zeroing(c)) {
+                if (c->zero_waits++ == 0)
+                        log_debug("Cache %s: ccache -z is under way, its counters are counted once it is over.",
+                                  c->config->name);
+        } else if (c->stats_stale || c->stats_gen != c->fed_gen) {
+                stats_totals(c, totals);
+                c->fed_zeroed = totals[31];
+                c->zero_waits = 0;
+                if (activity_counters(c->activity, totals, now) == 0)
+                        c->activity_dirty = true;
+                c->fed_gen = c->stats_gen;
+                c->stats_stale = false;
+        }
+        if (h->evicted_files > c->fed_evicted_files || h->evicted_bytes > c->fed_evicted_bytes) {
+                (void) activity_add(c->activity, ACTIVITY_EVICTION, h->evicted_files - c->fed_evicted_files,
+                                    h->evicted_bytes - c->fed_evicted_bytes, now);
+                c->fed_evicted_files = h->evicted_files;
+                c->fed_evicted_bytes = h->evicted_bytes;
+                c->activity_dirty = true;
+        }
+        size = account_totals(c->account)->bytes;
+        if (size != c->fed_size) {
+                activity_set_size(c->activity, size, now);
+                c->fed_size = size;
+                c->activity_dirty = true;
+        }
+}
+
+/* The cache was lost: its stats files are read again from nothing by the
+ * next first scan, whose sums are a new baseline, not a reset. */
+void cache_activity_lost(Cache *c) {
+        memset(c->stats, 0, CACHE_STATS_SLOTS * sizeof(*c->stats));
+        activity_counters_rebase(c->activity);
+        c->stats_stale = true;
+}
+
+static int on_activity_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Cache *c = userdata;
+
+        cache_activity_feed(c, event_now(c->event, CLOCK_REALTIME));
+        return sd_event_source_set_time_relative(s, CACHE_ACTIVITY_USEC);
+}
+
+int cache_activity_init(Cache *c) {
+        int r;
+
+        r = activity_new(&c->activity);
+        if (r < 0)
+                return r;
+        c->stats = calloc(CACHE_STATS_SLOTS, sizeof(*c->stats));
+        if (!c->stats)
+                return -ENOMEM;
+        c->stats_stale = true;
+        c->fed_size = ACTIVITY_SIZE_UNKNOWN;
+        r = sd_event_add_time_relative(c->event, &c->activity_timer, CLOCK_MONOTONIC, CACHE_ACTIVITY_USEC, 0,
+                                       on_activity_timer, c);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_priority(c->activity_timer, SD_EVENT_PRIORITY_IDLE);
+        (void) sd_event_source_set_description(c->activity_timer, "cache-activity");
+        return sd_event_source_set_enabled(c->activity_timer, SD_EVENT_ON);
+}
+
+void cache_activity_done(Cache *c) {
+        c->activity_timer = sd_event_source_disable_unref(c->activity_timer);
+        c->activity = activity_free(c->activity);
+        free(c->stats);
+        c->stats = NULL;
+}
+
+static void history_name(const Cache *c, char *buf, size_t size) {
+        snprintf(buf, size, "%s" CACHE_HISTORY_SUFFIX, c->config->name);
+}
+
+void cache_history_load(Cache *c, int dirfd, const char *dir, usec_t now) {
+        char name[CONFIG_NAME_MAX + sizeof(CACHE_HISTORY_SUFFIX)], message[512];
+        int r;
+
+        if (dirfd < 0)
+                return;
+        history_name(c, name, sizeof(name));
+        r = history_file_load(dirfd, name, c->activity, now, message, sizeof(message));
+        if (r == HISTORY_FILE_OK)
+                log_debug("Cache %s: history loaded from %s/%s.", c->config->name, dir, name);
+        else if (r < 0)
+                log_warning_errno(r, "Cache %s: cannot read its history %s/%s, starting empty: %m", c->config->name,
+                                  dir, name);
+        else if (r != HISTORY_FILE_MISSING)
+                log_warning("Cache %s: %s (in %s).", c->config->name, message, dir);
+}
+
+int cache_history_save(Cache *c, int dirfd, const char *dir, usec_t now) {
+        char name[CONFIG_NAME_MAX + sizeof(CACHE_HISTORY_SUFFIX)];
+        int r;
+
+        if (dirfd < 0)
+                return 0;
+        cache_activity_feed(c, now);
+        if (!c->activity_dirty)
+                return 0;
+        history_name(c, name, sizeof(name));
+        r = history_file_save(dirfd, name, c->activity);
+        if (r < 0) {
+                /* Said once until it works again, not every minute. */
+                if (r != c->history_error)
+                        log_warning_errno(r, "Cache %s: cannot save its history to %s/%s: %m", c->config->name, dir,
+                                          name);
+                c->history_error = r;
+                return r;
+        }
+        if (c->history_error)
+                log_info("Cache %s: its history is saved to %s/%s again.", c->config->name, dir, name);
+        c->history_error = 0;
+        c->activity_dirty = false;
+        return 1;
+}
+
+bool cache_hit_rate(const Cache *c, usec_t window, usec_t now, double *ret) {
+        return activity_hit_rate(c->activity, window, now, ret);
+}
