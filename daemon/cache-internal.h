@@ -29,6 +29,14 @@
 /* Feeds put off while a ccache -z is seen half done, at most (then its
  * partial sums are taken as they are). */
 #define CACHE_ZERO_WAITS 3
+/* Key families, told by an entry's name (CCACHE.md §1): ccache <= 4.12
+ * (33-char keys, R/M/W suffix) and 4.13+ (40 hex, no suffix). Entries of
+ * one family are never hit by a writer of the other. */
+typedef enum CacheFamily {
+        CACHE_FAMILY_LEGACY,
+        CACHE_FAMILY_HEX,
+        CACHE_FAMILIES,
+} CacheFamily;
 
 struct Cache {
         sd_event *event;
@@ -80,6 +88,13 @@ struct Cache {
         bool activity_dirty;              /* changed since the history file was written */
         int history_error;                /* the last save's failure, logged once */
         sd_event_source *activity_timer;
+
+        /* What changed, named by the silent-miss alarm (realtime usec; 0:
+         * not seen since the daemon started). */
+        usec_t family_first_store[CACHE_FAMILIES];  /* first store seen of each key family */
+        usec_t family_last_store[CACHE_FAMILIES];   /* and the latest */
+        usec_t conf_changed_at;           /* ccache.conf's settings changed (not by us) */
+        char conf_change[128];            /* how, in words ("namespace: \"\" -> \"x\"") */
 };
 
 /* Directories of the account without an inotify watch. */
