@@ -111,12 +111,80 @@ void cache_activity_feed(Cache *c, usec_t now) {
         }
 }
 
+size_t cache_activity_memory(void) {
+        return activity_bytes() + CACHE_STATS_SLOTS * sizeof(uint64_t[ACTIVITY_CCACHE_TOTALS]);
+}
+
+unsigned cache_activity_sum(const Cache *c, usec_t since, usec_t until, ActivityCounts *ret) {
+        return activity_sum(c->activity, since, until, ret);
+}
+
+static usec_t realtime(const Cache *c) {
+        return event_now(c->event, CLOCK_REALTIME);
+}
+
+static void count(Cache *c, ActivityKind kind, uint64_t bytes) {
+        (void) activity_add(c->activity, kind, 1, bytes, realtime(c));
+        c->activity_dirty = true;
+}
+
+void cache_activity_settle(Cache *c) {
+        if (c->moved_cookie == 0)
+                return;
+        count(c, ACTIVITY_REMOVAL, c->moved_bytes);
+        c->moved_cookie = 0;
+}
+
+void cache_activity_removed(Cache *c, uint64_t bytes, uint32_t cookie) {
+        cache_activity_settle(c);
+        if (cookie == 0) {
+                count(c, ACTIVITY_REMOVAL, bytes);
+                return;
+        }
+        c->moved_cookie = cookie;
+        c->moved_bytes = bytes;
+}
+
+/* ccache 4.13+ names an entry by 40 hex digits, with no R/M suffix, and a
+ * raw file <key>_<nn>; up to 4.12 every name ends in R, M or <n>W. */
+static CacheFamily family_of(CcacheKind kind, const char *name) {
+        return kind == CCACHE_KIND_ENTRY || (kind == CCACHE_KIND_RAW && strchr(name, '_')) ? CACHE_FAMILY_HEX
+                                                                                          : CACHE_FAMILY_LEGACY;
+}
+
+void cache_activity_appeared(Cache *c, CcacheKind kind, const char *name, uint64_t bytes, uint32_t cookie) {
+        CacheFamily f;
+        usec_t now;
+
+        if (cookie != 0 && cookie == c->moved_cookie) {
+                c->moved_cookie = 0;   /* renamed within the cache: neither gone nor new */
+                return;
+        }
+        cache_activity_settle(c);
+        /* Before the first scan is over, a file new to the account may
+         * just not have been listed yet. */
+        if (!scan_queue_scanned(c->scans))
+                return;
+        count(c, ACTIVITY_STORE, bytes);
+        f = family_of(kind, name);
+        now = realtime(c);
+        if (c->family_first_store[f] == 0)
+                c->family_first_store[f] = now;
+        c->family_last_store[f] = now;
+}
+
+void cache_activity_refreshed(Cache *c, uint64_t bytes) {
+        cache_activity_settle(c);
+        count(c, ACTIVITY_HIT, bytes);
+}
+
 /* The cache was lost: its stats files are read again from nothing by the
  * next first scan, whose sums are a new baseline, not a reset. */
 void cache_activity_lost(Cache *c) {
         memset(c->stats, 0, CACHE_STATS_SLOTS * sizeof(*c->stats));
         activity_counters_rebase(c->activity);
         c->stats_stale = true;
+        c->moved_cookie = 0;
 }
 
 static int on_activity_timer(sd_event_source *s, uint64_t usec, void *userdata) {

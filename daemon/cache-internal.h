@@ -11,6 +11,7 @@
 #include "activity.h"
 #include "alert.h"
 #include "cache.h"
+#include "ccache.h"
 #include "ccache-stats.h"
 #include "counters.h"
 #include "scan-queue.h"
@@ -88,6 +89,11 @@ struct Cache {
         bool activity_dirty;              /* changed since the history file was written */
         int history_error;                /* the last save's failure, logged once */
         sd_event_source *activity_timer;
+        /* An entry moved away (IN_MOVED_FROM) whose IN_MOVED_TO may come
+         * next: a rename within the cache (ccache 4.13 renames a legacy
+         * entry on a hit), else it was removed. moved_cookie 0: none. */
+        uint32_t moved_cookie;
+        uint64_t moved_bytes;
 
         /* What changed, named by the silent-miss alarm (realtime usec; 0:
          * not seen since the daemon started). */
@@ -118,6 +124,21 @@ void cache_activity_done(Cache *c);
 void cache_activity_stats(Cache *c, DirId d, const CcacheStats *s);
 void cache_activity_feed(Cache *c, usec_t now);
 void cache_activity_lost(Cache *c);
+/* What the event path saw of ccache entries (bytes: the entry's): one
+ * removed by someone else, moved away (IN_MOVED_FROM, cookie) or deleted
+ * (cookie 0); one new entry of kind (name: its file name), arrived by
+ * IN_MOVED_TO (cookie) or created (cookie 0) -- a store, unless it is the
+ * other end of the move just seen; an entry's timestamps set to now by
+ * ccache's hit. cache_activity_settle counts a move still unpaired as a
+ * removal: the event path calls it on any other event and at the end of
+ * each loop iteration. */
+void cache_activity_removed(Cache *c, uint64_t bytes, uint32_t cookie);
+void cache_activity_appeared(Cache *c, CcacheKind kind, const char *name, uint64_t bytes, uint32_t cookie);
+void cache_activity_refreshed(Cache *c, uint64_t bytes);
+void cache_activity_settle(Cache *c);
+/* Bytes a cache's activity takes: its buckets and the stats files' counters
+ * (a constant: about 500 kB). */
+size_t cache_activity_memory(void);
 
 /* cache-upkeep.c: modes and ccache.conf (ccache.conf's max_size is 1.2 x the
  * cap: ccache trims only past it, so while the daemon keeps the cache under

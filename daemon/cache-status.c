@@ -220,6 +220,6 @@ json_object *cache_status_json(Cache *c) {
         JSON_ADD(o, "kinds", status_kinds(t));
         JSON_ADD(o, "dirs", JSON_U64(t->dirs));
         JSON_ADD(o, "scan", status_scan(c));
-        JSON_ADD(o, "memory_bytes", JSON_U64(account_memory(c->account)));
+        JSON_ADD(o, "memory_bytes", JSON_U64(account_memory(c->account) + cache_activity_memory()));
         return o;
 }

@@ -62,6 +62,7 @@ static int on_post(sd_event_source *s, void *userdata) {
                             c->repairs_unreported > 1 ? ", and more (see the log)" : "");
                 c->repairs_unreported = 0;
         }
+        cache_activity_settle(c);
         close_iteration_fds(c);
         return 0;
 }
@@ -419,16 +420,53 @@ void cache_check(Cache *c, usec_t now) {
         scan_queue_check(c->scans, now, cache_unwatched_dirs(c));
 }
 
-static void refresh_file(Cache *c, DirId d, const char *name, uint32_t mask) {
+/* A ccache entry of the account (not a temporary, stats or other file):
+ * its figures into *ret. */
+static bool entry_info(Cache *c, DirId d, const char *name, FileInfo *ret) {
+        return account_file_info(c->account, account_file_find(c->account, d, name), ret) == 0 &&
+               ccache_kind_is_entry(ret->kind);
+}
+
+/* What an event on a file that is (still) there shows of ccache's
+ * activity: r is what account_file_set_inode returned. A new entry is a
+ * store. A hit is ccache's utimensat(NULL) on a known entry (CCACHE.md §4):
+ * IN_ATTRIB with mtime and ctime set to the same instant, which neither a
+ * chmod (ctime only: the daemon's mode repairs) nor a write and rename (the
+ * rename moves ctime on) leaves. */
+static void file_activity(Cache *c, DirId d, const char *name, uint32_t mask, uint32_t cookie, int r,
+                          const struct statx *stx) {
+        FileInfo fi;
+
+        if (!entry_info(c, d, name, &fi)) {
+                cache_activity_settle(c);
+                return;
+        }
+        if (r == 1 && (mask & (IN_MOVED_TO | IN_CREATE | IN_CLOSE_WRITE)))
+                cache_activity_appeared(c, fi.kind, name, stx->stx_blocks * 512, mask & IN_MOVED_TO ? cookie : 0);
+        else if (r != 1 && (mask & IN_ATTRIB) && stx->stx_mtime.tv_sec == stx->stx_ctime.tv_sec &&
+                 stx->stx_mtime.tv_nsec == stx->stx_ctime.tv_nsec)
+                cache_activity_refreshed(c, stx->stx_blocks * 512);
+        else
+                cache_activity_settle(c);
+}
+
+static void refresh_file(Cache *c, DirId d, const char *name, uint32_t mask, uint32_t cookie) {
         const Dir *dir = account_dir(c->account, d);
         struct statx stx;
-        int fd;
+        FileInfo fi;
+        int fd, r;
 
         /* Gone from here: no need to look. A file created under the same
          * name since has its own event still to come. This also keeps the
-         * echo of our own trims (an IN_DELETE per victim) cheap. */
+         * echo of our own trims (an IN_DELETE per victim) cheap: they are
+         * gone from the account already, and no removal by someone else. */
         if (mask & (IN_DELETE | IN_MOVED_FROM)) {
-                (void) account_file_remove(c->account, d, name);
+                bool entry = entry_info(c, d, name, &fi);
+
+                if (account_file_remove(c->account, d, name) > 0 && entry)
+                        cache_activity_removed(c, (uint64_t) fi.blocks * 512, mask & IN_MOVED_FROM ? cookie : 0);
+                else
+                        cache_activity_settle(c);
                 if (dir && (dir->depth == 1 || dir->depth == 2) && strcmp(name, "stats") == 0) {
                         account_dir_set_stats(c->account, d, 0, 0);
                         cache_activity_stats(c, d, NULL);
@@ -438,11 +476,14 @@ static void refresh_file(Cache *c, DirId d, const char *name, uint32_t mask) {
         fd = evdir_get(c, d);
         if (fd < 0)
                 return;   /* the directory went away: its own events follow */
-        if (statx(fd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT, SCAN_STATX_MASK, &stx) == 0 &&
-            S_ISREG(stx.stx_mode))
-                (void) account_file_set_inode(c->account, d, name, stx.stx_blocks, stx.stx_mtime.tv_sec, stx.stx_ino,
-                                              stx.stx_nlink, true);
-        else
+        if (statx(fd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT,
+                  SCAN_STATX_MASK | STATX_CTIME, &stx) == 0 &&
+            S_ISREG(stx.stx_mode)) {
+                r = account_file_set_inode(c->account, d, name, stx.stx_blocks, stx.stx_mtime.tv_sec, stx.stx_ino,
+                                           stx.stx_nlink, true);
+                if (r >= 0)
+                        file_activity(c, d, name, mask, cookie, r, &stx);
+        } else
                 (void) account_file_remove(c->account, d, name);
         if (dir && (dir->depth == 1 || dir->depth == 2) && strcmp(name, "stats") == 0)
                 read_stats(c, d, fd);
@@ -461,11 +502,13 @@ static void subdir_appeared(Cache *c, DirId parent, const char *name) {
         scan_queue_subtree(c->scans, d);
 }
 
-void cache_handle_event(Cache *c, uint32_t dir, uint32_t mask, const char *name) {
+void cache_handle_event(Cache *c, uint32_t dir, uint32_t mask, uint32_t cookie, const char *name) {
         Dir *d;
 
         if (!c->available || !(d = account_dir(c->account, dir)))
                 return;
+        if (!name || (mask & IN_ISDIR))
+                cache_activity_settle(c);
         if (mask & IN_IGNORED) {
                 if (d->wd >= 0)
                         c->watches--;
@@ -496,7 +539,7 @@ void cache_handle_event(Cache *c, uint32_t dir, uint32_t mask, const char *name)
                         cache_upkeep_event(c, dir, name);
                 return;
         }
-        refresh_file(c, dir, name, mask);
+        refresh_file(c, dir, name, mask, cookie);
         cache_upkeep_file_event(c, dir, name, mask);
 }
 

@@ -12,6 +12,7 @@
 #include <systemd/sd-event.h>
 
 #include "account.h"
+#include "activity.h"
 #include "config.h"
 #include "watch.h"
 
@@ -62,7 +63,7 @@ void cache_rescan(Cache *c, const char *reason);
 void cache_events_lost(Cache *c);
 
 /* One inotify event for this cache (see watch.h). */
-void cache_handle_event(Cache *c, uint32_t dir, uint32_t mask, const char *name);
+void cache_handle_event(Cache *c, uint32_t dir, uint32_t mask, uint32_t cookie, const char *name);
 
 typedef struct TrimResult TrimResult;
 typedef void (*cache_trim_done_t)(Cache *c, const TrimResult *r, void *userdata);
@@ -112,6 +113,9 @@ int cache_history_save(Cache *c, int dirfd, const char *dir, usec_t now);
 /* ccache's hit rate over the window before realtime now (activity.h):
  * true and *ret in [0, 1], or false when there were no cacheable calls. */
 bool cache_hit_rate(const Cache *c, usec_t window, usec_t now, double *ret);
+/* The cache's activity summed over [since, until) (realtime usec), as
+ * activity_sum. Returns the granularity. */
+unsigned cache_activity_sum(const Cache *c, usec_t since, usec_t until, ActivityCounts *ret);
 
 /* The cache's status object (DESIGN.md §2 and more). New reference. */
 json_object *cache_status_json(Cache *c);

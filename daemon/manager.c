@@ -160,7 +160,8 @@ static void on_cache_changed(Cache *c, void *userdata) {
         (void) sd_event_source_set_enabled(m->sync, SD_EVENT_ONESHOT);
 }
 
-static void on_watch_event(void *owner, uint32_t dir, uint32_t mask, const char *name, void *userdata) {
+static void on_watch_event(void *owner, uint32_t dir, uint32_t mask, uint32_t cookie, const char *name,
+                           void *userdata) {
         Manager *m = userdata;
 
         if (mask & IN_Q_OVERFLOW) {
@@ -169,7 +170,7 @@ static void on_watch_event(void *owner, uint32_t dir, uint32_t mask, const char 
                         cache_events_lost(m->caches[i]);
                 return;
         }
-        cache_handle_event(owner, dir, mask, name);
+        cache_handle_event(owner, dir, mask, cookie, name);
 }
 
 static void check_caches(Manager *m) {

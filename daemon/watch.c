@@ -89,7 +89,7 @@ static void dispatch(Watch *w, const struct inotify_event *ev) {
         Slot *s;
 
         if (ev->mask & IN_Q_OVERFLOW) {
-                w->handler(NULL, 0, IN_Q_OVERFLOW, NULL, w->userdata);
+                w->handler(NULL, 0, IN_Q_OVERFLOW, 0, NULL, w->userdata);
                 return;
         }
         s = slot_find(w, ev->wd);
@@ -98,10 +98,10 @@ static void dispatch(Watch *w, const struct inotify_event *ev) {
         if (ev->mask & IN_IGNORED) {
                 Slot copy = *s;
                 slot_delete(w, s);
-                w->handler(copy.owner, copy.dir, IN_IGNORED, NULL, w->userdata);
+                w->handler(copy.owner, copy.dir, IN_IGNORED, 0, NULL, w->userdata);
                 return;
         }
-        w->handler(s->owner, s->dir, ev->mask, name, w->userdata);
+        w->handler(s->owner, s->dir, ev->mask, ev->cookie, name, w->userdata);
 }
 
 static int read_error(void) {

@@ -29,10 +29,12 @@ typedef struct Watch Watch;
                           IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_EXCL_UNLINK)
 
 /* One event. owner/dir are what watch_add was given; name is NULL for an
- * event on the directory itself. mask IN_Q_OVERFLOW (owner NULL): events were
+ * event on the directory itself; cookie pairs an IN_MOVED_FROM with its
+ * IN_MOVED_TO (0 for other events). mask IN_Q_OVERFLOW (owner NULL): events were
  * lost, for every watch. mask IN_IGNORED: the watch is gone (directory
  * deleted or unmounted) and already forgotten here. */
-typedef void (*watch_handler_t)(void *owner, uint32_t dir, uint32_t mask, const char *name, void *userdata);
+typedef void (*watch_handler_t)(void *owner, uint32_t dir, uint32_t mask, uint32_t cookie, const char *name,
+                                void *userdata);
 
 /* Initialises libinotifytools, finds its fd and puts it on the loop.
  * Returns 0, -EBUSY if a Watch exists already, or -errno. */

@@ -40,9 +40,10 @@ typedef struct Fixture {
         TrimResult last;          /* the last trim's result, as done got it */
 } Fixture;
 
-static void on_watch_event(void *owner, uint32_t dir, uint32_t mask, const char *name, void *userdata) {
+static void on_watch_event(void *owner, uint32_t dir, uint32_t mask, uint32_t cookie, const char *name,
+                           void *userdata) {
         if (!(mask & IN_Q_OVERFLOW))
-                cache_handle_event(owner, dir, mask, name);
+                cache_handle_event(owner, dir, mask, cookie, name);
 }
 
 static void on_changed(Cache *c, void *userdata) {
@@ -197,6 +198,91 @@ static void test_events_follow_files(void **state) {
         snprintf(path, sizeof(path), "rm -r '%s/c/d/e'", f->root);
         assert_int_equal(system(path), 0);
         RUN_UNTIL(f, status_u64(f->c, "entry_files") == FILES);
+}
+
+/* What the events showed of ccache's activity, since ever. */
+static ActivityCounts seen(Fixture *f) {
+        ActivityCounts n;
+
+        (void) cache_activity_sum(f->c, 0, UINT64_MAX, &n);
+        return n;
+}
+
+static uint64_t blocks_bytes(const char *path) {
+        struct stat st;
+
+        assert_int_equal(stat(path, &st), 0);
+        return (uint64_t) st.st_blocks * 512;
+}
+
+/* A store (ccache's temporary renamed into place), a hit (utimensat), a
+ * removal by someone else: counted once each, with their bytes; what is
+ * none of these (a chmod, a rename within the cache, the daemon's own
+ * trim) is not. */
+static void test_activity_from_events(void **state) {
+        Fixture *f = *state;
+        char path[256], tmp[300], hex[300], out[300];
+        uint64_t entry_bytes, removed_bytes;
+        ActivityCounts n;
+        int fd;
+
+        start_scanned(f, "max_size = \"1G\";");
+        n = seen(f);
+        assert_int_equal(n.n[ACTIVITY_STORE] + n.n[ACTIVITY_HIT] + n.n[ACTIVITY_REMOVAL], 0);   /* the scan is none */
+
+        /* a store, as ccache's AtomicFile does it */
+        entry_path(f, "a/b", 1000, path, sizeof(path));
+        snprintf(tmp, sizeof(tmp), "%s.tmp.Ab12Cd.tmp", path);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, "result", 6), 6);
+        close(fd);
+        assert_int_equal(rename(tmp, path), 0);
+        RUN_UNTIL(f, seen(f).n[ACTIVITY_STORE] == 1);
+        entry_bytes = blocks_bytes(path);
+        assert_int_equal(seen(f).bytes[ACTIVITY_STORE], entry_bytes);
+
+        /* a hit: ccache's utimensat(NULL) on a known entry */
+        entry_path(f, "a/b", 1, path, sizeof(path));
+        assert_int_equal(utimensat(AT_FDCWD, path, NULL, 0), 0);
+        RUN_UNTIL(f, seen(f).n[ACTIVITY_HIT] == 1);
+        assert_int_equal(seen(f).bytes[ACTIVITY_HIT], blocks_bytes(path));
+
+        /* a chmod (the daemon's own repairs are chmods) is no hit; a removal
+         * by someone else is counted, with the bytes the entry had */
+        entry_path(f, "a/b", 2, path, sizeof(path));
+        assert_int_equal(chmod(path, 0600), 0);
+        entry_path(f, "a/b", 3, path, sizeof(path));
+        removed_bytes = blocks_bytes(path);
+        assert_int_equal(unlink(path), 0);
+        RUN_UNTIL(f, seen(f).n[ACTIVITY_REMOVAL] == 1);
+        n = seen(f);
+        assert_int_equal(n.n[ACTIVITY_HIT], 1);
+        assert_int_equal(n.bytes[ACTIVITY_REMOVAL], removed_bytes);
+
+        /* ccache 4.13 renaming a legacy entry on a hit: neither a removal
+         * nor a store; an entry moved out of the cache: a removal */
+        entry_path(f, "a/b", 4, path, sizeof(path));
+        snprintf(hex, sizeof(hex), "%s/a/b/0123456789abcdef0123456789abcdef012345", f->root);
+        assert_int_equal(rename(path, hex), 0);
+        entry_path(f, "a/b", 5, path, sizeof(path));
+        snprintf(out, sizeof(out), "%s/moved-out", f->dir);
+        assert_int_equal(rename(path, out), 0);
+        RUN_UNTIL(f, seen(f).n[ACTIVITY_REMOVAL] == 2);
+        n = seen(f);
+        assert_int_equal(n.n[ACTIVITY_STORE], 1);
+        assert_int_equal(n.n[ACTIVITY_HIT], 1);
+
+        /* the daemon's trim is no removal by someone else */
+        assert_int_equal(cache_trim(f->c, cache_totals(f->c)->bytes / 2, false, "manual", on_trim_done, f), 0);
+        RUN_UNTIL(f, f->trims_done == 1);
+        assert_true(f->last.files > 0);
+        entry_path(f, "a/b", FILES - 1, path, sizeof(path));
+        assert_int_equal(unlink(path), 0);   /* one more, after the trim's echoes */
+        RUN_UNTIL(f, seen(f).n[ACTIVITY_REMOVAL] >= 3);
+        n = seen(f);
+        assert_int_equal(n.n[ACTIVITY_REMOVAL], 3);
+        assert_int_equal(n.n[ACTIVITY_STORE], 1);
 }
 
 static void test_manual_trim(void **state) {
@@ -366,6 +452,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_start_scans, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_events_follow_files, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_activity_from_events, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_manual_trim, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_dry_run, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cap_trim, setup, teardown),
