@@ -126,6 +126,8 @@ static usec_t realtime(const Cache *c) {
 static void count(Cache *c, ActivityKind kind, uint64_t bytes) {
         (void) activity_add(c->activity, kind, 1, bytes, realtime(c));
         c->activity_dirty = true;
+        c->seen_files[kind]++;
+        c->seen_bytes[kind] += bytes;
 }
 
 void cache_activity_settle(Cache *c) {

@@ -94,6 +94,9 @@ struct Cache {
          * entry on a hit), else it was removed. moved_cookie 0: none. */
         uint32_t moved_cookie;
         uint64_t moved_bytes;
+        /* What the events showed since the daemon started (status, metrics):
+         * files and bytes by kind (ACTIVITY_STORE, _HIT, _REMOVAL). */
+        uint64_t seen_files[_ACTIVITY_EVENT_MAX], seen_bytes[_ACTIVITY_EVENT_MAX];
 
         /* What changed, named by the silent-miss alarm (realtime usec; 0:
          * not seen since the daemon started). */

@@ -148,6 +148,11 @@ static void status_trims(Cache *c, json_object *o) {
 
         JSON_ADD(o, "evicted_files_total", JSON_U64(h->evicted_files));
         JSON_ADD(o, "evicted_bytes_total", JSON_U64(h->evicted_bytes));
+        JSON_ADD(o, "stored_files_total", JSON_U64(c->seen_files[ACTIVITY_STORE]));
+        JSON_ADD(o, "stored_bytes_total", JSON_U64(c->seen_bytes[ACTIVITY_STORE]));
+        JSON_ADD(o, "refreshed_files_total", JSON_U64(c->seen_files[ACTIVITY_HIT]));
+        JSON_ADD(o, "removed_files_total", JSON_U64(c->seen_files[ACTIVITY_REMOVAL]));
+        JSON_ADD(o, "removed_bytes_total", JSON_U64(c->seen_bytes[ACTIVITY_REMOVAL]));
         if (r)
                 JSON_ADD(o, "trim", trim_result_json(r, reason, 0, 0));
         if (h->has_last) {

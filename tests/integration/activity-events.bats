@@ -1,0 +1,96 @@
+#!/usr/bin/env bats
+# What inotify shows of ccache at work (issue 11 item 1), with real ccache
+# compiling real files: each new entry is a store, each entry ccache
+# refreshes at a hit is counted, removals by others are counted apart from
+# the daemon's evictions, and a chmod or the daemon's own trim is none.
+load helper
+
+setup() {
+        require_root
+        CACHE=$BATS_TEST_TMPDIR/cache
+        mkdir -m 1777 "$CACHE"
+        export CCACHE_MAXSIZE=0   # ccache's own cleanup stays out of it
+        open_test_dir   # nobody removes entries
+        write_config 1G
+}
+
+teardown() {
+        stop_daemon
+}
+
+# The cache's ccache entries (legacy names, as Debian's ccache writes them).
+entries() {
+        find "$CACHE" -mindepth 3 -type f -name '*[RM]'
+}
+
+# Σ st_blocks·512 of the files named on stdin.
+blocks_of() {
+        xargs -r stat -c %b | awk '{ s += $1 * 512 } END { print s + 0 }'
+}
+
+# ccache's own count of one statistic of $CACHE.
+ccache_stat() {
+        CCACHE_DIR=$CACHE ccache --print-stats | awk -v k="$1" '$1 == k { print $2 }'
+}
+
+# Waits until status field $1 of cache t is $2.
+wait_field() {
+        wait_for "[ \"\$(cache_field t $1)\" = '$2' ]" 60 || {
+                echo "$1: $(cache_field t "$1"), want $2" >&2
+                return 1
+        }
+}
+
+@test "stores, hit refreshes and removals: counted as ccache makes them, a chmod and a trim are none" {
+        start_ready
+        for f in stored_files_total refreshed_files_total removed_files_total; do
+                [ "$(cache_field t $f)" = 0 ]
+        done
+
+        # A cold build: every entry ccache wrote is one store, with its bytes.
+        compile "$CACHE" 8
+        n=$(entries | wc -l)
+        [ "$n" -eq 16 ]                       # a result and a manifest per miss
+        wait_field stored_files_total "$n"
+        [ "$(cache_field t stored_bytes_total)" = "$(entries | blocks_of)" ]
+        [ "$(cache_field t refreshed_files_total)" = 0 ]
+
+        # A warm rebuild: direct hits refresh their manifest and result; no store.
+        compile "$CACHE" 8
+        [ "$(ccache_stat direct_cache_hit)" = 8 ]
+        wait_field refreshed_files_total 16
+        [ "$(cache_field t stored_files_total)" = "$n" ]
+
+        # A chmod is no hit (the daemon's own repairs are chmods); three
+        # results removed by an unprivileged user are removals, with their bytes.
+        chmod 0600 $(entries | head -n 4)
+        victims=$(entries | grep 'R$' | head -n 3)
+        bytes=$(blocks_of <<<"$victims")
+        as_nobody rm -f $victims
+        wait_field removed_files_total 3
+        [ "$(cache_field t removed_bytes_total)" = "$bytes" ]
+        [ "$(cache_field t refreshed_files_total)" = 16 ]
+
+        # The daemon's own trim is counted as evictions, not removals: one
+        # more rm after it, once counted, shows that its echoes were not.
+        ctl trim t --to 1k
+        wait_for '[ "$(cache_field t evicted_files_total)" -gt 0 ]'
+        # (in a directory watched already: files in a new one are found by its scan)
+        late=$(dirname "$(head -n 1 <<<"$victims")")/$(printf '%02x%029uR' 0 42)
+        printf x > "$late.tmp.Ab12Cd.tmp"
+        mv "$late.tmp.Ab12Cd.tmp" "$late"
+        wait_field stored_files_total $((n + 1))
+        rm "$late"
+        wait_field removed_files_total 4
+        [ "$(cache_field t stored_files_total)" = $((n + 1)) ]
+}
+
+@test "the figures are metrics too" {
+        start_ready
+        compile "$CACHE" 3
+        wait_field stored_files_total 6
+        metrics=$(ctl metrics)
+        grep -qx 'cachekeeper_cache_stored_files_total{cache="t"} 6' <<<"$metrics"
+        grep -qx '# TYPE cachekeeper_cache_refreshed_files_total counter' <<<"$metrics"
+        grep -qx 'cachekeeper_cache_removed_files_total{cache="t"} 0' <<<"$metrics"
+}
