@@ -292,6 +292,20 @@ static void print_cache(json_object *c) {
                        (unsigned long long) protocol_field_u64(scan, "files"), (unsigned long long) protocol_field_u64(scan, "dirs"));
 }
 
+/* The detail of one cache, under its row when it was named: its working
+ * set, the entries used within each window. */
+static void print_cache_detail(json_object *c) {
+        static const char *const windows[] = { "1h", "24h", "7d", "30d" };
+        json_object *bytes = protocol_field_get(c, "working_set_bytes");
+        char s[ELEMENTSOF(windows)][32];
+
+        if (!bytes || strcmp(protocol_field_str(c, "state"), "unavailable") == 0)
+                return;
+        for (size_t i = 0; i < ELEMENTSOF(windows); i++)
+                format_size(protocol_field_u64(bytes, windows[i]), s[i], sizeof(s[i]));
+        printf("%-10s used 1h/24h/7d/30d: %s/%s/%s/%s\n", "", s[0], s[1], s[2], s[3]);
+}
+
 static void print_volume(json_object *v) {
         uint64_t total = protocol_field_u64(v, "total_bytes"), avail = protocol_field_u64(v, "avail_bytes");
         char s1[32], s2[32], in[32];
@@ -334,8 +348,11 @@ static int cmd_status(int argc, char **argv) {
         else if (r > 0) {
                 printf("%-10s %-12s %-35s  %10s  %8s  %10s  %s\n", "CACHE", "STATE", "SIZE / CAP", "FILES",
                        "HIT RATE", "HIT 1h/24h", "MODE");
-                for (size_t i = 0; i < protocol_field_count(result, "caches"); i++)
+                for (size_t i = 0; i < protocol_field_count(result, "caches"); i++) {
                         print_cache(protocol_field_item(result, "caches", i));
+                        if (req.cache)
+                                print_cache_detail(protocol_field_item(result, "caches", i));
+                }
                 if (protocol_field_count(result, "volumes") > 0) {
                         printf("\n%-24s %-29s  %s\n", "VOLUME", "AVAIL / TOTAL", "ALERT");
                         for (size_t i = 0; i < protocol_field_count(result, "volumes"); i++)

@@ -274,6 +274,25 @@ static void hit_ratio_family(FILE *f, json_object *status) {
         }
 }
 
+/* A per-cache gauge by window from an object of the status keyed by
+ * window ({"1h": n, ...}): one sample per cache and window. */
+static void window_family(FILE *f, json_object *status, const char *name, const char *help, const char *key) {
+        fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+        for (size_t i = 0; i < protocol_field_count(status, "caches"); i++) {
+                json_object *c = protocol_field_item(status, "caches", i), *o = protocol_field_get(c, key);
+
+                if (!json_object_is_type(o, json_type_object))
+                        continue;
+                json_object_object_foreach(o, window, v) {
+                        fprintf(f, "%s{cache=\"", name);
+                        label(f, protocol_field_str(c, "name"));
+                        fprintf(f, "\",window=\"");
+                        label(f, window);
+                        fprintf(f, "\"} %llu\n", (unsigned long long) json_object_get_uint64(v));
+                }
+        }
+}
+
 char *report_metrics(json_object *status) {
         char *out = NULL;
         size_t size = 0;
@@ -284,6 +303,10 @@ char *report_metrics(json_object *status) {
         for (size_t i = 0; i < ELEMENTSOF(cache_metrics); i++)
                 family(f, status, "caches", "cache", "name", &cache_metrics[i]);
         hit_ratio_family(f, status);
+        window_family(f, status, "cachekeeper_cache_working_set_bytes",
+                      "Bytes of the entries used (mtime) within the window.", "working_set_bytes");
+        window_family(f, status, "cachekeeper_cache_working_set_files",
+                      "Entries used (mtime) within the window.", "working_set_files");
         for (size_t i = 0; i < ELEMENTSOF(volume_metrics); i++)
                 family(f, status, "volumes", "mount", "mount", &volume_metrics[i]);
         if (fclose(f) != 0) {

@@ -894,6 +894,23 @@ void account_entry_mtime_span(Account *a, int64_t *ret_oldest, int64_t *ret_newe
         *ret_newest = a->newest;
 }
 
+void account_entries_since(Account *a, const int64_t *since, size_t n, uint64_t *ret_files, uint64_t *ret_bytes) {
+        memset(ret_files, 0, n * sizeof(*ret_files));
+        memset(ret_bytes, 0, n * sizeof(*ret_bytes));
+        purge_files(a);
+        for (FileId id = 0; id < a->limit; id++) {
+                const File *f = file_at(a, id);
+
+                if (form(f) != FORM_PACKED)
+                        continue;
+                for (size_t i = 0; i < n; i++)
+                        if ((int64_t) f->mtime >= since[i]) {
+                                ret_files[i]++;
+                                ret_bytes[i] += (uint64_t) f->blocks * 512;
+                        }
+        }
+}
+
 size_t account_memory(const Account *a) {
         return sizeof(*a) + a->n_chunks * CHUNK_FILES * sizeof(File) + a->index_size * sizeof(uint32_t) +
                a->dirs_cap * sizeof(Dir) + a->dir_index_size * sizeof(uint32_t) + a->names_bytes +

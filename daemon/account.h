@@ -149,6 +149,11 @@ size_t account_scan_sweep(Account *a, uint32_t gen);
 const AccountTotals *account_totals(Account *a);
 /* Oldest and newest mtime over ccache entries (0, 0 when there are none). */
 void account_entry_mtime_span(Account *a, int64_t *ret_oldest, int64_t *ret_newest);
+/* The working set: for each of n moments since[i] (unix seconds), the
+ * ccache entries used since (mtime >= since[i]: ccache refreshes an entry's
+ * mtime at every hit), their files and bytes (st_blocks, per name: within a
+ * cache an entry has one), exact, in one pass over the files. */
+void account_entries_since(Account *a, const int64_t *since, size_t n, uint64_t *ret_files, uint64_t *ret_bytes);
 /* Bytes of memory held, for status and the benchmark: the tables and the
  * names kept on the heap. */
 size_t account_memory(const Account *a);

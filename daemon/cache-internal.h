@@ -25,6 +25,9 @@
 /* ccache's counters are fed to the activity this often (and once after the
  * first scan): the hit rates lag by at most this much. */
 #define CACHE_ACTIVITY_USEC (10 * USEC_PER_SEC)
+/* The working set is counted again (a pass over the files) when status
+ * asks and it is older than this. */
+#define CACHE_WS_USEC (5 * USEC_PER_SEC)
 /* Stats files: each level-1 one (slot l1 * 17) and its 16 level-2 ones. */
 #define CACHE_STATS_SLOTS (16 * 17)
 /* Feeds put off while a ccache -z is seen half done, at most (then its
@@ -97,6 +100,11 @@ struct Cache {
         /* What the events showed since the daemon started (status, metrics):
          * files and bytes by kind (ACTIVITY_STORE, _HIT, _REMOVAL). */
         uint64_t seen_files[_ACTIVITY_EVENT_MAX], seen_bytes[_ACTIVITY_EVENT_MAX];
+
+        /* The working set (cache-status.c): entries used within each of
+         * CACHE_WS_WINDOWS, as of ws_at (monotonic; 0: never). */
+        usec_t ws_at;
+        uint64_t ws_files[4], ws_bytes[4];
 
         /* What changed, named by the silent-miss alarm (realtime usec; 0:
          * not seen since the daemon started). */

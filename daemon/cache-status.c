@@ -182,6 +182,34 @@ static void status_hit_rates(Cache *c, json_object *o) {
         }
 }
 
+/* working_set_files and working_set_bytes: the entries used within the
+ * last 1 h, 24 h, 7 d and 30 d (mtime), exact as of at most CACHE_WS_USEC
+ * ago: one pass over the files, at most that often. */
+static void status_working_set(Cache *c, json_object *o) {
+        static const struct {
+                const char *key;
+                int64_t seconds;
+        } windows[] = { { "1h", 3600 }, { "24h", 24 * 3600 }, { "7d", 7 * 24 * 3600 }, { "30d", 30 * 24 * 3600 } };
+        usec_t mono = event_now(c->event, CLOCK_MONOTONIC);
+        json_object *files = json_object_new_object(), *bytes = json_object_new_object();
+
+        _Static_assert(ELEMENTSOF(windows) == ELEMENTSOF(c->ws_files), "one figure per window");
+        if (c->ws_at == 0 || mono >= c->ws_at + CACHE_WS_USEC) {
+                int64_t now = (int64_t) (event_now(c->event, CLOCK_REALTIME) / USEC_PER_SEC), since[4];
+
+                for (size_t i = 0; i < ELEMENTSOF(windows); i++)
+                        since[i] = now - windows[i].seconds;
+                account_entries_since(c->account, since, ELEMENTSOF(since), c->ws_files, c->ws_bytes);
+                c->ws_at = mono;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(windows); i++) {
+                JSON_ADD(files, windows[i].key, JSON_U64(c->ws_files[i]));
+                JSON_ADD(bytes, windows[i].key, JSON_U64(c->ws_bytes[i]));
+        }
+        JSON_ADD(o, "working_set_files", files);
+        JSON_ADD(o, "working_set_bytes", bytes);
+}
+
 json_object *cache_status_json(Cache *c) {
         const CacheConfig *cc = c->config;
         const AccountTotals *t = account_totals(c->account);
@@ -214,6 +242,7 @@ json_object *cache_status_json(Cache *c) {
         JSON_ADD(o, "hits", JSON_U64(t->hits));
         JSON_ADD(o, "misses", JSON_U64(t->misses));
         status_hit_rates(c, o);
+        status_working_set(c, o);
         status_trims(c, o);
         JSON_ADD(o, "mode_repairs", JSON_U64(c->mode_repairs));
         JSON_ADD(o, "ccache_conf_max_size", c->config->manage_ccache_conf && c->ccache_max_size[0]

@@ -404,6 +404,41 @@ static void test_memory_counts_heap_names(void **state) {
         account_free(a);
 }
 
+/* The working set: entries only, by mtime, each window exact at its edge,
+ * and nothing of a forgotten directory. */
+static void test_entries_since(void **state) {
+        const int64_t since[] = { 3000, 2000, 1000, 0 };
+        uint64_t files[4], bytes[4];
+        Account *a;
+        DirId l1, l2, gone;
+        char name[64];
+
+        assert_int_equal(account_new(&a), 0);
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "b", &l1), 1);
+        assert_int_equal(account_dir_add(a, l1, "4", &l2), 1);
+        assert_int_equal(account_dir_add(a, l1, "5", &gone), 1);
+        for (int i = 0; i < 40; i++) {      /* mtimes 100, 200, ... 4000; i + 1 blocks */
+                entry_name(i, i % 2 ? 'R' : 'M', name);
+                assert_int_equal(account_file_set(a, l2, name, (uint64_t) i + 1, (i + 1) * 100), 1);
+        }
+        entry_name(99, 'R', name);
+        assert_int_equal(account_file_set(a, gone, name, 1000, 4000), 1);
+        assert_int_equal(account_file_set(a, l1, "stats", 7, 4000), 1);            /* not an entry */
+        assert_int_equal(account_file_set(a, DIR_ROOT, "ccache.conf", 7, 4000), 1);
+        account_dir_remove(a, gone);
+
+        account_entries_since(a, since, 4, files, bytes);
+        /* mtime >= 3000: i = 29..39, 11 entries of 30..40 blocks */
+        assert_int_equal(files[0], 11);
+        assert_int_equal(bytes[0], (30 + 40) * 11 / 2 * 512);
+        assert_int_equal(files[1], 21);                 /* i = 19..39 */
+        assert_int_equal(bytes[1], (20 + 40) * 21 / 2 * 512);
+        assert_int_equal(files[2], 31);
+        assert_int_equal(files[3], 40);
+        assert_int_equal(bytes[3], 40 * 41 / 2 * 512);
+        account_free(a);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_insert_update_remove),
@@ -414,6 +449,7 @@ int main(void) {
                 cmocka_unit_test(test_many_directories_no_quadratic_work),
                 cmocka_unit_test(test_hard_links_count_once),
                 cmocka_unit_test(test_memory_counts_heap_names),
+                cmocka_unit_test(test_entries_since),
         };
         return cmocka_run_group_tests_name("account", tests, NULL, NULL);
 }
