@@ -47,9 +47,10 @@ typedef struct Fixture {
         bool sync_on_change;      /* it syncs the space when one of them changes */
 } Fixture;
 
-static void on_watch_event(void *owner, uint32_t dir, uint32_t mask, const char *name, void *userdata) {
+static void on_watch_event(void *owner, uint32_t dir, uint32_t mask, uint32_t cookie, const char *name,
+                           void *userdata) {
         if (!(mask & IN_Q_OVERFLOW))
-                cache_handle_event(owner, dir, mask, name);
+                cache_handle_event(owner, dir, mask, cookie, name);
 }
 
 /* As an owner of caches and their space may: a change of a cache is a

@@ -25,12 +25,20 @@ static unsigned events, creates, control_runs, control_saw_partial;
 static int owner;
 static sd_event_source *control;
 
-static void handler(void *o, uint32_t dir, uint32_t mask, const char *name, void *userdata) {
+static uint32_t moved_from, moved_to;   /* the cookies of the last rename */
+
+static void handler(void *o, uint32_t dir, uint32_t mask, uint32_t cookie, const char *name, void *userdata) {
         assert_ptr_equal(o, &owner);
         assert_int_equal(dir, 7);
         assert_ptr_equal(userdata, &events);
         events++;
         creates += (mask & IN_CREATE) != 0;
+        if (mask & IN_MOVED_FROM)
+                moved_from = cookie;
+        else if (mask & IN_MOVED_TO)
+                moved_to = cookie;
+        else
+                assert_int_equal(cookie, 0);
         /* a client asks for the status meanwhile */
         assert_int_equal(sd_event_source_set_enabled(control, SD_EVENT_ONESHOT), 0);
 }
@@ -74,6 +82,14 @@ static void test_bounded_drain(void **state) {
         }
         assert_int_equal(creates, FILES);
         assert_true(control_saw_partial >= 2);   /* it did not wait for the flood to end */
+        /* a rename's two events carry one cookie */
+        assert_int_equal(renameat(fd, "f0", fd, "g0"), 0);
+        while (moved_to == 0) {
+                assert_true(sd_event_run(e, 1000 * 1000) >= 0);
+                assert_true(++iterations < 10000);
+        }
+        assert_int_not_equal(moved_from, 0);
+        assert_int_equal(moved_from, moved_to);
         sd_event_source_disable_unref(control);
         close(fd);
         watch_free(w);
