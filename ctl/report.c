@@ -293,7 +293,34 @@ static void window_family(FILE *f, json_object *status, const char *name, const 
         }
 }
 
+/* Gauges from fields of the object "regret" of each cache: for each
+ * window, field "<prefix>_<window>" labelled window (windows NULL: field
+ * prefix itself, unlabelled); no sample for a null or absent field. */
+static void regret_family(FILE *f, json_object *status, const char *name, const char *help, const char *prefix,
+                          const char *const *windows) {
+        fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+        for (size_t i = 0; i < protocol_field_count(status, "caches"); i++) {
+                json_object *c = protocol_field_item(status, "caches", i), *r = protocol_field_get(c, "regret");
+
+                for (size_t w = 0; windows ? windows[w] != NULL : w == 0; w++) {
+                        char key[64];
+                        json_object *v;
+
+                        snprintf(key, sizeof(key), windows ? "%s_%s" : "%s", prefix, windows ? windows[w] : "");
+                        v = protocol_field_get(r, key);
+                        if (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double))
+                                continue;
+                        fprintf(f, "%s{cache=\"", name);
+                        label(f, protocol_field_str(c, "name"));
+                        if (windows)
+                                fprintf(f, "\",window=\"%s", windows[w]);
+                        fprintf(f, "\"} %.17g\n", json_object_get_double(v));
+                }
+        }
+}
+
 char *report_metrics(json_object *status) {
+        static const char *const regret_windows[] = { "24h", "7d", NULL };
         char *out = NULL;
         size_t size = 0;
         FILE *f = open_memstream(&out, &size);
@@ -307,6 +334,16 @@ char *report_metrics(json_object *status) {
                       "Bytes of the entries used (mtime) within the window.", "working_set_bytes");
         window_family(f, status, "cachekeeper_cache_working_set_files",
                       "Entries used (mtime) within the window.", "working_set_files");
+        regret_family(f, status, "cachekeeper_cache_regret_stores",
+                      "Stores of entries the daemon had evicted (misses the cap caused) within the window.", "stores",
+                      regret_windows);
+        regret_family(f, status, "cachekeeper_cache_regret_bytes", "Bytes of those stores within the window.", "bytes",
+                      regret_windows);
+        regret_family(f, status, "cachekeeper_cache_regret_share",
+                      "Share of the last 7 days' stores that were of entries the daemon had evicted.", "share_7d", NULL);
+        regret_family(f, status, "cachekeeper_cache_suggested_max_size_bytes",
+                      "A cap that would have kept 90 % of the evicted entries that came back within 7 days.",
+                      "suggested_max_size_bytes", NULL);
         for (size_t i = 0; i < ELEMENTSOF(volume_metrics); i++)
                 family(f, status, "volumes", "mount", "mount", &volume_metrics[i]);
         if (fclose(f) != 0) {

@@ -111,8 +111,8 @@ void cache_activity_feed(Cache *c, usec_t now) {
         }
 }
 
-size_t cache_activity_memory(void) {
-        return activity_bytes() + CACHE_STATS_SLOTS * sizeof(uint64_t[ACTIVITY_CCACHE_TOTALS]);
+size_t cache_activity_memory(const Cache *c) {
+        return activity_bytes() + CACHE_STATS_SLOTS * sizeof(uint64_t[ACTIVITY_CCACHE_TOTALS]) + regret_bytes(c->regret);
 }
 
 unsigned cache_activity_sum(const Cache *c, usec_t since, usec_t until, ActivityCounts *ret) {
@@ -154,7 +154,24 @@ static CacheFamily family_of(CcacheKind kind, const char *name) {
                                                                                           : CACHE_FAMILY_LEGACY;
 }
 
-void cache_activity_appeared(Cache *c, CcacheKind kind, const char *name, uint64_t bytes, uint32_t cookie) {
+/* The fingerprint of entry name of directory d (regret.h), or 0 when its
+ * path cannot be had. */
+static uint64_t entry_key(const Cache *c, DirId d, const char *name) {
+        char digits[16];
+
+        return account_dir_path(c->account, d, digits, sizeof(digits)) < 0 ? 0 : regret_key(digits, name);
+}
+
+void cache_activity_evicted(void *userdata, DirId d, const char *name, uint64_t bytes) {
+        Cache *c = userdata;
+        uint64_t key = entry_key(c, d, name);
+
+        if (key)
+                (void) regret_evicted(c->regret, key, bytes, realtime(c) / USEC_PER_SEC);
+}
+
+void cache_activity_appeared(Cache *c, DirId d, CcacheKind kind, const char *name, uint64_t bytes, uint32_t cookie) {
+        uint64_t key = entry_key(c, d, name);
         CacheFamily f;
         usec_t now;
 
@@ -170,6 +187,8 @@ void cache_activity_appeared(Cache *c, CcacheKind kind, const char *name, uint64
         count(c, ACTIVITY_STORE, bytes);
         f = family_of(kind, name);
         now = realtime(c);
+        if (key)
+                (void) regret_stored(c->regret, key, bytes, now / USEC_PER_SEC);
         if (c->family_first_store[f] == 0)
                 c->family_first_store[f] = now;
         c->family_last_store[f] = now;
@@ -202,6 +221,9 @@ int cache_activity_init(Cache *c) {
         r = activity_new(&c->activity);
         if (r < 0)
                 return r;
+        r = regret_new(&c->regret);
+        if (r < 0)
+                return r;
         c->stats = calloc(CACHE_STATS_SLOTS, sizeof(*c->stats));
         if (!c->stats)
                 return -ENOMEM;
@@ -219,6 +241,7 @@ int cache_activity_init(Cache *c) {
 void cache_activity_done(Cache *c) {
         c->activity_timer = sd_event_source_disable_unref(c->activity_timer);
         c->activity = activity_free(c->activity);
+        c->regret = regret_free(c->regret);
         free(c->stats);
         c->stats = NULL;
 }

@@ -14,6 +14,7 @@
 #include "ccache.h"
 #include "ccache-stats.h"
 #include "counters.h"
+#include "regret.h"
 #include "scan-queue.h"
 #include "trim-queue.h"
 #include "upkeep.h"
@@ -100,6 +101,7 @@ struct Cache {
         /* What the events showed since the daemon started (status, metrics):
          * files and bytes by kind (ACTIVITY_STORE, _HIT, _REMOVAL). */
         uint64_t seen_files[_ACTIVITY_EVENT_MAX], seen_bytes[_ACTIVITY_EVENT_MAX];
+        Regret *regret;                   /* the daemon's evictions, and the stores of them */
 
         /* The working set (cache-status.c): entries used within each of
          * CACHE_WS_WINDOWS, as of ws_at (monotonic; 0: never). */
@@ -144,12 +146,14 @@ void cache_activity_lost(Cache *c);
  * removal: the event path calls it on any other event and at the end of
  * each loop iteration. */
 void cache_activity_removed(Cache *c, uint64_t bytes, uint32_t cookie);
-void cache_activity_appeared(Cache *c, CcacheKind kind, const char *name, uint64_t bytes, uint32_t cookie);
+void cache_activity_appeared(Cache *c, DirId d, CcacheKind kind, const char *name, uint64_t bytes, uint32_t cookie);
 void cache_activity_refreshed(Cache *c, uint64_t bytes);
 void cache_activity_settle(Cache *c);
+/* The daemon evicted entry name of directory d, of bytes (TrimEnv.evicted). */
+void cache_activity_evicted(void *userdata, DirId d, const char *name, uint64_t bytes);
 /* Bytes a cache's activity takes: its buckets and the stats files' counters
- * (a constant: about 500 kB). */
-size_t cache_activity_memory(void);
+ * (about 500 kB), and its eviction regret (3 MiB once it evicted). */
+size_t cache_activity_memory(const Cache *c);
 
 /* cache-upkeep.c: modes and ccache.conf (ccache.conf's max_size is 1.2 x the
  * cap: ccache trims only past it, so while the daemon keeps the cache under

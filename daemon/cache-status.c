@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cache-internal.h"
+#include "human.h"
 
 static const char *const state_names[_CACHE_STATE_MAX] = {
         [CACHE_UNAVAILABLE] = "unavailable",
@@ -182,6 +183,29 @@ static void status_hit_rates(Cache *c, json_object *o) {
         }
 }
 
+/* regret: the stores of entries the daemon had evicted (regret.h), their
+ * share of all stores over 7 days, and the cap that would have kept 90 %
+ * of them, rounded up (null without any). */
+static void status_regret(Cache *c, json_object *o) {
+        usec_t now = event_now(c->event, CLOCK_REALTIME);
+        json_object *r = json_object_new_object();
+        ActivityCounts week;
+        RegretFigures f;
+
+        regret_figures(c->regret, now / USEC_PER_SEC, &f);
+        activity_sum(c->activity, now - 7 * 24 * 3600 * USEC_PER_SEC + 1, now + 1, &week);
+        JSON_ADD(r, "stores_24h", JSON_U64(f.stores_24h));
+        JSON_ADD(r, "stores_7d", JSON_U64(f.stores_7d));
+        JSON_ADD(r, "bytes_24h", JSON_U64(f.bytes_24h));
+        JSON_ADD(r, "bytes_7d", JSON_U64(f.bytes_7d));
+        JSON_ADD(r, "share_7d", week.n[ACTIVITY_STORE] ? json_double((double) f.stores_7d /
+                                                                     (double) week.n[ACTIVITY_STORE]) : NULL);
+        JSON_ADD(r, "suggested_max_size_bytes",
+                 f.stores_7d ? JSON_U64(round_size_up(c->config->max_size_bytes + f.extra_bytes_p90)) : NULL);
+        JSON_ADD(r, "remembered_evictions", JSON_U64(f.remembered));
+        JSON_ADD(o, "regret", r);
+}
+
 /* working_set_files and working_set_bytes: the entries used within the
  * last 1 h, 24 h, 7 d and 30 d (mtime), exact as of at most CACHE_WS_USEC
  * ago: one pass over the files, at most that often. */
@@ -243,6 +267,7 @@ json_object *cache_status_json(Cache *c) {
         JSON_ADD(o, "misses", JSON_U64(t->misses));
         status_hit_rates(c, o);
         status_working_set(c, o);
+        status_regret(c, o);
         status_trims(c, o);
         JSON_ADD(o, "mode_repairs", JSON_U64(c->mode_repairs));
         JSON_ADD(o, "ccache_conf_max_size", c->config->manage_ccache_conf && c->ccache_max_size[0]
@@ -254,6 +279,6 @@ json_object *cache_status_json(Cache *c) {
         JSON_ADD(o, "kinds", status_kinds(t));
         JSON_ADD(o, "dirs", JSON_U64(t->dirs));
         JSON_ADD(o, "scan", status_scan(c));
-        JSON_ADD(o, "memory_bytes", JSON_U64(account_memory(c->account) + cache_activity_memory()));
+        JSON_ADD(o, "memory_bytes", JSON_U64(account_memory(c->account) + cache_activity_memory(c)));
         return o;
 }

@@ -442,7 +442,7 @@ static void file_activity(Cache *c, DirId d, const char *name, uint32_t mask, ui
                 return;
         }
         if (r == 1 && (mask & (IN_MOVED_TO | IN_CREATE | IN_CLOSE_WRITE)))
-                cache_activity_appeared(c, fi.kind, name, stx->stx_blocks * 512, mask & IN_MOVED_TO ? cookie : 0);
+                cache_activity_appeared(c, d, fi.kind, name, stx->stx_blocks * 512, mask & IN_MOVED_TO ? cookie : 0);
         else if (r != 1 && (mask & IN_ATTRIB) && stx->stx_mtime.tv_sec == stx->stx_ctime.tv_sec &&
                  stx->stx_mtime.tv_nsec == stx->stx_ctime.tv_nsec)
                 cache_activity_refreshed(c, stx->stx_blocks * 512);
@@ -604,7 +604,7 @@ int cache_new(sd_event *e, Watch *w, Alerter *alerter, const CacheConfig *config
         account_set_dir_hook(c->account, on_dir_released, c);
         r = trim_queue_new(e, c, c->account, config,
                            &(TrimQueueEnv) { .root = trims_root, .changed = trims_changed, .alert = trims_alert,
-                                             .userdata = c }, &c->trims);
+                                             .evicted = cache_activity_evicted, .userdata = c }, &c->trims);
         if (r < 0)
                 return r;
         r = scan_queue_new(e, c->account, config,

@@ -97,6 +97,14 @@ int parse_duration(const char *s, usec_t *ret) {
         return 0;
 }
 
+uint64_t round_size_up(uint64_t bytes) {
+        uint64_t step = 1;
+
+        while (bytes / step >= 100)
+                step *= 10;
+        return bytes % step == 0 ? bytes : (bytes / step + 1) * step;
+}
+
 char *format_size(uint64_t bytes, char *buf, size_t len) {
         static const char suffix[] = "kMGTPE";
         double v = (double) bytes;

@@ -23,5 +23,9 @@ int parse_duration(const char *s, usec_t *ret);
  * ccache -s prints. Returns buf. */
 char *format_size(uint64_t bytes, char *buf, size_t len);
 
+/* bytes rounded up to two significant digits (118.3G -> 120G, 4.27G ->
+ * 4.3G, 950M -> 950M): a size a person would write in a config. */
+uint64_t round_size_up(uint64_t bytes);
+
 /* "3h", "2d 4h", "45s": the two largest units. Returns buf. */
 char *format_duration(usec_t usec, char *buf, size_t len);

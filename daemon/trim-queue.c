@@ -136,6 +136,7 @@ static void run(TrimQueue *q) {
         r = trim_step(q->trim, &(TrimEnv) {
                 .account = q->account, .counters = q->counters, .root_fd = root, .dev = dev,
                 .now = event_now(q->event, CLOCK_MONOTONIC), .realtime = event_now(q->event, CLOCK_REALTIME),
+                .evicted = q->env.evicted, .userdata = q->env.userdata,
         });
         pay_later(q);
         if (r == 1)

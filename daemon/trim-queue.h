@@ -37,6 +37,8 @@ typedef struct TrimQueueEnv {
         void (*changed)(void *userdata);
         /* An alert about the cache, message for a person. */
         void (*alert)(void *userdata, AlertKind kind, int priority, const char *message);
+        /* A ccache entry was evicted (TrimEnv.evicted); may be NULL. */
+        void (*evicted)(void *userdata, DirId dir, const char *name, uint64_t bytes);
         void *userdata;
 } TrimQueueEnv;
 

@@ -29,6 +29,8 @@ typedef struct StepEnv {
         dev_t dev;
         usec_t now, realtime;   /* the caller's, for the decisions */
         usec_t started;         /* the monotonic clock when the step began */
+        void (*evicted)(void *userdata, DirId dir, const char *name, uint64_t bytes);
+        void *userdata;
 } StepEnv;
 
 /* How long the step has taken: the one clock this file reads, to bound a
@@ -199,6 +201,8 @@ static int do_group(Trim *t, const StepEnv *env, const char *rel, size_t start, 
                 if (ccache_kind_is_entry(fi.kind)) {
                         files++;
                         kib += fi.blocks / 2;
+                        if (env->evicted)
+                                env->evicted(env->userdata, v->dir, fname, fi.blocks * 512);
                 }
                 (void) account_file_remove(env->account, v->dir, fname);
         }
@@ -260,7 +264,8 @@ static int run_group(Trim *t, const StepEnv *env, size_t start, usec_t since, Cc
 
 int trim_step(Trim *t, const TrimEnv *e) {
         StepEnv env = { .account = e->account, .counters = e->counters, .root_fd = e->root_fd, .dev = e->dev,
-                        .now = e->now, .realtime = e->realtime, .started = now_usec(CLOCK_MONOTONIC) };
+                        .now = e->now, .realtime = e->realtime, .started = now_usec(CLOCK_MONOTONIC),
+                        .evicted = e->evicted, .userdata = e->userdata };
         int r;
 
         if (t->planner && (r = plan_step(t, &env)) != 0)

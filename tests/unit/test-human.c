@@ -98,6 +98,15 @@ static void test_format_size(void **state) {
         assert_string_equal(format_size(1500000000000ULL, buf, sizeof(buf)), "1.5T");
 }
 
+static void test_round_size_up(void **state) {
+        assert_int_equal(round_size_up(118300000000ULL), 120000000000ULL);
+        assert_int_equal(round_size_up(4270000000ULL), 4300000000ULL);
+        assert_int_equal(round_size_up(950000000ULL), 950000000ULL);    /* already round */
+        assert_int_equal(round_size_up(100000000001ULL), 110000000000ULL);
+        assert_int_equal(round_size_up(99), 99);
+        assert_int_equal(round_size_up(0), 0);
+}
+
 static void test_format_duration(void **state) {
         char buf[32];
 
@@ -114,6 +123,7 @@ int main(void) {
                 cmocka_unit_test(test_parse_duration),
                 cmocka_unit_test(test_format_size),
                 cmocka_unit_test(test_format_duration),
+                cmocka_unit_test(test_round_size_up),
         };
         return cmocka_run_group_tests_name("human", tests, NULL, NULL);
 }

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/* Eviction regret: a store of an evicted key counted once, the distance in
+ * evicted bytes and its 90th percentile, the windows, the ring forgetting
+ * its oldest, and the index holding up to long probe runs and deletions in
+ * any order (checked against a plain list). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "regret.h"
+
+#define T0 1800000000ULL
+#define KIB 1024ULL
+
+static void test_store_of_evicted_key_counted_once(void **state) {
+        Regret *r;
+        RegretFigures f;
+
+        assert_int_equal(regret_new(&r), 0);
+        size_t empty = regret_bytes(r);
+        assert_false(regret_stored(r, 42, 10, T0));                /* nothing evicted yet */
+        assert_int_equal(regret_evicted(r, regret_key("ab", "cdefR"), 4 * KIB, T0), 0);
+        assert_int_equal(regret_bytes(r), empty + 3 * 1024 * 1024);  /* allocated at the first eviction */
+        assert_int_equal(regret_evicted(r, regret_key("ab", "cdefM"), 1 * KIB, T0), 0);
+        assert_int_equal(regret_evicted(r, regret_key("12", "3456R"), 5 * KIB, T0), 0);
+        /* the same key moved a level deeper is the same key */
+        assert_true(regret_key("ab", "cdefR") == regret_key("a/b/c", "defR"));
+        assert_true(regret_key("ab", "cdefR") != regret_key("ab", "cdefM"));
+
+        assert_true(regret_stored(r, regret_key("a/b/c", "defR"), 4 * KIB, T0 + 60));
+        assert_false(regret_stored(r, regret_key("ab", "cdefR"), 4 * KIB, T0 + 61));   /* once */
+        assert_false(regret_stored(r, regret_key("ff", "0000R"), 4 * KIB, T0 + 62));   /* never evicted */
+        regret_figures(r, T0 + 100, &f);
+        assert_int_equal(f.stores_24h, 1);
+        assert_int_equal(f.bytes_24h, 4 * KIB);
+        assert_int_equal(f.stores_7d, 1);
+        assert_int_equal(f.remembered, 3);
+        /* 10 KiB were evicted from its eviction (itself included) to its return */
+        assert_int_equal(f.extra_bytes_p90, 10 * KIB);
+        regret_free(r);
+}
+
+/* Ten returns at distances of 1..10 x 100 KiB: 90 % stayed within 900 KiB. */
+static void test_p90_and_windows(void **state) {
+        Regret *r;
+        RegretFigures f;
+
+        assert_int_equal(regret_new(&r), 0);
+        for (uint64_t i = 1; i <= 10; i++) {
+                assert_int_equal(regret_evicted(r, i, 100 * KIB, T0), 0);
+        }
+        /* key i returns when i x 100 KiB have gone since its own eviction:
+         * 1000 KiB went in all, key i's eviction came after (i-1) x 100 */
+        for (uint64_t i = 1; i <= 10; i++)
+                assert_true(regret_stored(r, 11 - i, 100 * KIB, T0 + 10));
+        regret_figures(r, T0 + 20, &f);
+        assert_int_equal(f.stores_24h, 10);
+        assert_int_equal(f.extra_bytes_p90, 900 * KIB);
+
+        /* 25 h later: in the 7 days, not in the 24 h; 8 days later: in neither */
+        regret_figures(r, T0 + 25 * 3600, &f);
+        assert_int_equal(f.stores_24h, 0);
+        assert_int_equal(f.stores_7d, 10);
+        assert_int_equal(f.bytes_7d, 1000 * KIB);
+        regret_figures(r, T0 + 8 * 86400, &f);
+        assert_int_equal(f.stores_7d, 0);
+        assert_int_equal(f.extra_bytes_p90, 0);
+        regret_free(r);
+}
+
+static void test_forgets_the_oldest_and_the_old(void **state) {
+        Regret *r;
+
+        assert_int_equal(regret_new(&r), 0);
+        for (uint64_t i = 1; i <= REGRET_KEYS + 10; i++)
+                assert_int_equal(regret_evicted(r, i * 0x9e3779b97f4a7c15ULL, 1, T0), 0);
+        for (uint64_t i = 1; i <= 10; i++)
+                assert_false(regret_stored(r, i * 0x9e3779b97f4a7c15ULL, 1, T0 + 1));
+        assert_true(regret_stored(r, 11 * 0x9e3779b97f4a7c15ULL, 1, T0 + 1));
+        assert_true(regret_stored(r, (REGRET_KEYS + 10) * 0x9e3779b97f4a7c15ULL, 1, T0 + 1));
+        /* an eviction of more than 30 days ago is no regret */
+        assert_int_equal(regret_evicted(r, 7, 1, T0), 0);
+        assert_false(regret_stored(r, 7, 1, T0 + REGRET_MAX_AGE + 1));
+        regret_free(r);
+}
+
+/* Keys that all want the same few slots, forgotten in a scrambled order:
+ * every key still remembered is found, every forgotten one is not. */
+static void test_index_probe_runs_and_deletions(void **state) {
+        enum { N = 3000 };
+        static bool gone[N];
+        Regret *r;
+        unsigned x = 12345;
+
+        assert_int_equal(regret_new(&r), 0);
+        for (uint64_t i = 0; i < N; i++)   /* homes 0..7 only: long runs, wrapping none */
+                assert_int_equal(regret_evicted(r, ((i + 1) << 20) | (i % 8), 1, T0), 0);
+        for (int k = 0; k < N / 2; k++) {
+                x = x * 1103515245 + 12345;
+                uint64_t i = (x >> 8) % N;
+                bool was = !gone[i];
+                assert_int_equal(regret_stored(r, ((i + 1) << 20) | (i % 8), 1, T0 + 1), was);
+                gone[i] = true;
+        }
+        for (uint64_t i = 0; i < N; i++)
+                assert_int_equal(regret_stored(r, ((i + 1) << 20) | (i % 8), 1, T0 + 2), !gone[i]);
+        regret_free(r);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_store_of_evicted_key_counted_once),
+                cmocka_unit_test(test_p90_and_windows),
+                cmocka_unit_test(test_forgets_the_oldest_and_the_old),
+                cmocka_unit_test(test_index_probe_runs_and_deletions),
+        };
+        return cmocka_run_group_tests_name("regret", tests, NULL, NULL);
+}
