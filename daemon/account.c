@@ -50,6 +50,7 @@ _Static_assert(sizeof(File) == 32, "File must stay 32 bytes");
 
 struct Account {
         File **chunks;
+        uint8_t **tags;          /* a byte per file, chunk by chunk (account_file_tag) */
         size_t n_chunks;
         FileId limit;            /* one past the highest id ever used */
         FileId free_head;
@@ -240,17 +241,27 @@ static int file_alloc(Account *a, FileId *ret) {
         if (a->free_head != FILE_NONE) {
                 *ret = a->free_head;
                 a->free_head = next_free(file_at(a, *ret));
+                a->tags[*ret >> CHUNK_SHIFT][*ret & (CHUNK_FILES - 1)] = 0;
                 return 0;
         }
         if (a->limit >= FILES_MAX)
                 return -E2BIG;
         if ((a->limit >> CHUNK_SHIFT) >= a->n_chunks) {
                 File **c = realloc(a->chunks, (a->n_chunks + 1) * sizeof(File *));
+                uint8_t **t;
+
                 if (!c)
                         return -ENOMEM;
                 a->chunks = c;
+                if (!(t = realloc(a->tags, (a->n_chunks + 1) * sizeof(uint8_t *))))
+                        return -ENOMEM;
+                a->tags = t;
                 if (!(c[a->n_chunks] = malloc(CHUNK_FILES * sizeof(File))))
                         return -ENOMEM;
+                if (!(t[a->n_chunks] = calloc(CHUNK_FILES, 1))) {
+                        free(c[a->n_chunks]);
+                        return -ENOMEM;
+                }
                 a->n_chunks++;
         }
         *ret = a->limit++;
@@ -637,10 +648,14 @@ void account_clear(Account *a) {
         for (FileId id = 0; id < a->limit; id++)
                 if (form(file_at(a, id)) == FORM_HEAP)
                         free(heap_name(file_at(a, id)));
-        for (size_t i = 0; i < a->n_chunks; i++)
+        for (size_t i = 0; i < a->n_chunks; i++) {
                 free(a->chunks[i]);
+                free(a->tags[i]);
+        }
         free(a->chunks);
+        free(a->tags);
         a->chunks = NULL;
+        a->tags = NULL;
         a->n_chunks = 0;
         a->limit = 0;
         a->free_head = FILE_NONE;
@@ -911,8 +926,33 @@ void account_entries_since(Account *a, const int64_t *since, size_t n, uint64_t 
         }
 }
 
+uint8_t account_file_tag(const Account *a, FileId id) {
+        return id < a->limit ? a->tags[id >> CHUNK_SHIFT][id & (CHUNK_FILES - 1)] : 0;
+}
+
+void account_file_set_tag(Account *a, FileId id, uint8_t tag) {
+        if (id < a->limit)
+                a->tags[id >> CHUNK_SHIFT][id & (CHUNK_FILES - 1)] = tag;
+}
+
+void account_entries_by_tag(Account *a, uint64_t files[256], uint64_t bytes[256]) {
+        memset(files, 0, 256 * sizeof(*files));
+        memset(bytes, 0, 256 * sizeof(*bytes));
+        purge_files(a);
+        for (FileId id = 0; id < a->limit; id++) {
+                const File *f = file_at(a, id);
+                uint8_t t;
+
+                if (form(f) != FORM_PACKED)
+                        continue;
+                t = a->tags[id >> CHUNK_SHIFT][id & (CHUNK_FILES - 1)];
+                files[t]++;
+                bytes[t] += (uint64_t) f->blocks * 512;
+        }
+}
+
 size_t account_memory(const Account *a) {
-        return sizeof(*a) + a->n_chunks * CHUNK_FILES * sizeof(File) + a->index_size * sizeof(uint32_t) +
+        return sizeof(*a) + a->n_chunks * CHUNK_FILES * (sizeof(File) + 1) + a->index_size * sizeof(uint32_t) +
                a->dirs_cap * sizeof(Dir) + a->dir_index_size * sizeof(uint32_t) + a->names_bytes +
                (a->links ? links_memory(a->links) : 0);
 }

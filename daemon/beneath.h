@@ -9,3 +9,8 @@
  * RESOLVE_NO_MAGICLINKS. Returns the fd (O_CLOEXEC) or -errno: -ELOOP for a
  * symlink on the way, -EXDEV for a mount point, -ENOENT, -ENOTDIR. */
 int beneath_open_dir(int root_fd, const char *rel);
+
+/* The same for a file to read (O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+ * O_NOCTTY: a FIFO planted there opens without waiting). The caller checks
+ * what it opened is a regular file before it reads. */
+int beneath_open_file(int root_fd, const char *rel);
