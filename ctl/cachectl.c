@@ -304,6 +304,22 @@ static void print_cache_detail(json_object *c) {
         for (size_t i = 0; i < ELEMENTSOF(windows); i++)
                 format_size(protocol_field_u64(bytes, windows[i]), s[i], sizeof(s[i]));
         printf("%-10s used 1h/24h/7d/30d: %s/%s/%s/%s\n", "", s[0], s[1], s[2], s[3]);
+        for (size_t i = 0; i < protocol_field_count(c, "writers"); i++) {
+                json_object *w = protocol_field_item(c, "writers", i);
+                const char *version = protocol_field_str(w, "ccache_version"), *ns = protocol_field_str(w, "namespace");
+                char size[32], who[600];
+
+                if (*version)
+                        snprintf(who, sizeof(who), "written by %s%s%s%s", version, *ns ? " (namespace " : "", ns,
+                                 *ns ? ")" : "");
+                else
+                        snprintf(who, sizeof(who), "header %s", protocol_field_str(w, "header"));
+                printf("%-10s %s: %llu entries, %s; 24h: %llu stores, %llu hits\n", "", who,
+                       (unsigned long long) protocol_field_u64(w, "entries"),
+                       format_size(protocol_field_u64(w, "bytes"), size, sizeof(size)),
+                       (unsigned long long) protocol_field_u64(w, "stores_24h"),
+                       (unsigned long long) protocol_field_u64(w, "hits_24h"));
+        }
 }
 
 static void print_volume(json_object *v) {

@@ -319,6 +319,29 @@ static void regret_family(FILE *f, json_object *status, const char *name, const 
         }
 }
 
+/* A per-writer gauge: field of each element of each cache's writers with a
+ * ccache_version (the unreadable are in the status only). */
+static void writers_family(FILE *f, json_object *status, const char *name, const char *help, const char *field) {
+        fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+        for (size_t i = 0; i < protocol_field_count(status, "caches"); i++) {
+                json_object *c = protocol_field_item(status, "caches", i);
+
+                for (size_t j = 0; j < protocol_field_count(c, "writers"); j++) {
+                        json_object *w = protocol_field_item(c, "writers", j);
+
+                        if (!json_object_is_type(protocol_field_get(w, "ccache_version"), json_type_string))
+                                continue;
+                        fprintf(f, "%s{cache=\"", name);
+                        label(f, protocol_field_str(c, "name"));
+                        fputs("\",ccache_version=\"", f);
+                        label(f, protocol_field_str(w, "ccache_version"));
+                        fputs("\",namespace=\"", f);
+                        label(f, protocol_field_str(w, "namespace"));
+                        fprintf(f, "\"} %llu\n", (unsigned long long) protocol_field_u64(w, field));
+                }
+        }
+}
+
 char *report_metrics(json_object *status) {
         static const char *const regret_windows[] = { "24h", "7d", NULL };
         char *out = NULL;
@@ -341,6 +364,13 @@ char *report_metrics(json_object *status) {
                       regret_windows);
         regret_family(f, status, "cachekeeper_cache_regret_share",
                       "Share of the last 7 days' stores that were of entries the daemon had evicted.", "share_7d", NULL);
+        writers_family(f, status, "cachekeeper_cache_writer_entries", "Entries written by a ccache version and namespace.",
+                       "entries");
+        writers_family(f, status, "cachekeeper_cache_writer_bytes", "Bytes of the entries written by it.", "bytes");
+        writers_family(f, status, "cachekeeper_cache_writer_stores_24h", "Its stores over the last 24 hours.",
+                       "stores_24h");
+        writers_family(f, status, "cachekeeper_cache_writer_hits_24h",
+                       "Hits of its entries over the last 24 hours (entries refreshed).", "hits_24h");
         regret_family(f, status, "cachekeeper_cache_suggested_max_size_bytes",
                       "A cap that would have kept 90 % of the evicted entries that came back within 7 days.",
                       "suggested_max_size_bytes", NULL);

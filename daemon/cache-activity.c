@@ -170,20 +170,20 @@ void cache_activity_evicted(void *userdata, DirId d, const char *name, uint64_t 
                 (void) regret_evicted(c->regret, key, bytes, realtime(c) / USEC_PER_SEC);
 }
 
-void cache_activity_appeared(Cache *c, DirId d, CcacheKind kind, const char *name, uint64_t bytes, uint32_t cookie) {
+bool cache_activity_appeared(Cache *c, DirId d, CcacheKind kind, const char *name, uint64_t bytes, uint32_t cookie) {
         uint64_t key = entry_key(c, d, name);
         CacheFamily f;
         usec_t now;
 
         if (cookie != 0 && cookie == c->moved_cookie) {
                 c->moved_cookie = 0;   /* renamed within the cache: neither gone nor new */
-                return;
+                return false;
         }
         cache_activity_settle(c);
         /* Before the first scan is over, a file new to the account may
          * just not have been listed yet. */
         if (!scan_queue_scanned(c->scans))
-                return;
+                return false;
         count(c, ACTIVITY_STORE, bytes);
         f = family_of(kind, name);
         now = realtime(c);
@@ -192,6 +192,7 @@ void cache_activity_appeared(Cache *c, DirId d, CcacheKind kind, const char *nam
         if (c->family_first_store[f] == 0)
                 c->family_first_store[f] = now;
         c->family_last_store[f] = now;
+        return true;
 }
 
 void cache_activity_refreshed(Cache *c, uint64_t bytes) {

@@ -37,6 +37,27 @@
 /* Key families, told by an entry's name (CCACHE.md §1): ccache <= 4.12
  * (33-char keys, R/M/W suffix) and 4.13+ (40 hex, no suffix). Entries of
  * one family are never hit by a writer of the other. */
+/* The status objects' shorthands (cache-status.c, cache-writers.c). */
+#define JSON_ADD(o, k, v) json_object_object_add((o), (k), (v))
+#define JSON_U64(v) json_object_new_uint64((uint64_t) (v))
+
+/* Who wrote an entry: the tag byte the account keeps for each file. */
+#define CACHE_WRITER_UNREAD  0            /* header not read yet */
+#define CACHE_WRITER_UNKNOWN 1            /* no header that parses (raw files too) */
+#define CACHE_WRITER_OTHER   2            /* a writer beyond the table's CACHE_WRITERS_MAX */
+#define CACHE_WRITER_FIRST   3            /* (version, namespace) number tag - CACHE_WRITER_FIRST */
+#define CACHE_WRITERS_MAX    32           /* distinct writers kept apart: a user's planted headers cannot grow it */
+#define CACHE_WRITER_TAGS    (CACHE_WRITER_FIRST + CACHE_WRITERS_MAX)
+/* The header pass over existing entries: files looked at per slice. */
+#define CACHE_WRITERS_SLICE  512
+
+typedef struct CacheWriter {
+        char version[256], ns[256];       /* "" for the tags below CACHE_WRITER_FIRST */
+        struct {
+                uint32_t hour, stores, hits;
+        } hours[24];                      /* by unix hour % 24 */
+} CacheWriter;
+
 typedef enum CacheFamily {
         CACHE_FAMILY_LEGACY,
         CACHE_FAMILY_HEX,
@@ -103,6 +124,13 @@ struct Cache {
         uint64_t seen_files[_ACTIVITY_EVENT_MAX], seen_bytes[_ACTIVITY_EVENT_MAX];
         Regret *regret;                   /* the daemon's evictions, and the stores of them */
 
+        /* cache-writers.c: who wrote the entries (their headers) */
+        CacheWriter *writers;             /* CACHE_WRITER_TAGS, by tag */
+        size_t n_writers;                 /* tags from CACHE_WRITER_FIRST in use */
+        sd_event_source *writers_pass;    /* reads the headers of entries not read yet, at idle priority */
+        FileId writers_next;
+        uint64_t tag_files[256], tag_bytes[256];  /* entries by tag, counted with the working set */
+
         /* The working set (cache-status.c): entries used within each of
          * CACHE_WS_WINDOWS, as of ws_at (monotonic; 0: never). */
         usec_t ws_at;
@@ -146,11 +174,23 @@ void cache_activity_lost(Cache *c);
  * removal: the event path calls it on any other event and at the end of
  * each loop iteration. */
 void cache_activity_removed(Cache *c, uint64_t bytes, uint32_t cookie);
-void cache_activity_appeared(Cache *c, DirId d, CcacheKind kind, const char *name, uint64_t bytes, uint32_t cookie);
+bool cache_activity_appeared(Cache *c, DirId d, CcacheKind kind, const char *name, uint64_t bytes, uint32_t cookie);
 void cache_activity_refreshed(Cache *c, uint64_t bytes);
 void cache_activity_settle(Cache *c);
 /* The daemon evicted entry name of directory d, of bytes (TrimEnv.evicted). */
 void cache_activity_evicted(void *userdata, DirId d, const char *name, uint64_t bytes);
+/* cache-writers.c: the headers of new entries are read as they are stored
+ * (dirfd: their directory), of hit ones not read yet at their hit, and of
+ * those the scans found by a pass at idle priority, started (again) after
+ * each scan. */
+int cache_writers_init(Cache *c);
+void cache_writers_done(Cache *c);
+void cache_writers_stored(Cache *c, DirId d, const char *name, CcacheKind kind, int dirfd);
+void cache_writers_hit(Cache *c, DirId d, const char *name, CcacheKind kind, int dirfd);
+void cache_writers_rescan(Cache *c);
+/* The writers part of the status (counted by the working set's pass). */
+json_object *cache_writers_json(Cache *c);
+
 /* Bytes a cache's activity takes: its buckets and the stats files' counters
  * (about 500 kB), and its eviction regret (3 MiB once it evicted). */
 size_t cache_activity_memory(const Cache *c);

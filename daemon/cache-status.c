@@ -56,8 +56,6 @@ const TrimResult *cache_running_trim(const Cache *c, void *userdata) {
         return trim_queue_running(c->trims, userdata);
 }
 
-#define JSON_ADD(o, k, v) json_object_object_add((o), (k), (v))
-#define JSON_U64(v) json_object_new_uint64((uint64_t) (v))
 
 /* A double that prints as people write it (0.9, not 0.90000000000000002). */
 static json_object *json_double(double d) {
@@ -224,6 +222,7 @@ static void status_working_set(Cache *c, json_object *o) {
                 for (size_t i = 0; i < ELEMENTSOF(windows); i++)
                         since[i] = now - windows[i].seconds;
                 account_entries_since(c->account, since, ELEMENTSOF(since), c->ws_files, c->ws_bytes);
+                account_entries_by_tag(c->account, c->tag_files, c->tag_bytes);
                 c->ws_at = mono;
         }
         for (size_t i = 0; i < ELEMENTSOF(windows); i++) {
@@ -232,6 +231,8 @@ static void status_working_set(Cache *c, json_object *o) {
         }
         JSON_ADD(o, "working_set_files", files);
         JSON_ADD(o, "working_set_bytes", bytes);
+        JSON_ADD(o, "writers", cache_writers_json(c));
+        JSON_ADD(o, "writers_pending", JSON_U64(c->tag_files[CACHE_WRITER_UNREAD]));
 }
 
 json_object *cache_status_json(Cache *c) {

@@ -433,7 +433,7 @@ static bool entry_info(Cache *c, DirId d, const char *name, FileInfo *ret) {
  * IN_ATTRIB with mtime and ctime set to the same instant, which neither a
  * chmod (ctime only: the daemon's mode repairs) nor a write and rename (the
  * rename moves ctime on) leaves. */
-static void file_activity(Cache *c, DirId d, const char *name, uint32_t mask, uint32_t cookie, int r,
+static void file_activity(Cache *c, DirId d, int dirfd, const char *name, uint32_t mask, uint32_t cookie, int r,
                           const struct statx *stx) {
         FileInfo fi;
 
@@ -441,12 +441,14 @@ static void file_activity(Cache *c, DirId d, const char *name, uint32_t mask, ui
                 cache_activity_settle(c);
                 return;
         }
-        if (r == 1 && (mask & (IN_MOVED_TO | IN_CREATE | IN_CLOSE_WRITE)))
-                cache_activity_appeared(c, d, fi.kind, name, stx->stx_blocks * 512, mask & IN_MOVED_TO ? cookie : 0);
-        else if (r != 1 && (mask & IN_ATTRIB) && stx->stx_mtime.tv_sec == stx->stx_ctime.tv_sec &&
-                 stx->stx_mtime.tv_nsec == stx->stx_ctime.tv_nsec)
+        if (r == 1 && (mask & (IN_MOVED_TO | IN_CREATE | IN_CLOSE_WRITE))) {
+                if (cache_activity_appeared(c, d, fi.kind, name, stx->stx_blocks * 512, mask & IN_MOVED_TO ? cookie : 0))
+                        cache_writers_stored(c, d, name, fi.kind, dirfd);
+        } else if (r != 1 && (mask & IN_ATTRIB) && stx->stx_mtime.tv_sec == stx->stx_ctime.tv_sec &&
+                   stx->stx_mtime.tv_nsec == stx->stx_ctime.tv_nsec) {
                 cache_activity_refreshed(c, stx->stx_blocks * 512);
-        else
+                cache_writers_hit(c, d, name, fi.kind, dirfd);
+        } else
                 cache_activity_settle(c);
 }
 
@@ -482,7 +484,7 @@ static void refresh_file(Cache *c, DirId d, const char *name, uint32_t mask, uin
                 r = account_file_set_inode(c->account, d, name, stx.stx_blocks, stx.stx_mtime.tv_sec, stx.stx_ino,
                                            stx.stx_nlink, true);
                 if (r >= 0)
-                        file_activity(c, d, name, mask, cookie, r, &stx);
+                        file_activity(c, d, fd, name, mask, cookie, r, &stx);
         } else
                 (void) account_file_remove(c->account, d, name);
         if (dir && (dir->depth == 1 || dir->depth == 2) && strcmp(name, "stats") == 0)
@@ -575,6 +577,7 @@ static void scans_scanned(void *userdata) {
 
         trim_queue_start(c->trims);
         cache_activity_feed(c, event_now(c->event, CLOCK_REALTIME));   /* the baseline */
+        cache_writers_rescan(c);
         if (c->changed)
                 c->changed(c, c->userdata);
 }
@@ -599,6 +602,9 @@ int cache_new(sd_event *e, Watch *w, Alerter *alerter, const CacheConfig *config
         if (r < 0)
                 return r;
         r = cache_activity_init(c);
+        if (r < 0)
+                return r;
+        r = cache_writers_init(c);
         if (r < 0)
                 return r;
         account_set_dir_hook(c->account, on_dir_released, c);
@@ -636,6 +642,7 @@ Cache *cache_free(Cache *c) {
         if (c->account && c->watch)
                 account_clear(c->account);   /* removes our watches */
         account_free(c->account);
+        cache_writers_done(c);
         cache_activity_done(c);
         sd_event_source_disable_unref(c->post);
         sd_event_source_disable_unref(c->retry);

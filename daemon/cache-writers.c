@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/* Who writes a cache: each entry's header (ccache-header.h) names the
+ * ccache version and namespace that wrote it. Its writer is kept as the
+ * file's tag byte in the account (1 byte a file); a small table gives each
+ * (version, namespace) its tag, with the stores and hits of the last 24 h.
+ * Headers are read as entries are stored, at a hit for one not read yet,
+ * and for what the scans found by a pass at idle priority: never before
+ * READY, never a whole cache in one loop iteration. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "beneath.h"
+#include "cache-internal.h"
+#include "ccache-header.h"
+#include "log.h"
+
+/* The tag of the writer of h (NULL: no header), added to the table if new
+ * and there is room. */
+static uint8_t writer_tag(Cache *c, const CcacheHeader *h) {
+        size_t i;
+
+        if (!h)
+                return CACHE_WRITER_UNKNOWN;
+        for (i = CACHE_WRITER_FIRST; i < CACHE_WRITER_FIRST + c->n_writers; i++)
+                if (strcmp(c->writers[i].version, h->version) == 0 && strcmp(c->writers[i].ns, h->ns) == 0)
+                        return (uint8_t) i;
+        if (c->n_writers == CACHE_WRITERS_MAX)
+                return CACHE_WRITER_OTHER;
+        _Static_assert(sizeof(c->writers[i].version) == sizeof(h->version) && sizeof(c->writers[i].ns) == sizeof(h->ns),
+                       "a header's names fit the table");
+        memcpy(c->writers[i].version, h->version, sizeof(h->version));
+        memcpy(c->writers[i].ns, h->ns, sizeof(h->ns));
+        c->n_writers++;
+        return (uint8_t) i;
+}
+
+/* The tag of the entry open as fd (closed here; < 0: it could not be
+ * opened). Raw files have no header of their own. */
+static uint8_t read_tag(Cache *c, CcacheKind kind, int fd) {
+        CcacheHeader h;
+        int r;
+
+        if (fd < 0)
+                return CACHE_WRITER_UNKNOWN;
+        r = kind == CCACHE_KIND_RAW ? -EBADMSG : ccache_header_read(fd, &h);
+        close(fd);
+        return writer_tag(c, r < 0 ? NULL : &h);
+}
+
+static int open_entry(int dirfd, const char *name) {
+        int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+
+        return fd < 0 ? -errno : fd;
+}
+
+static void count(Cache *c, uint8_t tag, bool store) {
+        uint32_t hour = (uint32_t) (event_now(c->event, CLOCK_REALTIME) / USEC_PER_SEC / 3600);
+        CacheWriter *w = &c->writers[tag < CACHE_WRITER_TAGS ? tag : CACHE_WRITER_OTHER];
+        typeof(w->hours[0]) *h = &w->hours[hour % ELEMENTSOF(w->hours)];
+
+        if (h->hour != hour)
+                *h = (typeof(*h)) { .hour = hour };
+        if (store)
+                h->stores++;
+        else
+                h->hits++;
+}
+
+void cache_writers_stored(Cache *c, DirId d, const char *name, CcacheKind kind, int dirfd) {
+        FileId f = account_file_find(c->account, d, name);
+        uint8_t tag = read_tag(c, kind, open_entry(dirfd, name));
+
+        account_file_set_tag(c->account, f, tag);
+        count(c, tag, true);
+}
+
+void cache_writers_hit(Cache *c, DirId d, const char *name, CcacheKind kind, int dirfd) {
+        FileId f = account_file_find(c->account, d, name);
+        uint8_t tag = account_file_tag(c->account, f);
+
+        if (tag == CACHE_WRITER_UNREAD) {
+                tag = read_tag(c, kind, open_entry(dirfd, name));
+                account_file_set_tag(c->account, f, tag);
+        }
+        count(c, tag, false);
+}
+
+/* One slice of the pass: up to CACHE_WRITERS_SLICE files from where the
+ * last one stopped; the entries among them not read yet are read, each
+ * opened beneath the root by its path. */
+static int on_writers_pass(sd_event_source *s, void *userdata) {
+        Cache *c = userdata;
+        FileId limit = account_file_limit(c->account);
+        int root = cache_root_get(c);
+
+        for (unsigned n = 0; root >= 0 && c->writers_next < limit && n < CACHE_WRITERS_SLICE; n++, c->writers_next++) {
+                FileId f = c->writers_next;
+                char rel[PATH_MAX], name[CCACHE_NAME_MAX];
+                FileInfo fi;
+                size_t len;
+
+                if (account_file_tag(c->account, f) != CACHE_WRITER_UNREAD ||
+                    account_file_info(c->account, f, &fi) < 0 || !ccache_kind_is_entry(fi.kind) ||
+                    account_dir_path(c->account, fi.dir, rel, sizeof(rel)) < 0 ||
+                    account_file_name(c->account, f, name, sizeof(name)) < 0 ||
+                    (len = strlen(rel)) + 1 + strlen(name) >= sizeof(rel))
+                        continue;
+                snprintf(rel + len, sizeof(rel) - len, "/%s", name);
+                account_file_set_tag(c->account, f, read_tag(c, fi.kind, beneath_open_file(root, rel)));
+        }
+        if (root < 0 || c->writers_next >= limit)
+                return sd_event_source_set_enabled(s, SD_EVENT_OFF);
+        return 0;
+}
+
+void cache_writers_rescan(Cache *c) {
+        c->writers_next = 0;
+        (void) sd_event_source_set_enabled(c->writers_pass, SD_EVENT_ON);
+}
+
+int cache_writers_init(Cache *c) {
+        int r;
+
+        c->writers = calloc(CACHE_WRITER_TAGS, sizeof(*c->writers));
+        if (!c->writers)
+                return -ENOMEM;
+        r = sd_event_add_defer(c->event, &c->writers_pass, on_writers_pass, c);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_priority(c->writers_pass, SD_EVENT_PRIORITY_IDLE);
+        (void) sd_event_source_set_description(c->writers_pass, "cache-writers");
+        return sd_event_source_set_enabled(c->writers_pass, SD_EVENT_OFF);
+}
+
+void cache_writers_done(Cache *c) {
+        c->writers_pass = sd_event_source_disable_unref(c->writers_pass);
+        free(c->writers);
+        c->writers = NULL;
+}
+
+static void hours_24h(const CacheWriter *w, uint32_t hour, uint64_t *ret_stores, uint64_t *ret_hits) {
+        *ret_stores = *ret_hits = 0;
+        for (size_t i = 0; i < ELEMENTSOF(w->hours); i++)
+                if (w->hours[i].hour + 24 > hour && w->hours[i].hour <= hour) {
+                        *ret_stores += w->hours[i].stores;
+                        *ret_hits += w->hours[i].hits;
+                }
+}
+
+json_object *cache_writers_json(Cache *c) {
+        uint32_t hour = (uint32_t) (event_now(c->event, CLOCK_REALTIME) / USEC_PER_SEC / 3600);
+        json_object *a = json_object_new_array();
+
+        for (size_t t = CACHE_WRITER_UNKNOWN; t < CACHE_WRITER_FIRST + c->n_writers; t++) {
+                const CacheWriter *w = &c->writers[t];
+                json_object *o;
+                uint64_t stores, hits;
+
+                hours_24h(w, hour, &stores, &hits);
+                if (c->tag_files[t] == 0 && stores == 0 && hits == 0)
+                        continue;
+                o = json_object_new_object();
+                JSON_ADD(o, "ccache_version", t >= CACHE_WRITER_FIRST ? json_object_new_string(w->version) : NULL);
+                JSON_ADD(o, "namespace", t >= CACHE_WRITER_FIRST ? json_object_new_string(w->ns) : NULL);
+                if (t < CACHE_WRITER_FIRST)
+                        JSON_ADD(o, "header", json_object_new_string(t == CACHE_WRITER_UNKNOWN ? "unreadable"
+                                                                                               : "beyond the table"));
+                JSON_ADD(o, "entries", JSON_U64(c->tag_files[t]));
+                JSON_ADD(o, "bytes", JSON_U64(c->tag_bytes[t]));
+                JSON_ADD(o, "stores_24h", JSON_U64(stores));
+                JSON_ADD(o, "hits_24h", JSON_U64(hits));
+                json_object_array_add(a, o);
+        }
+        return a;
+}

@@ -1,0 +1,86 @@
+#!/usr/bin/env bats
+# Who writes each cache (issue 12 item 4): each entry's header names the
+# ccache version and namespace that wrote it. Real ccache (Debian's) and
+# entries written to the exact header layout for versions Debian does not
+# ship; read for the entries there before the start by a pass after READY,
+# and for new ones as they are stored; unreadable headers are unknown, never
+# an error; a user planting headers cannot grow the table or stall the daemon.
+load helper
+
+ENTRY=$BATS_TEST_DIRNAME/../helpers/ccache-entry.py
+
+setup() {
+        require_root
+        CACHE=$BATS_TEST_TMPDIR/cache
+        mkdir -m 1777 "$CACHE"
+        mkdir -p -m 0777 "$CACHE/a" "$CACHE/a/b"
+        export CCACHE_MAXSIZE=0
+        write_config 1G
+}
+
+teardown() {
+        stop_daemon
+}
+
+legacy() { printf '%s/a/b/%031d%s' "$CACHE" "$1" "${2:-R}"; }
+hex() { printf '%s/a/b/%038x' "$CACHE" "$1"; }
+
+# One field of the writer VERSION NAMESPACE of cache t (null: the unknown).
+writer() {
+        status_jq -r --arg v "$1" --arg n "$2" \
+                '.caches[0].writers[] | select(.ccache_version == $v and .namespace == $n) | .'"$3"
+}
+
+unknown() {
+        status_jq -r '.caches[0].writers[] | select(.header == "unreadable") | .'"$1"
+}
+
+blocks_of() { xargs -r stat -c %b | awk '{ s += $1 * 512 } END { print s + 0 }'; }
+
+@test "writers: versions and namespaces from the headers, found after READY and as stored" {
+        compile "$CACHE" 5                                 # Debian's ccache: 10 entries
+        debian=$(ccache --version | awk 'NR == 1 { print $3 }')
+        for i in 1 2 3; do /usr/bin/python3 "$ENTRY" "$(hex $i)" 4.13.6 ""; done
+        for i in 1 2; do /usr/bin/python3 "$ENTRY" "$(legacy $i M)" 4.9.1 ns-a 1; done
+        /usr/bin/python3 "$ENTRY" --garbage "$(legacy 3)"
+        start_ready
+        wait_for '[ "$(cache_field t writers_pending)" = 0 ]' 30
+
+        [ "$(writer "$debian" "" entries)" = 10 ]
+        [ "$(writer "$debian" "" bytes)" = "$(find "$CACHE" -mindepth 3 -name '*[RM]' ! -path '*/a/b/*' | blocks_of)" ]
+        [ "$(writer 4.13.6 "" entries)" = 3 ]
+        [ "$(writer 4.9.1 ns-a entries)" = 2 ]
+        [ "$(unknown entries)" = 1 ]
+        [ "$(writer 4.9.1 ns-a stores_24h)" = 0 ]          # there before: no store seen
+
+        # New entries, as they are stored; hits of them.
+        compile "$CACHE" 3 g
+        wait_for '[ "$(writer "$debian" "" stores_24h)" = 6 ]' 30
+        compile "$CACHE" 3 g
+        wait_for '[ "$(writer "$debian" "" hits_24h)" = 6 ]' 30   # manifest and result of each
+        wait_for '[ "$(writer "$debian" "" entries)" = 16 ]' 30
+        /usr/bin/python3 "$ENTRY" "$(legacy 9)" 4.12.3 ""
+        wait_for '[ "$(writer 4.12.3 "" stores_24h)" = 1 ]' 30
+        wait_for '[ "$(writer 4.12.3 "" entries)" = 1 ]' 30
+
+        run ctl status t
+        [[ "$output" == *"written by 4.13.6: 3 entries"* ]]
+        [[ "$output" == *"written by 4.9.1 (namespace ns-a): 2 entries"* ]]
+        metrics=$(ctl metrics)
+        grep -qx "cachekeeper_cache_writer_entries{cache=\"t\",ccache_version=\"4.13.6\",namespace=\"\"} 3" <<<"$metrics"
+        grep -qx "cachekeeper_cache_writer_entries{cache=\"t\",ccache_version=\"4.9.1\",namespace=\"ns-a\"} 2" <<<"$metrics"
+}
+
+@test "writers: a user planting a hundred versions and a FIFO: the table stays bounded, the daemon keeps serving" {
+        open_test_dir
+        start_ready
+        for i in $(seq 1 100); do
+                as_nobody /usr/bin/python3 "$ENTRY" "$(legacy $i)" "9.$i" "evil\\$i"
+        done
+        as_nobody mkfifo "$(legacy 500)"
+        wait_for '[ "$(status_jq "[.caches[0].writers[].entries] | add")" = 100 ]' 30
+        [ "$(status_jq '.caches[0].writers | map(select(.ccache_version != null)) | length')" = 32 ]
+        [ "$(status_jq -r '.caches[0].writers[] | select(.header == "beyond the table") | .entries')" = 68 ]
+        [ "$(writer 9.7 'evil\7' entries)" = 1 ]             # names kept as written, escaped in JSON
+        ctl status > /dev/null
+}
