@@ -304,6 +304,8 @@ static void print_cache_detail(json_object *c) {
         for (size_t i = 0; i < ELEMENTSOF(windows); i++)
                 format_size(protocol_field_u64(bytes, windows[i]), s[i], sizeof(s[i]));
         printf("%-10s used 1h/24h/7d/30d: %s/%s/%s/%s\n", "", s[0], s[1], s[2], s[3]);
+        if (*protocol_field_str(c, "cap_advice"))
+                printf("%-10s %s\n", "", protocol_field_str(c, "cap_advice"));
         for (size_t i = 0; i < protocol_field_count(c, "writers"); i++) {
                 json_object *w = protocol_field_item(c, "writers", i);
                 const char *version = protocol_field_str(w, "ccache_version"), *ns = protocol_field_str(w, "namespace");

@@ -404,6 +404,10 @@ int activity_decode(Activity *a, const uint8_t *buf, usec_t now) {
         return 0;
 }
 
+usec_t activity_origin(const Activity *a) {
+        return a->started ? a->origin * USEC_PER_MINUTE : 0;
+}
+
 size_t activity_bytes(void) {
         return sizeof(Activity);
 }

@@ -151,5 +151,9 @@ void activity_encode(const Activity *a, uint8_t *buf);
  * -EBADMSG when buf cannot be an encoding (a unchanged). */
 int activity_decode(Activity *a, const uint8_t *buf, usec_t now);
 
+/* Since when a has counted (realtime usec of its first minute), or 0 when
+ * it has not yet. */
+usec_t activity_origin(const Activity *a);
+
 /* Bytes one Activity takes (sizeof), for memory figures. */
 size_t activity_bytes(void);

@@ -25,6 +25,7 @@ typedef enum AlertKind {
         ALERT_CACHE_UNAVAILABLE,  /* "cache-unavailable": mount missing, root unusable */
         ALERT_CACHE_AVAILABLE,    /* "cache-available": back */
         ALERT_CACHE_CONF_UNSAFE,  /* "cache-conf-unsafe": ccache.conf had lines or a form that could run code */
+        ALERT_CACHE_CAP_SMALL,    /* "cache-cap-small": the cap evicts what builds need again (level "ok": no more) */
         _ALERT_KIND_MAX,
 } AlertKind;
 

@@ -109,6 +109,7 @@ void cache_activity_feed(Cache *c, usec_t now) {
                 c->fed_size = size;
                 c->activity_dirty = true;
         }
+        cache_advice_check(c, now);
 }
 
 size_t cache_activity_memory(const Cache *c) {
@@ -162,12 +163,12 @@ static uint64_t entry_key(const Cache *c, DirId d, const char *name) {
         return account_dir_path(c->account, d, digits, sizeof(digits)) < 0 ? 0 : regret_key(digits, name);
 }
 
-void cache_activity_evicted(void *userdata, DirId d, const char *name, uint64_t bytes) {
+void cache_activity_evicted(void *userdata, DirId d, const char *name, uint64_t bytes, int64_t mtime) {
         Cache *c = userdata;
         uint64_t key = entry_key(c, d, name);
 
         if (key)
-                (void) regret_evicted(c->regret, key, bytes, realtime(c) / USEC_PER_SEC);
+                (void) regret_evicted(c->regret, key, bytes, mtime, realtime(c) / USEC_PER_SEC);
 }
 
 bool cache_activity_appeared(Cache *c, DirId d, CcacheKind kind, const char *name, uint64_t bytes, uint32_t cookie) {

@@ -130,6 +130,7 @@ struct Cache {
         sd_event_source *writers_pass;    /* reads the headers of entries not read yet, at idle priority */
         FileId writers_next;
         uint64_t tag_files[256], tag_bytes[256];  /* entries by tag, counted with the working set */
+        bool cap_small;                   /* a cache-cap-small alert stands */
 
         /* The working set (cache-status.c): entries used within each of
          * CACHE_WS_WINDOWS, as of ws_at (monotonic; 0: never). */
@@ -155,6 +156,8 @@ static inline size_t cache_unwatched_dirs(Cache *c) {
 int cache_root_get(Cache *c);
 /* A cache event for the journal and alert_command. */
 void cache_alert(Cache *c, AlertKind kind, int priority, const char *fmt, ...) _printf_(4, 5);
+/* The same with a level ("warning", "ok" for the recovery...). */
+void cache_alert_level(Cache *c, AlertKind kind, int priority, const char *level, const char *fmt, ...) _printf_(5, 6);
 
 /* cache-activity.c: ccache's counters of stats file directory d (NULL: it
  * is gone) as the event path or a scan read them; feeding the activity at
@@ -178,7 +181,7 @@ bool cache_activity_appeared(Cache *c, DirId d, CcacheKind kind, const char *nam
 void cache_activity_refreshed(Cache *c, uint64_t bytes);
 void cache_activity_settle(Cache *c);
 /* The daemon evicted entry name of directory d, of bytes (TrimEnv.evicted). */
-void cache_activity_evicted(void *userdata, DirId d, const char *name, uint64_t bytes);
+void cache_activity_evicted(void *userdata, DirId d, const char *name, uint64_t bytes, int64_t mtime);
 /* cache-writers.c: the headers of new entries are read as they are stored
  * (dirfd: their directory), of hit ones not read yet at their hit, and of
  * those the scans found by a pass at idle priority, started (again) after
@@ -188,6 +191,15 @@ void cache_writers_done(Cache *c);
 void cache_writers_stored(Cache *c, DirId d, const char *name, CcacheKind kind, int dirfd);
 void cache_writers_hit(Cache *c, DirId d, const char *name, CcacheKind kind, int dirfd);
 void cache_writers_rescan(Cache *c);
+/* cache-status.c: the working set (ws_*) and the entries by writer
+ * (tag_*) counted again when older than max_age (status: CACHE_WS_USEC;
+ * the advice: 0, counted once per loop iteration at most). */
+void cache_counts_refresh(Cache *c, usec_t max_age);
+/* cache-advice.c: is the cap right (cache-cap-small and its recovery, on
+ * each feed); the advice in words for status, or NULL. */
+void cache_advice_check(Cache *c, usec_t now);
+json_object *cache_advice_json(Cache *c, usec_t now);
+
 /* The writers part of the status (counted by the working set's pass). */
 json_object *cache_writers_json(Cache *c);
 

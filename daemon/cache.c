@@ -35,21 +35,34 @@ static void close_iteration_fds(Cache *c) {
         c->evdir = DIR_NONE;
 }
 
-/* A cache event for the journal and alert_command. */
-void cache_alert(Cache *c, AlertKind kind, int priority, const char *fmt, ...) {
+static void alert_va(Cache *c, AlertKind kind, int priority, const char *level, const char *fmt, va_list ap) {
         VolumeUsage u = { 0 };
         char message[512];
-        va_list ap;
 
-        va_start(ap, fmt);
         vsnprintf(message, sizeof(message), fmt, ap);
-        va_end(ap);
         if (c->available)
                 (void) volume_usage(-1, c->config->path, &u);
         alert_emit(c->alerter, &(Alert) {
-                .kind = kind, .priority = priority, .cache = c->config->name,
+                .kind = kind, .priority = priority, .level = level, .cache = c->config->name,
                 .avail_bytes = u.avail_bytes, .total_bytes = u.total_bytes, .message = message,
         });
+}
+
+/* A cache event for the journal and alert_command. */
+void cache_alert(Cache *c, AlertKind kind, int priority, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        alert_va(c, kind, priority, NULL, fmt, ap);
+        va_end(ap);
+}
+
+void cache_alert_level(Cache *c, AlertKind kind, int priority, const char *level, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        alert_va(c, kind, priority, level, fmt, ap);
+        va_end(ap);
 }
 
 static int on_post(sd_event_source *s, void *userdata) {

@@ -27,6 +27,7 @@
  * cheap insurance against anything inotify could not tell us. */
 #define DEFAULT_AUDIT_INTERVAL_USEC (3600 * USEC_PER_SEC)
 #define DEFAULT_TRIM_TO             0.9
+#define DEFAULT_REGRET_ALERT        0.10
 #define DEFAULT_MODE                01777
 
 typedef struct Ctx {
@@ -49,7 +50,7 @@ static const char *const override_keys[] = {
 };
 static const char *const cache_keys[] = {
         "name", "path", "max_size", "mode", "trim_to", "require_mount", "ccache_conf", "ccache_conf_allow",
-        "max_watches", NULL,
+        "max_watches", "regret_alert", NULL,
 };
 
 _printf_(3, 4)
@@ -280,6 +281,26 @@ static int get_fraction(Ctx *ctx, const config_setting_t *group, const char *key
                 return fail(ctx, s, "'%s' must be greater than 0 and at most 1, not %g",
                             setting_path(s, where, sizeof(where)), v);
         *ret = v;
+        return 1;
+}
+
+/* A percentage "0%".."100%" (fractions allowed: "2.5%"), as a fraction. */
+static int get_share(Ctx *ctx, const config_setting_t *group, const char *key, double *ret) {
+        const config_setting_t *s = NULL;
+        const char *v;
+        char where[256], *end;
+        double p;
+        int r;
+
+        r = get_string(ctx, group, key, "\"10%\"", &s, &v);
+        if (r <= 0)
+                return r;
+        errno = 0;
+        p = strtod(v, &end);
+        if (end == v || strcmp(end, "%") != 0 || errno != 0 || !(p >= 0 && p <= 100))
+                return fail(ctx, s, "'%s': \"%s\" is not a percentage from \"0%%\" to \"100%%\"",
+                            setting_path(s, where, sizeof(where)), v);
+        *ret = p / 100.0;
         return 1;
 }
 
@@ -527,6 +548,7 @@ static int parse_cache(Ctx *ctx, const config_setting_t *g, CacheConfig *cc) {
         int r;
 
         cc->trim_to = DEFAULT_TRIM_TO;
+        cc->regret_alert = DEFAULT_REGRET_ALERT;
         cc->mode = DEFAULT_MODE;
         cc->manage_ccache_conf = true;
 
@@ -547,7 +569,8 @@ static int parse_cache(Ctx *ctx, const config_setting_t *g, CacheConfig *cc) {
             (r = get_path(ctx, g, "require_mount", &cc->require_mount)) < 0 ||
             (r = get_bool(ctx, g, "ccache_conf", &cc->manage_ccache_conf)) < 0 ||
             (r = get_conf_allow(ctx, g, &cc->ccache_conf_allow)) < 0 ||
-            (r = get_count_or_auto(ctx, g, "max_watches", &cc->max_watches)) < 0)
+            (r = get_count_or_auto(ctx, g, "max_watches", &cc->max_watches)) < 0 ||
+            (r = get_share(ctx, g, "regret_alert", &cc->regret_alert)) < 0)
                 return r;
         if (strcmp(cc->path, "/") == 0)
                 return fail(ctx, config_setting_get_member(g, "path"), "cache path must not be '/'");
@@ -858,6 +881,7 @@ void config_dump(const Config *c, FILE *f) {
                         fprintf(f, "    max_watches = %u;\n", (unsigned) cc->max_watches);
                 else
                         fputs("    max_watches = \"auto\";\n", f);
+                fprintf(f, "    regret_alert = \"%g%%\";\n", cc->regret_alert * 100.0);
                 fprintf(f, "  }%s\n", i + 1 < c->n_caches ? "," : "");
         }
         fputs(");\n", f);

@@ -54,6 +54,7 @@ typedef struct CacheConfig {
         char **ccache_conf_allow;    /* ccache settings kept beyond the safe list (ccache-conf.h
                                       * ALLOWABLE ones), NULL-terminated; NULL: none */
         uint32_t max_watches;        /* inotify watches at most; 0: "auto" (watch.h) */
+        double regret_alert;         /* cache-cap-small above this 7-day regret share, [0, 1] */
 } CacheConfig;
 
 typedef struct Config {

@@ -20,9 +20,11 @@ typedef struct Record {
 
 typedef struct Hour {
         uint32_t hour;                  /* unix hours */
-        uint32_t n;
-        uint64_t bytes;
+        uint32_t n;                     /* regretted stores */
+        uint64_t bytes;                 /* and their bytes */
+        uint64_t young;                 /* bytes evicted used within 7 days */
 } Hour;
+
 
 typedef struct Return {
         uint32_t at;
@@ -38,6 +40,15 @@ struct Regret {
         Return returns[REGRET_RETURNS];
         size_t returns_head, returns_count;
 };
+
+/* The figures of the hour of now, emptied when it is a new hour. */
+static Hour *hour_at(Regret *r, uint64_t now) {
+        Hour *h = &r->hours[(now / 3600) % REGRET_HOURS];
+
+        if (h->hour != now / 3600)
+                *h = (Hour) { .hour = (uint32_t) (now / 3600) };
+        return h;
+}
 
 int regret_new(Regret **ret) {
         Regret *r = calloc(1, sizeof(*r));
@@ -125,10 +136,12 @@ static void forget(Regret *r, uint64_t fp) {
         }
 }
 
-int regret_evicted(Regret *r, uint64_t fp, uint64_t bytes, uint64_t now) {
+int regret_evicted(Regret *r, uint64_t fp, uint64_t bytes, int64_t mtime, uint64_t now) {
         Record *rec;
         size_t i;
 
+        if (mtime > (int64_t) now - 7 * 86400)
+                hour_at(r, now)->young += bytes;
         if (!r->records) {
                 r->records = calloc(REGRET_KEYS, sizeof(*r->records));
                 r->index = calloc(INDEX_SLOTS, sizeof(*r->index));
@@ -167,9 +180,7 @@ bool regret_stored(Regret *r, uint64_t fp, uint64_t bytes, uint64_t now) {
         unindex(r, i);
         if (now > rec.at + (uint64_t) REGRET_MAX_AGE)
                 return false;
-        h = &r->hours[(now / 3600) % REGRET_HOURS];
-        if (h->hour != now / 3600)
-                *h = (Hour) { .hour = (uint32_t) (now / 3600) };
+        h = hour_at(r, now);
         h->n++;
         h->bytes += bytes;
         r->returns[r->returns_head] = (Return) {
@@ -197,8 +208,9 @@ void regret_figures(const Regret *r, uint64_t now, RegretFigures *ret) {
         for (size_t i = 0; i < REGRET_HOURS; i++) {
                 const Hour *h = &r->hours[i];
 
-                if (h->n == 0 || h->hour > hour || h->hour + REGRET_HOURS <= hour)
+                if (h->hour > hour || h->hour + REGRET_HOURS <= hour)
                         continue;
+                ret->young_evicted_7d += h->young;
                 ret->stores_7d += h->n;
                 ret->bytes_7d += h->bytes;
                 if (h->hour + 24 > hour) {

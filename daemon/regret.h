@@ -34,9 +34,10 @@ Regret *regret_free(Regret *r);
  * a/b/cdef...R), so that an entry moved to another depth keeps its key. */
 uint64_t regret_key(const char *dir_digits, const char *name);
 
-/* The daemon evicted the entry of key fp, of bytes, at now. Returns 0, or
- * -ENOMEM (nothing remembered; the next call tries again). */
-int regret_evicted(Regret *r, uint64_t fp, uint64_t bytes, uint64_t now);
+/* The daemon evicted the entry of key fp, of bytes, last used at mtime, at
+ * now. Returns 0, or -ENOMEM (nothing remembered, but counted among the
+ * young evictions; the next call tries again). */
+int regret_evicted(Regret *r, uint64_t fp, uint64_t bytes, int64_t mtime, uint64_t now);
 
 /* An entry of key fp, of bytes, was stored at now. If the daemon evicted
  * that key within REGRET_MAX_AGE (and still remembers it), this store is a
@@ -51,6 +52,10 @@ typedef struct RegretFigures {
          * return that 90 % of the returns of the last 7 days stayed within:
          * a cap this much larger would have kept them. 0 without returns. */
         uint64_t extra_bytes_p90;
+        /* Bytes evicted over 7 days that had been used within the 7 days
+         * before their eviction: part of the 7-day working set the cap
+         * could not hold. */
+        uint64_t young_evicted_7d;
         size_t remembered;                      /* evictions remembered now */
 } RegretFigures;
 

@@ -38,7 +38,7 @@ typedef struct TrimQueueEnv {
         /* An alert about the cache, message for a person. */
         void (*alert)(void *userdata, AlertKind kind, int priority, const char *message);
         /* A ccache entry was evicted (TrimEnv.evicted); may be NULL. */
-        void (*evicted)(void *userdata, DirId dir, const char *name, uint64_t bytes);
+        void (*evicted)(void *userdata, DirId dir, const char *name, uint64_t bytes, int64_t mtime);
         void *userdata;
 } TrimQueueEnv;
 

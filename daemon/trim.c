@@ -29,7 +29,7 @@ typedef struct StepEnv {
         dev_t dev;
         usec_t now, realtime;   /* the caller's, for the decisions */
         usec_t started;         /* the monotonic clock when the step began */
-        void (*evicted)(void *userdata, DirId dir, const char *name, uint64_t bytes);
+        void (*evicted)(void *userdata, DirId dir, const char *name, uint64_t bytes, int64_t mtime);
         void *userdata;
 } StepEnv;
 
@@ -202,7 +202,7 @@ static int do_group(Trim *t, const StepEnv *env, const char *rel, size_t start, 
                         files++;
                         kib += fi.blocks / 2;
                         if (env->evicted)
-                                env->evicted(env->userdata, v->dir, fname, fi.blocks * 512);
+                                env->evicted(env->userdata, v->dir, fname, fi.blocks * 512, fi.mtime);
                 }
                 (void) account_file_remove(env->account, v->dir, fname);
         }

@@ -62,7 +62,7 @@ typedef struct TrimEnv {
         usec_t realtime;                     /* realtime: the staleness of ccache's locks */
         /* Told of each ccache entry evicted (name in directory dir of the
          * account, bytes), after the unlink; may be NULL. */
-        void (*evicted)(void *userdata, DirId dir, const char *name, uint64_t bytes);
+        void (*evicted)(void *userdata, DirId dir, const char *name, uint64_t bytes, int64_t mtime);
         void *userdata;
 } TrimEnv;
 

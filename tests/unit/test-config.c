@@ -120,6 +120,9 @@ static void test_errors_name_file_and_line(void **state) {
                 { "volumes = {\n  min_free = \"3\";\n};\n" CACHE_A, 2, "invalid threshold \"3\"" },
                 { "caches = (\n { name = \"a\"; path = \"/a\"; max_size = \"1G\";\n trim_to = 1.5; }\n);\n", 3, "at most 1" },
                 { "caches = (\n { name = \"a\"; path = \"/a\"; max_size = \"1G\";\n trim_to = 0; }\n);\n", 3, "greater than 0" },
+                { "caches = (\n { name = \"a\"; path = \"/a\"; max_size = \"1G\";\n regret_alert = \"110%\"; }\n);\n", 3, "is not a percentage" },
+                { "caches = (\n { name = \"a\"; path = \"/a\"; max_size = \"1G\";\n regret_alert = \"10\"; }\n);\n", 3, "is not a percentage" },
+                { "caches = (\n { name = \"a\"; path = \"/a\"; max_size = \"1G\";\n regret_alert = 0.1; }\n);\n", 3, "must be a string" },
                 /* durations */
                 { "volumes = {\n  check_interval = \"10\";\n};\n" CACHE_A, 2, "invalid duration \"10\"" },
                 { "volumes = {\n  check_interval = \"0s\";\n};\n" CACHE_A, 2, "longer than zero" },

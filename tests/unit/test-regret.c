@@ -24,10 +24,10 @@ static void test_store_of_evicted_key_counted_once(void **state) {
         assert_int_equal(regret_new(&r), 0);
         size_t empty = regret_bytes(r);
         assert_false(regret_stored(r, 42, 10, T0));                /* nothing evicted yet */
-        assert_int_equal(regret_evicted(r, regret_key("ab", "cdefR"), 4 * KIB, T0), 0);
+        assert_int_equal(regret_evicted(r, regret_key("ab", "cdefR"), 4 * KIB, 0, T0), 0);
         assert_int_equal(regret_bytes(r), empty + 3 * 1024 * 1024);  /* allocated at the first eviction */
-        assert_int_equal(regret_evicted(r, regret_key("ab", "cdefM"), 1 * KIB, T0), 0);
-        assert_int_equal(regret_evicted(r, regret_key("12", "3456R"), 5 * KIB, T0), 0);
+        assert_int_equal(regret_evicted(r, regret_key("ab", "cdefM"), 1 * KIB, 0, T0), 0);
+        assert_int_equal(regret_evicted(r, regret_key("12", "3456R"), 5 * KIB, 0, T0), 0);
         /* the same key moved a level deeper is the same key */
         assert_true(regret_key("ab", "cdefR") == regret_key("a/b/c", "defR"));
         assert_true(regret_key("ab", "cdefR") != regret_key("ab", "cdefM"));
@@ -52,7 +52,7 @@ static void test_p90_and_windows(void **state) {
 
         assert_int_equal(regret_new(&r), 0);
         for (uint64_t i = 1; i <= 10; i++) {
-                assert_int_equal(regret_evicted(r, i, 100 * KIB, T0), 0);
+                assert_int_equal(regret_evicted(r, i, 100 * KIB, 0, T0), 0);
         }
         /* key i returns when i x 100 KiB have gone since its own eviction:
          * 1000 KiB went in all, key i's eviction came after (i-1) x 100 */
@@ -78,13 +78,13 @@ static void test_forgets_the_oldest_and_the_old(void **state) {
 
         assert_int_equal(regret_new(&r), 0);
         for (uint64_t i = 1; i <= REGRET_KEYS + 10; i++)
-                assert_int_equal(regret_evicted(r, i * 0x9e3779b97f4a7c15ULL, 1, T0), 0);
+                assert_int_equal(regret_evicted(r, i * 0x9e3779b97f4a7c15ULL, 1, 0, T0), 0);
         for (uint64_t i = 1; i <= 10; i++)
                 assert_false(regret_stored(r, i * 0x9e3779b97f4a7c15ULL, 1, T0 + 1));
         assert_true(regret_stored(r, 11 * 0x9e3779b97f4a7c15ULL, 1, T0 + 1));
         assert_true(regret_stored(r, (REGRET_KEYS + 10) * 0x9e3779b97f4a7c15ULL, 1, T0 + 1));
         /* an eviction of more than 30 days ago is no regret */
-        assert_int_equal(regret_evicted(r, 7, 1, T0), 0);
+        assert_int_equal(regret_evicted(r, 7, 1, 0, T0), 0);
         assert_false(regret_stored(r, 7, 1, T0 + REGRET_MAX_AGE + 1));
         regret_free(r);
 }
@@ -99,7 +99,7 @@ static void test_index_probe_runs_and_deletions(void **state) {
 
         assert_int_equal(regret_new(&r), 0);
         for (uint64_t i = 0; i < N; i++)   /* homes 0..7 only: long runs, wrapping none */
-                assert_int_equal(regret_evicted(r, ((i + 1) << 20) | (i % 8), 1, T0), 0);
+                assert_int_equal(regret_evicted(r, ((i + 1) << 20) | (i % 8), 1, 0, T0), 0);
         for (int k = 0; k < N / 2; k++) {
                 x = x * 1103515245 + 12345;
                 uint64_t i = (x >> 8) % N;
