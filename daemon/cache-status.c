@@ -177,6 +177,10 @@ static void status_hit_rates(Cache *c, json_object *o) {
         }
 }
 
+int cache_history(const Cache *c, unsigned seconds, unsigned count, usec_t now, history_row_t cb, void *userdata) {
+        return history_rows(c->activity, now, seconds, count, cb, userdata);
+}
+
 json_object *cache_status_json(Cache *c) {
         const CacheConfig *cc = c->config;
         const AccountTotals *t = account_totals(c->account);

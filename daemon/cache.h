@@ -13,6 +13,7 @@
 
 #include "account.h"
 #include "config.h"
+#include "history.h"
 #include "watch.h"
 
 typedef enum CacheState {
@@ -112,6 +113,12 @@ int cache_history_save(Cache *c, int dirfd, const char *dir, usec_t now);
 /* ccache's hit rate over the window before realtime now (activity.h):
  * true and *ret in [0, 1], or false when there were no cacheable calls. */
 bool cache_hit_rate(const Cache *c, usec_t window, usec_t now, double *ret);
+
+/* cachectl history's rows of the cache (history_rows: the last count rows
+ * of seconds each before realtime now, oldest first, each passed to cb).
+ * Reads only: rows are as the activity was last fed (at most
+ * CACHE_ACTIVITY_USEC ago). Returns the number of rows, or -EINVAL. */
+int cache_history(const Cache *c, unsigned seconds, unsigned count, usec_t now, history_row_t cb, void *userdata);
 
 /* The cache's status object (DESIGN.md §2 and more). New reference. */
 json_object *cache_status_json(Cache *c);
