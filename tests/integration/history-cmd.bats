@@ -284,3 +284,15 @@ PY
         [ "$(ctl history v --json --hours 2160 | jq '.buckets | length')" -le 1 ]
         [ "$(ctl history --json --hours 1440 | jq '[.caches[].buckets | length] | add')" -le 4320 ]
 }
+
+@test "cachectl.1 names every field of a live history --json" {
+        start_ready
+        fields=$(ctl history --json --minutes 5 | jq -r '[paths | map(select(type == "string")) | last | select(. != null)] | unique[]')
+        [ "$(wc -l <<<"$fields")" -ge 20 ]
+        text=$(groff -man -Tascii -rHY=0 -rLL=2000n -P-cbou "$TOP/ctl/cachectl.1")
+        missing=""
+        for f in $fields; do
+                grep -qE -- "(^|[^A-Za-z0-9_-])${f}([^A-Za-z0-9_-]|\$)" <<<"$text" || missing="$missing $f"
+        done
+        [ -z "$missing" ] || { echo "cachectl.1 does not mention:$missing" >&2; false; }
+}
