@@ -33,6 +33,10 @@ static void help(void) {
                "  status [--json] [CACHE]              sizes, caps, files, hit rates, free space\n"
                "  trim [CACHE...] [--to SIZE] [--dry-run]\n"
                "                                       evict least recently used entries now\n"
+               "  history [CACHE] [--minutes N | --hours N | --days N] [--json]\n"
+               "                                       activity per minute, hour or day (default\n"
+               "                                       --hours 24): stores, hits, misses, hit rate,\n"
+               "                                       evictions, removals, size\n"
                "  reload                               re-read the configuration\n"
                "  check                                one line for monitoring; exit 0 ok,\n"
                "                                       1 warning, 2 critical, 3 unknown\n"
@@ -468,6 +472,77 @@ static int cmd_trim(int argc, char **argv) {
         return r > 0 && failed ? EXIT_REFUSED : exit_status(r);
 }
 
+/* A --minutes, --hours or --days argument: a whole number of rows from 1
+ * to the most the daemon keeps. Returns 0, or the usage error's status. */
+static int parse_rows(const char *option, const char *arg, unsigned seconds, ProtocolHistory *h) {
+        unsigned max = protocol_history_max(seconds);
+        unsigned long n;
+        char *end;
+
+        if (h->seconds)
+                return usage_error("--minutes, --hours and --days exclude each other: give one");
+        errno = 0;
+        n = strtoul(arg, &end, 10);
+        if (arg[0] < '0' || arg[0] > '9' || *end || errno || n == 0 || n > max)
+                return usage_error("--%s takes a number from 1 to %u, not '%s'", option, max, arg);
+        h->seconds = seconds;
+        h->count = (unsigned) n;
+        return 0;
+}
+
+static void print_history(json_object *history, bool sparkline) {
+        char *text = report_history(history, sparkline);
+
+        if (!text) {
+                fprintf(stderr, "cachectl: out of memory\n");
+                return;
+        }
+        fputs(text, stdout);
+        free(text);
+}
+
+static int cmd_history(int argc, char **argv) {
+        static const struct option options[] = {
+                { "json", no_argument, NULL, 'j' },
+                { "minutes", required_argument, NULL, 'm' },
+                { "hours", required_argument, NULL, 'H' },
+                { "days", required_argument, NULL, 'd' },
+                {},
+        };
+        ProtocolHistory req = {};
+        json_object *result = NULL;
+        bool json = false, tty = isatty(STDOUT_FILENO);
+        int c, r;
+
+        while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0)
+                switch (c) {
+                case 'j': json = true; break;
+                case 'm': if ((r = parse_rows("minutes", optarg, PROTOCOL_HISTORY_MINUTE, &req))) return r; break;
+                case 'H': if ((r = parse_rows("hours", optarg, PROTOCOL_HISTORY_HOUR, &req))) return r; break;
+                case 'd': if ((r = parse_rows("days", optarg, PROTOCOL_HISTORY_DAY, &req))) return r; break;
+                default: return usage_error("usage: cachectl history [CACHE] [--minutes N | --hours N | --days N] [--json]");
+                }
+        if (argc - optind > 1)
+                return usage_error("history takes at most one cache name");
+        if (optind < argc)
+                req.cache = argv[optind];
+        if (!req.seconds)
+                req = (ProtocolHistory) { .cache = req.cache, .seconds = PROTOCOL_HISTORY_HOUR, .count = 24 };
+        r = ask(protocol_encode_history(&req), NULL, &result);
+        if (r > 0 && json)
+                printf("%s\n", json_object_to_json_string_ext(result, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
+        else if (r > 0 && protocol_field_get(result, PROTOCOL_HISTORY_CACHES))
+                for (size_t i = 0; i < protocol_field_count(result, PROTOCOL_HISTORY_CACHES); i++) {
+                        if (i > 0)
+                                printf("\n");
+                        print_history(protocol_field_item(result, PROTOCOL_HISTORY_CACHES, i), tty);
+                }
+        else if (r > 0)
+                print_history(result, tty);
+        json_object_put(result);
+        return exit_status(r);
+}
+
 /* Asks for status; returns 1 with *ret set, or what call() returned. */
 static int fetch_status(json_object **ret) {
         return ask(protocol_encode_status(&(ProtocolStatus) {}), NULL, ret);
@@ -542,7 +617,7 @@ int main(int argc, char *argv[]) {
                 default: fprintf(stderr, "Try 'cachectl --help'.\n"); return EXIT_USAGE;
                 }
         if (optind >= argc)
-                return usage_error("%s", "a command is required: status, trim, reload, check or metrics");
+                return usage_error("%s", "a command is required: status, history, trim, reload, check or metrics");
         argc -= optind;
         argv += optind;
         optind = 0;
@@ -557,5 +632,7 @@ int main(int argc, char *argv[]) {
                 return cmd_metrics(argc, argv);
         if (strcmp(argv[0], "reload") == 0)
                 return cmd_reload(argc, argv);
+        if (strcmp(argv[0], "history") == 0)
+                return cmd_history(argc, argv);
         return usage_error("unknown command '%s'", argv[0]);
 }

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* What monitoring wants from a status object (the "result" of the status
  * request): the one-line verdict of `cachectl check` and the Prometheus text
- * of `cachectl metrics`. Pure; linked into cachectl. */
+ * of `cachectl metrics`; and the table of `cachectl history`. Pure (but for
+ * the local time zone); linked into cachectl. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <json-c/json.h>
@@ -31,3 +33,18 @@ ReportLevel report_check(json_object *status, char *buf, size_t len);
 /* The figures of status as Prometheus text exposition, malloc'd (NULL on
  * ENOMEM). */
 char *report_metrics(json_object *status);
+
+/* Columns of the history table: it fits in 80 columns. */
+#define REPORT_HISTORY_WIDTH 80
+#define REPORT_SPARK_LABEL "hit rate"
+
+/* The history table of one cache's history object ({"cache":NAME,
+ * "buckets":[ROW,...]}, PROTOCOL_HISTORY_*): a header line naming the
+ * cache, the column titles, then one line per row: TIME (local time: HH:MM
+ * for minute rows, MM-DD HH:MM for hours; a day row's UTC date, YYYY-MM-DD),
+ * STORES, HITS, MISSES, HIT% ("-" without calls), EVICT, REMOVED, SIZE
+ * (format_size, "-" when unknown). With sparkline, one more line: the hit
+ * rate over the rows in blocks U+2581..U+2588 (a space for rows without
+ * calls), adjacent rows merged so that it fits the width. malloc'd, NULL on
+ * ENOMEM. */
+char *report_history(json_object *history, bool sparkline);

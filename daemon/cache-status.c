@@ -241,6 +241,10 @@ static void status_working_set(Cache *c, json_object *o) {
         JSON_ADD(o, "writers_pending", JSON_U64(c->tag_files[CACHE_WRITER_UNREAD]));
 }
 
+int cache_history(const Cache *c, unsigned seconds, unsigned count, usec_t now, history_row_t cb, void *userdata) {
+        return history_rows(c->activity, now, seconds, count, cb, userdata);
+}
+
 json_object *cache_status_json(Cache *c) {
         const CacheConfig *cc = c->config;
         const AccountTotals *t = account_totals(c->account);

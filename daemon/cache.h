@@ -14,6 +14,7 @@
 #include "account.h"
 #include "activity.h"
 #include "config.h"
+#include "history.h"
 #include "watch.h"
 
 typedef enum CacheState {
@@ -116,6 +117,12 @@ bool cache_hit_rate(const Cache *c, usec_t window, usec_t now, double *ret);
 /* The cache's activity summed over [since, until) (realtime usec), as
  * activity_sum. Returns the granularity. */
 unsigned cache_activity_sum(const Cache *c, usec_t since, usec_t until, ActivityCounts *ret);
+
+/* cachectl history's rows of the cache (history_rows: the last count rows
+ * of seconds each before realtime now, oldest first, each passed to cb).
+ * Reads only: rows are as the activity was last fed (at most
+ * CACHE_ACTIVITY_USEC ago). Returns the number of rows, or -EINVAL. */
+int cache_history(const Cache *c, unsigned seconds, unsigned count, usec_t now, history_row_t cb, void *userdata);
 
 /* The cache's status object (DESIGN.md §2 and more). New reference. */
 json_object *cache_status_json(Cache *c);

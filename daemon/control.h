@@ -25,7 +25,7 @@
 #define CONTROL_PER_UID_MAX     8                     /* connections one unprivileged uid may hold */
 #define CONTROL_IDLE_USEC       (10 * USEC_PER_SEC)   /* no request for this long after the last answer */
 #define CONTROL_LINE_USEC       (2 * USEC_PER_SEC)    /* from a request's first byte to its newline */
-#define CONTROL_OUTPUT_MAX      (1u << 20)            /* unread reply bytes before we give up on a client */
+#define CONTROL_OUTPUT_MAX      (4u << 20)            /* unread reply bytes before we give up on a client (one whole reply: PROTOCOL_REPLY_MAX) */
 
 typedef struct Control Control;
 typedef struct ControlRequest ControlRequest;

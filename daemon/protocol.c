@@ -122,6 +122,19 @@ char *protocol_encode_reload(void) {
         return serialize(request_object(PROTOCOL_CMD_RELOAD));
 }
 
+char *protocol_encode_history(const ProtocolHistory *h) {
+        json_object *o = request_object(PROTOCOL_CMD_HISTORY);
+
+        assert(h);
+        if (!o)
+                return NULL;
+        if (h->cache)
+                put(o, PROTOCOL_FIELD_CACHE, json_object_new_string(h->cache));
+        put(o, PROTOCOL_FIELD_SECONDS, json_object_new_int64(h->seconds));
+        put(o, PROTOCOL_FIELD_COUNT, json_object_new_int64(h->count));
+        return serialize(o);
+}
+
 int protocol_decode_request(const char *line, json_object **ret, const char **ret_cmd,
                             char *err, size_t errlen) {
         json_tokener *tok;
@@ -210,6 +223,100 @@ int protocol_decode_trim(json_object *request, ProtocolTrim *ret, char *err, siz
         t.to_bytes = to ? (uint64_t) json_object_get_int64(to) : 0;
         *ret = t;
         return 0;
+}
+
+unsigned protocol_history_max(unsigned seconds) {
+        switch (seconds) {
+        case PROTOCOL_HISTORY_MINUTE: return PROTOCOL_HISTORY_MINUTES_MAX;
+        case PROTOCOL_HISTORY_HOUR: return PROTOCOL_HISTORY_HOURS_MAX;
+        case PROTOCOL_HISTORY_DAY: return PROTOCOL_HISTORY_DAYS_MAX;
+        default: return 0;
+        }
+}
+
+/* An integer field of a request: 0 and *ret, or -EINVAL (absent, not an
+ * integer, out of [0, UINT_MAX]). */
+static int request_uint(json_object *request, const char *key, unsigned *ret) {
+        json_object *v = protocol_field_get(request, key);
+        int64_t n;
+
+        if (!json_object_is_type(v, json_type_int))
+                return -EINVAL;
+        n = json_object_get_int64(v);
+        if (n < 0 || n > UINT_MAX)
+                return -EINVAL;
+        *ret = (unsigned) n;
+        return 0;
+}
+
+int protocol_decode_history(json_object *request, ProtocolHistory *ret, char *err, size_t errlen) {
+        json_object *cache = protocol_field_get(request, PROTOCOL_FIELD_CACHE);
+        ProtocolHistory h = {};
+        unsigned max;
+
+        if (cache && !json_object_is_type(cache, json_type_string)) {
+                snprintf(err, errlen, "\"" PROTOCOL_FIELD_CACHE "\" must be a string");
+                return -EINVAL;
+        }
+        if (request_uint(request, PROTOCOL_FIELD_SECONDS, &h.seconds) < 0 ||
+            (max = protocol_history_max(h.seconds)) == 0) {
+                snprintf(err, errlen, "\"" PROTOCOL_FIELD_SECONDS "\" must be %u, %u or %u",
+                         PROTOCOL_HISTORY_MINUTE, PROTOCOL_HISTORY_HOUR, PROTOCOL_HISTORY_DAY);
+                return -EINVAL;
+        }
+        if (request_uint(request, PROTOCOL_FIELD_COUNT, &h.count) < 0 || h.count == 0 || h.count > max) {
+                snprintf(err, errlen, "\"" PROTOCOL_FIELD_COUNT "\" must be a number of rows from 1 to %u "
+                         "(for rows of %u seconds)", max, h.seconds);
+                return -EINVAL;
+        }
+        h.cache = cache ? json_object_get_string(cache) : NULL;
+        *ret = h;
+        return 0;
+}
+
+/* hits / (hits + misses), or null without calls. */
+static json_object *hit_rate(uint64_t hits, uint64_t misses) {
+        double rate;
+        char s[32];
+
+        if (hits + misses == 0)
+                return NULL;
+        rate = (double) hits / (double) (hits + misses);
+        snprintf(s, sizeof(s), "%.6g", rate);   /* 0.9, not 0.90000000000000002 */
+        return json_object_new_double_s(rate, s);
+}
+
+json_object *protocol_history_row(const ProtocolHistoryRow *r) {
+        const struct {
+                const char *key;
+                uint64_t value;
+        } counts[] = {
+                { PROTOCOL_ROW_REFRESHED, r->refreshed },
+                { PROTOCOL_ROW_EVICTIONS, r->evictions },
+                { PROTOCOL_ROW_REMOVALS, r->removals },
+                { PROTOCOL_ROW_STORED_BYTES, r->stored_bytes },
+                { PROTOCOL_ROW_EVICTED_BYTES, r->evicted_bytes },
+                { PROTOCOL_ROW_REMOVED_BYTES, r->removed_bytes },
+                { PROTOCOL_ROW_UNCACHEABLE, r->uncacheable },
+                { PROTOCOL_ROW_ERRORS, r->errors },
+                { PROTOCOL_ROW_REMOTE_HITS, r->remote_hits },
+                { PROTOCOL_ROW_REMOTE_MISSES, r->remote_misses },
+                { PROTOCOL_ROW_REMOTE_ERRORS, r->remote_errors },
+        };
+        json_object *o = json_object_new_object();
+
+        if (!o)
+                return NULL;
+        put(o, PROTOCOL_ROW_START, json_object_new_uint64(r->start));
+        put(o, PROTOCOL_ROW_SECONDS, json_object_new_uint64(r->seconds));
+        put(o, PROTOCOL_ROW_STORES, json_object_new_uint64(r->stores));
+        put(o, PROTOCOL_ROW_HITS, json_object_new_uint64(r->hits));
+        put(o, PROTOCOL_ROW_MISSES, json_object_new_uint64(r->misses));
+        put(o, PROTOCOL_ROW_HIT_RATE, hit_rate(r->hits, r->misses));
+        put(o, PROTOCOL_ROW_SIZE_BYTES, r->size_known ? json_object_new_uint64(r->size_bytes) : NULL);
+        for (size_t i = 0; i < ELEMENTSOF(counts); i++)
+                put(o, counts[i].key, json_object_new_uint64(counts[i].value));
+        return o;
 }
 
 /* {"ok":ok; the caller adds the rest, then calls reply_end. NULL on ENOMEM. */

@@ -20,21 +20,64 @@
 
 #define PROTOCOL_SOCKET_DEFAULT  "/run/cachekeeper.sock"  /* where the daemon listens unless told */
 #define PROTOCOL_REQUEST_MAX     4096          /* bytes in one request line, newline included */
-#define PROTOCOL_REPLY_MAX       (1u << 20)    /* bytes in one reply line */
+#define PROTOCOL_REPLY_MAX       (4u << 20)    /* bytes in one reply line (history: 2 x 2160 rows) */
 #define PROTOCOL_TRIM_CACHES_MAX 64            /* cache names in one trim request */
 
 /* Commands, the value of "cmd". */
 #define PROTOCOL_CMD_STATUS "status"
 #define PROTOCOL_CMD_TRIM   "trim"
 #define PROTOCOL_CMD_RELOAD "reload"
+#define PROTOCOL_CMD_HISTORY "history"
 
 /* Request fields: {"cmd":"status","cache":"a"},
- * {"cmd":"trim","caches":["a"],"to_bytes":N,"dry_run":true}, {"cmd":"reload"}. */
+ * {"cmd":"trim","caches":["a"],"to_bytes":N,"dry_run":true}, {"cmd":"reload"},
+ * {"cmd":"history","cache":"a","seconds":3600,"count":24}. */
 #define PROTOCOL_FIELD_CMD      "cmd"           /* string, every request */
 #define PROTOCOL_FIELD_CACHE    "cache"         /* status: only this cache */
 #define PROTOCOL_FIELD_CACHES   "caches"        /* trim: names; absent or [] for every cache */
 #define PROTOCOL_FIELD_TO_BYTES "to_bytes"      /* trim: down to this size, > 0 */
 #define PROTOCOL_FIELD_DRY_RUN  "dry_run"       /* trim: plan only, delete nothing */
+#define PROTOCOL_FIELD_SECONDS  "seconds"       /* history: 60, 3600 or 86400 per row */
+#define PROTOCOL_FIELD_COUNT    "count"         /* history: the last this many rows, >= 1 */
+
+/* History: rows of 1 minute (at most 24 h of them), 1 hour (90 days) or 1
+ * day (90, UTC days, each the sum of its hours). */
+#define PROTOCOL_HISTORY_MINUTE 60U
+#define PROTOCOL_HISTORY_HOUR   3600U
+#define PROTOCOL_HISTORY_DAY    86400U
+#define PROTOCOL_HISTORY_MINUTES_MAX 1440U
+#define PROTOCOL_HISTORY_HOURS_MAX   2160U
+#define PROTOCOL_HISTORY_DAYS_MAX    90U
+/* Rows in one reply, over every cache it holds: a request for more (count
+ * times the caches asked for) is refused. Two caches' 90 days of hours;
+ * a row is at most ~470 bytes on the wire, so a reply stays well under
+ * PROTOCOL_REPLY_MAX. */
+#define PROTOCOL_HISTORY_ROWS_MAX (2U * PROTOCOL_HISTORY_HOURS_MAX)
+
+/* The history result: {"cache":"a","buckets":[ROW,...]} for one cache,
+ * {"caches":[{"cache":...,"buckets":[...]},...]} for all; a ROW has every
+ * field below, oldest row first. */
+#define PROTOCOL_HISTORY_CACHE   "cache"
+#define PROTOCOL_HISTORY_CACHES  "caches"
+#define PROTOCOL_HISTORY_BUCKETS "buckets"
+#define PROTOCOL_ROW_START         "start"          /* unix seconds */
+#define PROTOCOL_ROW_SECONDS       "seconds"        /* 60, 3600 or 86400 */
+#define PROTOCOL_ROW_STORES        "stores"         /* new entries seen */
+#define PROTOCOL_ROW_HITS          "hits"           /* ccache's counters: direct + preprocessed hits */
+#define PROTOCOL_ROW_MISSES        "misses"         /* ccache's counters */
+#define PROTOCOL_ROW_HIT_RATE      "hit_rate"       /* hits / (hits + misses), null without calls */
+#define PROTOCOL_ROW_REFRESHED     "refreshed"      /* entries whose timestamps a hit refreshed */
+#define PROTOCOL_ROW_EVICTIONS     "evictions"      /* removed by the daemon */
+#define PROTOCOL_ROW_REMOVALS      "removals"       /* removed by others */
+#define PROTOCOL_ROW_SIZE_BYTES    "size_bytes"     /* at the end of the row, null when unknown */
+#define PROTOCOL_ROW_STORED_BYTES  "stored_bytes"
+#define PROTOCOL_ROW_EVICTED_BYTES "evicted_bytes"
+#define PROTOCOL_ROW_REMOVED_BYTES "removed_bytes"
+#define PROTOCOL_ROW_UNCACHEABLE   "uncacheable"
+#define PROTOCOL_ROW_ERRORS        "errors"
+#define PROTOCOL_ROW_REMOTE_HITS   "remote_hits"
+#define PROTOCOL_ROW_REMOTE_MISSES "remote_misses"
+#define PROTOCOL_ROW_REMOTE_ERRORS "remote_errors"
 
 /* Lines the daemon sends: {"ok":true,"result":R,"protocol":1},
  * {"ok":false,"error":"...","protocol":1}, with "busy":true before
@@ -61,6 +104,23 @@ typedef struct ProtocolTrim {
         bool dry_run;
 } ProtocolTrim;
 
+/* A history request. */
+typedef struct ProtocolHistory {
+        const char *cache;              /* only this cache, or NULL for all; borrowed */
+        unsigned seconds;               /* PROTOCOL_HISTORY_MINUTE, _HOUR or _DAY */
+        unsigned count;                 /* 1..protocol_history_max(seconds) */
+} ProtocolHistory;
+
+/* One history row, as the daemon counted it. */
+typedef struct ProtocolHistoryRow {
+        uint64_t start, seconds;
+        uint64_t stores, hits, misses, refreshed, evictions, removals;
+        uint64_t stored_bytes, evicted_bytes, removed_bytes;
+        uint64_t uncacheable, errors, remote_hits, remote_misses, remote_errors;
+        bool size_known;
+        uint64_t size_bytes;
+} ProtocolHistoryRow;
+
 /* What protocol_decode_reply found. */
 typedef enum ProtocolReplyKind {
         PROTOCOL_REPLY_OK,              /* the request succeeded; value: the result, or NULL */
@@ -81,6 +141,7 @@ typedef struct ProtocolReply {
 char *protocol_encode_status(const ProtocolStatus *s);
 char *protocol_encode_trim(const ProtocolTrim *t);
 char *protocol_encode_reload(void);
+char *protocol_encode_history(const ProtocolHistory *h);
 
 /* Requests, the daemon's side. Parses one request line (without its
  * newline): an object with a string "cmd". On success stores the object
@@ -99,6 +160,15 @@ int protocol_decode_request(const char *line, json_object **ret, const char **re
  * PROTOCOL_TRIM_CACHES_MAX caches. Reload has no fields. */
 int protocol_decode_status(json_object *request, ProtocolStatus *ret, char *err, size_t errlen);
 int protocol_decode_trim(json_object *request, ProtocolTrim *ret, char *err, size_t errlen);
+/* A history request's seconds must be one of the three and its count
+ * within protocol_history_max. */
+int protocol_decode_history(json_object *request, ProtocolHistory *ret, char *err, size_t errlen);
+/* The most rows a history request of seconds per row may ask for; 0 when
+ * seconds is none of PROTOCOL_HISTORY_MINUTE, _HOUR, _DAY. */
+unsigned protocol_history_max(unsigned seconds);
+/* The object of one history row (every PROTOCOL_ROW_* field); new
+ * reference, NULL on ENOMEM. */
+json_object *protocol_history_row(const ProtocolHistoryRow *r);
 
 /* Lines the daemon sends, each with its newline, malloc'd; NULL on ENOMEM.
  * Replies carry "protocol": PROTOCOL_VERSION. Any byte sequence that is not

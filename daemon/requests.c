@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The control requests: status for anyone; trim (dry runs for anyone) and
- * reload for root and admin_group, decided from the peer's credentials. */
+/* The control requests: status and history for anyone; trim (dry runs for
+ * anyone) and reload for root and admin_group, decided from the peer's
+ * credentials. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +87,56 @@ static void handle_status(Manager *m, ControlRequest *req, json_object *request)
         json_object_object_add(result, "volumes", space_status_json(m->space));
         json_object_object_add(result, "ready", json_object_new_boolean(m->ready));
         json_object_object_add(result, "version", json_object_new_string(CACHEKEEPER_VERSION));
+        control_reply_ok(req, result);
+        json_object_put(result);
+}
+
+static void history_add_row(const ProtocolHistoryRow *row, void *userdata) {
+        json_object_array_add(userdata, protocol_history_row(row));
+}
+
+/* {"cache":NAME,"buckets":[...]} of cache c. */
+static json_object *history_json(Cache *c, const ProtocolHistory *h, usec_t now) {
+        json_object *o = json_object_new_object(), *rows = json_object_new_array();
+
+        (void) cache_history(c, h->seconds, h->count, now, history_add_row, rows);
+        json_object_object_add(o, PROTOCOL_HISTORY_CACHE, json_object_new_string(cache_config(c)->name));
+        json_object_object_add(o, PROTOCOL_HISTORY_BUCKETS, rows);
+        return o;
+}
+
+/* A history request (protocol_decode_history): one cache's rows, or every
+ * cache's; at most PROTOCOL_HISTORY_ROWS_MAX rows in all. */
+static void handle_history(Manager *m, ControlRequest *req, json_object *request) {
+        usec_t now = event_now(m->event, CLOCK_REALTIME);
+        json_object *result, *caches;
+        ProtocolHistory h;
+        Cache *only = NULL;
+        char err[256];
+
+        if (protocol_decode_history(request, &h, err, sizeof(err)) < 0) {
+                control_reply_error(req, "%s", err);
+                return;
+        }
+        if (h.cache && !(only = find_cache(m, h.cache))) {
+                control_reply_error(req, "no cache named '%s'", h.cache);
+                return;
+        }
+        if (!only && (uint64_t) h.count * m->n_caches > PROTOCOL_HISTORY_ROWS_MAX) {
+                control_reply_error(req, "%u rows of each of %zu caches is more than one reply holds (%u rows): "
+                                    "name a cache, or ask for fewer rows", h.count, m->n_caches,
+                                    PROTOCOL_HISTORY_ROWS_MAX);
+                return;
+        }
+        if (only)
+                result = history_json(only, &h, now);
+        else {
+                result = json_object_new_object();
+                caches = json_object_new_array();
+                for (size_t i = 0; i < m->n_caches; i++)
+                        json_object_array_add(caches, history_json(m->caches[i], &h, now));
+                json_object_object_add(result, PROTOCOL_HISTORY_CACHES, caches);
+        }
         control_reply_ok(req, result);
         json_object_put(result);
 }
@@ -268,6 +319,8 @@ void manager_on_request(ControlRequest *req, const char *cmd, json_object *reque
                 handle_reload(m, req);
         else if (strcmp(cmd, PROTOCOL_CMD_TRIM) == 0)
                 handle_trim(m, req, request);
+        else if (strcmp(cmd, PROTOCOL_CMD_HISTORY) == 0)
+                handle_history(m, req, request);
         else
                 control_reply_error(req, "unknown command '%s'", cmd);
 }

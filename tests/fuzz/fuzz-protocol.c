@@ -19,6 +19,7 @@ static void request_round_trip(json_object *o, const char *cmd) {
         char *line, err[256];
         ProtocolStatus s, s2;
         ProtocolTrim t, t2;
+        ProtocolHistory h, h2;
         json_object *o2;
         const char *cmd2;
 
@@ -26,6 +27,16 @@ static void request_round_trip(json_object *o, const char *cmd) {
                 line = protocol_encode_status(&s);
                 if (!line || protocol_decode_request(line, &o2, &cmd2, err, sizeof(err)) < 0 ||
                     protocol_decode_status(o2, &s2, err, sizeof(err)) < 0 || !s.cache != !s2.cache)
+                        abort();
+                json_object_put(o2);
+                free(line);
+        }
+        if (strcmp(cmd, PROTOCOL_CMD_HISTORY) == 0 && protocol_decode_history(o, &h, err, sizeof(err)) == 0) {
+                line = protocol_encode_history(&h);
+                if (!line || protocol_decode_request(line, &o2, &cmd2, err, sizeof(err)) < 0 ||
+                    protocol_decode_history(o2, &h2, err, sizeof(err)) < 0 || !h.cache != !h2.cache ||
+                    h2.seconds != h.seconds || h2.count != h.count || h.count == 0 ||
+                    h.count > protocol_history_max(h.seconds))
                         abort();
                 json_object_put(o2);
                 free(line);

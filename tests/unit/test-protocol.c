@@ -320,6 +320,74 @@ static void test_progress(void **state) {
         assert_int_equal(protocol_decode_reply("", &r, err, sizeof(err)), -EINVAL);
 }
 
+/* Decodes a history request line with protocol_decode_history; h->cache,
+ * borrowed from the request, is copied to a static buffer ("-" for NULL). */
+static int decode_history(const char *line, ProtocolHistory *h, char *err, size_t errlen) {
+        static char cache[64];
+        json_object *o = NULL;
+        const char *cmd;
+        int r;
+
+        assert_int_equal(protocol_decode_request(line, &o, &cmd, err, errlen), 0);
+        assert_string_equal(cmd, PROTOCOL_CMD_HISTORY);
+        r = protocol_decode_history(o, h, err, errlen);
+        if (r == 0) {
+                snprintf(cache, sizeof(cache), "%s", h->cache ? h->cache : "-");
+                h->cache = cache;
+        }
+        json_object_put(o);
+        return r;
+}
+
+static void test_history_request(void **state) {
+        static const struct {
+                const char *line, *error;
+        } bad[] = {
+                { "{\"cmd\":\"history\",\"count\":1}", "\"seconds\" must be 60, 3600 or 86400" },
+                { "{\"cmd\":\"history\",\"seconds\":7,\"count\":1}", "\"seconds\" must be 60, 3600 or 86400" },
+                { "{\"cmd\":\"history\",\"seconds\":\"60\",\"count\":1}", "\"seconds\" must be 60, 3600 or 86400" },
+                { "{\"cmd\":\"history\",\"seconds\":60.0,\"count\":1}", "\"seconds\" must be 60, 3600 or 86400" },
+                { "{\"cmd\":\"history\",\"seconds\":4294967356,\"count\":1}", "\"seconds\" must be 60, 3600 or 86400" },
+                { "{\"cmd\":\"history\",\"seconds\":60}", "\"count\" must be a number of rows from 1 to 1440 (for rows of 60 seconds)" },
+                { "{\"cmd\":\"history\",\"seconds\":60,\"count\":0}", "\"count\" must be a number of rows from 1 to 1440 (for rows of 60 seconds)" },
+                { "{\"cmd\":\"history\",\"seconds\":60,\"count\":1441}", "\"count\" must be a number of rows from 1 to 1440 (for rows of 60 seconds)" },
+                { "{\"cmd\":\"history\",\"seconds\":3600,\"count\":2161}", "\"count\" must be a number of rows from 1 to 2160 (for rows of 3600 seconds)" },
+                { "{\"cmd\":\"history\",\"seconds\":86400,\"count\":91}", "\"count\" must be a number of rows from 1 to 90 (for rows of 86400 seconds)" },
+                { "{\"cmd\":\"history\",\"seconds\":86400,\"count\":-1}", "\"count\" must be a number of rows from 1 to 90 (for rows of 86400 seconds)" },
+                { "{\"cmd\":\"history\",\"seconds\":86400,\"count\":18446744073709551615}", "\"count\" must be a number of rows from 1 to 90 (for rows of 86400 seconds)" },
+                { "{\"cmd\":\"history\",\"cache\":[],\"seconds\":60,\"count\":1}", "\"cache\" must be a string" },
+        };
+        ProtocolHistory h = { .cache = "kept", .seconds = 3600, .count = 24 }, back;
+        char err[256], *line;
+
+        line = protocol_encode_history(&h);
+        assert_string_equal(line, "{\"cmd\":\"history\",\"cache\":\"kept\",\"seconds\":3600,\"count\":24}\n");
+        line[strlen(line) - 1] = '\0';
+        assert_int_equal(decode_history(line, &back, err, sizeof(err)), 0);
+        assert_string_equal(back.cache, "kept");
+        assert_int_equal(back.seconds, 3600);
+        assert_int_equal(back.count, 24);
+        free(line);
+
+        h = (ProtocolHistory) { .seconds = 86400, .count = 90 };
+        line = protocol_encode_history(&h);
+        assert_string_equal(line, "{\"cmd\":\"history\",\"seconds\":86400,\"count\":90}\n");
+        free(line);
+        assert_int_equal(decode_history("{\"cmd\":\"history\",\"seconds\":60,\"count\":1440}", &back, err, sizeof(err)), 0);
+        assert_string_equal(back.cache, "-");
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                back = (ProtocolHistory) { .seconds = 1 };
+                assert_int_equal(decode_history(bad[i].line, &back, err, sizeof(err)), -EINVAL);
+                assert_string_equal(err, bad[i].error);
+                assert_int_equal(back.seconds, 1);      /* unchanged */
+        }
+        assert_int_equal(protocol_history_max(60), 1440);
+        assert_int_equal(protocol_history_max(3600), 2160);
+        assert_int_equal(protocol_history_max(86400), 90);
+        assert_int_equal(protocol_history_max(120), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_utf8_valid),
@@ -330,6 +398,7 @@ int main(void) {
                 cmocka_unit_test(test_requests_refused),
                 cmocka_unit_test(test_version),
                 cmocka_unit_test(test_progress),
+                cmocka_unit_test(test_history_request),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
+#include "protocol.h"
 #include "report.h"
 
 static bool starts(const char *s, const char *prefix) {
@@ -131,12 +133,128 @@ static void test_mistyped_fields(void **state) {
         json_object_put(s);
 }
 
+/* A history object of n rows of seconds from start, row i with hits
+ * hits(i) and misses misses(i) (-1: 0 and 0), size 1000 * i (null for i 0). */
+static json_object *history(unsigned n, unsigned seconds, uint64_t start, const int *hits, const int *misses) {
+        json_object *o = json_object_new_object(), *rows = json_object_new_array();
+
+        for (unsigned i = 0; i < n; i++) {
+                ProtocolHistoryRow r = { .start = start + (uint64_t) i * seconds, .seconds = seconds,
+                                         .hits = hits ? (uint64_t) hits[i] : 0, .misses = misses ? (uint64_t) misses[i] : 0,
+                                         .stores = i, .evictions = 2 * i, .removals = 3 * i,
+                                         .size_known = i > 0, .size_bytes = 1000ULL * i };
+                json_object_array_add(rows, protocol_history_row(&r));
+        }
+        json_object_object_add(o, "cache", json_object_new_string("mi210"));
+        json_object_object_add(o, "buckets", rows);
+        return o;
+}
+
+/* The lines of text, into lines (at most max); returns how many. */
+static size_t split(char *text, char **lines, size_t max) {
+        size_t n = 0;
+
+        for (char *save = NULL, *l = strtok_r(text, "\n", &save); l && n < max; l = strtok_r(NULL, "\n", &save))
+                lines[n++] = l;
+        return n;
+}
+
+static void test_history_table(void **state) {
+        static const int hits[] = { 0, 9, 0, 1 }, misses[] = { 0, 1, 5, 0 };
+        json_object *h;
+        char *text, *lines[16];
+        size_t n;
+
+        setenv("TZ", "UTC", 1);
+        tzset();
+        /* 2026-11-30 22:58 UTC on. */
+        h = history(4, 60, 1796079480, hits, misses);
+        text = report_history(h, false);
+        n = split(text, lines, 16);
+        assert_int_equal(n, 6);
+        assert_string_equal(lines[0], "mi210: 4 rows, one per minute");
+        assert_string_equal(lines[1], "TIME          STORES     HITS   MISSES  HIT%   EVICT REMOVED     SIZE");
+        assert_string_equal(lines[2], "22:58              0        0        0     -       0       0        -");
+        assert_string_equal(lines[3], "22:59              1        9        1   90%       2       3     1.0k");
+        assert_string_equal(lines[4], "23:00              2        0        5    0%       4       6     2.0k");
+        assert_string_equal(lines[5], "23:01              3        1        0  100%       6       9     3.0k");
+        free(text);
+
+        /* The sparkline: a space without calls, then 90 %, 0 %, 100 %. */
+        text = report_history(h, true);
+        n = split(text, lines, 16);
+        assert_int_equal(n, 7);
+        assert_string_equal(lines[6], "hit rate     \u2588\u2581\u2588");
+        free(text);
+        json_object_put(h);
+
+        /* Hours in local time; a day row's UTC date, whatever the zone. */
+        h = history(2, 3600, 1796079600, NULL, NULL);
+        text = report_history(h, false);
+        n = split(text, lines, 16);
+        assert_string_equal(lines[0], "mi210: 2 rows, one per hour");
+        assert_true(starts(lines[2], "11-30 23:00 "));
+        assert_true(starts(lines[3], "12-01 00:00 "));
+        free(text);
+        json_object_put(h);
+        setenv("TZ", "America/New_York", 1);
+        tzset();
+        h = history(1, 86400, 1796083200, NULL, NULL);
+        text = report_history(h, false);
+        n = split(text, lines, 16);
+        assert_string_equal(lines[0], "mi210: 1 row, one per day (UTC)");
+        assert_true(starts(lines[2], "2026-12-01 "));
+        free(text);
+        json_object_put(h);
+        setenv("TZ", "UTC", 1);
+        tzset();
+
+        /* No rows. */
+        h = history(0, 60, 0, NULL, NULL);
+        text = report_history(h, true);
+        assert_string_equal(text, "mi210: nothing observed over this span yet\n");
+        free(text);
+        json_object_put(h);
+}
+
+/* 1440 rows fit one line: merged by 22, the newest group whole. */
+static void test_history_sparkline_width(void **state) {
+        static int hits[1440], misses[1440];
+        json_object *h;
+        char *text, *lines[1500], *spark;
+        size_t n, cells = 0;
+
+        for (int i = 0; i < 1440; i++) {
+                hits[i] = i >= 1430 ? 1 : 0;    /* the newest group: 10 hits ... */
+                misses[i] = i < 1418 ? 1 : 0;   /* ... and 12 rows without a miss */
+        }
+        h = history(1440, 60, 1796000000 / 60 * 60, hits, misses);
+        text = report_history(h, true);
+        n = split(text, lines, 1500);
+        assert_int_equal(n, 2 + 1440 + 1);
+        spark = lines[n - 1];
+        assert_true(starts(spark, "hit rate    "));
+        for (size_t i = 0; i < n - 1; i++)
+                assert_true(strlen(lines[i]) <= REPORT_HISTORY_WIDTH);
+        /* Cells: 3 bytes each (a block), or a space. */
+        for (const char *p = spark + 12; *p; p += *p == ' ' ? 1 : 3)
+                cells++;
+        assert_true(cells <= REPORT_HISTORY_WIDTH - 12);
+        assert_int_equal(cells, (1440 + 21) / 22);
+        /* Newest: 10 hits of 10 calls in its 22 rows: full. */
+        assert_string_equal(spark + strlen(spark) - 3, "\u2588");
+        free(text);
+        json_object_put(h);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_check_ok),
                 cmocka_unit_test(test_check_levels),
                 cmocka_unit_test(test_metrics),
                 cmocka_unit_test(test_mistyped_fields),
+                cmocka_unit_test(test_history_table),
+                cmocka_unit_test(test_history_sparkline_width),
         };
         return cmocka_run_group_tests_name("report", tests, NULL, NULL);
 }
