@@ -65,6 +65,11 @@ wait_history_calls() {
         jq -e '.buckets | length >= 1 and length <= 5' <<<"$json"
         jq -e --argjson now "$(date +%s)" 'all(.buckets[]; .seconds == 60 and .start % 60 == 0 and .start <= $now)' <<<"$json"
         jq -e '[.buckets[].start] | . == sort and . == unique' <<<"$json"
+        # The stores are the entries the cold compiles wrote (a result and a
+        # manifest each), the refreshes those the warm ones touched.
+        [ "$(jq '[.buckets[].stores] | add' <<<"$json")" = 6 ]
+        [ "$(jq '[.buckets[].stored_bytes] | add' <<<"$json")" = "$(find "$CACHE" -mindepth 3 -name '*[RM]' -printf '%b\n' | awk '{ s += $1 * 512 } END { print s }')" ]
+        [ "$(jq '[.buckets[].refreshed] | add' <<<"$json")" = 6 ]
         # Each row's hit_rate is its hits / (hits + misses), null without calls.
         jq -e 'all(.buckets[]; if .hits + .misses == 0 then .hit_rate == null
                               else ((.hit_rate - .hits / (.hits + .misses)) | fabs) < 0.000001 end)' <<<"$json"

@@ -112,12 +112,30 @@ static void test_index_probe_runs_and_deletions(void **state) {
         regret_free(r);
 }
 
+/* What was evicted although used within 7 days before: part of the 7-day
+ * working set the cap could not hold; older entries are not. */
+static void test_young_evictions(void **state) {
+        Regret *r;
+        RegretFigures f;
+
+        assert_int_equal(regret_new(&r), 0);
+        assert_int_equal(regret_evicted(r, 1, 10 * KIB, (int64_t) T0 - 3600, T0), 0);
+        assert_int_equal(regret_evicted(r, 2, 20 * KIB, (int64_t) T0 - 6 * 86400, T0), 0);
+        assert_int_equal(regret_evicted(r, 3, 40 * KIB, (int64_t) T0 - 8 * 86400, T0), 0);
+        regret_figures(r, T0 + 60, &f);
+        assert_int_equal(f.young_evicted_7d, 30 * KIB);
+        regret_figures(r, T0 + 8 * 86400, &f);   /* out of the 7 days */
+        assert_int_equal(f.young_evicted_7d, 0);
+        regret_free(r);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_store_of_evicted_key_counted_once),
                 cmocka_unit_test(test_p90_and_windows),
                 cmocka_unit_test(test_forgets_the_oldest_and_the_old),
                 cmocka_unit_test(test_index_probe_runs_and_deletions),
+                cmocka_unit_test(test_young_evictions),
         };
         return cmocka_run_group_tests_name("regret", tests, NULL, NULL);
 }
