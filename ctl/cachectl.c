@@ -33,6 +33,9 @@ static void help(void) {
                "  status [--json] [CACHE]              sizes, caps, files, hit rates, free space\n"
                "  trim [CACHE...] [--to SIZE] [--dry-run]\n"
                "                                       evict least recently used entries now\n"
+               "  trim [CACHE...] --written-by VERSION | --namespace NS [--dry-run]\n"
+               "                                       evict exactly the entries that ccache\n"
+               "                                       version (or namespace) wrote\n"
                "  history [CACHE] [--minutes N | --hours N | --days N] [--json]\n"
                "                                       activity per minute, hour or day (default\n"
                "                                       --hours 24): stores, hits, misses, hit rate,\n"
@@ -437,6 +440,8 @@ static int cmd_trim(int argc, char **argv) {
         static const struct option options[] = {
                 { "to", required_argument, NULL, 't' },
                 { "dry-run", no_argument, NULL, 'n' },
+                { "written-by", required_argument, NULL, 'w' },
+                { "namespace", required_argument, NULL, 'N' },
                 {},
         };
         ProtocolTrim req = {};
@@ -451,8 +456,15 @@ static int cmd_trim(int argc, char **argv) {
                                 return usage_error("invalid size '%s' (a number and a unit: k, M, G, T, or Ki, Mi, Gi, Ti)", optarg);
                         break;
                 case 'n': req.dry_run = true; break;
-                default: return usage_error("usage: cachectl trim [CACHE...] [--to SIZE] [--dry-run]");
+                case 'w': req.written_by = optarg; break;
+                case 'N': req.ns = optarg; break;
+                default: return usage_error("usage: cachectl trim [CACHE...] [--to SIZE | --written-by VERSION | "
+                                            "--namespace NS] [--dry-run]");
                 }
+        if ((req.written_by || req.ns) && req.to_bytes)
+                return usage_error("--written-by and --namespace evict what that writer wrote: they take no --to");
+        if (req.written_by && !*req.written_by)
+                return usage_error("--written-by needs a ccache version, such as 4.9.1");
         if (argc - optind > PROTOCOL_TRIM_CACHES_MAX)
                 return usage_error("trim names at most %u caches at once", (unsigned) PROTOCOL_TRIM_CACHES_MAX);
         for (int i = optind; i < argc; i++)

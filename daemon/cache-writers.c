@@ -17,6 +17,7 @@
 #include "beneath.h"
 #include "cache-internal.h"
 #include "ccache-header.h"
+#include "evict.h"
 #include "log.h"
 
 /* The tag of the writer of h (NULL: no header), added to the table if new
@@ -177,4 +178,75 @@ json_object *cache_writers_json(Cache *c) {
                 json_object_array_add(a, o);
         }
         return a;
+}
+
+static int cmp_victim(const void *x, const void *y) {
+        const Victim *a = x, *b = y;
+
+        if (a->dir != b->dir)
+                return a->dir < b->dir ? -1 : 1;
+        return a->mtime < b->mtime ? -1 : a->mtime > b->mtime;
+}
+
+/* Does tag t name a writer of version (NULL: any) and namespace (NULL: any)? */
+static bool writer_matches(const Cache *c, size_t t, const char *version, const char *ns) {
+        return t >= CACHE_WRITER_FIRST && t < CACHE_WRITER_FIRST + c->n_writers &&
+               (!version || strcmp(c->writers[t].version, version) == 0) && (!ns || strcmp(c->writers[t].ns, ns) == 0);
+}
+
+uint64_t cache_writers_pending(Cache *c) {
+        cache_counts_refresh(c, 0);
+        return c->tag_files[CACHE_WRITER_UNREAD];
+}
+
+int cache_trim_writer(Cache *c, const char *version, const char *ns, bool dry_run, cache_trim_done_t done,
+                      void *userdata) {
+        bool match[256] = { false };
+        EvictPlan plan = { 0 };
+        FileId limit;
+        size_t cap = 0;
+
+        if (!c->available)
+                return -ENODEV;
+        if (!scan_queue_scanned(c->scans))
+                return -EAGAIN;
+        cache_counts_refresh(c, 0);
+        if (c->tag_files[CACHE_WRITER_UNREAD] > 0)
+                return -EBUSY;   /* who wrote some entries is not known yet */
+        for (size_t t = 0; t < 256; t++)
+                match[t] = writer_matches(c, t, version, ns);
+        limit = account_file_limit(c->account);
+        for (FileId f = 0; f < limit; f++) {
+                FileInfo fi;
+
+                if (!match[account_file_tag(c->account, f)] || account_file_info(c->account, f, &fi) < 0 ||
+                    !ccache_kind_is_entry(fi.kind))
+                        continue;
+                if (plan.n == cap) {
+                        Victim *v = realloc(plan.victims, (cap = cap ? cap * 2 : 256) * sizeof(*v));
+
+                        if (!v) {
+                                evict_plan_done(&plan);
+                                return -ENOMEM;
+                        }
+                        plan.victims = v;
+                }
+                plan.victims[plan.n++] = (Victim) { .file = f, .dir = fi.dir, .dir_gen = fi.dir_gen,
+                                                    .mtime = (uint32_t) fi.mtime, .blocks = (uint32_t) fi.blocks };
+                plan.bytes += fi.blocks * 512;
+                if (fi.mtime > plan.cutoff)
+                        plan.cutoff = fi.mtime;
+        }
+        qsort(plan.victims, plan.n, sizeof(*plan.victims), cmp_victim);
+        plan.evictable_files = plan.n;
+        plan.evictable_bytes = plan.bytes;
+        if (dry_run) {
+                TrimResult r = { .dry_run = true, .planned_files = plan.n, .planned_bytes = plan.bytes,
+                                 .files = plan.n, .bytes = plan.bytes };
+
+                evict_plan_done(&plan);
+                done(c, &r, userdata);
+                return 0;
+        }
+        return cache_trim_plan(c, &plan, "written-by", done, userdata);
 }

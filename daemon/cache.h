@@ -80,6 +80,16 @@ int cache_trim(Cache *c, uint64_t target, bool dry_run, const char *reason, cach
  * accounts), after any trim already running. As cache_trim otherwise. */
 typedef struct EvictPlan EvictPlan;
 int cache_trim_plan(Cache *c, EvictPlan *plan, const char *reason, cache_trim_done_t done, void *userdata);
+/* Evicts exactly the entries whose header names version (NULL: any) and
+ * namespace (NULL: any), under the rules of every trim (trim.h: each
+ * re-checked, ccache's locks and counters kept); a dry run counts them and
+ * calls done at once. -EBUSY while some entries' headers are not read yet
+ * (writers_pending), -ENODEV/-EAGAIN as cache_trim, -ENOMEM. An entry hit
+ * while it runs stays. */
+int cache_trim_writer(Cache *c, const char *version, const char *ns, bool dry_run, cache_trim_done_t done,
+                      void *userdata);
+/* Entries whose header is not read yet, counted now. */
+uint64_t cache_writers_pending(Cache *c);
 /* The cache's accounting, for planning across caches. Borrowed. */
 Account *cache_account(Cache *c);
 

@@ -115,6 +115,10 @@ char *protocol_encode_trim(const ProtocolTrim *t) {
         if (t->to_bytes > 0)
                 put(o, PROTOCOL_FIELD_TO_BYTES, json_object_new_int64((int64_t) t->to_bytes));
         put(o, PROTOCOL_FIELD_DRY_RUN, json_object_new_boolean(t->dry_run));
+        if (t->written_by)
+                put(o, PROTOCOL_FIELD_WRITTEN_BY, json_object_new_string(t->written_by));
+        if (t->ns)
+                put(o, PROTOCOL_FIELD_NAMESPACE, json_object_new_string(t->ns));
         return serialize(o);
 }
 
@@ -199,6 +203,27 @@ static int decode_trim_caches(json_object *names, ProtocolTrim *t, char *err, si
         return 0;
 }
 
+/* A version or namespace as entry headers hold them: at most 255
+ * printable ASCII characters (the namespace may be empty). */
+static int decode_writer_field(json_object *request, const char *key, const char **ret, char *err, size_t errlen) {
+        json_object *v = protocol_field_get(request, key);
+        const char *s;
+
+        *ret = NULL;
+        if (!v)
+                return 0;
+        s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+        if (!s || strlen(s) > 255 || s[strspn(s, " !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                              "[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~")] != '\0' ||
+            (strcmp(key, PROTOCOL_FIELD_WRITTEN_BY) == 0 && !*s)) {
+                snprintf(err, errlen, "\"%s\" must be %s of at most 255 printable characters", key,
+                         strcmp(key, PROTOCOL_FIELD_WRITTEN_BY) == 0 ? "a ccache version" : "a namespace");
+                return -EINVAL;
+        }
+        *ret = s;
+        return 0;
+}
+
 int protocol_decode_trim(json_object *request, ProtocolTrim *ret, char *err, size_t errlen) {
         json_object *dry = protocol_field_get(request, PROTOCOL_FIELD_DRY_RUN);
         json_object *names = protocol_field_get(request, PROTOCOL_FIELD_CACHES);
@@ -219,6 +244,13 @@ int protocol_decode_trim(json_object *request, ProtocolTrim *ret, char *err, siz
         }
         if (names && decode_trim_caches(names, &t, err, errlen) < 0)
                 return -EINVAL;
+        if (decode_writer_field(request, PROTOCOL_FIELD_WRITTEN_BY, &t.written_by, err, errlen) < 0 ||
+            decode_writer_field(request, PROTOCOL_FIELD_NAMESPACE, &t.ns, err, errlen) < 0)
+                return -EINVAL;
+        if ((t.written_by || t.ns) && to) {
+                snprintf(err, errlen, "a trim by writer removes what that writer wrote: it takes no \"" PROTOCOL_FIELD_TO_BYTES "\"");
+                return -EINVAL;
+        }
         t.dry_run = dry && json_object_get_boolean(dry);
         t.to_bytes = to ? (uint64_t) json_object_get_int64(to) : 0;
         *ret = t;

@@ -37,6 +37,8 @@
 #define PROTOCOL_FIELD_CACHES   "caches"        /* trim: names; absent or [] for every cache */
 #define PROTOCOL_FIELD_TO_BYTES "to_bytes"      /* trim: down to this size, > 0 */
 #define PROTOCOL_FIELD_DRY_RUN  "dry_run"       /* trim: plan only, delete nothing */
+#define PROTOCOL_FIELD_WRITTEN_BY "written_by"  /* trim: the entries this ccache version wrote */
+#define PROTOCOL_FIELD_NAMESPACE  "namespace"   /* trim: the entries written in this namespace */
 #define PROTOCOL_FIELD_SECONDS  "seconds"       /* history: 60, 3600 or 86400 per row */
 #define PROTOCOL_FIELD_COUNT    "count"         /* history: the last this many rows, >= 1 */
 
@@ -102,6 +104,9 @@ typedef struct ProtocolTrim {
         size_t n_caches;                /* 0: every cache that can be trimmed now */
         uint64_t to_bytes;              /* 0: each cache down to its own target */
         bool dry_run;
+        /* Either or both: instead of a size, exactly the entries whose header
+         * names this version and/or namespace (borrowed; NULL: any). */
+        const char *written_by, *ns;
 } ProtocolTrim;
 
 /* A history request. */

@@ -282,6 +282,16 @@ static void handle_trim(Manager *m, ControlRequest *req, json_object *request) {
                 control_reply_error(req, "no cache can be trimmed now (unavailable or still scanning)");
                 return;
         }
+        for (size_t i = 0; (asked.written_by || asked.ns) && i < n; i++) {
+                uint64_t pending = cache_writers_pending(targets[i]);
+
+                if (pending > 0) {
+                        control_reply_error(req, "cache %s: who wrote %llu entries is not known yet (their headers "
+                                            "are being read); try again in a moment", cache_config(targets[i])->name,
+                                            (unsigned long long) pending);
+                        return;
+                }
+        }
         if (dry_run && !peer_is_admin(m, peer) &&
             !(use = dry_run_admit(m, req, peer->uid, now_usec(CLOCK_MONOTONIC))))
                 return;
@@ -304,7 +314,10 @@ static void handle_trim(Manager *m, ControlRequest *req, json_object *request) {
                                                   on_trim_progress, t);
         }
         for (size_t i = 0; i < n; i++)
-                if (cache_trim(targets[i], to, dry_run, dry_run ? "dry-run" : "manual", on_trim_done, t) < 0) {
+                if ((asked.written_by || asked.ns ? cache_trim_writer(targets[i], asked.written_by, asked.ns, dry_run,
+                                                                      on_trim_done, t)
+                                                  : cache_trim(targets[i], to, dry_run, dry_run ? "dry-run" : "manual",
+                                                               on_trim_done, t)) < 0) {
                         TrimResult failed = { .target_bytes = to, .dry_run = dry_run, .errors = 1 };
                         on_trim_done(targets[i], &failed, t);
                 }

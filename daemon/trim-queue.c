@@ -136,7 +136,9 @@ static void run(TrimQueue *q) {
         r = trim_step(q->trim, &(TrimEnv) {
                 .account = q->account, .counters = q->counters, .root_fd = root, .dev = dev,
                 .now = event_now(q->event, CLOCK_MONOTONIC), .realtime = event_now(q->event, CLOCK_REALTIME),
-                .evicted = q->env.evicted, .userdata = q->env.userdata,
+                /* A purge by writer is not the cap's doing: no regret of it. */
+                .evicted = strcmp(q->order.reason, "written-by") == 0 ? NULL : q->env.evicted,
+                .userdata = q->env.userdata,
         });
         pay_later(q);
         if (r == 1)

@@ -37,7 +37,8 @@ typedef struct TrimQueueEnv {
         void (*changed)(void *userdata);
         /* An alert about the cache, message for a person. */
         void (*alert)(void *userdata, AlertKind kind, int priority, const char *message);
-        /* A ccache entry was evicted (TrimEnv.evicted); may be NULL. */
+        /* A ccache entry was evicted (TrimEnv.evicted; not for a trim whose
+         * reason is "written-by"); may be NULL. */
         void (*evicted)(void *userdata, DirId dir, const char *name, uint64_t bytes, int64_t mtime);
         void *userdata;
 } TrimQueueEnv;

@@ -84,3 +84,53 @@ blocks_of() { xargs -r stat -c %b | awk '{ s += $1 * 512 } END { print s + 0 }';
         [ "$(writer 9.7 'evil\7' entries)" = 1 ]             # names kept as written, escaped in JSON
         ctl status > /dev/null
 }
+
+@test "trim --written-by and --namespace: exactly that writer's entries go, ccache's counters follow, for admins only" {
+        open_test_dir
+        compile "$CACHE" 10                                # Debian's ccache: 20 entries
+        debian=$(ccache --version | awk 'NR == 1 { print $3 }')
+        for i in 1 2 3 4 5 6; do /usr/bin/python3 "$ENTRY" "$(hex $i)" 4.13.6 ""; done
+        for i in 1 2 3 4; do /usr/bin/python3 "$ENTRY" "$(legacy $i M)" 4.9.1 ns-a 1; done
+        start_ready
+        wait_for '[ "$(cache_field t writers_pending)" = 0 ]' 30
+        find "$CACHE" -type f | sort > "$BATS_TEST_TMPDIR/before"
+
+        # Usage errors, and a non-admin's real trim refused; its dry run counts.
+        run ctl trim t --written-by ""
+        [ "$status" -eq 2 ]
+        run ctl trim t --written-by 4.13.6 --to 1k
+        [ "$status" -eq 2 ]
+        run as_nobody "$CTL" -s "$BATS_TEST_TMPDIR/ck.sock" trim t --written-by 4.13.6
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"permission denied"* ]]
+        run as_nobody "$CTL" -s "$BATS_TEST_TMPDIR/ck.sock" trim t --written-by 4.13.6 --dry-run
+        [ "$status" -eq 0 ]
+        [[ "$output" == *"6 files"* ]]
+        [ "$(find "$CACHE" -type f | sort)" = "$(cat "$BATS_TEST_TMPDIR/before")" ]
+
+        # Debian's own first (ccache counted those): all 20 go, nothing
+        # else, and ccache's counters say so.
+        [ "$(CCACHE_DIR=$CACHE ccache --print-stats | awk '$1 == "files_in_cache" { print $2 }')" = 20 ]
+        run ctl trim t --written-by "$debian"
+        [ "$status" -eq 0 ]
+        find "$CACHE" -type f | sort > "$BATS_TEST_TMPDIR/after"
+        [ "$(comm -23 "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after" | wc -l)" -eq 20 ]
+        [ -z "$(comm -13 "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after")" ]
+        [ -z "$(find "$CACHE" -mindepth 3 -name '*[RM]' ! -path '*/a/b/*')" ]
+        [ "$(CCACHE_DIR=$CACHE ccache --print-stats | awk '$1 == "files_in_cache" { print $2 }')" = 0 ]
+        [ "$(CCACHE_DIR=$CACHE ccache --print-stats | awk '$1 == "cache_size_kibibyte" { print $2 }')" = 0 ]
+
+        # 4.13.6's six entries, then the namespace's four: exactly those.
+        ctl trim t --written-by 4.13.6
+        for i in 1 2 3 4 5 6; do [ ! -e "$(hex $i)" ]; done
+        for i in 1 2 3 4; do [ -e "$(legacy $i M)" ]; done
+        wait_for '[ "$(writer 4.13.6 "" entries)" = "" ]'   # gone from the table (counted every 5 s)
+        [ "$(writer 4.9.1 ns-a entries)" = 4 ]
+        ctl trim t --namespace ns-a
+        for i in 1 2 3 4; do [ ! -e "$(legacy $i M)" ]; done
+
+        # A purge is no regret of the cap: compiled again, nothing counts.
+        compile "$CACHE" 10
+        wait_for '[ "$(writer "$debian" "" entries)" = 20 ]' 30
+        [ "$(cache_field t regret.stores_7d)" = 0 ]
+}

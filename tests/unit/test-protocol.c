@@ -190,6 +190,16 @@ static void test_round_trip(void **state) {
         json_object_put(o);
         free(line);
 
+        /* A writer: its version and namespace, an empty namespace too. */
+        line = protocol_encode_trim(&(ProtocolTrim) { .written_by = "4.9.1", .ns = "", .dry_run = true });
+        assert_int_equal(decode_trim(line, &back, err, sizeof(err)), 0);
+        assert_true(back.dry_run);
+        free(line);
+        assert_int_equal(decode_trim("{\"cmd\":\"trim\",\"written_by\":\"4.13.6\",\"namespace\":\"\"}", &back, err,
+                                     sizeof(err)), 0);
+        assert_non_null(back.ns);
+        assert_non_null(back.written_by);
+
         /* No names, no size: every cache, each to its target. */
         assert_int_equal(decode_trim("{\"cmd\":\"trim\"}", &back, err, sizeof(err)), 0);
         assert_int_equal(back.n_caches, 0);
@@ -210,6 +220,11 @@ static void test_requests_refused(void **state) {
                 { "{\"cmd\":\"trim\",\"to_bytes\":0}", "\"to_bytes\" must be a positive number" },
                 { "{\"cmd\":\"trim\",\"to_bytes\":-5}", "\"to_bytes\" must be a positive number" },
                 { "{\"cmd\":\"trim\",\"to_bytes\":1.5}", "\"to_bytes\" must be a positive number" },
+                { "{\"cmd\":\"trim\",\"written_by\":4}", "\"written_by\" must be a ccache version of at most 255 printable characters" },
+                { "{\"cmd\":\"trim\",\"written_by\":\"\"}", "\"written_by\" must be a ccache version of at most 255 printable characters" },
+                { "{\"cmd\":\"trim\",\"written_by\":\"4.9\\n1\"}", "\"written_by\" must be a ccache version of at most 255 printable characters" },
+                { "{\"cmd\":\"trim\",\"namespace\":[]}", "\"namespace\" must be a namespace of at most 255 printable characters" },
+                { "{\"cmd\":\"trim\",\"written_by\":\"4.9.1\",\"to_bytes\":5}", "a trim by writer removes what that writer wrote: it takes no \"to_bytes\"" },
         };
         ProtocolTrim t = { .n_caches = 7 };
         ProtocolStatus s = { .cache = "kept" };
