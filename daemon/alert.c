@@ -59,6 +59,7 @@ static const struct {
         [ALERT_CACHE_AVAILABLE] = { "cache-available", "a0eaef29c3a1448b978a9f44b913b6b8" },
         [ALERT_CACHE_CONF_UNSAFE] = { "cache-conf-unsafe", "27659afb25fa490a98306da21960456d" },
         [ALERT_CACHE_CAP_SMALL] = { "cache-cap-small", "ac19a42f930040f7b54899d79a8bfe58" },
+        [ALERT_CACHE_VERSION_MIX] = { "cache-version-mix", "b4fd8ee94e7a4bbaa24a818aff689532" },
 };
 
 const char *alert_kind_name(AlertKind k) {

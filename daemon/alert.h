@@ -26,6 +26,7 @@ typedef enum AlertKind {
         ALERT_CACHE_AVAILABLE,    /* "cache-available": back */
         ALERT_CACHE_CONF_UNSAFE,  /* "cache-conf-unsafe": ccache.conf had lines or a form that could run code */
         ALERT_CACHE_CAP_SMALL,    /* "cache-cap-small": the cap evicts what builds need again (level "ok": no more) */
+        ALERT_CACHE_VERSION_MIX,  /* "cache-version-mix": writers of two key families store into one cache (level "ok": one again) */
         _ALERT_KIND_MAX,
 } AlertKind;
 

@@ -110,6 +110,7 @@ void cache_activity_feed(Cache *c, usec_t now) {
                 c->activity_dirty = true;
         }
         cache_advice_check(c, now);
+        cache_writers_check(c, now);
 }
 
 size_t cache_activity_memory(const Cache *c) {
@@ -150,7 +151,7 @@ void cache_activity_removed(Cache *c, uint64_t bytes, uint32_t cookie) {
 
 /* ccache 4.13+ names an entry by 40 hex digits, with no R/M suffix, and a
  * raw file <key>_<nn>; up to 4.12 every name ends in R, M or <n>W. */
-static CacheFamily family_of(CcacheKind kind, const char *name) {
+static CacheFamily name_family(CcacheKind kind, const char *name) {
         return kind == CCACHE_KIND_ENTRY || (kind == CCACHE_KIND_RAW && strchr(name, '_')) ? CACHE_FAMILY_HEX
                                                                                           : CACHE_FAMILY_LEGACY;
 }
@@ -186,7 +187,7 @@ bool cache_activity_appeared(Cache *c, DirId d, CcacheKind kind, const char *nam
         if (!scan_queue_scanned(c->scans))
                 return false;
         count(c, ACTIVITY_STORE, bytes);
-        f = family_of(kind, name);
+        f = name_family(kind, name);
         now = realtime(c);
         if (key)
                 (void) regret_stored(c->regret, key, bytes, now / USEC_PER_SEC);

@@ -14,6 +14,7 @@
 #include "ccache.h"
 #include "ccache-stats.h"
 #include "counters.h"
+#include "families.h"
 #include "regret.h"
 #include "scan-queue.h"
 #include "trim-queue.h"
@@ -131,6 +132,8 @@ struct Cache {
         FileId writers_next;
         uint64_t tag_files[256], tag_bytes[256];  /* entries by tag, counted with the working set */
         bool cap_small;                   /* a cache-cap-small alert stands */
+        FamilyStores families;            /* stores by key family over 24 h (cache-writers.c) */
+        bool version_mix;                 /* a cache-version-mix alert stands */
 
         /* The working set (cache-status.c): entries used within each of
          * CACHE_WS_WINDOWS, as of ws_at (monotonic; 0: never). */
@@ -202,6 +205,10 @@ json_object *cache_advice_json(Cache *c, usec_t now);
 
 /* The writers part of the status (counted by the working set's pass). */
 json_object *cache_writers_json(Cache *c);
+/* Stores of two key families within 24 h: cache-version-mix and its
+ * recovery (on each feed); the families part of the status. */
+void cache_writers_check(Cache *c, usec_t now);
+json_object *cache_families_json(Cache *c, usec_t now);
 
 /* Bytes a cache's activity takes: its buckets and the stats files' counters
  * (about 500 kB), and its eviction regret (3 MiB once it evicted). */

@@ -239,6 +239,7 @@ static void status_working_set(Cache *c, json_object *o) {
         JSON_ADD(o, "working_set_bytes", bytes);
         JSON_ADD(o, "writers", cache_writers_json(c));
         JSON_ADD(o, "writers_pending", JSON_U64(c->tag_files[CACHE_WRITER_UNREAD]));
+        JSON_ADD(o, "key_families", cache_families_json(c, event_now(c->event, CLOCK_REALTIME)));
 }
 
 int cache_history(const Cache *c, unsigned seconds, unsigned count, usec_t now, history_row_t cb, void *userdata) {

@@ -18,6 +18,7 @@
 #include "cache-internal.h"
 #include "ccache-header.h"
 #include "evict.h"
+#include "human.h"
 #include "log.h"
 
 /* The tag of the writer of h (NULL: no header), added to the table if new
@@ -41,16 +42,42 @@ static uint8_t writer_tag(Cache *c, const CcacheHeader *h) {
 }
 
 /* The tag of the entry open as fd (closed here; < 0: it could not be
- * opened). Raw files have no header of their own. */
-static uint8_t read_tag(Cache *c, CcacheKind kind, int fd) {
+ * opened), and its header into *ret (NULL: not wanted) when it has one;
+ * returns the tag. Raw files have no header of their own. */
+static uint8_t read_header_tag(Cache *c, CcacheKind kind, int fd, CcacheHeader *ret, bool *ret_ok) {
         CcacheHeader h;
         int r;
 
+        if (ret_ok)
+                *ret_ok = false;
         if (fd < 0)
                 return CACHE_WRITER_UNKNOWN;
         r = kind == CCACHE_KIND_RAW ? -EBADMSG : ccache_header_read(fd, &h);
         close(fd);
+        if (r >= 0 && ret) {
+                *ret = h;
+                *ret_ok = true;
+        }
         return writer_tag(c, r < 0 ? NULL : &h);
+}
+
+static uint8_t read_tag(Cache *c, CcacheKind kind, int fd) {
+        return read_header_tag(c, kind, fd, NULL, NULL);
+}
+
+/* A store's key family, and whether the other scheme's entry of its key is
+ * in the same directory (a duplicate of another family's entry). */
+static void count_family(Cache *c, DirId d, const char *name, CcacheKind kind, const CcacheHeader *h, bool have_h) {
+        char digits[16], twin[CCACHE_NAME_MAX];
+        bool hex = kind == CCACHE_KIND_ENTRY, dup;
+        bool manifest = kind == CCACHE_KIND_MANIFEST || (have_h && h->type == 1);
+
+        if (kind == CCACHE_KIND_RAW)
+                return;
+        dup = account_dir_path(c->account, d, digits, sizeof(digits)) == 0 &&
+              family_twin_name(digits, name, manifest, twin) && account_file_find(c->account, d, twin) != FILE_NONE;
+        family_stores_add(&c->families, family_of(have_h ? h->version : NULL, hex), dup,
+                          event_now(c->event, CLOCK_REALTIME) / USEC_PER_SEC);
 }
 
 static int open_entry(int dirfd, const char *name) {
@@ -74,10 +101,13 @@ static void count(Cache *c, uint8_t tag, bool store) {
 
 void cache_writers_stored(Cache *c, DirId d, const char *name, CcacheKind kind, int dirfd) {
         FileId f = account_file_find(c->account, d, name);
-        uint8_t tag = read_tag(c, kind, open_entry(dirfd, name));
+        CcacheHeader h;
+        bool have_h;
+        uint8_t tag = read_header_tag(c, kind, open_entry(dirfd, name), &h, &have_h);
 
         account_file_set_tag(c->account, f, tag);
         count(c, tag, true);
+        count_family(c, d, name, kind, &h, have_h);
 }
 
 void cache_writers_hit(Cache *c, DirId d, const char *name, CcacheKind kind, int dirfd) {
@@ -249,4 +279,64 @@ int cache_trim_writer(Cache *c, const char *version, const char *ns, bool dry_ru
                 return 0;
         }
         return cache_trim_plan(c, &plan, "written-by", done, userdata);
+}
+
+/* The bytes each family holds, from the entries by writer (unknown ones
+ * left out). */
+static void family_bytes(const Cache *c, uint64_t ret[_FAMILY_MAX]) {
+        memset(ret, 0, _FAMILY_MAX * sizeof(*ret));
+        for (size_t t = CACHE_WRITER_FIRST; t < CACHE_WRITER_FIRST + c->n_writers; t++)
+                ret[family_of(c->writers[t].version, false)] += c->tag_bytes[t];
+}
+
+void cache_writers_check(Cache *c, usec_t now) {
+        uint64_t stores[_FAMILY_MAX], bytes[_FAMILY_MAX], twins;
+        unsigned n = family_stores_24h(&c->families, now / USEC_PER_SEC, stores, &twins);
+        char message[512], size[32];
+        size_t len;
+
+        if ((n > 1) == c->version_mix)
+                return;
+        c->version_mix = n > 1;
+        if (!c->version_mix) {
+                cache_alert_level(c, ALERT_CACHE_VERSION_MIX, LOG_NOTICE, "ok",
+                                  "Cache %s: one key family of ccache versions has stored for 24 hours.", c->config->name);
+                return;
+        }
+        cache_counts_refresh(c, 0);
+        family_bytes(c, bytes);
+        len = (size_t) snprintf(message, sizeof(message), "Cache %s: ccache versions of different key families store into it "
+                                "(their entries never hit each other):", c->config->name);
+        for (size_t f = 0; f < _FAMILY_MAX && len < sizeof(message); f++)
+                if (stores[f] || bytes[f])
+                        len += (size_t) snprintf(message + len, sizeof(message) - len, " %s holds %s (%llu stores in 24 h);",
+                                                 family_name((Family) f), format_size(bytes[f], size, sizeof(size)),
+                                                 (unsigned long long) stores[f]);
+        if (len < sizeof(message))
+                snprintf(message + len, sizeof(message) - len, " %llu stores in 24 h were duplicates of another family's entry.",
+                         (unsigned long long) twins);
+        cache_alert_level(c, ALERT_CACHE_VERSION_MIX, LOG_WARNING, "warning", "%s", message);
+}
+
+json_object *cache_families_json(Cache *c, usec_t now) {
+        uint64_t stores[_FAMILY_MAX], bytes[_FAMILY_MAX], twins;
+        json_object *o = json_object_new_object(), *a = json_object_new_array();
+
+        (void) family_stores_24h(&c->families, now / USEC_PER_SEC, stores, &twins);
+        family_bytes(c, bytes);
+        for (size_t f = 0; f < _FAMILY_MAX; f++) {
+                json_object *e;
+
+                if (!stores[f] && !bytes[f])
+                        continue;
+                e = json_object_new_object();
+                JSON_ADD(e, "family", json_object_new_string(family_name((Family) f)));
+                JSON_ADD(e, "bytes", JSON_U64(bytes[f]));
+                JSON_ADD(e, "stores_24h", JSON_U64(stores[f]));
+                json_object_array_add(a, e);
+        }
+        JSON_ADD(o, "families", a);
+        JSON_ADD(o, "duplicate_stores_24h", JSON_U64(twins));
+        JSON_ADD(o, "mixed", json_object_new_boolean(c->version_mix));
+        return o;
 }

@@ -134,3 +134,45 @@ blocks_of() { xargs -r stat -c %b | awk '{ s += $1 * 512 } END { print s + 0 }';
         wait_for '[ "$(writer "$debian" "" entries)" = 20 ]' 30
         [ "$(cache_field t regret.stores_7d)" = 0 ]
 }
+
+# The 4.13 name of the legacy entry at path $1 (same directory).
+hex_twin() {
+        /usr/bin/python3 - "$1" <<'EOP'
+import base64, os, sys
+p = sys.argv[1]
+d, name = os.path.split(p)
+l2 = os.path.basename(d)
+l1 = os.path.basename(os.path.dirname(d))
+key = l1 + l2 + name[:-1]
+digest = bytes.fromhex(key[:4]) + base64.b32hexdecode(key[4:].upper() + "===")
+print(os.path.join(d, digest.hex()[2:]))
+EOP
+}
+
+@test "version mix: a 4.13 writer storing beside Debian's ccache raises cache-version-mix once, with bytes and duplicates" {
+        ALERTS=$BATS_TEST_TMPDIR/alerts.log
+        printf '#!/bin/sh\necho "$CACHEKEEPER_EVENT|$CACHEKEEPER_LEVEL|$CACHEKEEPER_MESSAGE" >> "$1"\n' > "$BATS_TEST_TMPDIR/alert.sh"
+        chmod +x "$BATS_TEST_TMPDIR/alert.sh"
+        write_config 1G "" "alert_command = [ \"$BATS_TEST_TMPDIR/alert.sh\", \"$ALERTS\" ];"
+        start_ready
+        compile "$CACHE" 5                                 # Debian's ccache: <= 4.12
+        wait_for '[ "$(cache_field t stored_files_total)" = 10 ]'
+        [ "$(cache_field t key_families.mixed)" = false ]
+        # A 4.13 writer stores two of the same results under its own names, and one more.
+        mapfile -t results < <(find "$CACHE" -mindepth 3 -name '*R' ! -path '*/a/b/*' | sort | head -n 2)
+        for r in "${results[@]}"; do /usr/bin/python3 "$ENTRY" "$(hex_twin "$r")" 4.13.6 ""; done
+        /usr/bin/python3 "$ENTRY" "$(hex 77)" 4.13.6 ""
+        wait_for '[ -s "$ALERTS" ] && grep -q "^cache-version-mix|warning|" "$ALERTS"' 30
+        msg=$(grep '^cache-version-mix|' "$ALERTS")
+        [[ "$msg" == *"<= 4.12 holds "*"(10 stores in 24 h)"* ]]
+        [[ "$msg" == *"4.13 holds "*"(3 stores in 24 h)"* ]]
+        [[ "$msg" == *" 2 stores in 24 h were duplicates of another family's entry."* ]]
+        [ "$(cache_field t key_families.duplicate_stores_24h)" = 2 ]
+        [ "$(cache_field t key_families.mixed)" = true ]
+        [ "$(status_jq '.caches[0].key_families.families | length')" = 2 ]
+        # More stores of both: still one alert.
+        compile "$CACHE" 2 h
+        /usr/bin/python3 "$ENTRY" "$(hex 78)" 4.13.6 ""
+        wait_for '[ "$(cache_field t stored_files_total)" = 18 ]'
+        [ "$(grep -c '^cache-version-mix|' "$ALERTS")" = 1 ]
+}

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/* Key families: the version a header names, the other scheme's name of a
+ * key (checked against Python's base32hex on a name ccache 4.7.5 wrote),
+ * and the stores of the last 24 hours by family. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "families.h"
+
+static void test_family_of(void **state) {
+        assert_int_equal(family_of("4.7.5", false), FAMILY_LEGACY);
+        assert_int_equal(family_of("4.12.3", true), FAMILY_LEGACY);   /* the header wins */
+        assert_int_equal(family_of("4.13.6", false), FAMILY_413);
+        assert_int_equal(family_of("4.14", false), FAMILY_414);
+        assert_int_equal(family_of("5.0.1", false), FAMILY_414);
+        assert_int_equal(family_of("3.7.12", false), FAMILY_LEGACY);
+        assert_int_equal(family_of("e5731387", true), FAMILY_413);   /* a development build: by its name */
+        assert_int_equal(family_of("e5731387", false), FAMILY_LEGACY);
+        assert_int_equal(family_of(NULL, true), FAMILY_413);
+}
+
+static void test_twin_names(void **state) {
+        char out[CCACHE_NAME_MAX], back[CCACHE_NAME_MAX];
+
+        /* d/7/c1ofpa...R as 4.7.5 wrote it; its digest in hex by Python */
+        assert_true(family_twin_name("d/7", "c1ofpa690chfnp3sqoaatcngf8r2accR", false, out));
+        assert_string_equal(out, "c1c3f2a3240c8bef91f35852bacbc1e8d894c6");
+        assert_true(family_twin_name("d7", out, false, back));
+        assert_string_equal(back, "c1ofpa690chfnp3sqoaatcngf8r2accR");
+        assert_true(family_twin_name("d/7", out, true, back));
+        assert_string_equal(back, "c1ofpa690chfnp3sqoaatcngf8r2accM");
+        /* one level deeper: the name is one character shorter */
+        assert_true(family_twin_name("d/7/c", "1ofpa690chfnp3sqoaatcngf8r2accR", false, out));
+        assert_string_equal(out, "1c3f2a3240c8bef91f35852bacbc1e8d894c6");
+        /* not keys */
+        assert_false(family_twin_name("d/7", "stats", false, out));
+        assert_false(family_twin_name("d/7", "c1ofpa690chfnp3sqoaatcngf8r2acwR", false, out));   /* w: not base32hex */
+        assert_false(family_twin_name("d/7", "c1ofpa690chfnp3sqoaatcngf8r2acdR", false, out));   /* spare bit set */
+        assert_false(family_twin_name("d/7", "c1c3f2a3240c8bef91f35852bacbc1e8d894cg", false, out));
+}
+
+static void test_stores_24h(void **state) {
+        FamilyStores s = { 0 };
+        uint64_t n[_FAMILY_MAX], twins, t0 = 1800000000;
+
+        assert_int_equal(family_stores_24h(&s, t0, n, &twins), 0);
+        family_stores_add(&s, FAMILY_LEGACY, false, t0);
+        family_stores_add(&s, FAMILY_LEGACY, false, t0 + 10);
+        assert_int_equal(family_stores_24h(&s, t0 + 20, n, &twins), 1);
+        family_stores_add(&s, FAMILY_413, true, t0 + 3600);
+        assert_int_equal(family_stores_24h(&s, t0 + 3700, n, &twins), 2);
+        assert_int_equal(n[FAMILY_LEGACY], 2);
+        assert_int_equal(n[FAMILY_413], 1);
+        assert_int_equal(twins, 1);
+        /* a day later only the 4.13 writer still stores: one family again */
+        family_stores_add(&s, FAMILY_413, false, t0 + 25 * 3600);
+        assert_int_equal(family_stores_24h(&s, t0 + 25 * 3600, n, &twins), 1);
+        assert_int_equal(n[FAMILY_LEGACY], 0);
+        assert_int_equal(n[FAMILY_413], 1);          /* the one of 24 h before is out too */
+        assert_int_equal(family_stores_24h(&s, t0 + 50 * 3600, n, &twins), 0);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_family_of),
+                cmocka_unit_test(test_twin_names),
+                cmocka_unit_test(test_stores_24h),
+        };
+        return cmocka_run_group_tests_name("families", tests, NULL, NULL);
+}
