@@ -58,6 +58,8 @@ static const struct {
         [ALERT_CACHE_UNAVAILABLE] = { "cache-unavailable", "9a397b0029db4f4c933d493bff41ed11" },
         [ALERT_CACHE_AVAILABLE] = { "cache-available", "a0eaef29c3a1448b978a9f44b913b6b8" },
         [ALERT_CACHE_CONF_UNSAFE] = { "cache-conf-unsafe", "27659afb25fa490a98306da21960456d" },
+        [ALERT_CACHE_SILENT_MISS] = { "cache-silent-miss", "39a656c1fded447986aa9fcaa1cf2c36" },
+        [ALERT_CACHE_IDLE] = { "cache-idle", "e8501b05758d479b95fe687bb85b1e89" },
 };
 
 const char *alert_kind_name(AlertKind k) {
