@@ -109,6 +109,7 @@ void cache_activity_feed(Cache *c, usec_t now) {
                 c->fed_size = size;
                 c->activity_dirty = true;
         }
+        cache_alarms_check(c, now);
 }
 
 /* The cache was lost: its stats files are read again from nothing by the
