@@ -60,6 +60,8 @@ static const struct {
         [ALERT_CACHE_CONF_UNSAFE] = { "cache-conf-unsafe", "27659afb25fa490a98306da21960456d" },
         [ALERT_CACHE_CAP_SMALL] = { "cache-cap-small", "ac19a42f930040f7b54899d79a8bfe58" },
         [ALERT_CACHE_VERSION_MIX] = { "cache-version-mix", "b4fd8ee94e7a4bbaa24a818aff689532" },
+        [ALERT_CACHE_SILENT_MISS] = { "cache-silent-miss", "39a656c1fded447986aa9fcaa1cf2c36" },
+        [ALERT_CACHE_IDLE] = { "cache-idle", "e8501b05758d479b95fe687bb85b1e89" },
 };
 
 const char *alert_kind_name(AlertKind k) {

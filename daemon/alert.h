@@ -27,6 +27,10 @@ typedef enum AlertKind {
         ALERT_CACHE_CONF_UNSAFE,  /* "cache-conf-unsafe": ccache.conf had lines or a form that could run code */
         ALERT_CACHE_CAP_SMALL,    /* "cache-cap-small": the cap evicts what builds need again (level "ok": no more) */
         ALERT_CACHE_VERSION_MIX,  /* "cache-version-mix": writers of two key families store into one cache (level "ok": one again) */
+        ALERT_CACHE_SILENT_MISS,  /* "cache-silent-miss": the hit rate dropped (level "warning"), or
+                                   * hits are back (level "ok") */
+        ALERT_CACHE_IDLE,         /* "cache-idle": no store, hit or call for idle_after ("warning"),
+                                   * or in use again ("ok") */
         _ALERT_KIND_MAX,
 } AlertKind;
 

@@ -111,6 +111,7 @@ void cache_activity_feed(Cache *c, usec_t now) {
         }
         cache_advice_check(c, now);
         cache_writers_check(c, now);
+        cache_alarms_check(c, now);
 }
 
 size_t cache_activity_memory(const Cache *c) {

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "activity.h"
+#include "alarm.h"
 #include "alert.h"
 #include "cache.h"
 #include "ccache.h"
@@ -146,6 +147,13 @@ struct Cache {
         usec_t family_last_store[CACHE_FAMILIES];   /* and the latest */
         usec_t conf_changed_at;           /* ccache.conf's settings changed (not by us) */
         char conf_change[128];            /* how, in words ("namespace: \"\" -> \"x\"") */
+
+        /* cache-alarms.c: cache-silent-miss and cache-idle (alarm.h), in
+         * memory; cache-upkeep.c: the settings of ccache.conf last seen,
+         * to tell when someone changes them (conf_changed_at). */
+        AlarmState alarms;
+        char conf_settings[UPKEEP_CONF_SETTINGS_MAX];
+        bool conf_settings_known;         /* conf_settings holds the first look or a later one */
 };
 
 /* Directories of the account without an inotify watch. */
@@ -213,6 +221,11 @@ json_object *cache_families_json(Cache *c, usec_t now);
 /* Bytes a cache's activity takes: its buckets and the stats files' counters
  * (about 500 kB), and its eviction regret (3 MiB once it evicted). */
 size_t cache_activity_memory(const Cache *c);
+
+/* cache-alarms.c: evaluates the cache's alarms at realtime now (after a
+ * feed of its activity, when it is available and scanned) and sends what
+ * fires or recovers through the alert path. */
+void cache_alarms_check(Cache *c, usec_t now);
 
 /* cache-upkeep.c: modes and ccache.conf (ccache.conf's max_size is 1.2 x the
  * cap: ccache trims only past it, so while the daemon keeps the cache under

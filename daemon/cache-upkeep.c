@@ -75,6 +75,21 @@ static void conf_alert(Cache *c, const UpkeepConfResult *res) {
                     dropped, res->removed ? "removed, as it could not be rewritten" : "rewritten");
 }
 
+/* ccache.conf's settings as they now are (the daemon writes only umask and
+ * max_size, and drops what is unsafe): a change is someone else's, and
+ * changes every key if it is the namespace, say. When and how, for the
+ * silent-miss alarm; the first look is the baseline. */
+static void conf_settings_seen(Cache *c, const char *settings) {
+        if (c->conf_settings_known && strcmp(c->conf_settings, settings) != 0) {
+                c->conf_changed_at = event_now(c->event, CLOCK_REALTIME);
+                ccache_conf_change(c->conf_settings, settings, c->conf_change, sizeof(c->conf_change));
+                log_notice("Cache %s: the settings of %s/ccache.conf changed: %s.", c->config->name,
+                           c->config->path, *c->conf_change ? c->conf_change : "their order");
+        }
+        snprintf(c->conf_settings, sizeof(c->conf_settings), "%s", settings);
+        c->conf_settings_known = true;
+}
+
 void cache_upkeep_conf(Cache *c, int root) {
         const CacheConfig *cc = c->config;
         UpkeepConfResult res;
@@ -102,6 +117,7 @@ void cache_upkeep_conf(Cache *c, int root) {
         if (c->conf_error < 0)
                 log_notice("Cache %s: %s/ccache.conf is written again.", cc->name, cc->path);
         c->conf_error = 0;
+        conf_settings_seen(c, res.settings);
         if (r > 0 && cc->manage_ccache_conf)
                 log_notice("Cache %s: wrote umask = 000 and max_size = %s to ccache.conf%s%s%s.", cc->name,
                            c->ccache_max_size, *res.old_max ? " (max_size was " : "", res.old_max,

@@ -404,3 +404,112 @@ char *ccache_conf_max_size(uint64_t cap, char *buf, size_t len) {
 
         return ccache_format_size(v, buf, len);
 }
+
+/* Is line (len bytes) a setting other than umask and max_size? Its key's
+ * length into *ret_klen. */
+static bool setting_line(const char *line, size_t len, size_t *ret_klen) {
+        const char *eq = memchr(line, '=', len);
+        size_t k;
+
+        if (len == 0 || line[0] == '#' || is_space(line[0]) || !eq)
+                return false;
+        for (k = (size_t) (eq - line); k > 0 && is_space(line[k - 1]); k--)
+                ;
+        if (k == 0 || (k == 5 && memcmp(line, "umask", 5) == 0) || (k == 8 && memcmp(line, "max_size", 8) == 0))
+                return false;
+        *ret_klen = k;
+        return true;
+}
+
+char *ccache_conf_settings(const char *text, char *buf, size_t len) {
+        size_t used = 0, klen;
+
+        if (len == 0)
+                return buf;
+        buf[0] = '\0';
+        for (const char *p = text; p && *p;) {
+                const char *nl = strchr(p, '\n');
+                size_t n = nl ? (size_t) (nl - p) : strlen(p);
+
+                if (setting_line(p, n, &klen)) {
+                        if (used + n + 2 > len)
+                                break;   /* whole lines only */
+                        memcpy(buf + used, p, n);
+                        used += n;
+                        buf[used++] = '\n';
+                        buf[used] = '\0';
+                }
+                p += n + (nl ? 1 : 0);
+        }
+        return buf;
+}
+
+/* The value of key (klen bytes) in settings (ccache_conf_settings), or NULL;
+ * its length into *ret_len. */
+static const char *setting_value(const char *settings, const char *key, size_t klen, size_t *ret_len) {
+        size_t k;
+
+        for (const char *p = settings; *p;) {
+                const char *nl = strchr(p, '\n');
+                size_t n = nl ? (size_t) (nl - p) : strlen(p);
+
+                if (setting_line(p, n, &k) && k == klen && memcmp(p, key, k) == 0) {
+                        const char *v = (const char *) memchr(p, '=', n) + 1;
+                        size_t vlen = n - (size_t) (v - p);
+
+                        strip(&v, &vlen);
+                        *ret_len = vlen;
+                        return v;
+                }
+                p += n + (nl ? 1 : 0);
+        }
+        return NULL;
+}
+
+/* Notes key's change from old to new into buf at *used; counts it. */
+static void note_change(const char *key, size_t klen, const char *old, const char *new, char *buf, size_t len,
+                        size_t *used, unsigned *n) {
+        const char *ov, *nv;
+        size_t ol = 0, nl = 0;
+        int k;
+
+        ov = setting_value(old, key, klen, &ol);
+        nv = setting_value(new, key, klen, &nl);
+        if ((ov && nv && ol == nl && memcmp(ov, nv, ol) == 0) || (!ov && !nv))
+                return;
+        if ((*n)++ > 0 || *used >= len)
+                return;
+        k = snprintf(buf, len, "%.*s: %s%.*s%s -> %s%.*s%s", (int) klen, key, ov ? "\"" : "", ov ? (int) ol : 7,
+                     ov ? ov : "(unset)", ov ? "\"" : "", nv ? "\"" : "", nv ? (int) nl : 7, nv ? nv : "(unset)",
+                     nv ? "\"" : "");
+        *used = k < 0 ? 0 : (size_t) k;
+}
+
+/* Each key of settings, to note_change. */
+static void changes_of(const char *settings, const char *old, const char *new, char *buf, size_t len, size_t *used,
+                       unsigned *n, bool only_gone) {
+        size_t klen, ignored;
+
+        for (const char *p = settings; *p;) {
+                const char *nl = strchr(p, '\n');
+                size_t l = nl ? (size_t) (nl - p) : strlen(p);
+
+                if (setting_line(p, l, &klen) && (!only_gone || !setting_value(new, p, klen, &ignored)))
+                        note_change(p, klen, old, new, buf, len, used, n);
+                p += l + (nl ? 1 : 0);
+        }
+}
+
+char *ccache_conf_change(const char *old, const char *new, char *buf, size_t len) {
+        size_t used = 0;
+        unsigned n = 0;
+
+        if (len == 0)
+                return buf;
+        buf[0] = '\0';
+        changes_of(new, old, new, buf, len, &used, &n, false);
+        changes_of(old, old, new, buf, len, &used, &n, true);
+        if (n > 1 && used < len)
+                snprintf(buf + used, len - used, ", and %u more", n - 1);
+        return buf;
+}

@@ -64,3 +64,15 @@ char *ccache_format_size(uint64_t bytes, char *buf, size_t len);
  * rounded up, saturating at CCACHE_CONF_MAX_SIZE_MAX. Formatted into buf as
  * ccache_format_size does; returns buf. */
 char *ccache_conf_max_size(uint64_t cap, char *buf, size_t len);
+
+/* The settings of text (a ccache.conf as ccache_conf_update writes it: one
+ * "key = value" line each) but umask and max_size, which the daemon writes:
+ * those lines, in order, into buf (len bytes; whole lines only, the rest
+ * left out). For telling when someone changed the settings. Returns buf. */
+char *ccache_conf_settings(const char *text, char *buf, size_t len);
+
+/* How the settings changed from old to new (both from
+ * ccache_conf_settings), in words: the first key that changed, as
+ * `namespace: "" -> "x"` (a key not set: (unset)), then ", and N more" if
+ * others did; "" if none did. Returns buf. */
+char *ccache_conf_change(const char *old, const char *new, char *buf, size_t len);

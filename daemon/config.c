@@ -29,6 +29,14 @@
 #define DEFAULT_TRIM_TO             0.9
 #define DEFAULT_REGRET_ALERT        0.10
 #define DEFAULT_MODE                01777
+/* A silently-missing cache found within the hour; 50 calls is a small
+ * build, fewer say little; 5 % is what a build that changed every key
+ * still hits (a few unchanged files). A cache unused for a week lost its
+ * users (a mount, a compiler shim). */
+#define DEFAULT_SILENT_WINDOW_USEC  (3600 * USEC_PER_SEC)
+#define DEFAULT_SILENT_MIN_CALLS    50
+#define DEFAULT_SILENT_HIT_RATE     0.05
+#define DEFAULT_IDLE_AFTER_USEC     (7 * 86400 * USEC_PER_SEC)
 
 typedef struct Ctx {
         const char *name;       /* file name for messages */
@@ -50,7 +58,7 @@ static const char *const override_keys[] = {
 };
 static const char *const cache_keys[] = {
         "name", "path", "max_size", "mode", "trim_to", "require_mount", "ccache_conf", "ccache_conf_allow",
-        "max_watches", "regret_alert", NULL,
+        "max_watches", "regret_alert", "silent_window", "silent_min_calls", "silent_hit_rate", "idle_after", NULL,
 };
 
 _printf_(3, 4)
@@ -284,26 +292,6 @@ static int get_fraction(Ctx *ctx, const config_setting_t *group, const char *key
         return 1;
 }
 
-/* A percentage "0%".."100%" (fractions allowed: "2.5%"), as a fraction. */
-static int get_share(Ctx *ctx, const config_setting_t *group, const char *key, double *ret) {
-        const config_setting_t *s = NULL;
-        const char *v;
-        char where[256], *end;
-        double p;
-        int r;
-
-        r = get_string(ctx, group, key, "\"10%\"", &s, &v);
-        if (r <= 0)
-                return r;
-        errno = 0;
-        p = strtod(v, &end);
-        if (end == v || strcmp(end, "%") != 0 || errno != 0 || !(p >= 0 && p <= 100))
-                return fail(ctx, s, "'%s': \"%s\" is not a percentage from \"0%%\" to \"100%%\"",
-                            setting_path(s, where, sizeof(where)), v);
-        *ret = p / 100.0;
-        return 1;
-}
-
 /* A positive count, or the string "auto" (stored as 0). */
 static int get_count_or_auto(Ctx *ctx, const config_setting_t *group, const char *key, uint32_t *ret) {
         const config_setting_t *s = config_setting_get_member(group, key);
@@ -333,6 +321,80 @@ static int get_bool(Ctx *ctx, const config_setting_t *group, const char *key, bo
                 return r;
         *ret = config_setting_get_bool(s);
         return 1;
+}
+
+/* A duration within [min, max] (the alarms' windows). */
+static int get_window(Ctx *ctx, const config_setting_t *group, const char *key, usec_t min, usec_t max,
+                      const char *why, usec_t *ret) {
+        char where[256], lo[32], hi[32];
+        usec_t u;
+        int r;
+
+        r = get_duration(ctx, group, key, true, &u);
+        if (r <= 0)
+                return r;
+        if (u < min || u > max) {
+                const config_setting_t *s = config_setting_get_member(group, key);
+                return fail(ctx, s, "'%s' must be between %s and %s (%s)", setting_path(s, where, sizeof(where)),
+                            format_duration(min, lo, sizeof(lo)), format_duration(max, hi, sizeof(hi)), why);
+        }
+        *ret = u;
+        return 1;
+}
+
+/* A percentage from 0 to 100 ("5%", "0.5%"), as a fraction. */
+static int get_percent(Ctx *ctx, const config_setting_t *group, const char *key, double *ret) {
+        const config_setting_t *s = NULL;
+        const char *v;
+        char where[256], *end;
+        double p;
+        int r;
+
+        r = get_string(ctx, group, key, "\"5%\"", &s, &v);
+        if (r <= 0)
+                return r;
+        errno = 0;
+        p = strtod(v, &end);
+        if (!isdigit((unsigned char) v[0]) || errno != 0 || end == v || strcmp(end, "%") != 0 || !isfinite(p) ||
+            p < 0 || p > 100)
+                return fail(ctx, s, "'%s': invalid percentage \"%s\" (from \"0%%\" to \"100%%\", e.g. \"5%%\")",
+                            setting_path(s, where, sizeof(where)), v);
+        *ret = p / 100.0;
+        return 1;
+}
+
+/* A whole number from 1 to UINT32_MAX. */
+static int get_positive(Ctx *ctx, const config_setting_t *group, const char *key, uint64_t *ret) {
+        const config_setting_t *s = config_setting_get_member(group, key);
+        char where[256];
+        long long v;
+
+        if (!s)
+                return 0;
+        if ((config_setting_type(s) != CONFIG_TYPE_INT && config_setting_type(s) != CONFIG_TYPE_INT64) ||
+            (v = config_setting_get_int64(s)) < 1 || v > UINT32_MAX)
+                return fail(ctx, s, "'%s' must be a whole number from 1 to %u, e.g. 50",
+                            setting_path(s, where, sizeof(where)), UINT32_MAX);
+        *ret = (uint64_t) v;
+        return 1;
+}
+
+static int parse_alarms(Ctx *ctx, const config_setting_t *g, CacheConfig *cc) {
+        int r;
+
+        cc->silent_window_usec = DEFAULT_SILENT_WINDOW_USEC;
+        cc->silent_min_calls = DEFAULT_SILENT_MIN_CALLS;
+        cc->silent_hit_rate = DEFAULT_SILENT_HIT_RATE;
+        cc->idle_after_usec = DEFAULT_IDLE_AFTER_USEC;
+        if ((r = get_window(ctx, g, "silent_window", CONFIG_SILENT_WINDOW_MIN, CONFIG_SILENT_WINDOW_MAX,
+                            "the finest history is a minute; it holds 90 days, which must hold the window twice "
+                            "and the day before it", &cc->silent_window_usec)) < 0 ||
+            (r = get_positive(ctx, g, "silent_min_calls", &cc->silent_min_calls)) < 0 ||
+            (r = get_percent(ctx, g, "silent_hit_rate", &cc->silent_hit_rate)) < 0 ||
+            (r = get_window(ctx, g, "idle_after", CONFIG_IDLE_AFTER_MIN, CONFIG_IDLE_AFTER_MAX,
+                            "the finest history is a minute; it holds 90 days", &cc->idle_after_usec)) < 0)
+                return r;
+        return 0;
 }
 
 static void free_strv(char **v) {
@@ -570,7 +632,8 @@ static int parse_cache(Ctx *ctx, const config_setting_t *g, CacheConfig *cc) {
             (r = get_bool(ctx, g, "ccache_conf", &cc->manage_ccache_conf)) < 0 ||
             (r = get_conf_allow(ctx, g, &cc->ccache_conf_allow)) < 0 ||
             (r = get_count_or_auto(ctx, g, "max_watches", &cc->max_watches)) < 0 ||
-            (r = get_share(ctx, g, "regret_alert", &cc->regret_alert)) < 0)
+            (r = get_percent(ctx, g, "regret_alert", &cc->regret_alert)) < 0 ||
+            (r = parse_alarms(ctx, g, cc)) < 0)
                 return r;
         if (strcmp(cc->path, "/") == 0)
                 return fail(ctx, config_setting_get_member(g, "path"), "cache path must not be '/'");
@@ -882,6 +945,10 @@ void config_dump(const Config *c, FILE *f) {
                 else
                         fputs("    max_watches = \"auto\";\n", f);
                 fprintf(f, "    regret_alert = \"%g%%\";\n", cc->regret_alert * 100.0);
+                dump_duration(f, "    ", "silent_window", cc->silent_window_usec);
+                fprintf(f, "    silent_min_calls = %llu;\n", (unsigned long long) cc->silent_min_calls);
+                fprintf(f, "    silent_hit_rate = \"%g%%\";\n", cc->silent_hit_rate * 100.0);
+                dump_duration(f, "    ", "idle_after", cc->idle_after_usec);
                 fprintf(f, "  }%s\n", i + 1 < c->n_caches ? "," : "");
         }
         fputs(");\n", f);

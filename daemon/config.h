@@ -17,6 +17,13 @@
 #define CONFIG_DEFAULT_STATE_DIR "/var/lib/cachekeeper"
 #define CONFIG_NAME_MAX       32
 #define CONFIG_ERROR_MAX      512
+/* The alarms' windows: a minute is the finest bucket; the history holds 90
+ * days, which a silent_window must fit in twice (a new cache's rule) with the
+ * 24 h before it. */
+#define CONFIG_SILENT_WINDOW_MIN (60 * USEC_PER_SEC)
+#define CONFIG_SILENT_WINDOW_MAX (30 * 86400 * USEC_PER_SEC)
+#define CONFIG_IDLE_AFTER_MIN    (60 * USEC_PER_SEC)
+#define CONFIG_IDLE_AFTER_MAX    (90 * 86400 * USEC_PER_SEC)
 
 typedef enum ThresholdKind {
         THRESHOLD_UNSET,
@@ -55,6 +62,11 @@ typedef struct CacheConfig {
                                       * ALLOWABLE ones), NULL-terminated; NULL: none */
         uint32_t max_watches;        /* inotify watches at most; 0: "auto" (watch.h) */
         double regret_alert;         /* cache-cap-small above this 7-day regret share, [0, 1] */
+        /* The cache-silent-miss and cache-idle alarms (alarm.h). */
+        usec_t silent_window_usec;   /* [CONFIG_SILENT_WINDOW_MIN, CONFIG_SILENT_WINDOW_MAX] */
+        uint64_t silent_min_calls;   /* >= 1 */
+        double silent_hit_rate;      /* fraction, [0, 1]; 0: never fires */
+        usec_t idle_after_usec;      /* [CONFIG_IDLE_AFTER_MIN, CONFIG_IDLE_AFTER_MAX] */
 } CacheConfig;
 
 typedef struct Config {

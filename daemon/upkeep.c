@@ -335,6 +335,7 @@ int upkeep_ccache_conf(int root_fd, const CcacheConfPolicy *policy, ccache_conf_
         new = ccache_conf_update(old, len, &p, on_drop, &d, ret->old_max, sizeof(ret->old_max));
         if (!new)
                 return -ENOMEM;
+        (void) ccache_conf_settings(new, ret->settings, sizeof(ret->settings));
         if (ret->found == UPKEEP_CONF_OURS && (ret->mode & 07777) == 0644 && len == strlen(new) &&
             memcmp(old, new, len) == 0)
                 return 0;

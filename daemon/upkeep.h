@@ -16,6 +16,7 @@
 
 #define UPKEEP_DIR_MODE 0777
 #define UPKEEP_CONF_MAX 65536   /* a bigger ccache.conf is not read but replaced */
+#define UPKEEP_CONF_SETTINGS_MAX 1024   /* UpkeepConfResult.settings, whole lines up to this */
 
 typedef enum UpkeepEvent {
         UPKEEP_REPAIRED,    /* the mode was changed from was to now */
@@ -84,6 +85,8 @@ typedef struct UpkeepConfResult {
         char dropped[192];        /* their keys, ", "-separated (cut short with "...") */
         char old_max[64];         /* the max_size the file had, "" if none */
         bool removed;             /* could not be rewritten, so the unsafe file was removed */
+        char settings[UPKEEP_CONF_SETTINGS_MAX];  /* on success: the settings in effect but umask and
+                                                   * max_size (ccache_conf_settings) */
 } UpkeepConfResult;
 
 /* Makes root_fd/ccache.conf a regular 0644 file of the daemon's user (root)

@@ -170,3 +170,33 @@ AS_NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 as_nobody() {
         "${AS_NOBODY[@]}" "$@"
 }
+
+# A private journald for this test, in the test's own mount namespace.
+start_journald() {
+        mount -t tmpfs ckjournal /run/systemd 2>/dev/null || { mkdir -p /run/systemd && mount -t tmpfs ckjournal /run/systemd; }
+        mkdir -p /run/log && mount -t tmpfs cklog /run/log
+        mkdir -p /run/systemd/journal
+        /lib/systemd/systemd-journald > /dev/null 2>&1 &
+        JOURNALD=$!
+        wait_for "[ -S /run/systemd/journal/socket ]" 5
+}
+
+stop_journald() {
+        [ -n "${JOURNALD:-}" ] && kill "$JOURNALD" 2>/dev/null && wait "$JOURNALD" 2>/dev/null
+        umount -l /run/log /run/systemd 2>/dev/null || true
+}
+
+journal() {
+        journalctl --directory=/run/log/journal -o json SYSLOG_IDENTIFIER=cachekeeperd "$@" 2>/dev/null
+}
+
+# The alert command: one line per run in $1 ("EVENT LEVEL SUBJECT AVAIL |
+# MESSAGE"), and what was folded in $1.folded; written to $2.
+write_alert_command() {
+        cat > "$2" <<'EOS'
+#!/bin/sh
+echo "$CACHEKEEPER_EVENT $CACHEKEEPER_LEVEL ${CACHEKEEPER_MOUNT:-$CACHEKEEPER_CACHE} $CACHEKEEPER_AVAIL_BYTES | $CACHEKEEPER_MESSAGE" >> "$1"
+if [ -n "$CACHEKEEPER_FOLDED" ]; then echo "$CACHEKEEPER_EVENT ${CACHEKEEPER_MOUNT:-$CACHEKEEPER_CACHE} $CACHEKEEPER_FOLDED" >> "$1.folded"; fi
+EOS
+        chmod +x "$2"
+}

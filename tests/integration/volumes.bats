@@ -10,12 +10,7 @@ setup() {
         VOL=$BATS_TEST_TMPDIR/vol
         ALERTS=$BATS_TEST_TMPDIR/alerts.log
         # The alert command: one line per run, with what the daemon passed.
-        cat > "$BATS_TEST_TMPDIR/alert.sh" <<'EOS'
-#!/bin/sh
-echo "$CACHEKEEPER_EVENT $CACHEKEEPER_LEVEL ${CACHEKEEPER_MOUNT:-$CACHEKEEPER_CACHE} $CACHEKEEPER_AVAIL_BYTES | $CACHEKEEPER_MESSAGE" >> "$1"
-if [ -n "$CACHEKEEPER_FOLDED" ]; then echo "$CACHEKEEPER_EVENT ${CACHEKEEPER_MOUNT:-$CACHEKEEPER_CACHE} $CACHEKEEPER_FOLDED" >> "$1.folded"; fi
-EOS
-        chmod +x "$BATS_TEST_TMPDIR/alert.sh"
+        write_alert_command "$ALERTS" "$BATS_TEST_TMPDIR/alert.sh"
         start_journald
 }
 
@@ -24,25 +19,6 @@ teardown() {
         stop_daemon
         stop_journald
         unmount_all
-}
-
-# A private journald for this test, in the test's own mount namespace.
-start_journald() {
-        mount -t tmpfs ckjournal /run/systemd 2>/dev/null || { mkdir -p /run/systemd && mount -t tmpfs ckjournal /run/systemd; }
-        mkdir -p /run/log && mount -t tmpfs cklog /run/log
-        mkdir -p /run/systemd/journal
-        /lib/systemd/systemd-journald > /dev/null 2>&1 &
-        JOURNALD=$!
-        wait_for "[ -S /run/systemd/journal/socket ]" 5
-}
-
-stop_journald() {
-        [ -n "${JOURNALD:-}" ] && kill "$JOURNALD" 2>/dev/null && wait "$JOURNALD" 2>/dev/null
-        umount -l /run/log /run/systemd 2>/dev/null || true
-}
-
-journal() {
-        journalctl --directory=/run/log/journal -o json SYSLOG_IDENTIFIER=cachekeeperd "$@" 2>/dev/null
 }
 
 # config CACHES VOLUME-SETTINGS: every alert runs as it comes (these tests

@@ -316,6 +316,28 @@ static void test_max_size_saturates(void **state) {
         assert_string_equal(ccache_conf_max_size(10000000000000000000ULL, buf, sizeof(buf)), "12000000T");
 }
 
+/* The settings someone may change, and the change in words (the silent-miss
+ * alarm names it). */
+static void test_settings_and_change(void **state) {
+        const char *a = "# kept by cachekeeperd\nmax_size = 1200M\numask = 000\ncompression = true\n\nhash_dir = false\n";
+        const char *b = "max_size = 5G\numask = 000\ncompression = true\nhash_dir = false\nnamespace = x\n";
+        char sa[256], sb[256], change[128], tiny[24];
+
+        assert_string_equal(ccache_conf_settings(a, sa, sizeof(sa)), "compression = true\nhash_dir = false\n");
+        assert_string_equal(ccache_conf_settings(b, sb, sizeof(sb)),
+                            "compression = true\nhash_dir = false\nnamespace = x\n");
+        /* max_size and umask are the daemon's: no change. */
+        assert_string_equal(ccache_conf_change(sa, sa, change, sizeof(change)), "");
+        assert_string_equal(ccache_conf_change(sa, sb, change, sizeof(change)), "namespace: (unset) -> \"x\"");
+        assert_string_equal(ccache_conf_change(sb, sa, change, sizeof(change)), "namespace: \"x\" -> (unset)");
+        ccache_conf_settings("namespace = y\ncompression = false\nhash_dir = false\n", sa, sizeof(sa));
+        assert_string_equal(ccache_conf_change(sb, sa, change, sizeof(change)),
+                            "namespace: \"x\" -> \"y\", and 1 more");
+        /* Whole lines only, when the buffer is short. */
+        assert_string_equal(ccache_conf_settings(b, tiny, sizeof(tiny)), "compression = true\n");
+        assert_string_equal(ccache_conf_settings(NULL, tiny, sizeof(tiny)), "");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_umask_and_max_size),
@@ -328,6 +350,7 @@ int main(void) {
                 cmocka_unit_test(test_random_files),
                 cmocka_unit_test(test_format_size),
                 cmocka_unit_test(test_max_size_saturates),
+                cmocka_unit_test(test_settings_and_change),
         };
         return cmocka_run_group_tests_name("ccache-conf", tests, NULL, NULL);
 }

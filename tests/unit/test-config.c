@@ -120,8 +120,8 @@ static void test_errors_name_file_and_line(void **state) {
                 { "volumes = {\n  min_free = \"3\";\n};\n" CACHE_A, 2, "invalid threshold \"3\"" },
                 { "caches = (\n { name = \"a\"; path = \"/a\"; max_size = \"1G\";\n trim_to = 1.5; }\n);\n", 3, "at most 1" },
                 { "caches = (\n { name = \"a\"; path = \"/a\"; max_size = \"1G\";\n trim_to = 0; }\n);\n", 3, "greater than 0" },
-                { "caches = (\n { name = \"a\"; path = \"/a\"; max_size = \"1G\";\n regret_alert = \"110%\"; }\n);\n", 3, "is not a percentage" },
-                { "caches = (\n { name = \"a\"; path = \"/a\"; max_size = \"1G\";\n regret_alert = \"10\"; }\n);\n", 3, "is not a percentage" },
+                { "caches = (\n { name = \"a\"; path = \"/a\"; max_size = \"1G\";\n regret_alert = \"110%\"; }\n);\n", 3, "invalid percentage" },
+                { "caches = (\n { name = \"a\"; path = \"/a\"; max_size = \"1G\";\n regret_alert = \"10\"; }\n);\n", 3, "invalid percentage" },
                 { "caches = (\n { name = \"a\"; path = \"/a\"; max_size = \"1G\";\n regret_alert = 0.1; }\n);\n", 3, "must be a string" },
                 /* durations */
                 { "volumes = {\n  check_interval = \"10\";\n};\n" CACHE_A, 2, "invalid duration \"10\"" },
@@ -131,6 +131,31 @@ static void test_errors_name_file_and_line(void **state) {
                 { "socket = \"/x\";\nalert_min_interval = \"1d1s\";\n" CACHE_A, 2, "'alert_min_interval' must be at most 1d" },
                 { "socket = \"/x\";\nalert_min_interval = 60;\n" CACHE_A, 2, "alert_min_interval" },
                 { "volumes = { overrides = (\n { mount = \"/m\"; },\n { mount = \"/m/\"; } ); };\n" CACHE_A, 3, "given twice" },
+                /* the alarms' keys: windows within the history, a percentage, a positive count */
+                { "caches = (\n { name = \"a\"; path = \"/a\"; max_size = \"1G\";\n silent_window = \"59s\"; }\n);\n", 3,
+                  "'caches[0].silent_window' must be between 1m and 30d" },
+                { "caches = (\n { name = \"a\"; path = \"/a\"; max_size = \"1G\";\n silent_window = \"30d1s\"; }\n);\n", 3,
+                  "'caches[0].silent_window' must be between 1m and 30d" },
+                { "caches = (\n { name = \"a\"; path = \"/a\"; max_size = \"1G\";\n silent_window = \"1\"; }\n);\n", 3,
+                  "'caches[0].silent_window': invalid duration \"1\"" },
+                { "caches = (\n { name = \"a\"; path = \"/a\"; max_size = \"1G\";\n idle_after = \"90d1m\"; }\n);\n", 3,
+                  "'caches[0].idle_after' must be between 1m and 90d" },
+                { "caches = (\n { name = \"a\"; path = \"/a\"; max_size = \"1G\";\n idle_after = \"0s\"; }\n);\n", 3,
+                  "'caches[0].idle_after' must be between 1m and 90d" },
+                { "caches = (\n { name = \"a\"; path = \"/a\"; max_size = \"1G\";\n silent_hit_rate = \"101%\"; }\n);\n", 3,
+                  "'caches[0].silent_hit_rate': invalid percentage \"101%\"" },
+                { "caches = (\n { name = \"a\"; path = \"/a\"; max_size = \"1G\";\n silent_hit_rate = \"-1%\"; }\n);\n", 3,
+                  "invalid percentage \"-1%\"" },
+                { "caches = (\n { name = \"a\"; path = \"/a\"; max_size = \"1G\";\n silent_hit_rate = \"5\"; }\n);\n", 3,
+                  "invalid percentage \"5\"" },
+                { "caches = (\n { name = \"a\"; path = \"/a\"; max_size = \"1G\";\n silent_hit_rate = 0.05; }\n);\n", 3,
+                  "'caches[0].silent_hit_rate' must be a string" },
+                { "caches = (\n { name = \"a\"; path = \"/a\"; max_size = \"1G\";\n silent_min_calls = 0; }\n);\n", 3,
+                  "'caches[0].silent_min_calls' must be a whole number from 1 to 4294967295" },
+                { "caches = (\n { name = \"a\"; path = \"/a\"; max_size = \"1G\";\n silent_min_calls = \"50\"; }\n);\n", 3,
+                  "'caches[0].silent_min_calls' must be a whole number" },
+                { "caches = (\n { name = \"a\"; path = \"/a\"; max_size = \"1G\";\n silent_min_calls = 5000000000L; }\n);\n", 3,
+                  "'caches[0].silent_min_calls' must be a whole number" },
                 /* ccache_conf_allow: names of harmless ccache settings only */
                 { "caches = (\n { name = \"a\"; path = \"/a\"; max_size = \"1G\";\n ccache_conf_allow = \"base_dir\"; }\n);\n", 3,
                   "'caches[0].ccache_conf_allow' must be a list of ccache setting names" },
@@ -187,6 +212,11 @@ static void test_defaults(void **state) {
         assert_null(c->caches[0].require_mount);
         assert_true(c->caches[0].manage_ccache_conf);
         assert_null(c->caches[0].ccache_conf_allow);
+        /* the alarms' defaults */
+        assert_int_equal(c->caches[0].silent_window_usec, 3600 * USEC_PER_SEC);
+        assert_int_equal(c->caches[0].silent_min_calls, 50);
+        assert_true(c->caches[0].silent_hit_rate == 0.05);
+        assert_int_equal(c->caches[0].idle_after_usec, 7 * 86400 * USEC_PER_SEC);
         config_free(c);
 }
 
@@ -207,7 +237,8 @@ static void test_full(void **state) {
                 "  { name = \"mi210\"; path = \"/var/cache/mi210-ccache\"; max_size = \"100G\"; mode = \"1777\"; trim_to = 0.8; },\n"
                 "  { name = \"aiter\"; path = \"/mnt/llm-storage/ccache-aiter\"; max_size = \"1.5Ti\"; mode = \"0770\";\n"
                 "    require_mount = \"/mnt/llm-storage\"; ccache_conf = false; trim_to = 1;\n"
-                "    ccache_conf_allow = [ \"base_dir\", \"sloppiness\", \"file_clone\" ]; }\n"
+                "    ccache_conf_allow = [ \"base_dir\", \"sloppiness\", \"file_clone\" ];\n"
+                "    silent_window = \"1m\"; silent_min_calls = 10; silent_hit_rate = \"0%\"; idle_after = \"90d\"; }\n"
                 ");\n";
         char path[256], err[CONFIG_ERROR_MAX];
         const VolumeConfig *v;
@@ -240,6 +271,11 @@ static void test_full(void **state) {
         assert_string_equal(c->caches[1].ccache_conf_allow[2], "file_clone");
         assert_null(c->caches[1].ccache_conf_allow[3]);
         assert_null(c->caches[0].ccache_conf_allow);
+        /* the alarms' bounds are accepted */
+        assert_int_equal(c->caches[1].silent_window_usec, 60 * USEC_PER_SEC);
+        assert_int_equal(c->caches[1].silent_min_calls, 10);
+        assert_true(c->caches[1].silent_hit_rate == 0.0);
+        assert_int_equal(c->caches[1].idle_after_usec, 90 * 86400 * USEC_PER_SEC);
         assert_ptr_equal(config_cache(c, "aiter"), &c->caches[1]);
         assert_null(config_cache(c, "nope"));
         config_free(c);
