@@ -292,11 +292,21 @@ static int get_fraction(Ctx *ctx, const config_setting_t *group, const char *key
         return 1;
 }
 
+/* Is s a whole number from 1 to UINT32_MAX? Into *ret if so. */
+static bool positive_u32(const config_setting_t *s, uint32_t *ret) {
+        long long v;
+
+        if ((config_setting_type(s) != CONFIG_TYPE_INT && config_setting_type(s) != CONFIG_TYPE_INT64) ||
+            (v = config_setting_get_int64(s)) < 1 || v > UINT32_MAX)
+                return false;
+        *ret = (uint32_t) v;
+        return true;
+}
+
 /* A positive count, or the string "auto" (stored as 0). */
 static int get_count_or_auto(Ctx *ctx, const config_setting_t *group, const char *key, uint32_t *ret) {
         const config_setting_t *s = config_setting_get_member(group, key);
         char where[256];
-        long long v;
 
         if (!s)
                 return 0;
@@ -304,11 +314,9 @@ static int get_count_or_auto(Ctx *ctx, const config_setting_t *group, const char
                 *ret = 0;
                 return 1;
         }
-        if ((config_setting_type(s) != CONFIG_TYPE_INT && config_setting_type(s) != CONFIG_TYPE_INT64) ||
-            (v = config_setting_get_int64(s)) < 1 || v > UINT32_MAX)
+        if (!positive_u32(s, ret))
                 return fail(ctx, s, "'%s' must be a positive whole number or \"auto\"",
                             setting_path(s, where, sizeof(where)));
-        *ret = (uint32_t) v;
         return 1;
 }
 
@@ -367,15 +375,14 @@ static int get_percent(Ctx *ctx, const config_setting_t *group, const char *key,
 static int get_positive(Ctx *ctx, const config_setting_t *group, const char *key, uint64_t *ret) {
         const config_setting_t *s = config_setting_get_member(group, key);
         char where[256];
-        long long v;
+        uint32_t v;
 
         if (!s)
                 return 0;
-        if ((config_setting_type(s) != CONFIG_TYPE_INT && config_setting_type(s) != CONFIG_TYPE_INT64) ||
-            (v = config_setting_get_int64(s)) < 1 || v > UINT32_MAX)
+        if (!positive_u32(s, &v))
                 return fail(ctx, s, "'%s' must be a whole number from 1 to %u, e.g. 50",
                             setting_path(s, where, sizeof(where)), UINT32_MAX);
-        *ret = (uint64_t) v;
+        *ret = v;
         return 1;
 }
 

@@ -6,12 +6,8 @@
 load helper
 
 setup() {
-        require_root
-        CACHE=$BATS_TEST_TMPDIR/cache
-        mkdir -m 1777 "$CACHE"
-        export CCACHE_MAXSIZE=0   # ccache's own cleanup stays out of it
+        setup_compile_cache
         open_test_dir   # nobody removes entries
-        write_config 1G
 }
 
 teardown() {

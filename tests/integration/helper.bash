@@ -122,6 +122,18 @@ compile() {
         done
 }
 
+# setup_compile_cache [write_config ARGS...]: cache "t" at
+# CACHE=$BATS_TEST_TMPDIR/cache (1777) for real compiles, ccache's own
+# cleanup kept out of it (CCACHE_MAXSIZE=0), configured by write_config
+# with ARGS (default: 1G).
+setup_compile_cache() {
+        require_root
+        CACHE=$BATS_TEST_TMPDIR/cache
+        mkdir -m 1777 "$CACHE"
+        export CCACHE_MAXSIZE=0
+        if [ $# -eq 0 ]; then write_config 1G; else write_config "$@"; fi
+}
+
 require_root() {
         [ "$(id -u)" -eq 0 ] || skip "needs root (mounts)"
 }

@@ -6,11 +6,7 @@
 load helper
 
 setup() {
-        require_root
-        CACHE=$BATS_TEST_TMPDIR/cache
-        mkdir -m 1777 "$CACHE"
-        export CCACHE_MAXSIZE=0
-        write_config 1G
+        setup_compile_cache
 }
 
 teardown() {
