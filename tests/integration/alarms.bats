@@ -6,6 +6,7 @@
 # A cache left alone for idle_after: one cache-idle, one recovery at the
 # next compile. Through alert_command and the journal. Windows are short
 # (1m) through the config; the daemon does not know it is under test.
+# tests/run: alongside
 load helper
 
 setup() {

@@ -3,6 +3,7 @@
 # 7 d from real compiles with real ccache, in status --json, the status
 # table and the metrics; the history in state_dir surviving a restart; and a
 # bad history file reported once, set aside, the daemon starting all the same.
+# tests/run: alongside
 load helper
 
 setup() {
