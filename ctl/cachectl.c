@@ -236,7 +236,7 @@ static int cmd_reload(int argc, char **argv) {
         int r;
 
         if (argc > 1)
-                return usage_error("'%s' takes no arguments", argv[0]);
+                return usage_error("'reload' takes no arguments");
         r = ask(protocol_encode_reload(), NULL, &result);
         if (r > 0 && result) {
                 if (json_object_is_type(result, json_type_string))
@@ -608,6 +608,53 @@ static int cmd_metrics(int argc, char **argv) {
         return EXIT_SUCCESS;
 }
 
+/* The commands, each with its own --help. */
+typedef struct Command {
+        const char *name;
+        int (*run)(int argc, char **argv);
+        const char *usage, *help;
+} Command;
+
+static const Command commands[] = {
+        { "status", cmd_status, "status [--json] [CACHE]",
+          "Every cache (or CACHE) and every volume holding one: size against the cap, files,\n"
+          "hit rates, mode; for a named cache also its working set, writers and cap advice.\n"
+          "  --json   the daemon's status object as it is" },
+        { "history", cmd_history, "history [CACHE] [--minutes N | --hours N | --days N] [--json]",
+          "Each cache's activity, a row per minute, hour or UTC day (default --hours 24):\n"
+          "stores, hits, misses, hit rate, evictions, removals, size; a sparkline of the\n"
+          "hit rate on a terminal.\n"
+          "  --json   {\"cache\": ..., \"buckets\": [...]} (\"caches\" without CACHE)" },
+        { "trim", cmd_trim, "trim [CACHE...] [--to SIZE | --written-by VERSION | --namespace NS] [--dry-run]",
+          "Evict now: the least recently used entries down to each cache's target (or SIZE),\n"
+          "or exactly the entries a ccache version or namespace wrote. For root and\n"
+          "admin_group; --dry-run (anyone) only counts what would go.\n"
+          "  --to SIZE              down to SIZE (80G, 500Mi)\n"
+          "  --written-by VERSION   the entries whose header names this ccache version\n"
+          "  --namespace NS         the entries written in this namespace\n"
+          "  --dry-run              count, delete nothing" },
+        { "reload", cmd_reload, "reload",
+          "Re-read the configuration (root and admin_group). A bad one is refused with\n"
+          "FILE:LINE and the daemon keeps the one it has." },
+        { "check", cmd_check, "check",
+          "One line for monitoring, with performance data after '|'. Exit status: 0 ok,\n"
+          "1 warning, 2 critical, 3 unknown (also when the daemon cannot be asked).\n"
+          "  -V, --version   the version" },
+        { "metrics", cmd_metrics, "metrics",
+          "Every figure in the Prometheus text exposition format." },
+};
+
+/* -h or --help among a command's arguments (before "--"). */
+static bool wants_help(int argc, char **argv, const Command *cmd) {
+        for (int i = 1; i < argc; i++) {
+                if (strcmp(argv[i], "--") == 0)
+                        return false;
+                if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+                        return true;
+        }
+        return false;
+}
+
 int main(int argc, char *argv[]) {
         static const struct option options[] = {
                 { "socket", required_argument, NULL, 's' },
@@ -634,17 +681,22 @@ int main(int argc, char *argv[]) {
         argv += optind;
         optind = 0;
 
-        if (strcmp(argv[0], "status") == 0)
-                return cmd_status(argc, argv);
-        if (strcmp(argv[0], "trim") == 0)
-                return cmd_trim(argc, argv);
-        if (strcmp(argv[0], "check") == 0)
-                return cmd_check(argc, argv);
-        if (strcmp(argv[0], "metrics") == 0)
-                return cmd_metrics(argc, argv);
-        if (strcmp(argv[0], "reload") == 0)
-                return cmd_reload(argc, argv);
-        if (strcmp(argv[0], "history") == 0)
-                return cmd_history(argc, argv);
+        for (size_t i = 0; i < ELEMENTSOF(commands); i++) {
+                const Command *cmd = &commands[i];
+
+                if (strcmp(argv[0], cmd->name) != 0)
+                        continue;
+                if (wants_help(argc, argv, cmd)) {
+                        printf("Usage: cachectl [-s SOCKET] %s\n%s\nSee cachectl(1).\n", cmd->usage, cmd->help);
+                        return EXIT_SUCCESS;
+                }
+                if (strcmp(cmd->name, "check") == 0 && argc == 2 &&
+                    (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0)) {
+                        printf("cachectl %s\n", CACHEKEEPER_VERSION);   /* as monitoring plugins answer -V */
+                        return EXIT_SUCCESS;
+                }
+                argv[0] = (char *) "cachectl";   /* getopt's messages: "cachectl: unrecognized option" */
+                return cmd->run(argc, argv);
+        }
         return usage_error("unknown command '%s'", argv[0]);
 }

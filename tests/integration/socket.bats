@@ -53,6 +53,34 @@ teardown() {
         [[ "$output" == *"Usage: cachectl"* ]]
 }
 
+@test "every command has its own --help (no daemon needed), check takes -h and -V, errors start with cachectl:" {
+        for cmd in status history trim reload check metrics; do
+                for flag in --help -h; do
+                        run --separate-stderr "$CTL" -s "$BATS_TEST_TMPDIR/none.sock" $cmd $flag
+                        [ "$status" -eq 0 ] || { echo "$cmd $flag: exit $status: $stderr"; false; }
+                        [[ "${lines[0]}" == "Usage: cachectl [-s SOCKET] $cmd"* ]]
+                        [ -z "$stderr" ]
+                done
+                # and the main help names it
+                "$CTL" --help | grep -q "^  $cmd"
+        done
+        run "$CTL" trim t --dry-run --help
+        [[ "$output" == *"--written-by VERSION"* ]]
+        run "$CTL" check -V
+        [ "$status" -eq 0 ]
+        [ "$output" = "cachectl $("$CKD" --version | awk '{ print $2 }')" ]
+        # After "--" a -h is an argument, not a request for help.
+        run --separate-stderr "$CTL" -s "$BATS_TEST_TMPDIR/none.sock" status -- -h
+        [ "$status" -eq 3 ]
+        run --separate-stderr "$CTL" -s "$BATS_TEST_TMPDIR/none.sock" reload now
+        [ "$stderr" = "cachectl: 'reload' takes no arguments"$'\n'"Try 'cachectl --help'." ]
+        for bad in "frobnicate" "status --frob" "history --minutes 0" "trim --to 5" "metrics x"; do
+                run --separate-stderr "$CTL" -s "$BATS_TEST_TMPDIR/none.sock" $bad
+                [ "$status" -eq 2 ]
+                [[ "$stderr" == "cachectl: "* ]] || { echo "$bad: $stderr"; false; }
+        done
+}
+
 @test "requests with fields of the wrong type get an error reply, not a guess or a crash" {
         S=$BATS_TEST_TMPDIR/ck.sock
         # anyone may send these (dry runs): none may take the daemon down
