@@ -3,7 +3,9 @@
  * Exit status: 0 ok, 1 refused or failed, 2 usage, 3 daemon unreachable
  * (or it turned us away, or broke the connection). Never dies of SIGPIPE. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -23,6 +25,11 @@
 #define EXIT_UNREACHABLE 3
 
 static const char *socket_path = PROTOCOL_SOCKET_DEFAULT;
+/* How long to wait for the daemon: to connect, and for each line of its
+ * reply (a trim's progress lines each restart it). */
+#define TIMEOUT_DEFAULT_USEC (10 * USEC_PER_SEC)
+static usec_t timeout_usec = TIMEOUT_DEFAULT_USEC;
+static const char *waiting_for = "a reply";
 /* Why the last call() got no answer, or the daemon's error: for check's line. */
 static char problem[1024];
 
@@ -46,6 +53,8 @@ static void help(void) {
                "  metrics                              Prometheus text exposition\n\n"
                "Options:\n"
                "  -s, --socket PATH   the daemon's socket (default $CACHEKEEPER_SOCKET, else %s)\n"
+               "  -t, --timeout T     wait at most T for the daemon (default 10s; a trim's progress\n"
+               "                      restarts it): seconds or a duration (500ms, 1m); then exit 3\n"
                "  -h, --help          show this help\n"
                "      --version       show the version\n\n"
                "Exit status: 0 success, 1 the daemon refused or failed, 2 usage error,\n"
@@ -82,17 +91,89 @@ static int broken(const char *fmt, ...) {
         return -1;
 }
 
+static usec_t monotonic(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / 1000;
+}
+
+static int timed_out(void) {
+        char t[32];
+
+        format_duration(timeout_usec, t, sizeof(t));
+        return broken("did not answer within %s (waiting for %s; -t sets how long to wait)", t, waiting_for);
+}
+
+/* Waits until fd is ready for events or deadline (monotonic) passes.
+ * Returns 1 ready, 0 timed out. */
+static int wait_fd(int fd, short events, usec_t deadline) {
+        for (;;) {
+                usec_t now = monotonic();
+                struct pollfd p = { .fd = fd, .events = events };
+                int r;
+
+                if (now >= deadline)
+                        return 0;
+                r = poll(&p, 1, (int) ((deadline - now + 999) / 1000));
+                if (r > 0)
+                        return 1;
+                if (r < 0 && errno != EINTR)
+                        return 1;   /* let the read or write say what is wrong */
+        }
+}
+
+/* Connects without blocking past the timeout: a daemon that is stopped
+ * with its listen queue full would otherwise hold connect() forever. */
+static int connect_timed(int fd, const struct sockaddr_un *sa) {
+        usec_t deadline = monotonic() + timeout_usec;
+
+        for (;;) {
+                if (connect(fd, (const struct sockaddr *) sa, sizeof(*sa)) == 0)
+                        return 0;
+                if (errno == EINTR)
+                        continue;
+                if (errno == EINPROGRESS) {
+                        int e = 0;
+                        socklen_t l = sizeof(e);
+
+                        if (!wait_fd(fd, POLLOUT, deadline)) {
+                                errno = ETIMEDOUT;
+                                return -1;
+                        }
+                        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &l) < 0 || e != 0) {
+                                errno = e ? e : errno;
+                                return -1;
+                        }
+                        return 0;
+                }
+                if (errno != EAGAIN)
+                        return -1;
+                /* The listen queue is full: try again until the deadline. */
+                if (monotonic() >= deadline) {
+                        errno = ETIMEDOUT;
+                        return -1;
+                }
+                (void) poll(NULL, 0, 20);
+        }
+}
+
 static int connect_daemon(void) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        int fd;
+        int fd, e = 0;
 
         if (strlen(socket_path) >= sizeof(sa.sun_path))
                 return broken("cannot be reached: the socket path is too long");
         strcpy(sa.sun_path, socket_path);
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0 || connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
-                int e = errno;
-
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0 || connect_timed(fd, &sa) < 0)
+                e = errno;
+        if (e == ETIMEDOUT) {
+                close(fd);
+                waiting_for = "the connection to be accepted";
+                return timed_out();
+        }
+        if (e != 0) {
                 snprintf(problem, sizeof(problem), "cachekeeperd at %s cannot be reached: %s", socket_path,
                          strerror(e));
                 fprintf(stderr, "cachectl: cannot reach cachekeeperd at %s: %s\n", socket_path, strerror(e));
@@ -103,14 +184,22 @@ static int connect_daemon(void) {
         return fd;
 }
 
-/* Sends all of line, never raising SIGPIPE. Returns 0 or -errno (the
- * daemon closed the connection: it may have said why first). */
+/* Sends all of line, never raising SIGPIPE, waiting at most the timeout.
+ * Returns 0 or -errno (-ETIMEDOUT; else the daemon closed the connection:
+ * it may have said why first). */
 static int send_all(int fd, const char *line, size_t len) {
+        usec_t deadline = monotonic() + timeout_usec;
+
         while (len > 0) {
                 ssize_t n = send(fd, line, len, MSG_NOSIGNAL);
 
                 if (n < 0 && errno == EINTR)
                         continue;
+                if (n < 0 && errno == EAGAIN) {
+                        if (!wait_fd(fd, POLLOUT, deadline))
+                                return -ETIMEDOUT;
+                        continue;
+                }
                 if (n < 0)
                         return -errno;
                 line += n;
@@ -163,6 +252,7 @@ static int take_line(const char *line, progress_t on_progress, json_object **ret
 static int call(const char *request, progress_t on_progress, json_object **ret_result) {
         char *buf = NULL;
         size_t len = 0, cap = 0, start = 0;
+        usec_t deadline;
         int fd, r = -1;
 
         if (!request)
@@ -172,7 +262,11 @@ static int call(const char *request, progress_t on_progress, json_object **ret_r
                 return -1;
         /* If this fails, the daemon closed the connection; it may have said
          * why (turned away, request too long): what it said is the answer. */
-        (void) send_all(fd, request, strlen(request));
+        if (send_all(fd, request, strlen(request)) == -ETIMEDOUT) {
+                r = timed_out();
+                goto out;
+        }
+        deadline = monotonic() + timeout_usec;
         for (;;) {
                 char *nl;
                 ssize_t n;
@@ -184,6 +278,10 @@ static int call(const char *request, progress_t on_progress, json_object **ret_r
                         start = (size_t) (nl - buf) + 1;
                         if (r != 2)
                                 goto out;
+                }
+                if (!wait_fd(fd, POLLIN, deadline)) {
+                        r = timed_out();
+                        goto out;
                 }
                 if (len - start > PROTOCOL_REPLY_MAX) {
                         r = broken("sent a reply too long");
@@ -198,10 +296,11 @@ static int call(const char *request, progress_t on_progress, json_object **ret_r
                         buf = p;
                 }
                 n = read(fd, buf + len, cap - len - 1);
-                if (n < 0 && errno == EINTR)
+                if (n < 0 && (errno == EINTR || errno == EAGAIN))
                         continue;
                 if (n > 0) {
                         len += (size_t) n;
+                        deadline = monotonic() + timeout_usec;   /* it is answering: progress, or a long reply */
                         continue;
                 }
                 /* EOF, or ECONNRESET: it closed with our request unread. */
@@ -608,6 +707,23 @@ static int cmd_metrics(int argc, char **argv) {
         return EXIT_SUCCESS;
 }
 
+/* -t: whole or fractional seconds ("2.5"), or a duration ("500ms", "1m");
+ * more than 0. Returns 0 or -EINVAL. */
+static int parse_timeout(const char *s, usec_t *ret) {
+        char *end;
+        double v;
+
+        errno = 0;
+        v = strtod(s, &end);
+        if (end != s && *end == '\0' && errno == 0 && v > 0 && v <= 86400) {
+                *ret = (usec_t) (v * USEC_PER_SEC);
+                return 0;
+        }
+        if (parse_duration(s, ret) < 0 || *ret == 0)
+                return -EINVAL;
+        return 0;
+}
+
 /* The commands, each with its own --help. */
 typedef struct Command {
         const char *name;
@@ -660,17 +776,23 @@ int main(int argc, char *argv[]) {
                 { "socket", required_argument, NULL, 's' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
+                { "timeout", required_argument, NULL, 't' },
                 {},
         };
         const char *env = getenv("CACHEKEEPER_SOCKET");
+        static char waiting[64];
         int c;
 
         if (env && *env)
                 socket_path = env;
         /* "+": stop at the command, whose own options follow it. */
-        while ((c = getopt_long(argc, argv, "+s:h", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "+s:ht:", options, NULL)) >= 0)
                 switch (c) {
                 case 's': socket_path = optarg; break;
+                case 't':
+                        if (parse_timeout(optarg, &timeout_usec) < 0)
+                                return usage_error("invalid timeout '%s' (seconds, or a duration such as 500ms or 1m)", optarg);
+                        break;
                 case 'h': help(); return EXIT_SUCCESS;
                 case 'V': printf("cachectl %s\n", CACHEKEEPER_VERSION); return EXIT_SUCCESS;
                 default: fprintf(stderr, "Try 'cachectl --help'.\n"); return EXIT_USAGE;
@@ -695,6 +817,9 @@ int main(int argc, char *argv[]) {
                         printf("cachectl %s\n", CACHEKEEPER_VERSION);   /* as monitoring plugins answer -V */
                         return EXIT_SUCCESS;
                 }
+                snprintf(waiting, sizeof(waiting), strcmp(cmd->name, "trim") == 0 ? "the trim's progress or result"
+                                                                                   : "its answer to '%s'", cmd->name);
+                waiting_for = waiting;
                 argv[0] = (char *) "cachectl";   /* getopt's messages: "cachectl: unrecognized option" */
                 return cmd->run(argc, argv);
         }

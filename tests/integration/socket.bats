@@ -9,6 +9,7 @@ setup() {
 }
 
 teardown() {
+        [ -z "${DAEMON_PID:-}" ] || kill -CONT "$DAEMON_PID" 2>/dev/null || true
         stop_daemon
 }
 
@@ -224,4 +225,29 @@ EOS
         [ "$status" -eq 0 ]
         [ "$(jq -r '.caches[0].state' <<<"$output")" = ok ]
         kill -0 "$DAEMON_PID"
+}
+
+@test "a stopped daemon (SIGSTOP): each command gives up after -t, says what it waited for, exit 3; check UNKNOWN" {
+        kill -STOP "$DAEMON_PID"
+        for cmd in status history metrics; do
+                t0=$SECONDS
+                run --separate-stderr ctl -t 1 $cmd
+                [ "$status" -eq 3 ]
+                [[ "$stderr" == "cachectl: cachekeeperd at $BATS_TEST_TMPDIR/ck.sock did not answer within 1s (waiting for its answer to '$cmd'"* ]] ||
+                        { echo "$cmd: $stderr"; false; }
+                [ $((SECONDS - t0)) -le 5 ]
+        done
+        run --separate-stderr ctl -t 500ms trim t --dry-run
+        [ "$status" -eq 3 ]
+        [[ "$stderr" == *"(waiting for the trim's progress or result;"* ]]
+        run --separate-stderr ctl -t 1 check
+        [ "$status" -eq 3 ]
+        [[ "$output" == "CACHEKEEPER UNKNOWN - cachekeeperd at "*" did not answer within 1s"* ]] || { echo "$output"; false; }
+        for bad in 0 -1 abc 1x; do
+                run ctl -t "$bad" status
+                [ "$status" -eq 2 ]
+        done
+        kill -CONT "$DAEMON_PID"
+        run ctl -t 1 status
+        [ "$status" -eq 0 ]
 }
