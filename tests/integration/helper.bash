@@ -53,6 +53,7 @@ start_daemon() {
 stop_daemon() {
         if [ -n "${DAEMON_PID:-}" ] && kill -0 "$DAEMON_PID" 2>/dev/null; then
                 kill -TERM "$DAEMON_PID"
+                kill -CONT "$DAEMON_PID" 2>/dev/null || true   # a test that stopped it and failed
                 wait "$DAEMON_PID"
         fi
 }
