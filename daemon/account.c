@@ -124,14 +124,6 @@ static const char *file_string(const File *f) {
         return form(f) == FORM_HEAP ? heap_name(f) : f->n.inline_name;
 }
 
-static uint64_t mix(uint64_t h) {
-        h ^= h >> 33;
-        h *= 0xff51afd7ed558ccdULL;
-        h ^= h >> 33;
-        h *= 0xc4ceb9fe1a85ec53ULL;
-        return h ^ (h >> 33);
-}
-
 static uint64_t file_hash(const File *f) {
         uint64_t h = (uint64_t) f->dir * 0x9e3779b97f4a7c15ULL ^ code(f);
 
@@ -142,7 +134,7 @@ static uint64_t file_hash(const File *f) {
         } else
                 for (const char *s = file_string(f); *s; s++)
                         h = (h ^ (uint8_t) *s) * 0x100000001b3ULL;
-        return mix(h);
+        return hash_mix(h);
 }
 
 static bool file_equal(const File *a, const File *b) {
@@ -549,7 +541,7 @@ static uint32_t dir_hash(DirId parent, const char *name) {
 
         for (const char *s = name; *s; s++)
                 h = (h ^ (uint8_t) *s) * 0x100000001b3ULL;
-        return (uint32_t) mix(h);
+        return (uint32_t) hash_mix(h);
 }
 
 static size_t dir_slot(const Account *a, uint32_t hash, DirId parent, const char *name) {

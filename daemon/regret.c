@@ -68,14 +68,6 @@ Regret *regret_free(Regret *r) {
         return NULL;
 }
 
-static uint64_t mix(uint64_t h) {
-        h ^= h >> 33;
-        h *= 0xff51afd7ed558ccdULL;
-        h ^= h >> 33;
-        h *= 0xc4ceb9fe1a85ec53ULL;
-        return h ^ (h >> 33);
-}
-
 uint64_t regret_key(const char *dir_digits, const char *name) {
         uint64_t h = 0xcbf29ce484222325ULL;   /* FNV-1a, then mixed */
 
@@ -84,7 +76,7 @@ uint64_t regret_key(const char *dir_digits, const char *name) {
                         h = (h ^ (uint8_t) *s) * 0x100000001b3ULL;
         for (const char *s = name; *s; s++)
                 h = (h ^ (uint8_t) *s) * 0x100000001b3ULL;
-        h = mix(h);
+        h = hash_mix(h);
         return h ? h : 1;   /* 0 marks a forgotten record */
 }
 

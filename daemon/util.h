@@ -26,6 +26,15 @@ typedef uint64_t usec_t;
 #define TAKE_PTR(p) ({ __typeof__(p) _p = (p); (p) = NULL; _p; })
 #define TAKE_FD(fd) ({ int _fd = (fd); (fd) = -1; _fd; })
 
+/* MurmurHash3's 64-bit finaliser: every input bit reaches every output bit. */
+static inline uint64_t hash_mix(uint64_t h) {
+        h ^= h >> 33;
+        h *= 0xff51afd7ed558ccdULL;
+        h ^= h >> 33;
+        h *= 0xc4ceb9fe1a85ec53ULL;
+        return h ^ (h >> 33);
+}
+
 static inline void freep(void *p) {
         free(*(void **) p);
 }
