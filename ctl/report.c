@@ -419,10 +419,11 @@ static void history_line(FILE *f, json_object *row) {
                 format_size(protocol_field_u64(row, PROTOCOL_ROW_SIZE_BYTES), size, sizeof(size));
         else
                 snprintf(size, sizeof(size), "-");
-        fprintf(f, "%-*s %8llu %8llu %8llu %5s %7llu %7llu %8s\n", HISTORY_TIME_WIDTH, when,
+        fprintf(f, "%-*s %8llu %8llu %8llu %5s %7llu %7llu %7llu %8s\n", HISTORY_TIME_WIDTH, when,
                 (unsigned long long) protocol_field_u64(row, PROTOCOL_ROW_STORES), (unsigned long long) hits,
                 (unsigned long long) misses, history_percent(hits, misses, rate, sizeof(rate)),
                 (unsigned long long) protocol_field_u64(row, PROTOCOL_ROW_EVICTIONS),
+                (unsigned long long) protocol_field_u64(row, PROTOCOL_ROW_REGRETTED),
                 (unsigned long long) protocol_field_u64(row, PROTOCOL_ROW_REMOVALS), size);
 }
 
@@ -477,8 +478,8 @@ char *report_history(json_object *history, bool sparkline) {
         else {
                 fprintf(f, "%s: %zu row%s, one per %s\n", protocol_field_str(history, PROTOCOL_HISTORY_CACHE), n,
                         n == 1 ? "" : "s", history_unit(history));
-                fprintf(f, "%-*s %8s %8s %8s %5s %7s %7s %8s\n", HISTORY_TIME_WIDTH, "TIME", "STORES", "HITS", "MISSES",
-                        "HIT%", "EVICT", "REMOVED", "SIZE");
+                fprintf(f, "%-*s %8s %8s %8s %5s %7s %7s %7s %8s\n", HISTORY_TIME_WIDTH, "TIME", "STORES", "HITS",
+                        "MISSES", "HIT%", "EVICT", "REGRET", "REMOVED", "SIZE");
                 for (size_t i = 0; i < n; i++)
                         history_line(f, protocol_field_item(history, PROTOCOL_HISTORY_BUCKETS, i));
                 if (sparkline)

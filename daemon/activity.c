@@ -321,45 +321,26 @@ bool activity_hit_rate(const Activity *a, usec_t window, usec_t now, double *ret
         return true;
 }
 
-static uint8_t *put64(uint8_t *p, uint64_t v) {
-        v = htole64(v);
-        memcpy(p, &v, 8);
-        return p + 8;
-}
-
-static uint8_t *put32(uint8_t *p, uint32_t v) {
-        v = htole32(v);
-        memcpy(p, &v, 4);
-        return p + 4;
-}
-
-static const uint8_t *get64(const uint8_t *p, uint64_t *v) {
-        memcpy(v, p, 8);
-        *v = le64toh(*v);
-        return p + 8;
-}
-
-static const uint8_t *get32(const uint8_t *p, uint32_t *v) {
-        memcpy(v, p, 4);
-        *v = le32toh(*v);
-        return p + 4;
-}
-
 static uint8_t *bucket_encode(uint8_t *p, const Bucket *b) {
-        p = put64(p, b->size_bytes);
+        p = le_put64(p, b->size_bytes);
         for (size_t k = 0; k < _ACTIVITY_EVENT_MAX; k++)
-                p = put64(p, b->bytes[k]);
+                p = le_put64(p, b->bytes[k]);
         for (size_t k = 0; k < _ACTIVITY_KIND_MAX; k++)
-                p = put32(p, b->n[k]);
+                p = le_put32(p, b->n[k]);
         return p;
 }
 
-static const uint8_t *bucket_decode(const uint8_t *p, Bucket *b) {
-        p = get64(p, &b->size_bytes);
-        for (size_t k = 0; k < _ACTIVITY_EVENT_MAX; k++)
-                p = get64(p, &b->bytes[k]);
-        for (size_t k = 0; k < _ACTIVITY_KIND_MAX; k++)
-                p = get32(p, &b->n[k]);
+/* A bucket of an encoding with events daemon kinds: those this build has
+ * beyond them are 0, the ccache kinds follow them. */
+static const uint8_t *bucket_decode(const uint8_t *p, unsigned events, Bucket *b) {
+        *b = (Bucket) {};
+        p = le_get64(p, &b->size_bytes);
+        for (size_t k = 0; k < events; k++)
+                p = le_get64(p, &b->bytes[k]);
+        for (size_t k = 0; k < events; k++)
+                p = le_get32(p, &b->n[k]);
+        for (size_t k = _ACTIVITY_EVENT_MAX; k < _ACTIVITY_KIND_MAX; k++)
+                p = le_get32(p, &b->n[k]);
         return p;
 }
 
@@ -367,9 +348,9 @@ void activity_encode(const Activity *a, uint8_t *buf) {
         uint8_t *p = buf;
 
         assert(a && buf);
-        p = put64(p, a->head);
-        p = put64(p, a->origin);
-        p = put64(p, a->started ? 1 : 0);
+        p = le_put64(p, a->head);
+        p = le_put64(p, a->origin);
+        p = le_put64(p, a->started ? 1 : 0);
         /* Oldest first: head+1 is the slot of head-1439, and so on. */
         for (uint64_t i = 0; i < ACTIVITY_MINUTES; i++)
                 p = bucket_encode(p, minute_slot(a, a->head + 1 + i));
@@ -378,14 +359,16 @@ void activity_encode(const Activity *a, uint8_t *buf) {
         assert((size_t) (p - buf) == ACTIVITY_ENCODED_BYTES);
 }
 
-int activity_decode(Activity *a, const uint8_t *buf, usec_t now) {
+int activity_decode(Activity *a, const uint8_t *buf, unsigned events, usec_t now) {
         uint64_t head, origin, started;
         const uint8_t *p = buf;
 
         assert(a && buf);
-        p = get64(p, &head);
-        p = get64(p, &origin);
-        p = get64(p, &started);
+        if (events == 0 || events > _ACTIVITY_EVENT_MAX)
+                return -EBADMSG;
+        p = le_get64(p, &head);
+        p = le_get64(p, &origin);
+        p = le_get64(p, &started);
         if (started > 1 || (started && origin > head) || head > UINT64_MAX / USEC_PER_MINUTE)
                 return -EBADMSG;
 
@@ -395,9 +378,9 @@ int activity_decode(Activity *a, const uint8_t *buf, usec_t now) {
         a->have_baseline = false;
         a->size_bytes = ACTIVITY_SIZE_UNKNOWN;
         for (uint64_t i = 0; i < ACTIVITY_MINUTES; i++)
-                p = bucket_decode(p, minute_slot(a, head + 1 + i));
+                p = bucket_decode(p, events, minute_slot(a, head + 1 + i));
         for (uint64_t i = 0; i < ACTIVITY_HOURS; i++)
-                p = bucket_decode(p, hour_slot(a, head / 60 + 1 + i));
+                p = bucket_decode(p, events, hour_slot(a, head / 60 + 1 + i));
         if (!started)
                 rings_clear(a);         /* nothing was ever counted */
         activity_advance(a, now);

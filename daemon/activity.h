@@ -5,8 +5,8 @@
  * Pure: fixed rings allocated once, no I/O, no clock reads (now is realtime
  * usec, passed in), never logs.
  *
- * Memory: sizeof(Activity) = 317,512 bytes per cache on x86-64
- * (3600 buckets of 88 bytes, the counter baseline and a few words); nothing
+ * Memory: sizeof(Activity) = 346,312 bytes per cache on x86-64
+ * (3600 buckets of 96 bytes, the counter baseline and a few words); nothing
  * is allocated after activity_new. test-activity checks the figure. */
 #pragma once
 
@@ -32,6 +32,7 @@ typedef enum ActivityKind {
         ACTIVITY_HIT,                   /* an entry's timestamps were refreshed by ccache */
         ACTIVITY_EVICTION,              /* removed by the daemon */
         ACTIVITY_REMOVAL,               /* removed by someone else (ccache's cleanup, rm) */
+        ACTIVITY_REGRET,                /* a store of an entry the daemon had evicted (regret.h) */
         _ACTIVITY_EVENT_MAX,
         /* Deltas of ccache's counters (activity_counters). */
         ACTIVITY_CCACHE_HITS = _ACTIVITY_EVENT_MAX, /* direct + preprocessed hits */
@@ -140,16 +141,26 @@ bool activity_hit_rate(const Activity *a, usec_t window, usec_t now, double *ret
 /* Encoding for the state file (history-file.c adds the envelope): the
  * newest minute, the first minute counted, then the minute buckets and the
  * hour buckets, each oldest first, every bucket ACTIVITY_BUCKET_BYTES:
- * size_bytes, bytes[4] (u64), n[11] (u32), all little-endian. */
-#define ACTIVITY_BUCKET_BYTES (8U + 8U * _ACTIVITY_EVENT_MAX + 4U * _ACTIVITY_KIND_MAX)
-#define ACTIVITY_ENCODED_BYTES (8U + 8U + 8U + (ACTIVITY_MINUTES + ACTIVITY_HOURS) * ACTIVITY_BUCKET_BYTES)
+ * size_bytes, bytes[5] (u64), n[12] (u32), all little-endian. An encoding
+ * of an older build has fewer daemon kinds (events) before the same ccache
+ * kinds: ACTIVITY_BUCKET_BYTES_OF and ACTIVITY_ENCODED_BYTES_OF give its
+ * sizes, activity_decode reads it. */
+#define ACTIVITY_CCACHE_KINDS (_ACTIVITY_KIND_MAX - _ACTIVITY_EVENT_MAX)
+#define ACTIVITY_BUCKET_BYTES_OF(events) (8U + 8U * (events) + 4U * ((events) + ACTIVITY_CCACHE_KINDS))
+#define ACTIVITY_ENCODED_BYTES_OF(events) \
+        (8U + 8U + 8U + (ACTIVITY_MINUTES + ACTIVITY_HOURS) * ACTIVITY_BUCKET_BYTES_OF(events))
+#define ACTIVITY_BUCKET_BYTES ACTIVITY_BUCKET_BYTES_OF(_ACTIVITY_EVENT_MAX)
+#define ACTIVITY_ENCODED_BYTES ACTIVITY_ENCODED_BYTES_OF(_ACTIVITY_EVENT_MAX)
 /* Writes a into buf (ACTIVITY_ENCODED_BYTES). */
 void activity_encode(const Activity *a, uint8_t *buf);
-/* Replaces a's buckets with those encoded in buf (ACTIVITY_ENCODED_BYTES),
- * then moves them to now (activity_advance). The counter baseline is not
- * part of it: the next activity_counters is a baseline again. Returns 0, or
- * -EBADMSG when buf cannot be an encoding (a unchanged). */
-int activity_decode(Activity *a, const uint8_t *buf, usec_t now);
+/* Replaces a's buckets with those encoded in buf (ACTIVITY_ENCODED_BYTES_OF
+ * (events) bytes, written by a build whose first events kinds were this
+ * one's: the kinds it lacks read as 0), then moves them to now
+ * (activity_advance). The counter baseline is not part of it: the next
+ * activity_counters is a baseline again. Returns 0, or -EBADMSG when buf
+ * cannot be an encoding or events is not in 1.._ACTIVITY_EVENT_MAX (a
+ * unchanged). */
+int activity_decode(Activity *a, const uint8_t *buf, unsigned events, usec_t now);
 
 /* Since when a has counted (realtime usec of its first minute), or 0 when
  * it has not yet. */

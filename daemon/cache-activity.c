@@ -169,8 +169,10 @@ void cache_activity_evicted(void *userdata, DirId d, const char *name, uint64_t 
         Cache *c = userdata;
         uint64_t key = entry_key(c, d, name);
 
-        if (key)
+        if (key) {
                 (void) regret_evicted(c->regret, key, bytes, mtime, realtime(c) / USEC_PER_SEC);
+                c->regret_dirty = true;
+        }
 }
 
 bool cache_activity_appeared(Cache *c, DirId d, CcacheKind kind, const char *name, uint64_t bytes, uint32_t cookie) {
@@ -190,8 +192,10 @@ bool cache_activity_appeared(Cache *c, DirId d, CcacheKind kind, const char *nam
         count(c, ACTIVITY_STORE, bytes);
         f = name_family(kind, name);
         now = realtime(c);
-        if (key)
-                (void) regret_stored(c->regret, key, bytes, now / USEC_PER_SEC);
+        if (key && regret_stored(c->regret, key, bytes, now / USEC_PER_SEC)) {
+                count(c, ACTIVITY_REGRET, bytes);
+                c->regret_dirty = true;
+        }
         if (c->family_first_store[f] == 0)
                 c->family_first_store[f] = now;
         c->family_last_store[f] = now;
@@ -250,51 +254,74 @@ void cache_activity_done(Cache *c) {
         c->stats = NULL;
 }
 
-static void history_name(const Cache *c, char *buf, size_t size) {
-        snprintf(buf, size, "%s" CACHE_HISTORY_SUFFIX, c->config->name);
+/* The cache's state file of suffix (CACHE_HISTORY_SUFFIX, _REGRET_SUFFIX). */
+static void state_name(const Cache *c, const char *suffix, char *buf, size_t size) {
+        snprintf(buf, size, "%s%s", c->config->name, suffix);
 }
 
-void cache_history_load(Cache *c, int dirfd, const char *dir, usec_t now) {
-        char name[CONFIG_NAME_MAX + sizeof(CACHE_HISTORY_SUFFIX)], message[512];
-        int r;
+#define STATE_NAME_MAX (CONFIG_NAME_MAX + sizeof(CACHE_HISTORY_SUFFIX) + sizeof(CACHE_REGRET_SUFFIX))
 
-        if (dirfd < 0)
-                return;
-        history_name(c, name, sizeof(name));
-        r = history_file_load(dirfd, name, c->activity, now, message, sizeof(message));
+/* Logs what a load of the state file name (what: "history") said. */
+static void loaded(const Cache *c, int r, const char *what, const char *dir, const char *name, const char *message) {
         if (r == HISTORY_FILE_OK)
-                log_debug("Cache %s: history loaded from %s/%s.", c->config->name, dir, name);
+                log_debug("Cache %s: %s loaded from %s/%s.", c->config->name, what, dir, name);
         else if (r < 0)
-                log_warning_errno(r, "Cache %s: cannot read its history %s/%s, starting empty: %m", c->config->name,
+                log_warning_errno(r, "Cache %s: cannot read its %s %s/%s, starting empty: %m", c->config->name, what,
                                   dir, name);
         else if (r != HISTORY_FILE_MISSING)
                 log_warning("Cache %s: %s (in %s).", c->config->name, message, dir);
 }
 
-int cache_history_save(Cache *c, int dirfd, const char *dir, usec_t now) {
-        char name[CONFIG_NAME_MAX + sizeof(CACHE_HISTORY_SUFFIX)];
+void cache_history_load(Cache *c, int dirfd, const char *dir, usec_t now) {
+        char name[STATE_NAME_MAX], message[512];
         int r;
 
         if (dirfd < 0)
+                return;
+        state_name(c, CACHE_HISTORY_SUFFIX, name, sizeof(name));
+        r = history_file_load(dirfd, name, c->activity, now, message, sizeof(message));
+        loaded(c, r, "history", dir, name, message);
+        state_name(c, CACHE_REGRET_SUFFIX, name, sizeof(name));
+        r = regret_file_load(dirfd, name, c->regret, now, message, sizeof(message));
+        loaded(c, r, "eviction regret", dir, name, message);
+}
+
+/* Writes the cache's history file (history) or regret file if *dirty; a
+ * failure logged once until a save works again. Returns 1 written, 0 or
+ * -errno. */
+static int save_one(Cache *c, int dirfd, const char *dir, bool history, bool *dirty) {
+        const char *what = history ? "history" : "eviction regret";
+        char name[STATE_NAME_MAX];
+        int r;
+
+        if (!*dirty)
                 return 0;
-        cache_activity_feed(c, now);
-        if (!c->activity_dirty)
-                return 0;
-        history_name(c, name, sizeof(name));
-        r = history_file_save(dirfd, name, c->activity);
+        state_name(c, history ? CACHE_HISTORY_SUFFIX : CACHE_REGRET_SUFFIX, name, sizeof(name));
+        r = history ? history_file_save(dirfd, name, c->activity) : regret_file_save(dirfd, name, c->regret);
         if (r < 0) {
                 /* Said once until it works again, not every minute. */
                 if (r != c->history_error)
-                        log_warning_errno(r, "Cache %s: cannot save its history to %s/%s: %m", c->config->name, dir,
+                        log_warning_errno(r, "Cache %s: cannot save its %s to %s/%s: %m", c->config->name, what, dir,
                                           name);
                 c->history_error = r;
                 return r;
         }
         if (c->history_error)
-                log_info("Cache %s: its history is saved to %s/%s again.", c->config->name, dir, name);
+                log_info("Cache %s: its %s is saved to %s/%s again.", c->config->name, what, dir, name);
         c->history_error = 0;
-        c->activity_dirty = false;
+        *dirty = false;
         return 1;
+}
+
+int cache_history_save(Cache *c, int dirfd, const char *dir, usec_t now) {
+        int r, k;
+
+        if (dirfd < 0)
+                return 0;
+        cache_activity_feed(c, now);
+        r = save_one(c, dirfd, dir, true, &c->activity_dirty);
+        k = save_one(c, dirfd, dir, false, &c->regret_dirty);
+        return r < 0 ? r : k < 0 ? k : (r | k);
 }
 
 bool cache_hit_rate(const Cache *c, usec_t window, usec_t now, double *ret) {

@@ -114,6 +114,7 @@ struct Cache {
         unsigned zero_waits;              /* feeds put off for a ccache -z half done */
         uint64_t fed_evicted_files, fed_evicted_bytes, fed_size;
         bool activity_dirty;              /* changed since the history file was written */
+        bool regret_dirty;                /* regret changed since its file was written */
         int history_error;                /* the last save's failure, logged once */
         sd_event_source *activity_timer;
         /* An entry moved away (IN_MOVED_FROM) whose IN_MOVED_TO may come

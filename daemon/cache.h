@@ -110,16 +110,18 @@ const AccountTotals *cache_totals(const Cache *c);
 dev_t cache_dev(const Cache *c);      /* device of the root; 0 while unavailable */
 
 /* Each cache's activity history is the file "<name>.history" of the state
- * directory (history-file.h). */
+ * directory, its eviction regret "<name>.regret" (history-file.h). */
 #define CACHE_HISTORY_SUFFIX ".history"
-/* Loads the cache's history from dirfd (the state directory dir, for
- * messages; dirfd < 0: none) at realtime now, once, before its first save.
- * A bad file is set aside and logged once (a warning naming the file and
- * what was wrong); history then starts empty. Never fails. */
+#define CACHE_REGRET_SUFFIX ".regret"
+/* Loads the cache's history and eviction regret from dirfd (the state
+ * directory dir, for messages; dirfd < 0: none) at realtime now, once,
+ * before its first save. A bad file is set aside and logged once (a warning
+ * naming the file and what was wrong); it then starts empty. Never fails. */
 void cache_history_load(Cache *c, int dirfd, const char *dir, usec_t now);
-/* Feeds the activity (realtime now) and, if it changed since the last save,
- * writes the history file atomically. Returns 1 written, 0 nothing to
- * write (or dirfd < 0), -errno (logged once until a save works again). */
+/* Feeds the activity (realtime now) and writes the history file and the
+ * regret file atomically, each if it changed since its last save. Returns 1
+ * written, 0 nothing to write (or dirfd < 0), -errno (logged once until a
+ * save works again). */
 int cache_history_save(Cache *c, int dirfd, const char *dir, usec_t now);
 /* ccache's hit rate over the window before realtime now (activity.h):
  * true and *ret in [0, 1], or false when there were no cacheable calls. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The activity state file: envelope (magic, version, sizes, CRC-32) around
- * activity_encode, atomic writes, bounded reads, bad files set aside. I/O
+/* The state files: envelope (magic, version, sizes, CRC-32) around
+ * activity_encode or regret_encode, atomic writes, bounded reads, bad files
+ * set aside. I/O
  * relative to a directory fd only; never logs. */
 #include <assert.h>
 #include <dirent.h>
@@ -16,13 +17,44 @@
 #include "ccache-lock.h"
 #include "history-file.h"
 
-static const uint8_t history_magic[8] = { 0x89, 'C', 'K', 'H', 'I', 'S', 'T', '\n' };
+/* A kind of state file: its magic, the versions this build reads (each
+ * with the header's layout: header bytes, three counts, payload bytes) and
+ * the words of its messages. The last version is the one written. */
+typedef struct FileVersion {
+        uint32_t version;
+        uint32_t layout[5];
+} FileVersion;
 
-/* What the header says after the magic and the version, in this build. */
-static const uint32_t history_layout[] = {
-        HISTORY_FILE_HEADER_BYTES, ACTIVITY_MINUTES, ACTIVITY_HOURS, ACTIVITY_BUCKET_BYTES,
-        ACTIVITY_ENCODED_BYTES,
+typedef struct Format {
+        const char *what, *What;        /* "history file", "History file" */
+        const char *empty;              /* "history starts empty" */
+        uint8_t magic[8];
+        size_t n_versions;
+        FileVersion versions[2];
+} Format;
+
+/* Version 1 predates ACTIVITY_REGRET: its buckets hold one daemon kind less. */
+#define HISTORY_LAYOUT(events) { HISTORY_FILE_HEADER_BYTES, ACTIVITY_MINUTES, ACTIVITY_HOURS, \
+                                 ACTIVITY_BUCKET_BYTES_OF(events), ACTIVITY_ENCODED_BYTES_OF(events) }
+static const Format history_format = {
+        "history file", "History file", "history starts empty", { 0x89, 'C', 'K', 'H', 'I', 'S', 'T', '\n' }, 2,
+        { { 1, HISTORY_LAYOUT(ACTIVITY_REGRET) }, { HISTORY_FILE_VERSION, HISTORY_LAYOUT(_ACTIVITY_EVENT_MAX) } },
 };
+static const Format regret_format = {
+        "regret file", "Regret file", "eviction regret starts empty", { 0x89, 'C', 'K', 'R', 'G', 'R', 'T', '\n' }, 1,
+        { { REGRET_FILE_VERSION,
+            { HISTORY_FILE_HEADER_BYTES, REGRET_KEYS, REGRET_HOURS, REGRET_RETURNS, REGRET_ENCODED_BYTES } } },
+};
+
+/* The daemon kinds of the buckets of history format version vi (an index). */
+static unsigned history_events(size_t vi) {
+        return vi == 0 ? ACTIVITY_REGRET : _ACTIVITY_EVENT_MAX;
+}
+
+/* The size of a whole file of version vi of f. */
+static size_t file_bytes(const Format *f, size_t vi) {
+        return HISTORY_FILE_HEADER_BYTES + f->versions[vi].layout[4] + 4;
+}
 
 static const char *const status_names[_HISTORY_FILE_STATUS_MAX] = {
         [HISTORY_FILE_OK] = "ok",
@@ -114,62 +146,113 @@ static int replace_file(int dirfd, const char *name, const uint8_t *buf, size_t 
         return fsync(dirfd) < 0 ? -errno : 0;
 }
 
+/* A file of f's newest version with its header written and room for the
+ * payload at HISTORY_FILE_HEADER_BYTES, in *ret (n bytes, the caller's). */
+static int file_new(const Format *f, uint8_t **ret, size_t *ret_n) {
+        const FileVersion *v = &f->versions[f->n_versions - 1];
+        size_t n = file_bytes(f, f->n_versions - 1);
+        uint8_t *buf = malloc(n);
+
+        if (!buf)
+                return -ENOMEM;
+        memcpy(buf, f->magic, sizeof(f->magic));
+        put32(buf + 8, v->version);
+        for (size_t i = 0; i < ELEMENTSOF(v->layout); i++)
+                put32(buf + 12 + 4 * i, v->layout[i]);
+        *ret = buf;
+        *ret_n = n;
+        return 0;
+}
+
+/* Seals buf (n bytes: file_new's, its payload written) with its checksum
+ * and writes it over dirfd/name. */
+static int file_write(int dirfd, const char *name, uint8_t *buf, size_t n) {
+        put32(buf + n - 4, history_file_crc32(buf, n - 4));
+        return replace_file(dirfd, name, buf, n);
+}
+
 int history_file_save(int dirfd, const char *name, const Activity *a) {
         _cleanup_free_ uint8_t *buf = NULL;
-        uint8_t *p;
+        size_t n;
+        int r;
 
         assert(name && a);
         if (!name_ok(name))
                 return -EINVAL;
-        buf = malloc(HISTORY_FILE_BYTES);
-        if (!buf)
-                return -ENOMEM;
-        memcpy(buf, history_magic, sizeof(history_magic));
-        put32(buf + 8, HISTORY_FILE_VERSION);
-        p = buf + 12;
-        for (size_t i = 0; i < ELEMENTSOF(history_layout); i++, p += 4)
-                put32(p, history_layout[i]);
+        r = file_new(&history_format, &buf, &n);
+        if (r < 0)
+                return r;
         activity_encode(a, buf + HISTORY_FILE_HEADER_BYTES);
-        put32(buf + HISTORY_FILE_BYTES - 4, history_file_crc32(buf, HISTORY_FILE_BYTES - 4));
-        return replace_file(dirfd, name, buf, HISTORY_FILE_BYTES);
+        return file_write(dirfd, name, buf, n);
 }
 
-HistoryFileStatus history_file_check(const uint8_t *buf, size_t n, char *detail, size_t size) {
-        size_t magic = n < sizeof(history_magic) ? n : sizeof(history_magic);
+int regret_file_save(int dirfd, const char *name, const Regret *rg) {
+        _cleanup_free_ uint8_t *buf = NULL;
+        size_t n;
+        int r;
+
+        assert(name && rg);
+        if (!name_ok(name))
+                return -EINVAL;
+        r = file_new(&regret_format, &buf, &n);
+        if (r < 0)
+                return r;
+        regret_encode(rg, buf + HISTORY_FILE_HEADER_BYTES);
+        return file_write(dirfd, name, buf, n);
+}
+
+/* What is wrong with the n bytes at buf as a file of f (history_file_check),
+ * and the index of its version in f->versions in *ret_vi (when not NULL)
+ * if nothing is. */
+static HistoryFileStatus file_check(const Format *f, const uint8_t *buf, size_t n, size_t *ret_vi, char *detail,
+                                    size_t size) {
+        size_t magic = n < sizeof(f->magic) ? n : sizeof(f->magic), vi = 0, bytes = 0;
         uint32_t version;
 
-        if (memcmp(buf, history_magic, magic) != 0) {
-                snprintf(detail, size, "is not a history file (no magic)");
+        if (memcmp(buf, f->magic, magic) != 0) {
+                snprintf(detail, size, "is not a %s (no magic)", f->what);
                 return HISTORY_FILE_GARBAGE;
         }
         if (n < 12)
                 goto truncated;
         version = get32(buf + 8);
-        if (version != HISTORY_FILE_VERSION) {
-                snprintf(detail, size, "has format version %u, this build reads %u", version, HISTORY_FILE_VERSION);
+        while (vi < f->n_versions && f->versions[vi].version != version)
+                vi++;
+        if (vi == f->n_versions) {
+                snprintf(detail, size, "has format version %u, this build reads %u to %u", version,
+                         f->versions[0].version, f->versions[f->n_versions - 1].version);
                 return HISTORY_FILE_WRONG_VERSION;
         }
+        bytes = file_bytes(f, vi);
         if (n < HISTORY_FILE_HEADER_BYTES)
                 goto truncated;
-        for (size_t i = 0; i < ELEMENTSOF(history_layout); i++)
-                if (get32(buf + 12 + 4 * i) != history_layout[i]) {
+        for (size_t i = 0; i < ELEMENTSOF(f->versions[vi].layout); i++)
+                if (get32(buf + 12 + 4 * i) != f->versions[vi].layout[i]) {
                         snprintf(detail, size, "has a layout this build does not read");
                         return HISTORY_FILE_BAD_LAYOUT;
                 }
-        if (n < HISTORY_FILE_BYTES)
+        if (n < bytes)
                 goto truncated;
-        if (n > HISTORY_FILE_BYTES) {
-                snprintf(detail, size, "has %zu bytes after its end", n - HISTORY_FILE_BYTES);
+        if (n > bytes) {
+                snprintf(detail, size, "has %zu bytes after its end", n - bytes);
                 return HISTORY_FILE_GARBAGE;
         }
         if (history_file_crc32(buf, n - 4) != get32(buf + n - 4)) {
                 snprintf(detail, size, "fails its checksum");
                 return HISTORY_FILE_BAD_CHECKSUM;
         }
+        if (ret_vi)
+                *ret_vi = vi;
         return HISTORY_FILE_OK;
 truncated:
-        snprintf(detail, size, "is truncated (%zu of %u bytes)", n, HISTORY_FILE_BYTES);
+        /* Before the version is read, the size of this build's files. */
+        snprintf(detail, size, "is truncated (%zu of %zu bytes)", n,
+                 bytes ? bytes : file_bytes(f, f->n_versions - 1));
         return HISTORY_FILE_TRUNCATED;
+}
+
+HistoryFileStatus history_file_check(const uint8_t *buf, size_t n, char *detail, size_t size) {
+        return file_check(&history_format, buf, n, NULL, detail, size);
 }
 
 /* Reads what fd holds, at most max bytes (one more says it is bigger). */
@@ -232,12 +315,17 @@ static int open_checked(int dirfd, const char *name, int *ret_fd, char *detail, 
         return HISTORY_FILE_OK;
 }
 
-/* Reads, checks and decodes dirfd/name into a. Returns a HistoryFileStatus
- * (detail set when bad) or -errno. */
-static int load(int dirfd, const char *name, Activity *a, usec_t now, char *detail, size_t size) {
+/* Decodes the payload of a good file of version vi (an index) into obj.
+ * Returns 0 or -EBADMSG. */
+typedef int (*decode_t)(void *obj, size_t vi, const uint8_t *payload, usec_t now);
+
+/* Reads, checks and decodes dirfd/name of format f into obj. Returns a
+ * HistoryFileStatus (detail set when bad) or -errno. */
+static int load(const Format *f, int dirfd, const char *name, decode_t decode, void *obj, usec_t now, char *detail,
+                size_t size) {
         _cleanup_free_ uint8_t *buf = NULL;
         _cleanup_close_ int fd = -1;
-        size_t n = 0;
+        size_t n = 0, vi = 0;
         int r;
 
         r = open_checked(dirfd, name, &fd, detail, size);
@@ -250,11 +338,14 @@ static int load(int dirfd, const char *name, Activity *a, usec_t now, char *deta
                 snprintf(detail, size, "is too big (grew past %u bytes while read)", HISTORY_FILE_MAX_BYTES);
                 return HISTORY_FILE_TOO_BIG;
         }
-        r = history_file_check(buf, n, detail, size);
+        r = file_check(f, buf, n, &vi, detail, size);
         if (r != HISTORY_FILE_OK)
                 return r;
-        if (activity_decode(a, buf + HISTORY_FILE_HEADER_BYTES, now) < 0) {
-                snprintf(detail, size, "holds buckets this build cannot read");
+        r = decode(obj, vi, buf + HISTORY_FILE_HEADER_BYTES, now);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                snprintf(detail, size, "holds figures this build cannot read");
                 return HISTORY_FILE_BAD_LAYOUT;
         }
         return HISTORY_FILE_OK;
@@ -301,26 +392,43 @@ static void sweep_temporaries(int dirfd, const char *name) {
         closedir(d);
 }
 
-int history_file_load(int dirfd, const char *name, Activity *a, usec_t now, char *message, size_t message_size) {
+/* Loads dirfd/name of format f into obj (history_file_load). */
+static int file_load(const Format *f, int dirfd, const char *name, decode_t decode, void *obj, usec_t now,
+                     char *message, size_t message_size) {
         char detail[160] = "", aside[NAME_MAX + 1];
         int r, k;
 
-        assert(name && a && message && message_size > 0);
+        assert(name && obj && message && message_size > 0);
         message[0] = '\0';
         if (!name_ok(name))
                 return -EINVAL;
         sweep_temporaries(dirfd, name);
-        r = load(dirfd, name, a, now, detail, sizeof(detail));
+        r = load(f, dirfd, name, decode, obj, now, detail, sizeof(detail));
         if (r < 0 || r == HISTORY_FILE_OK || r == HISTORY_FILE_MISSING)
                 return r;
 
         k = set_aside(dirfd, name, now, aside, sizeof(aside));
         if (k < 0)
-                snprintf(message, message_size,
-                         "History file '%s' %s; could not set it aside (%s), history starts empty", name, detail,
-                         strerror(-k));
+                snprintf(message, message_size, "%s '%s' %s; could not set it aside (%s), %s", f->What, name, detail,
+                         strerror(-k), f->empty);
         else
-                snprintf(message, message_size, "History file '%s' %s; set aside as '%s', history starts empty",
-                         name, detail, aside);
+                snprintf(message, message_size, "%s '%s' %s; set aside as '%s', %s", f->What, name, detail, aside,
+                         f->empty);
         return r;
+}
+
+static int decode_history(void *obj, size_t vi, const uint8_t *payload, usec_t now) {
+        return activity_decode(obj, payload, history_events(vi), now);
+}
+
+int history_file_load(int dirfd, const char *name, Activity *a, usec_t now, char *message, size_t message_size) {
+        return file_load(&history_format, dirfd, name, decode_history, a, now, message, message_size);
+}
+
+static int decode_regret(void *obj, size_t vi, const uint8_t *payload, usec_t now) {
+        return regret_decode(obj, payload);
+}
+
+int regret_file_load(int dirfd, const char *name, Regret *rg, usec_t now, char *message, size_t message_size) {
+        return file_load(&regret_format, dirfd, name, decode_regret, rg, now, message, message_size);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* One cache's activity (activity.h) kept in a file in the state directory,
- * so history survives restarts. Written atomically (a temporary in the same
+/* One cache's activity (activity.h), and its eviction regret (regret.h),
+ * each kept in a file in the state directory, so they survive restarts. Written atomically (a temporary in the same
  * directory, fsync, rename), read with a size bound, never through a
  * symlink. A bad file is set aside (renamed, never deleted) and history
  * starts empty. All access relative to a directory fd; never logs: the
@@ -8,12 +8,13 @@
  *
  * Layout (integers little-endian), HISTORY_FILE_BYTES in all:
  *   0   8  magic "\x89" "CKHIST\n"
- *   8   4  version (1)
+ *   8   4  version (2; version 1, whose buckets lack ACTIVITY_REGRET, is
+ *          read too: its regret reads as 0, and the next save is version 2)
  *   12  4  header bytes (32)
  *   16  4  minute buckets (1440)
  *   20  4  hour buckets (2160)
- *   24  4  bytes per bucket (ACTIVITY_BUCKET_BYTES, 84)
- *   28  4  payload bytes (ACTIVITY_ENCODED_BYTES, 302,424)
+ *   24  4  bytes per bucket (ACTIVITY_BUCKET_BYTES, 96; version 1: 84)
+ *   28  4  payload bytes (ACTIVITY_ENCODED_BYTES, 345,624; version 1: 302,424)
  *   32  payload: activity_encode (newest minute, first minute, flags, then
  *       the minute and the hour buckets, oldest first)
  *   end-4  4  CRC-32 of every byte before it (zlib's crc32: python3 -c
@@ -24,8 +25,13 @@
 #include <stdint.h>
 
 #include "activity.h"
+#include "regret.h"
 
-#define HISTORY_FILE_VERSION 1U
+#define HISTORY_FILE_VERSION 2U
+/* The regret file: the same envelope, magic "\x89" "CKRGRT\n", its layout
+ * (32, REGRET_KEYS, REGRET_HOURS, REGRET_RETURNS, REGRET_ENCODED_BYTES) and
+ * regret_encode's payload: 2,117,644 bytes in all. */
+#define REGRET_FILE_VERSION 1U
 #define HISTORY_FILE_HEADER_BYTES 32U
 #define HISTORY_FILE_BYTES (HISTORY_FILE_HEADER_BYTES + ACTIVITY_ENCODED_BYTES + 4U)
 /* A file larger than this is refused without being read. */
@@ -77,3 +83,11 @@ int history_file_save(int dirfd, const char *name, const Activity *a);
  *   -errno: the file could not be read (a unchanged, the file left alone),
  *     -EINVAL for a name with a '/'. */
 int history_file_load(int dirfd, const char *name, Activity *a, usec_t now, char *message, size_t message_size);
+
+/* The eviction regret (regret.h) of a cache in its own file beside the
+ * history, so that the evictions it remembers survive a restart: saved and
+ * loaded as history_file_save and history_file_load do, the same checks,
+ * the same setting aside of a bad file ("eviction regret starts empty"). */
+int regret_file_save(int dirfd, const char *name, const Regret *rg);
+int regret_file_load(int dirfd, const char *name, Regret *rg, usec_t now, char *message, size_t message_size);
+

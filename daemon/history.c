@@ -25,6 +25,8 @@ void history_row_from_activity(const ActivityRow *a, ProtocolHistoryRow *ret) {
                 .stored_bytes = c->bytes[ACTIVITY_STORE],
                 .evicted_bytes = c->bytes[ACTIVITY_EVICTION],
                 .removed_bytes = c->bytes[ACTIVITY_REMOVAL],
+                .regretted = c->n[ACTIVITY_REGRET],
+                .regretted_bytes = c->bytes[ACTIVITY_REGRET],
                 .uncacheable = c->n[ACTIVITY_CCACHE_UNCACHEABLE],
                 .errors = c->n[ACTIVITY_CCACHE_ERRORS],
                 .remote_hits = c->n[ACTIVITY_CCACHE_REMOTE_HITS],

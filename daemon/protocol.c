@@ -329,6 +329,8 @@ json_object *protocol_history_row(const ProtocolHistoryRow *r) {
                 { PROTOCOL_ROW_STORED_BYTES, r->stored_bytes },
                 { PROTOCOL_ROW_EVICTED_BYTES, r->evicted_bytes },
                 { PROTOCOL_ROW_REMOVED_BYTES, r->removed_bytes },
+                { PROTOCOL_ROW_REGRETTED, r->regretted },
+                { PROTOCOL_ROW_REGRETTED_BYTES, r->regretted_bytes },
                 { PROTOCOL_ROW_UNCACHEABLE, r->uncacheable },
                 { PROTOCOL_ROW_ERRORS, r->errors },
                 { PROTOCOL_ROW_REMOTE_HITS, r->remote_hits },

@@ -75,6 +75,8 @@
 #define PROTOCOL_ROW_STORED_BYTES  "stored_bytes"
 #define PROTOCOL_ROW_EVICTED_BYTES "evicted_bytes"
 #define PROTOCOL_ROW_REMOVED_BYTES "removed_bytes"
+#define PROTOCOL_ROW_REGRETTED     "regretted"      /* stores of entries the daemon had evicted */
+#define PROTOCOL_ROW_REGRETTED_BYTES "regretted_bytes"
 #define PROTOCOL_ROW_UNCACHEABLE   "uncacheable"
 #define PROTOCOL_ROW_ERRORS        "errors"
 #define PROTOCOL_ROW_REMOTE_HITS   "remote_hits"
@@ -121,6 +123,7 @@ typedef struct ProtocolHistoryRow {
         uint64_t start, seconds;
         uint64_t stores, hits, misses, refreshed, evictions, removals;
         uint64_t stored_bytes, evicted_bytes, removed_bytes;
+        uint64_t regretted, regretted_bytes;
         uint64_t uncacheable, errors, remote_hits, remote_misses, remote_errors;
         bool size_known;
         uint64_t size_bytes;

@@ -3,6 +3,7 @@
  * fingerprint (open addressing, linear probing, backward-shift deletion),
  * hourly figures of the regretted stores and the distances of the last
  * returns. */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,6 +218,105 @@ void regret_figures(const Regret *r, uint64_t now, RegretFigures *ret) {
                 qsort(kib, n, sizeof(*kib), cmp_u32);
                 ret->extra_bytes_p90 = (uint64_t) kib[(n * 9 + 9) / 10 - 1] * 1024;
         }
+}
+
+bool regret_any(const Regret *r) {
+        if (r->count > 0 || r->returns_count > 0)
+                return true;
+        for (size_t i = 0; i < REGRET_HOURS; i++)
+                if (r->hours[i].n || r->hours[i].young)
+                        return true;
+        return false;
+}
+
+void regret_encode(const Regret *r, uint8_t *buf) {
+        uint8_t *p = buf;
+
+        p = le_put64(p, r->head);
+        p = le_put64(p, r->count);
+        p = le_put64(p, r->evicted_bytes);
+        p = le_put64(p, r->returns_head);
+        p = le_put64(p, r->returns_count);
+        for (size_t i = 0; i < REGRET_KEYS; i++) {
+                Record rec = r->records ? r->records[i] : (Record) {};
+
+                p = le_put64(p, rec.fp);
+                p = le_put32(p, rec.at);
+                p = le_put32(p, rec.kib);
+        }
+        for (size_t i = 0; i < REGRET_HOURS; i++) {
+                p = le_put32(p, r->hours[i].hour);
+                p = le_put32(p, r->hours[i].n);
+                p = le_put64(p, r->hours[i].bytes);
+                p = le_put64(p, r->hours[i].young);
+        }
+        for (size_t i = 0; i < REGRET_RETURNS; i++) {
+                p = le_put32(p, r->returns[i].at);
+                p = le_put32(p, r->returns[i].kib);
+        }
+        assert((size_t) (p - buf) == REGRET_ENCODED_BYTES);
+}
+
+int regret_decode(Regret *r, const uint8_t *buf) {
+        _cleanup_free_ Record *records = NULL;
+        _cleanup_free_ uint32_t *index = NULL;
+        uint64_t head, count, evicted, returns_head, returns_count;
+        const uint8_t *p = buf;
+
+        p = le_get64(p, &head);
+        p = le_get64(p, &count);
+        p = le_get64(p, &evicted);
+        p = le_get64(p, &returns_head);
+        p = le_get64(p, &returns_count);
+        if (head >= REGRET_KEYS || count > REGRET_KEYS || (count < REGRET_KEYS && head != count) ||
+            returns_head >= REGRET_RETURNS || returns_count > REGRET_RETURNS)
+                return -EBADMSG;
+        /* Nothing to remember: nothing allocated, as before a first eviction. */
+        if (count > 0) {
+                records = calloc(REGRET_KEYS, sizeof(*records));
+                index = calloc(INDEX_SLOTS, sizeof(*index));
+                if (!records || !index)
+                        return -ENOMEM;
+        }
+
+        free(r->records);
+        free(r->index);
+        r->records = TAKE_PTR(records);
+        r->index = TAKE_PTR(index);
+        r->head = head;
+        r->count = count;
+        r->evicted_bytes = evicted;
+        r->returns_head = returns_head;
+        r->returns_count = returns_count;
+        for (size_t i = 0; i < REGRET_KEYS; i++) {
+                Record scratch, *rec = r->records ? &r->records[i] : &scratch;
+
+                p = le_get64(p, &rec->fp);
+                p = le_get32(p, &rec->at);
+                p = le_get32(p, &rec->kib);
+                /* Only the ring's records count, each key once (the file is
+                 * ours, but a key twice must not make two index entries). */
+                if (rec->fp && (i >= count || find(r, rec->fp) != SIZE_MAX))
+                        rec->fp = 0;
+                if (rec->fp) {
+                        size_t k = home(rec->fp);
+
+                        while (r->index[k])
+                                k = (k + 1) & (INDEX_SLOTS - 1);
+                        r->index[k] = (uint32_t) i + 1;
+                }
+        }
+        for (size_t i = 0; i < REGRET_HOURS; i++) {
+                p = le_get32(p, &r->hours[i].hour);
+                p = le_get32(p, &r->hours[i].n);
+                p = le_get64(p, &r->hours[i].bytes);
+                p = le_get64(p, &r->hours[i].young);
+        }
+        for (size_t i = 0; i < REGRET_RETURNS; i++) {
+                p = le_get32(p, &r->returns[i].at);
+                p = le_get32(p, &r->returns[i].kib);
+        }
+        return 0;
 }
 
 size_t regret_bytes(const Regret *r) {

@@ -64,3 +64,19 @@ void regret_figures(const Regret *r, uint64_t now, RegretFigures *ret);
 
 /* Bytes r holds (its figures, and its remembered evictions once any). */
 size_t regret_bytes(const Regret *r);
+
+/* Encoding for the state file (history-file.c adds the envelope), all
+ * little-endian: the ring's head and count, the bytes evicted so far, the
+ * returns' head and count (u64 each), then REGRET_KEYS records (key u64,
+ * time u32, KiB u32), REGRET_HOURS hours (hour u32, stores u32, bytes u64,
+ * young bytes u64) and REGRET_RETURNS returns (time u32, KiB u32). The
+ * index is not in it: decoding rebuilds it. */
+#define REGRET_ENCODED_BYTES (5U * 8U + REGRET_KEYS * 16U + REGRET_HOURS * 24U + REGRET_RETURNS * 8U)
+/* Whether r remembers anything worth writing (an eviction or a figure). */
+bool regret_any(const Regret *r);
+/* Writes r into buf (REGRET_ENCODED_BYTES). */
+void regret_encode(const Regret *r, uint8_t *buf);
+/* Replaces what r remembers with what buf (REGRET_ENCODED_BYTES) holds.
+ * Returns 0, -EBADMSG when buf cannot be an encoding (a head or a count out
+ * of range; r unchanged), or -ENOMEM (r unchanged). */
+int regret_decode(Regret *r, const uint8_t *buf);

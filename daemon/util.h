@@ -3,9 +3,11 @@
  * Header-only on purpose; anything bigger belongs in its own module. */
 #pragma once
 
+#include <endian.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,6 +35,32 @@ static inline uint64_t hash_mix(uint64_t h) {
         h ^= h >> 33;
         h *= 0xc4ceb9fe1a85ec53ULL;
         return h ^ (h >> 33);
+}
+
+/* Little-endian fields of the state files: each writes or reads one at p
+ * and returns the position after it. */
+static inline uint8_t *le_put64(uint8_t *p, uint64_t v) {
+        v = htole64(v);
+        memcpy(p, &v, 8);
+        return p + 8;
+}
+
+static inline uint8_t *le_put32(uint8_t *p, uint32_t v) {
+        v = htole32(v);
+        memcpy(p, &v, 4);
+        return p + 4;
+}
+
+static inline const uint8_t *le_get64(const uint8_t *p, uint64_t *v) {
+        memcpy(v, p, 8);
+        *v = le64toh(*v);
+        return p + 8;
+}
+
+static inline const uint8_t *le_get32(const uint8_t *p, uint32_t *v) {
+        memcpy(v, p, 4);
+        *v = le32toh(*v);
+        return p + 4;
 }
 
 static inline void freep(void *p) {

@@ -72,6 +72,7 @@ wait_history_calls() {
         jq -e 'all(.buckets[]; has("start") and has("seconds") and has("stores") and has("hits") and has("misses")
                  and has("hit_rate") and has("refreshed") and has("evictions") and has("removals") and has("size_bytes")
                  and has("stored_bytes") and has("evicted_bytes") and has("removed_bytes") and has("uncacheable")
+                 and has("regretted") and has("regretted_bytes")
                  and has("errors") and has("remote_hits") and has("remote_misses") and has("remote_errors"))' <<<"$json"
         # The newest row ends with the size status reports (fed within 10 s).
         wait_for "[ \"\$(ctl history t --json --minutes 5 | jq '.buckets[-1].size_bytes')\" = \"\$(cache_field t size_bytes)\" ]" 30
@@ -81,7 +82,7 @@ wait_history_calls() {
         run ctl history t --minutes 5
         [ "$status" -eq 0 ]
         [[ "${lines[0]}" == "t: "*"one per minute" ]]
-        [[ "${lines[1]}" == "TIME "*"STORES"*"HITS"*"MISSES"*"HIT%"*"EVICT"*"REMOVED"*"SIZE" ]]
+        [[ "${lines[1]}" == "TIME "*"STORES"*"HITS"*"MISSES"*"HIT%"*"EVICT"*"REGRET"*"REMOVED"*"SIZE" ]]
         [ "${#lines[@]}" -ge 3 ] && [ "${#lines[@]}" -le 7 ]
         for l in "${lines[@]:2}"; do [[ "$l" =~ ^[0-2][0-9]:[0-5][0-9]\  ]]; done
         [ "$(printf '%s\n' "${lines[@]:2}" | awk '{ h += $3; m += $4 } END { print h, m }')" = "3 3" ]

@@ -42,6 +42,11 @@ regret() {
         # 1G cap + at most the bytes evicted, rounded up to two digits
         [ "$(regret suggested_max_size_bytes)" = 1100000000 ]
         [ "$(regret remembered_evictions)" = 20 ]
+        # The same regret in history's rows, minute by minute and as a day.
+        history=$(ctl history t --json --minutes 60)
+        [ "$(jq '[.buckets[].regretted] | add' <<<"$history")" = 20 ]
+        [ "$(jq '[.buckets[].regretted_bytes] | add' <<<"$history")" = "$(regret bytes_7d)" ]
+        [ "$(ctl history t --json --days 2 | jq '[.buckets[].regretted] | add')" = 20 ]
 
         # Stored once more after an rm by someone else: no regret of the cap.
         rm -f $(entries | grep 'R$' | head -n 3)
@@ -54,4 +59,23 @@ regret() {
         share=$(awk '$1 == "cachekeeper_cache_regret_share{cache=\"t\"}" { print $2 }' <<<"$metrics")
         awk -v s="$share" 'BEGIN { exit !(s > 20 / 43 - 1e-5 && s < 20 / 43 + 1e-5) }'   # 20 of 43 stores
         grep -qx 'cachekeeper_cache_suggested_max_size_bytes{cache="t"} 1100000000' <<<"$metrics"
+}
+
+@test "regret: what the daemon evicted is remembered across a restart (state_dir)" {
+        start_ready
+        compile "$CACHE" 6                     # 12 stores
+        wait_for '[ "$(cache_field t stored_files_total)" = 12 ]'
+        ctl trim t --to 1k
+        [ "$(regret remembered_evictions)" = 12 ]
+        stop_daemon                            # SIGTERM: the state is saved
+        [ -f "$BATS_TEST_TMPDIR/state/t.regret" ]
+
+        start_ready
+        [ "$(regret remembered_evictions)" = 12 ]
+        compile "$CACHE" 6                     # the same 12 again: regretted after the restart too
+        wait_for '[ "$(cache_field t stored_files_total)" = 12 ]'
+        [ "$(regret stores_24h)" = 12 ]
+        [ "$(regret stores_7d)" = 12 ]
+        [ "$(ctl history t --json --minutes 60 | jq '[.buckets[].regretted] | add')" = 12 ]
+        ! grep -q 'Regret file' "$BATS_TEST_TMPDIR/daemon.log"
 }

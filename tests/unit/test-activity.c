@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "activity-v1.h"
 #include "activity.h"
 
 #define MIN  (60 * USEC_PER_SEC)
@@ -49,8 +50,8 @@ static uint64_t sum_kind(const Activity *a, usec_t since, usec_t until, unsigned
 }
 
 static void test_memory_figure(void **state) {
-        /* The figure activity.h states: 3600 buckets of 88 bytes and a few words. */
-        assert_int_equal(activity_bytes(), 317512);
+        /* The figure activity.h states: 3600 buckets of 96 bytes and a few words. */
+        assert_int_equal(activity_bytes(), 346312);
 }
 
 static void test_bucket_boundaries(void **state) {
@@ -435,7 +436,7 @@ static void test_encode_decode(void **state) {
         activity_add(a, ACTIVITY_REMOVAL, 2, 200, T0 + 2 * DAY);
         activity_set_size(a, 12345, T0 + 2 * DAY);
         activity_encode(a, buf);
-        assert_int_equal(activity_decode(b, buf, T0 + 2 * DAY), 0);
+        assert_int_equal(activity_decode(b, buf, _ACTIVITY_EVENT_MAX, T0 + 2 * DAY), 0);
         activity_encode(b, again);
         assert_memory_equal(buf, again, sizeof(buf));
         activity_sum(a, 0, UINT64_MAX, &ca);
@@ -443,9 +444,45 @@ static void test_encode_decode(void **state) {
         assert_memory_equal(&ca, &cb, sizeof(ca));
 
         buf[16] = 2;                    /* "started" is 0 or 1 */
-        assert_int_equal(activity_decode(b, buf, T0), -EBADMSG);
+        assert_int_equal(activity_decode(b, buf, _ACTIVITY_EVENT_MAX, T0), -EBADMSG);
         activity_encode(b, buf);
         assert_memory_equal(buf, again, sizeof(buf));   /* b unchanged */
+        assert_int_equal(activity_decode(b, buf, 0, T0), -EBADMSG);
+        assert_int_equal(activity_decode(b, buf, _ACTIVITY_EVENT_MAX + 1, T0), -EBADMSG);
+        activity_free(a);
+        activity_free(b);
+}
+
+/* An encoding of a build before ACTIVITY_REGRET (history file version 1):
+ * buckets of 4 daemon kinds then the same ccache kinds. Every kind reads
+ * back where it was, regret as 0. */
+static void test_decode_older(void **state) {
+        static uint8_t buf[ACTIVITY_ENCODED_BYTES], old[ACTIVITY_V1_ENCODED_BYTES];
+        Activity *a = new_activity(), *b = new_activity();
+        uint64_t totals[ACTIVITY_CCACHE_TOTALS] = { 0 };
+        ActivityCounts ca, cb;
+
+        assert_int_equal(ACTIVITY_BUCKET_BYTES_OF(ACTIVITY_V1_EVENTS), 84);    /* version 1's */
+        activity_add(a, ACTIVITY_STORE, 3, 300, T0 + 5 * MIN);
+        activity_add(a, ACTIVITY_REMOVAL, 2, 200, T0 + 2 * DAY);
+        activity_add(a, ACTIVITY_REGRET, 4, 400, T0 + 2 * DAY);
+        activity_counters(a, totals, T0 + 2 * DAY);
+        totals[4] = 7;                                  /* 7 misses */
+        totals[40] = 5;                                 /* 5 remote timeouts */
+        activity_counters(a, totals, T0 + 2 * DAY + MIN);
+        activity_set_size(a, 12345, T0 + 2 * DAY + MIN);
+        activity_encode(a, buf);
+        activity_encoding_v1(buf, old);
+        assert_int_equal(activity_decode(b, old, ACTIVITY_V1_EVENTS, T0 + 2 * DAY + MIN), 0);
+        activity_sum(a, 0, UINT64_MAX, &ca);
+        activity_sum(b, 0, UINT64_MAX, &cb);
+        assert_int_equal(cb.n[ACTIVITY_REGRET], 0);
+        assert_int_equal(cb.bytes[ACTIVITY_REGRET], 0);
+        ca.n[ACTIVITY_REGRET] = ca.bytes[ACTIVITY_REGRET] = 0;
+        assert_memory_equal(&ca, &cb, sizeof(ca));
+        assert_int_equal(cb.n[ACTIVITY_CCACHE_MISSES], 7);
+        assert_int_equal(cb.n[ACTIVITY_CCACHE_REMOTE_ERRORS], 5);
+        assert_int_equal(cb.bytes[ACTIVITY_REMOVAL], 200);
         activity_free(a);
         activity_free(b);
 }
@@ -464,6 +501,7 @@ int main(void) {
                 cmocka_unit_test(test_time_going_backwards),
                 cmocka_unit_test(test_sums_equal_brute_force),
                 cmocka_unit_test(test_encode_decode),
+                cmocka_unit_test(test_decode_older),
         };
 
         return cmocka_run_group_tests_name("activity", tests, NULL, NULL);

@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "activity-v1.h"
 #include "fixture.h"
 #include "history-file.h"
 
@@ -235,6 +236,8 @@ static void test_garbage_version_checksum(void **state) {
         Activity *a = busy_activity();
         uint8_t *img = file_image(a), *junk = malloc(HISTORY_FILE_BYTES + 10);
         int dfd = new_dir();
+        unsigned aside = 5;             /* the suffix of the next one set aside */
+        char suffix[16];
         uint32_t v;
 
         assert_non_null(junk);
@@ -250,13 +253,13 @@ static void test_garbage_version_checksum(void **state) {
         write_file(dfd, NAME, junk, HISTORY_FILE_BYTES + 10);
         expect_bad(dfd, HISTORY_FILE_GARBAGE, ".2", "after its end");
 
-        /* Version 2, its checksum right. */
+        /* Version 3, its checksum right. */
         memcpy(junk, img, HISTORY_FILE_BYTES);
-        junk[8] = 2;
+        junk[8] = 3;
         v = history_file_crc32(junk, HISTORY_FILE_BYTES - 4);
         memcpy(junk + HISTORY_FILE_BYTES - 4, &v, 4);          /* little-endian host */
         write_file(dfd, NAME, junk, HISTORY_FILE_BYTES);
-        expect_bad(dfd, HISTORY_FILE_WRONG_VERSION, ".3", "version 2");
+        expect_bad(dfd, HISTORY_FILE_WRONG_VERSION, ".3", "version 3");
 
         /* Another minute count. */
         memcpy(junk, img, HISTORY_FILE_BYTES);
@@ -266,18 +269,17 @@ static void test_garbage_version_checksum(void **state) {
 
         /* One bit flipped anywhere in the payload or the checksum itself. */
         for (size_t at = HISTORY_FILE_HEADER_BYTES; at < HISTORY_FILE_BYTES; at += 30011) {
-                char suffix[16];
-
                 memcpy(junk, img, HISTORY_FILE_BYTES);
                 junk[at] ^= 0x10;
                 write_file(dfd, NAME, junk, HISTORY_FILE_BYTES);
-                snprintf(suffix, sizeof(suffix), ".%zu", 5 + (at - HISTORY_FILE_HEADER_BYTES) / 30011);
+                snprintf(suffix, sizeof(suffix), ".%u", aside++);
                 expect_bad(dfd, HISTORY_FILE_BAD_CHECKSUM, suffix, "checksum");
         }
         memcpy(junk, img, HISTORY_FILE_BYTES);
         junk[HISTORY_FILE_BYTES - 1] ^= 0x80;
         write_file(dfd, NAME, junk, HISTORY_FILE_BYTES);
-        expect_bad(dfd, HISTORY_FILE_BAD_CHECKSUM, ".16", "checksum");
+        snprintf(suffix, sizeof(suffix), ".%u", aside++);
+        expect_bad(dfd, HISTORY_FILE_BAD_CHECKSUM, suffix, "checksum");
 
         /* A payload the checksum vouches for but activity cannot hold. */
         memcpy(junk, img, HISTORY_FILE_BYTES);
@@ -285,10 +287,119 @@ static void test_garbage_version_checksum(void **state) {
         v = history_file_crc32(junk, HISTORY_FILE_BYTES - 4);
         memcpy(junk + HISTORY_FILE_BYTES - 4, &v, 4);
         write_file(dfd, NAME, junk, HISTORY_FILE_BYTES);
-        expect_bad(dfd, HISTORY_FILE_BAD_LAYOUT, ".17", "cannot read");
+        snprintf(suffix, sizeof(suffix), ".%u", aside++);
+        expect_bad(dfd, HISTORY_FILE_BAD_LAYOUT, suffix, "cannot read");
+        /* Version 1 with this version's layout: version 1 never wrote it. */
+        memcpy(junk, img, HISTORY_FILE_BYTES);
+        junk[8] = 1;
+        v = history_file_crc32(junk, HISTORY_FILE_BYTES - 4);
+        memcpy(junk + HISTORY_FILE_BYTES - 4, &v, 4);
+        write_file(dfd, NAME, junk, HISTORY_FILE_BYTES);
+        snprintf(suffix, sizeof(suffix), ".%u", aside++);
+        expect_bad(dfd, HISTORY_FILE_BAD_LAYOUT, suffix, "layout");
         activity_free(a);
         free(img);
         free(junk);
+        close(dfd);
+}
+
+/* A version 1 file (before regret was counted), as that build wrote it:
+ * read with every count where it was and regret 0; the next save is the
+ * current version, and reads back the same. */
+static void test_version1_read(void **state) {
+        static uint8_t enc[ACTIVITY_ENCODED_BYTES], again[ACTIVITY_ENCODED_BYTES];
+        const uint32_t header[8] = { 0, 0, 1, HISTORY_FILE_HEADER_BYTES, ACTIVITY_MINUTES, ACTIVITY_HOURS,
+                                     ACTIVITY_BUCKET_BYTES_OF(ACTIVITY_V1_EVENTS), ACTIVITY_V1_ENCODED_BYTES };
+        const size_t n = HISTORY_FILE_HEADER_BYTES + ACTIVITY_V1_ENCODED_BYTES + 4;
+        uint8_t *img = malloc(n);
+        Activity *a = busy_activity(), *b = NULL;
+        ActivityCounts ca, cb;
+        char message[256];
+        int dfd = new_dir();
+        uint32_t v;
+
+        assert_non_null(img);
+        assert_int_equal(activity_new(&b), 0);
+        activity_encode(a, enc);
+        memcpy(img, header, sizeof(header));                    /* little-endian host */
+        memcpy(img, "\x89" "CKHIST\n", 8);
+        activity_encoding_v1(enc, img + HISTORY_FILE_HEADER_BYTES);
+        v = history_file_crc32(img, n - 4);
+        memcpy(img + n - 4, &v, 4);
+        assert_int_equal(n, 302460);                            /* what version 1 wrote */
+        write_file(dfd, NAME, img, n);
+
+        assert_int_equal(history_file_load(dfd, NAME, b, T0 + 3 * DAY, message, sizeof(message)), HISTORY_FILE_OK);
+        activity_sum(a, 0, UINT64_MAX, &ca);
+        activity_sum(b, 0, UINT64_MAX, &cb);
+        assert_true(ca.n[ACTIVITY_REGRET] > 0);                 /* busy_activity counted some */
+        assert_int_equal(cb.n[ACTIVITY_REGRET], 0);
+        assert_int_equal(cb.bytes[ACTIVITY_REGRET], 0);
+        ca.n[ACTIVITY_REGRET] = ca.bytes[ACTIVITY_REGRET] = 0;
+        assert_memory_equal(&ca, &cb, sizeof(ca));
+
+        /* Saved again: the current version, and what it read. */
+        assert_int_equal(history_file_save(dfd, NAME, b), 0);
+        free(img);
+        img = file_image(b);
+        assert_int_equal(img[8], HISTORY_FILE_VERSION);
+        activity_encode(b, enc);
+        assert_int_equal(history_file_load(dfd, NAME, a, T0 + 3 * DAY, message, sizeof(message)), HISTORY_FILE_OK);
+        activity_encode(a, again);
+        assert_memory_equal(enc, again, sizeof(enc));
+        activity_free(a);
+        activity_free(b);
+        free(img);
+        close(dfd);
+}
+
+/* The regret file: the same envelope, its own magic. Saved and loaded, the
+ * same regret; a history file at its name, or a flipped bit, set aside. */
+static void test_regret_file(void **state) {
+        static uint8_t want[REGRET_ENCODED_BYTES], got[REGRET_ENCODED_BYTES];
+        Regret *r = NULL, *d = NULL;
+        Activity *a = busy_activity();
+        char message[256];
+        int dfd = new_dir(), fd;
+        struct stat st;
+        uint8_t byte;
+
+        assert_int_equal(regret_new(&r), 0);
+        assert_int_equal(regret_new(&d), 0);
+        for (uint64_t i = 1; i <= 1000; i++)
+                assert_int_equal(regret_evicted(r, i * 77, i, 0, T0 / USEC_PER_SEC), 0);
+        assert_true(regret_stored(r, 77, 1, T0 / USEC_PER_SEC + 5));
+        assert_int_equal(regret_file_load(dfd, "t.regret", d, T0, message, sizeof(message)), HISTORY_FILE_MISSING);
+        assert_int_equal(regret_file_save(dfd, "t.regret", r), 0);
+        assert_int_equal(fstatat(dfd, "t.regret", &st, 0), 0);
+        assert_int_equal(st.st_size, HISTORY_FILE_HEADER_BYTES + REGRET_ENCODED_BYTES + 4);
+        assert_int_equal(regret_file_load(dfd, "t.regret", d, T0, message, sizeof(message)), HISTORY_FILE_OK);
+        regret_encode(r, want);
+        regret_encode(d, got);
+        assert_memory_equal(want, got, sizeof(want));
+        assert_true(regret_stored(d, 500 * 77, 1, T0 / USEC_PER_SEC + 10));
+
+        /* A history file is not a regret file. */
+        assert_int_equal(history_file_save(dfd, "t.regret", a), 0);
+        assert_int_equal(regret_file_load(dfd, "t.regret", d, T0, message, sizeof(message)), HISTORY_FILE_GARBAGE);
+        assert_non_null(strstr(message, "not a regret file"));
+        assert_non_null(strstr(message, "eviction regret starts empty"));
+        /* One bit flipped. */
+        assert_int_equal(regret_file_save(dfd, "t.regret", r), 0);
+        fd = openat(dfd, "t.regret", O_RDWR);
+        assert_true(fd >= 0);
+        assert_int_equal(pread(fd, &byte, 1, 4096), 1);
+        byte ^= 4;
+        assert_int_equal(pwrite(fd, &byte, 1, 4096), 1);
+        close(fd);
+        assert_int_equal(regret_file_load(dfd, "t.regret", d, T0, message, sizeof(message)),
+                         HISTORY_FILE_BAD_CHECKSUM);
+        assert_int_equal(fstatat(dfd, "t.regret", &st, 0), -1);          /* set aside */
+        regret_encode(d, got);                                          /* d as it was */
+        assert_false(regret_stored(d, 500 * 77, 1, T0 / USEC_PER_SEC + 11));
+        regret_free(r);
+        regret_free(d);
+        activity_free(a);
         close(dfd);
 }
 
@@ -378,6 +489,8 @@ int main(void) {
                 cmocka_unit_test(test_crash_leftovers_swept),
                 cmocka_unit_test(test_truncated_at_every_length),
                 cmocka_unit_test(test_garbage_version_checksum),
+                cmocka_unit_test(test_version1_read),
+                cmocka_unit_test(test_regret_file),
                 cmocka_unit_test(test_huge_is_not_read),
                 cmocka_unit_test(test_not_regular_not_followed),
                 cmocka_unit_test(test_foreign_owner),

@@ -87,6 +87,7 @@ static void test_minutes(void **state) {
         activity_add(a, ACTIVITY_HIT, 6, 0, T0 + 2 * MIN + 6 * USEC_PER_SEC);
         activity_add(a, ACTIVITY_EVICTION, 1, 500, T0 + 3 * MIN);
         activity_add(a, ACTIVITY_REMOVAL, 2, 700, T0 + 3 * MIN);
+        activity_add(a, ACTIVITY_REGRET, 4, 900, T0 + 3 * MIN);
         activity_set_size(a, 2800, T0 + 3 * MIN);
 
         rows = rows_of(a, T0 + 3 * MIN + 30 * USEC_PER_SEC, 60, 5);
@@ -111,6 +112,9 @@ static void test_minutes(void **state) {
         assert_int_equal(rows->r[3].evicted_bytes, 500);
         assert_int_equal(rows->r[3].removals, 2);
         assert_int_equal(rows->r[3].removed_bytes, 700);
+        assert_int_equal(rows->r[3].regretted, 4);
+        assert_int_equal(rows->r[3].regretted_bytes, 900);
+        assert_int_equal(rows->r[2].regretted, 0);
         assert_int_equal(rows->r[3].size_bytes, 2800);
 
         /* The last 2: minutes 2 and 3 only. */
@@ -233,7 +237,7 @@ static void test_row_on_the_wire(void **state) {
         s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
         assert_non_null(strstr(s, "\"hit_rate\":0.9,"));
         assert_non_null(strstr(s, "\"size_bytes\":null"));
-        assert_int_equal(json_object_object_length(o), 18);
+        assert_int_equal(json_object_object_length(o), 20);
         json_object_put(o);
 
         r.hits = r.misses = 0;
@@ -244,6 +248,7 @@ static void test_row_on_the_wire(void **state) {
         /* The largest a row can be: every figure at its widest. */
         big.stores = big.hits = big.misses = big.refreshed = big.evictions = big.removals = UINT64_MAX;
         big.stored_bytes = big.evicted_bytes = big.removed_bytes = UINT64_MAX;
+        big.regretted = big.regretted_bytes = UINT64_MAX;
         big.uncacheable = big.errors = big.remote_hits = big.remote_misses = big.remote_errors = UINT64_MAX;
         big.hits = UINT64_MAX / 3;
         big.misses = UINT64_MAX / 3;

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -129,6 +130,62 @@ static void test_young_evictions(void **state) {
         regret_free(r);
 }
 
+/* Encoded and decoded (a restart): the same figures, the same keys
+ * remembered (a store of one is a regret, once), the ring going on where it
+ * was (its oldest forgotten first); a head or count out of range refused. */
+static void test_encode_decode(void **state) {
+        static uint8_t buf[REGRET_ENCODED_BYTES], again[REGRET_ENCODED_BYTES];
+        Regret *r, *d, *empty;
+        RegretFigures fr, fd;
+
+        assert_int_equal(regret_new(&r), 0);
+        assert_int_equal(regret_new(&d), 0);
+        assert_int_equal(regret_new(&empty), 0);
+        /* Nothing evicted: decoding allocates nothing. */
+        assert_false(regret_any(empty));
+        regret_encode(empty, buf);
+        assert_int_equal(regret_decode(d, buf), 0);
+        assert_int_equal(regret_bytes(d), regret_bytes(empty));
+
+        for (uint64_t i = 1; i <= REGRET_KEYS + 100; i++)   /* the ring wrapped */
+                assert_int_equal(regret_evicted(r, i * 0x9e3779b97f4a7c15ULL, i * KIB, (int64_t) T0 - 60, T0), 0);
+        for (uint64_t i = 200; i < 210; i++)
+                assert_true(regret_stored(r, i * 0x9e3779b97f4a7c15ULL, KIB, T0 + 60));
+        assert_true(regret_any(r));
+        regret_encode(r, buf);
+        assert_int_equal(regret_decode(d, buf), 0);
+        regret_encode(d, again);
+        assert_memory_equal(buf, again, sizeof(buf));
+        regret_figures(r, T0 + 120, &fr);
+        regret_figures(d, T0 + 120, &fd);
+        assert_memory_equal(&fr, &fd, sizeof(fr));
+        assert_int_equal(fd.stores_24h, 10);
+        assert_int_equal(fd.remembered, REGRET_KEYS);
+
+        assert_false(regret_stored(d, 50 * 0x9e3779b97f4a7c15ULL, KIB, T0 + 180));     /* forgotten by the ring */
+        assert_false(regret_stored(d, 205 * 0x9e3779b97f4a7c15ULL, KIB, T0 + 180));    /* came back already */
+        assert_true(regret_stored(d, 300 * 0x9e3779b97f4a7c15ULL, KIB, T0 + 180));
+        assert_false(regret_stored(d, 300 * 0x9e3779b97f4a7c15ULL, KIB, T0 + 181));    /* once */
+        /* The next eviction replaces the oldest remembered (key 101). */
+        assert_int_equal(regret_evicted(d, 7, KIB, 0, T0 + 200), 0);
+        assert_false(regret_stored(d, 101 * 0x9e3779b97f4a7c15ULL, KIB, T0 + 201));
+        assert_true(regret_stored(d, 102 * 0x9e3779b97f4a7c15ULL, KIB, T0 + 201));
+        assert_true(regret_stored(d, 7, KIB, T0 + 202));
+
+        /* A head past the ring, a count past it: refused, d unchanged. */
+        regret_encode(d, again);
+        buf[2] = 0xff;                                  /* head >= REGRET_KEYS */
+        assert_int_equal(regret_decode(d, buf), -EBADMSG);
+        buf[2] = 0;
+        buf[8 + 3] = 1;                                 /* count > REGRET_KEYS */
+        assert_int_equal(regret_decode(d, buf), -EBADMSG);
+        regret_encode(d, buf);
+        assert_memory_equal(buf, again, sizeof(buf));
+        regret_free(r);
+        regret_free(d);
+        regret_free(empty);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_store_of_evicted_key_counted_once),
@@ -136,6 +193,7 @@ int main(void) {
                 cmocka_unit_test(test_forgets_the_oldest_and_the_old),
                 cmocka_unit_test(test_index_probe_runs_and_deletions),
                 cmocka_unit_test(test_young_evictions),
+                cmocka_unit_test(test_encode_decode),
         };
         return cmocka_run_group_tests_name("regret", tests, NULL, NULL);
 }

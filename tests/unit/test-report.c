@@ -141,7 +141,7 @@ static json_object *history(unsigned n, unsigned seconds, uint64_t start, const 
         for (unsigned i = 0; i < n; i++) {
                 ProtocolHistoryRow r = { .start = start + (uint64_t) i * seconds, .seconds = seconds,
                                          .hits = hits ? (uint64_t) hits[i] : 0, .misses = misses ? (uint64_t) misses[i] : 0,
-                                         .stores = i, .evictions = 2 * i, .removals = 3 * i,
+                                         .stores = i, .evictions = 2 * i, .removals = 3 * i, .regretted = 5 * i,
                                          .size_known = i > 0, .size_bytes = 1000ULL * i };
                 json_object_array_add(rows, protocol_history_row(&r));
         }
@@ -173,11 +173,11 @@ static void test_history_table(void **state) {
         n = split(text, lines, 16);
         assert_int_equal(n, 6);
         assert_string_equal(lines[0], "mi210: 4 rows, one per minute");
-        assert_string_equal(lines[1], "TIME          STORES     HITS   MISSES  HIT%   EVICT REMOVED     SIZE");
-        assert_string_equal(lines[2], "22:58              0        0        0     -       0       0        -");
-        assert_string_equal(lines[3], "22:59              1        9        1   90%       2       3     1.0k");
-        assert_string_equal(lines[4], "23:00              2        0        5    0%       4       6     2.0k");
-        assert_string_equal(lines[5], "23:01              3        1        0  100%       6       9     3.0k");
+        assert_string_equal(lines[1], "TIME          STORES     HITS   MISSES  HIT%   EVICT  REGRET REMOVED     SIZE");
+        assert_string_equal(lines[2], "22:58              0        0        0     -       0       0       0        -");
+        assert_string_equal(lines[3], "22:59              1        9        1   90%       2       5       3     1.0k");
+        assert_string_equal(lines[4], "23:00              2        0        5    0%       4      10       6     2.0k");
+        assert_string_equal(lines[5], "23:01              3        1        0  100%       6      15       9     3.0k");
         free(text);
 
         /* The sparkline: a space without calls, then 90 %, 0 %, 100 %. */
