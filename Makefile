@@ -156,7 +156,7 @@ uninstall:
 		$(DESTDIR)$(MANDIR)/man8/cachekeeperd.8
 	rm -f $(addprefix $(DESTDIR)$(DATADIR)/cachekeeper/,$(notdir $(SHARED_FILES))) \
 		$(DESTDIR)$(COMPLETIONDIR)/cachectl
-	-rmdir $(DESTDIR)$(DATADIR)/cachekeeper 2>/dev/null
+	rmdir $(DESTDIR)$(DATADIR)/cachekeeper 2>/dev/null || true
 
 # The Debian package (debian/), built by dpkg-buildpackage from a copy of
 # the tree in $(B)/deb/src, so that neither its `make clean` nor its output
@@ -174,7 +174,10 @@ $(DEB): $(DEB_SRCS) | $(B)/.deps-test-ok
 	@v=$$(dpkg-parsechangelog -S Version) && [ "$$v" = $(VERSION) ] || \
 		{ echo "debian/changelog is at $$v, the Makefile at $(VERSION): add a changelog entry (dch -v $(VERSION))" >&2; exit 1; }
 	rm -rf $(B)/deb && mkdir -p $(B)/deb/src/cachekeeper-$(VERSION)
-	tar -c --exclude=./build --exclude=./$(B) --exclude=./.git --exclude='*.o' --exclude='*.d' . | \
+	tar -c --exclude=./build --exclude=./$(B) --exclude=./.git --exclude='*.o' --exclude='*.d' \
+		--exclude=./debian/build --exclude=./debian/cachekeeper --exclude=./debian/cachekeeper-dbgsym \
+		--exclude=./debian/.debhelper --exclude=./debian/files --exclude=./debian/debhelper-build-stamp \
+		--exclude='./debian/*.substvars' --exclude='./debian/*.debhelper*' . | \
 		tar -x -C $(B)/deb/src/cachekeeper-$(VERSION)
 	cd $(B)/deb/src/cachekeeper-$(VERSION) && \
 		env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES dpkg-buildpackage -us -uc -b -J$$(nproc)
