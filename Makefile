@@ -4,15 +4,20 @@
 #   make test       unit tests (plain and ASan+UBSan), golden config tests, integration tests
 #   make bench      speed and memory figures beside the reference tools
 #   make fuzz       libFuzzer on the parsers, FUZZ_SECONDS each
-#   make test-boot  boot a minimal Debian under systemd-nspawn and test the units there
+#   make test-boot  boot a minimal Debian under systemd-nspawn, install the .deb there, test it
 #   make install    DESTDIR=, PREFIX=/usr/local, SYSCONFDIR=/etc
+#   make deb        the Debian package, in build/deb/ (checked by lintian)
+# make, make run and make install install only the build dependencies
+# (.ci/deps build); the test targets and make deb install the test set too.
 VERSION    := 0.1.0
 PREFIX     ?= /usr/local
 SYSCONFDIR ?= /etc
 BINDIR     ?= $(PREFIX)/bin
 SBINDIR    ?= $(PREFIX)/sbin
-MANDIR     ?= $(PREFIX)/share/man
+DATADIR    ?= $(PREFIX)/share
+MANDIR     ?= $(DATADIR)/man
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
+COMPLETIONDIR ?= $(DATADIR)/bash-completion/completions
 DESTDIR    ?=
 
 B := build
@@ -43,14 +48,22 @@ HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPERS     := $(HELPER_SRCS:tests/helpers/%.c=$(B)/tests/helpers/%)
 
 .SECONDARY:
-.PHONY: all deps run test unit-tests bench install uninstall clean test-boot
+.PHONY: all deps test-deps run test unit-tests bench install uninstall clean test-boot deb
 all: $(B)/cachekeeperd $(B)/cachectl
 
-# On a fresh machine: install what is missing (as root) or say how.
+# On a fresh machine: install what is missing (as root) or say how. The
+# build set for building; the test set (after it: one apt-get at a time)
+# for what only the tests and the package build need.
 $(B)/.deps-ok: .ci/deps
-	@sh .ci/deps
+	@sh .ci/deps build
+	@mkdir -p $(@D) && touch $@
+$(B)/.deps-test-ok: .ci/deps | $(B)/.deps-ok
+	@sh .ci/deps test
 	@mkdir -p $(@D) && touch $@
 deps: $(B)/.deps-ok
+test-deps: $(B)/.deps-test-ok
+# cmocka is a test package: the unit tests' objects wait for the test set.
+$(UNIT_SRCS:%.c=$(B)/%.o) $(UNIT_SRCS:%.c=$(B)/asan/%.o): | $(B)/.deps-test-ok
 
 $(B)/%.o: %.c | $(B)/.deps-ok
 	@mkdir -p $(@D)
@@ -91,17 +104,22 @@ run: $(B)/cachekeeperd $(B)/cachectl
 
 # The unit tests run twice (plain, then ASan+UBSan); integration tests drive
 # the sanitizer build of the binaries. tests/run prints the one closing line.
-test: all $(UNIT_TESTS) $(SAN_TESTS) $(HELPERS) $(B)/asan/cachekeeperd $(B)/asan/cachectl
+test: all $(UNIT_TESTS) $(SAN_TESTS) $(HELPERS) $(B)/asan/cachekeeperd $(B)/asan/cachectl | $(B)/.deps-test-ok
 	@CK_BUILD=$(abspath $(B)) tests/run $(UNIT_TESTS) $(SAN_TESTS) tests/integration/*.bats
 
-bench: all $(HELPERS)
+bench: all $(HELPERS) | $(B)/.deps-test-ok
 	CK_BUILD=$(abspath $(B)) tests/bench/run
 
 # Units are substituted at install time, not at build time, so that
-# `make && make install PREFIX=/usr` cannot install stale paths.
+# `make && make install PREFIX=/usr` cannot install stale paths. Every
+# systemd/*.in is a unit to install.
 SUBST_PATHS = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@BINDIR@|$(BINDIR)|g' \
                   -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
-UNITS := cachekeeperd.service cachekeeperd.socket
+UNITS := $(patsubst systemd/%.in,%,$(wildcard systemd/*.in))
+# Alert rules and dashboards, shipped as examples in $(DATADIR)/cachekeeper;
+# cachectl's bash completion. Each installed when the tree has it.
+SHARED_FILES := $(wildcard etc/prometheus/*.yml etc/grafana/*.json)
+COMPLETION   := $(wildcard ctl/cachectl.bash-completion)
 
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR) $(DESTDIR)$(UNITDIR)
@@ -124,6 +142,10 @@ install: all
 	install -m 0644 ctl/cachectl.1 $(DESTDIR)$(MANDIR)/man1/cachectl.1
 	install -m 0644 etc/cachekeeper.conf.5 $(DESTDIR)$(MANDIR)/man5/cachekeeper.conf.5
 	install -m 0644 daemon/cachekeeperd.8 $(DESTDIR)$(MANDIR)/man8/cachekeeperd.8
+	$(if $(SHARED_FILES),install -d $(DESTDIR)$(DATADIR)/cachekeeper)
+	$(if $(SHARED_FILES),install -m 0644 $(SHARED_FILES) $(DESTDIR)$(DATADIR)/cachekeeper/)
+	$(if $(COMPLETION),install -d $(DESTDIR)$(COMPLETIONDIR))
+	$(if $(COMPLETION),install -m 0644 $(COMPLETION) $(DESTDIR)$(COMPLETIONDIR)/cachectl)
 	@echo "Now: systemctl daemon-reload && systemctl enable --now cachekeeperd.socket cachekeeperd.service"
 
 # The config is left in place: it may hold the admin's changes.
@@ -132,14 +154,46 @@ uninstall:
 	rm -f $(UNITS:%=$(DESTDIR)$(UNITDIR)/%)
 	rm -f $(DESTDIR)$(MANDIR)/man1/cachectl.1 $(DESTDIR)$(MANDIR)/man5/cachekeeper.conf.5 \
 		$(DESTDIR)$(MANDIR)/man8/cachekeeperd.8
+	rm -f $(addprefix $(DESTDIR)$(DATADIR)/cachekeeper/,$(notdir $(SHARED_FILES))) \
+		$(DESTDIR)$(COMPLETIONDIR)/cachectl
+	rmdir $(DESTDIR)$(DATADIR)/cachekeeper 2>/dev/null || true
+
+# The Debian package (debian/), built by dpkg-buildpackage from a copy of
+# the tree in $(B)/deb/src, so that neither its `make clean` nor its output
+# (written one directory up) touches the tree: the .deb, .buildinfo and
+# .changes end in $(B)/deb/. lintian must find no error or warning (it
+# finds none, and nothing is overridden; its one info tag,
+# package-supports-alternative-init-but-no-init.d-script, stays: the daemon
+# needs systemd's socket, notify and sandbox). Rebuilt when a file it is
+# made of changes.
+DEB_ARCH = $(shell dpkg --print-architecture)
+DEB      = $(B)/deb/cachekeeper_$(VERSION)_$(DEB_ARCH).deb
+DEB_SRCS := Makefile $(wildcard .ci/* daemon/* ctl/* etc/* etc/*/* systemd/* debian/* debian/*/*)
+deb: $(DEB)
+$(DEB): $(DEB_SRCS) | $(B)/.deps-test-ok
+	@v=$$(dpkg-parsechangelog -S Version) && [ "$$v" = $(VERSION) ] || \
+		{ echo "debian/changelog is at $$v, the Makefile at $(VERSION): add a changelog entry (dch -v $(VERSION))" >&2; exit 1; }
+	rm -rf $(B)/deb && mkdir -p $(B)/deb/src/cachekeeper-$(VERSION)
+	tar -c --exclude=./build --exclude=./$(B) --exclude=./.git --exclude='*.o' --exclude='*.d' \
+		--exclude=./debian/build --exclude=./debian/cachekeeper --exclude=./debian/cachekeeper-dbgsym \
+		--exclude=./debian/.debhelper --exclude=./debian/files --exclude=./debian/debhelper-build-stamp \
+		--exclude='./debian/*.substvars' --exclude='./debian/*.debhelper*' . | \
+		tar -x -C $(B)/deb/src/cachekeeper-$(VERSION)
+	cd $(B)/deb/src/cachekeeper-$(VERSION) && \
+		env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES dpkg-buildpackage -us -uc -b -J$$(nproc)
+	mv $(B)/deb/src/*.deb $(B)/deb/src/*.buildinfo $(B)/deb/src/*.changes $(B)/deb/
+	rm -rf $(B)/deb/src
+	lintian --fail-on error,warning $(B)/deb/cachekeeper_$(VERSION)_$(DEB_ARCH).changes || \
+		{ rm -f $@; exit 1; }
+	@echo "Built $@"
 
 # Boots a minimal Debian with real systemd in systemd-nspawn, installs the
-# project into it with `make install`, and checks the units, notify, reload,
-# journal and watchdog there. The root is cached in CK_BOOT_ROOTFS
-# (default /var/cache/cachekeeper-test-rootfs) and built when absent.
-test-boot: all
-	@CK_BUILD=$(abspath $(B)) CK_MAKEFILE=$(abspath $(firstword $(MAKEFILE_LIST))) \
-		tests/boot/run
+# package into it with apt-get, and checks the units, notify, reload,
+# journal, watchdog, an upgrade and a purge there. The root is cached in
+# CK_BOOT_ROOTFS (default /var/cache/cachekeeper-test-rootfs) and built
+# when absent.
+test-boot: $(DEB) | $(B)/.deps-test-ok
+	@CK_DEB=$(abspath $(DEB)) tests/boot/run
 
 clean:
 	rm -rf $(B)
