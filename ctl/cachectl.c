@@ -19,6 +19,7 @@
 #include "human.h"
 #include "protocol.h"
 #include "report.h"
+#include "status-table.h"
 
 #define EXIT_REFUSED 1
 #define EXIT_USAGE 2
@@ -348,103 +349,12 @@ static int cmd_reload(int argc, char **argv) {
         return exit_status(r);
 }
 
-/* "[######----]" for used of cap, width cells; '!' past the cap. */
-static void bar(uint64_t used, uint64_t cap, char *buf, size_t width) {
-        size_t full = cap ? (size_t) ((double) used / (double) cap * (double) width + 0.5) : 0;
+/* Colour on fd: a terminal, and neither NO_COLOR (https://no-color.org) nor
+ * TERM=dumb. */
+static bool want_color(int fd) {
+        const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
 
-        buf[0] = '[';
-        for (size_t i = 0; i < width; i++)
-                buf[1 + i] = i < full ? '#' : '-';
-        buf[width + 1] = used > cap ? '!' : ']';
-        buf[width + 2] = '\0';
-}
-
-/* A hit rate field as a whole percent, "-" when null (no cacheable calls). */
-static const char *hit_percent(json_object *c, const char *key, char *buf, size_t size) {
-        json_object *v = protocol_field_get(c, key);
-
-        if (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int))
-                return "-";
-        snprintf(buf, size, "%.0f%%", 100.0 * json_object_get_double(v));
-        return buf;
-}
-
-static void print_cache(json_object *c) {
-        const char *state = protocol_field_str(c, "state");
-        uint64_t size = protocol_field_u64(c, "size_bytes"), cap = protocol_field_u64(c, "max_size_bytes");
-        uint64_t hits = protocol_field_u64(c, "hits"), misses = protocol_field_u64(c, "misses");
-        char s1[32], s2[32], b[32], files[32], rate[16], h1[8], h24[8], hits_window[20];
-        json_object *scan = protocol_field_get(c, "scan");
-
-        if (strcmp(state, "unavailable") == 0) {
-                printf("%-10s %-12s %s\n", protocol_field_str(c, "name"), state, protocol_field_str(c, "reason"));
-                return;
-        }
-        bar(size, cap, b, 10);
-        snprintf(files, sizeof(files), "%llu", (unsigned long long) protocol_field_u64(c, "files"));
-        if (hits + misses)
-                snprintf(rate, sizeof(rate), "%.1f%%", 100.0 * (double) hits / (double) (hits + misses));
-        else
-                snprintf(rate, sizeof(rate), "-");
-        snprintf(hits_window, sizeof(hits_window), "%s/%s", hit_percent(c, "hit_rate_1h", h1, sizeof(h1)),
-                 hit_percent(c, "hit_rate_24h", h24, sizeof(h24)));
-        printf("%-10s %-12s %7s / %-7s %s %3.0f%%  %10s  %8s  %10s  %s%s\n", protocol_field_str(c, "name"), state,
-               format_size(size, s1, sizeof(s1)), format_size(cap, s2, sizeof(s2)), b,
-               cap ? 100.0 * (double) size / (double) cap : 0.0, files, rate, hits_window,
-               protocol_field_str(c, "mode"),
-               protocol_field_false(c, "mode_ok") ? " (wrong!)" : "");
-        if (protocol_field_flag(scan, "running") && protocol_field_u64(scan, "files") > 0 && strcmp(state, "scanning") == 0)
-                printf("%-10s scanning: %llu files in %llu directories so far\n", "",
-                       (unsigned long long) protocol_field_u64(scan, "files"), (unsigned long long) protocol_field_u64(scan, "dirs"));
-}
-
-/* The detail of one cache, under its row when it was named: its working
- * set, the entries used within each window. */
-static void print_cache_detail(json_object *c) {
-        static const char *const windows[] = { "1h", "24h", "7d", "30d" };
-        json_object *bytes = protocol_field_get(c, "working_set_bytes");
-        char s[ELEMENTSOF(windows)][32];
-
-        if (!bytes || strcmp(protocol_field_str(c, "state"), "unavailable") == 0)
-                return;
-        for (size_t i = 0; i < ELEMENTSOF(windows); i++)
-                format_size(protocol_field_u64(bytes, windows[i]), s[i], sizeof(s[i]));
-        printf("%-10s used 1h/24h/7d/30d: %s/%s/%s/%s\n", "", s[0], s[1], s[2], s[3]);
-        if (*protocol_field_str(c, "cap_advice"))
-                printf("%-10s %s\n", "", protocol_field_str(c, "cap_advice"));
-        for (size_t i = 0; i < protocol_field_count(c, "writers"); i++) {
-                json_object *w = protocol_field_item(c, "writers", i);
-                const char *version = protocol_field_str(w, "ccache_version"), *ns = protocol_field_str(w, "namespace");
-                char size[32], who[600];
-
-                if (*version)
-                        snprintf(who, sizeof(who), "written by %s%s%s%s", version, *ns ? " (namespace " : "", ns,
-                                 *ns ? ")" : "");
-                else
-                        snprintf(who, sizeof(who), "header %s", protocol_field_str(w, "header"));
-                printf("%-10s %s: %llu entries, %s; 24h: %llu stores, %llu hits\n", "", who,
-                       (unsigned long long) protocol_field_u64(w, "entries"),
-                       format_size(protocol_field_u64(w, "bytes"), size, sizeof(size)),
-                       (unsigned long long) protocol_field_u64(w, "stores_24h"),
-                       (unsigned long long) protocol_field_u64(w, "hits_24h"));
-        }
-}
-
-static void print_volume(json_object *v) {
-        uint64_t total = protocol_field_u64(v, "total_bytes"), avail = protocol_field_u64(v, "avail_bytes");
-        char s1[32], s2[32], in[32];
-        uint64_t full = protocol_field_u64(v, "full_in_seconds");
-
-        printf("%-24s %7s / %-7s %5.1f%% free  %s", protocol_field_str(v, "mount"), format_size(avail, s1, sizeof(s1)),
-               format_size(total, s2, sizeof(s2)), total ? 100.0 * (double) avail / (double) total : 0.0,
-               protocol_field_str(v, "alert"));
-        if (full > 0) {
-                format_duration(full * USEC_PER_SEC, in, sizeof(in));
-                printf("  full in ~%s", in);
-        }
-        if (protocol_field_flag(v, "pressure"))
-                printf("  below min_free: evicting");
-        printf("\n");
+        return isatty(fd) && !(no && *no) && !(term && strcmp(term, "dumb") == 0);
 }
 
 static int cmd_status(int argc, char **argv) {
@@ -470,18 +380,15 @@ static int cmd_status(int argc, char **argv) {
         if (r > 0 && json)
                 printf("%s\n", json_object_to_json_string_ext(result, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
         else if (r > 0) {
-                printf("%-10s %-12s %-35s  %10s  %8s  %10s  %s\n", "CACHE", "STATE", "SIZE / CAP", "FILES",
-                       "HIT RATE", "HIT 1h/24h", "MODE");
-                for (size_t i = 0; i < protocol_field_count(result, "caches"); i++) {
-                        print_cache(protocol_field_item(result, "caches", i));
-                        if (req.cache)
-                                print_cache_detail(protocol_field_item(result, "caches", i));
+                char *text = status_table(result, req.cache != NULL, want_color(STDOUT_FILENO));
+
+                if (text)
+                        fputs(text, stdout);
+                else {
+                        fprintf(stderr, "cachectl: out of memory\n");
+                        r = 0;
                 }
-                if (protocol_field_count(result, "volumes") > 0) {
-                        printf("\n%-24s %-29s  %s\n", "VOLUME", "AVAIL / TOTAL", "ALERT");
-                        for (size_t i = 0; i < protocol_field_count(result, "volumes"); i++)
-                                print_volume(protocol_field_item(result, "volumes", i));
-                }
+                free(text);
         }
         json_object_put(result);
         return exit_status(r);
