@@ -12,6 +12,7 @@ SYSCONFDIR ?= /etc
 BINDIR     ?= $(PREFIX)/bin
 SBINDIR    ?= $(PREFIX)/sbin
 MANDIR     ?= $(PREFIX)/share/man
+COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
 DESTDIR    ?=
 
@@ -134,6 +135,7 @@ install: all
 	install -m 0644 ctl/cachectl.1 $(DESTDIR)$(MANDIR)/man1/cachectl.1
 	install -m 0644 etc/cachekeeper.conf.5 $(DESTDIR)$(MANDIR)/man5/cachekeeper.conf.5
 	install -m 0644 daemon/cachekeeperd.8 $(DESTDIR)$(MANDIR)/man8/cachekeeperd.8
+	install -D -m 0644 ctl/cachectl.bash-completion $(DESTDIR)$(COMPLETIONDIR)/cachectl
 	@echo "Now: systemctl daemon-reload && systemctl enable --now cachekeeperd.socket cachekeeperd.service"
 
 # The config is left in place: it may hold the admin's changes.
@@ -142,6 +144,7 @@ uninstall:
 	rm -f $(UNITS:%=$(DESTDIR)$(UNITDIR)/%)
 	rm -f $(DESTDIR)$(MANDIR)/man1/cachectl.1 $(DESTDIR)$(MANDIR)/man5/cachekeeper.conf.5 \
 		$(DESTDIR)$(MANDIR)/man8/cachekeeperd.8
+	rm -f $(DESTDIR)$(COMPLETIONDIR)/cachectl
 
 # Boots a minimal Debian with real systemd in systemd-nspawn, installs the
 # project into it with `make install`, and checks the units, notify, reload,

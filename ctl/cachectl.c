@@ -357,17 +357,18 @@ static bool want_color(int fd) {
         return isatty(fd) && !(no && *no) && !(term && strcmp(term, "dumb") == 0);
 }
 
+static const struct option status_options[] = {
+        { "json", no_argument, NULL, 'j' },
+        {},
+};
+
 static int cmd_status(int argc, char **argv) {
-        static const struct option options[] = {
-                { "json", no_argument, NULL, 'j' },
-                {},
-        };
         ProtocolStatus req = {};
         json_object *result = NULL;
         bool json = false;
         int c, r;
 
-        while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "", status_options, NULL)) >= 0)
                 if (c == 'j')
                         json = true;
                 else
@@ -442,20 +443,21 @@ static void print_trim_result(const char *name, json_object *r) {
         printf("\n");
 }
 
+static const struct option trim_options[] = {
+        { "to", required_argument, NULL, 't' },
+        { "dry-run", no_argument, NULL, 'n' },
+        { "written-by", required_argument, NULL, 'w' },
+        { "namespace", required_argument, NULL, 'N' },
+        {},
+};
+
 static int cmd_trim(int argc, char **argv) {
-        static const struct option options[] = {
-                { "to", required_argument, NULL, 't' },
-                { "dry-run", no_argument, NULL, 'n' },
-                { "written-by", required_argument, NULL, 'w' },
-                { "namespace", required_argument, NULL, 'N' },
-                {},
-        };
         ProtocolTrim req = {};
         json_object *result = NULL;
         bool failed = false;
         int c, r;
 
-        while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "", trim_options, NULL)) >= 0)
                 switch (c) {
                 case 't':
                         if (parse_size(optarg, &req.to_bytes) < 0)
@@ -519,20 +521,21 @@ static void print_history(json_object *history, bool sparkline) {
         free(text);
 }
 
+static const struct option history_options[] = {
+        { "json", no_argument, NULL, 'j' },
+        { "minutes", required_argument, NULL, 'm' },
+        { "hours", required_argument, NULL, 'H' },
+        { "days", required_argument, NULL, 'd' },
+        {},
+};
+
 static int cmd_history(int argc, char **argv) {
-        static const struct option options[] = {
-                { "json", no_argument, NULL, 'j' },
-                { "minutes", required_argument, NULL, 'm' },
-                { "hours", required_argument, NULL, 'H' },
-                { "days", required_argument, NULL, 'd' },
-                {},
-        };
         ProtocolHistory req = {};
         json_object *result = NULL;
         bool json = false, tty = isatty(STDOUT_FILENO);
         int c, r;
 
-        while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "", history_options, NULL)) >= 0)
                 switch (c) {
                 case 'j': json = true; break;
                 case 'm': if ((r = parse_rows("minutes", optarg, PROTOCOL_HISTORY_MINUTE, &req))) return r; break;
@@ -631,24 +634,32 @@ static int parse_timeout(const char *s, usec_t *ret) {
         return 0;
 }
 
-/* The commands, each with its own --help. */
+/* check's only option, which main() answers; listed for completion. */
+static const struct option check_options[] = {
+        { "version", no_argument, NULL, 'V' },
+        {},
+};
+
+/* The commands, each with its own --help; options: what it takes besides
+ * --help (NULL: nothing), as the completion lists them. */
 typedef struct Command {
         const char *name;
         int (*run)(int argc, char **argv);
+        const struct option *options;
         const char *usage, *help;
 } Command;
 
 static const Command commands[] = {
-        { "status", cmd_status, "status [--json] [CACHE]",
+        { "status", cmd_status, status_options, "status [--json] [CACHE]",
           "Every cache (or CACHE) and every volume holding one: size against the cap, files,\n"
           "hit rates, mode; for a named cache also its working set, writers and cap advice.\n"
           "  --json   the daemon's status object as it is" },
-        { "history", cmd_history, "history [CACHE] [--minutes N | --hours N | --days N] [--json]",
+        { "history", cmd_history, history_options, "history [CACHE] [--minutes N | --hours N | --days N] [--json]",
           "Each cache's activity, a row per minute, hour or UTC day (default --hours 24):\n"
           "stores, hits, misses, hit rate, evictions, removals, size; a sparkline of the\n"
           "hit rate on a terminal.\n"
           "  --json   {\"cache\": ..., \"buckets\": [...]} (\"caches\" without CACHE)" },
-        { "trim", cmd_trim, "trim [CACHE...] [--to SIZE | --written-by VERSION | --namespace NS] [--dry-run]",
+        { "trim", cmd_trim, trim_options, "trim [CACHE...] [--to SIZE | --written-by VERSION | --namespace NS] [--dry-run]",
           "Evict now: the least recently used entries down to each cache's target (or SIZE),\n"
           "or exactly the entries a ccache version or namespace wrote. For root and\n"
           "admin_group; --dry-run (anyone) only counts what would go.\n"
@@ -656,14 +667,14 @@ static const Command commands[] = {
           "  --written-by VERSION   the entries whose header names this ccache version\n"
           "  --namespace NS         the entries written in this namespace\n"
           "  --dry-run              count, delete nothing" },
-        { "reload", cmd_reload, "reload",
+        { "reload", cmd_reload, NULL, "reload",
           "Re-read the configuration (root and admin_group). A bad one is refused with\n"
           "FILE:LINE and the daemon keeps the one it has." },
-        { "check", cmd_check, "check",
+        { "check", cmd_check, check_options, "check",
           "One line for monitoring, with performance data after '|'. Exit status: 0 ok,\n"
           "1 warning, 2 critical, 3 unknown (also when the daemon cannot be asked).\n"
           "  -V, --version   the version" },
-        { "metrics", cmd_metrics, "metrics",
+        { "metrics", cmd_metrics, NULL, "metrics",
           "Every figure in the Prometheus text exposition format." },
 };
 
@@ -678,14 +689,60 @@ static bool wants_help(int argc, char **argv, const Command *cmd) {
         return false;
 }
 
+static const struct option main_options[] = {
+        { "socket", required_argument, NULL, 's' },
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
+        { "timeout", required_argument, NULL, 't' },
+        {},
+};
+
+/* Prints options' long names, one a line, "=" after those that take a
+ * value. */
+static void list_options(const struct option *options) {
+        for (const struct option *o = options; o && o->name; o++)
+                printf("--%s%s\n", o->name, o->has_arg == required_argument ? "=" : "");
+}
+
+/* The hidden command the bash completion asks (not a stable interface):
+ * "__complete commands" the commands; "__complete options [COMMAND]" the
+ * global options, or COMMAND's and --help; "__complete caches" the caches'
+ * names, from the daemon (nothing, and exit 3, when it does not answer).
+ * One a line. */
+static int complete(int argc, char **argv) {
+        const char *what = argc > 1 ? argv[1] : "";
+
+        if (strcmp(what, "commands") == 0 && argc == 2) {
+                for (size_t i = 0; i < ELEMENTSOF(commands); i++)
+                        printf("%s\n", commands[i].name);
+                return EXIT_SUCCESS;
+        }
+        if (strcmp(what, "options") == 0 && argc == 2) {
+                list_options(main_options);
+                return EXIT_SUCCESS;
+        }
+        if (strcmp(what, "options") == 0 && argc == 3) {
+                for (size_t i = 0; i < ELEMENTSOF(commands); i++)
+                        if (strcmp(argv[2], commands[i].name) == 0) {
+                                list_options(commands[i].options);
+                                printf("--help\n");
+                                return EXIT_SUCCESS;
+                        }
+                return EXIT_USAGE;
+        }
+        if (strcmp(what, "caches") == 0 && argc == 2) {
+                json_object *status = NULL;
+                int r = fetch_status(&status);
+
+                for (size_t i = 0; r > 0 && i < protocol_field_count(status, "caches"); i++)
+                        printf("%s\n", protocol_field_str(protocol_field_item(status, "caches", i), "name"));
+                json_object_put(status);
+                return exit_status(r);
+        }
+        return EXIT_USAGE;
+}
+
 int main(int argc, char *argv[]) {
-        static const struct option options[] = {
-                { "socket", required_argument, NULL, 's' },
-                { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, 'V' },
-                { "timeout", required_argument, NULL, 't' },
-                {},
-        };
         const char *env = getenv("CACHEKEEPER_SOCKET");
         static char waiting[64];
         int c;
@@ -693,7 +750,7 @@ int main(int argc, char *argv[]) {
         if (env && *env)
                 socket_path = env;
         /* "+": stop at the command, whose own options follow it. */
-        while ((c = getopt_long(argc, argv, "+s:ht:", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "+s:ht:", main_options, NULL)) >= 0)
                 switch (c) {
                 case 's': socket_path = optarg; break;
                 case 't':
@@ -709,6 +766,8 @@ int main(int argc, char *argv[]) {
         argc -= optind;
         argv += optind;
         optind = 0;
+        if (strcmp(argv[0], "__complete") == 0)
+                return complete(argc, argv);
 
         for (size_t i = 0; i < ELEMENTSOF(commands); i++) {
                 const Command *cmd = &commands[i];
