@@ -147,10 +147,14 @@ static int cache_row(struct libscols_table *tb, json_object *c) {
             (r = cell(ln, C_MODE, wrong ? COLOR_BAD : NULL, "%s%s", protocol_field_str(c, "mode"),
                       wrong ? " (wrong!)" : "")) < 0)
                 return r;
-        if (gone)   /* nothing counted: dashes, and the reason under the table */
-                return (r = cell(ln, C_SIZE, NULL, "-")) < 0 || (r = cell(ln, C_USE, NULL, "-")) < 0 ||
-                       (r = cell(ln, C_FILES, NULL, "-")) < 0 || (r = cell(ln, C_RATE, NULL, "-")) < 0 ||
-                       (r = cell(ln, C_WINDOW, NULL, "-")) < 0 ? r : 0;
+        if (gone) {   /* nothing counted: dashes, and the reason under the table */
+                static const size_t counted[] = { C_SIZE, C_USE, C_FILES, C_RATE, C_WINDOW };
+
+                for (size_t i = 0; i < ELEMENTSOF(counted); i++)
+                        if ((r = cell(ln, counted[i], NULL, "-")) < 0)
+                                return r;
+                return 0;
+        }
         if ((r = cell(ln, C_SIZE, NULL, "%s", format_size(size, s, sizeof(s)))) < 0 ||
             (r = cell(ln, C_USE, NULL, "%s %3.0f%%", b, cap ? 100.0 * (double) size / (double) cap : 0.0)) < 0 ||
             (r = cell(ln, C_FILES, NULL, "%llu", (unsigned long long) protocol_field_u64(c, "files"))) < 0)

@@ -62,6 +62,8 @@ aligned() {
         shipped_config
         start_ready
         compile /var/cache/mi210-ccache 3
+        [ "$(cache_field mi210 max_size_text)" = 1.5Ti ]
+        [ "$(cache_field mi210 max_size_bytes)" = $((3 * 1024 ** 4 / 2)) ]
         run ctl status
         [ "$status" -eq 0 ]
         echo "$output"

@@ -159,6 +159,22 @@ static void test_detail(void **state) {
         json_object_put(s);
 }
 
+/* A first scan: partial figures, at work (yellow), its progress under the
+ * table. */
+static void test_scanning(void **state) {
+        json_object *s = status("{\"name\":\"t\",\"state\":\"scanning\",\"size_bytes\":1000,\"max_size_bytes\":2000,"
+                                "\"files\":10,\"mode\":\"1777\",\"mode_ok\":true,"
+                                "\"scan\":{\"running\":true,\"files\":10,\"dirs\":2}}", "");
+        char *text = status_table(s, false, true), *lines[16];
+        size_t n = split(text, lines, 16);
+
+        assert_int_equal(n, 3);
+        assert_non_null(strstr(lines[1], "\033[33mscanning"));
+        assert_string_equal(lines[2], "t: scanning: 10 files in 2 directories so far");
+        free(text);
+        json_object_put(s);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_shipped_caches),
@@ -166,6 +182,7 @@ int main(void) {
                 cmocka_unit_test(test_cap_without_text),
                 cmocka_unit_test(test_color),
                 cmocka_unit_test(test_detail),
+                cmocka_unit_test(test_scanning),
         };
         return cmocka_run_group_tests_name("status-table", tests, NULL, NULL);
 }
