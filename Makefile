@@ -26,6 +26,10 @@ PKGS := libsystemd libconfig json-c
 # Recursive (=) on purpose: evaluated when a recipe runs, after deps are installed.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS)) -linotifytools -lm
+# cachectl alone lays out tables with libsmartcols (util-linux).
+CTL_PKGS  := smartcols
+CTL_CFLAGS = $(shell pkg-config --cflags $(CTL_PKGS))
+CTL_LIBS   = $(PKG_LIBS) $(shell pkg-config --libs $(CTL_PKGS))
 
 CFLAGS   ?= -O2 -g
 WERROR   ?= -Werror
@@ -39,7 +43,7 @@ SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined
 
 # Every daemon module except main.c: linked into the daemon and each unit test.
 DAEMON_SRCS := $(filter-out daemon/main.c,$(wildcard daemon/*.c))
-CTL_SRCS    := ctl/cachectl.c ctl/report.c daemon/protocol.c daemon/human.c
+CTL_SRCS    := ctl/cachectl.c ctl/report.c ctl/status-table.c daemon/protocol.c daemon/human.c
 UNIT_SRCS   := $(wildcard tests/unit/test-*.c)
 UNIT_TESTS  := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 SAN_TESTS   := $(UNIT_SRCS:tests/unit/%.c=$(B)/asan/tests/%)
@@ -76,11 +80,11 @@ $(B)/daemon/builtin.o $(B)/asan/daemon/builtin.o: etc/cachekeeper.conf
 $(B)/cachekeeperd: $(B)/daemon/main.o $(DAEMON_SRCS:%.c=$(B)/%.o)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
 $(B)/cachectl: $(CTL_SRCS:%.c=$(B)/%.o)
-	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
+	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(CTL_LIBS) -o $@
 $(B)/asan/cachekeeperd: $(B)/asan/daemon/main.o $(DAEMON_SRCS:%.c=$(B)/asan/%.o)
 	$(CC) $(SAN_FLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
 $(B)/asan/cachectl: $(CTL_SRCS:%.c=$(B)/asan/%.o)
-	$(CC) $(SAN_FLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
+	$(CC) $(SAN_FLAGS) $(LDFLAGS) $^ $(CTL_LIBS) -o $@
 
 $(B)/tests/test-%: $(B)/tests/unit/test-%.o $(DAEMON_SRCS:%.c=$(B)/%.o)
 	@mkdir -p $(@D)
@@ -92,6 +96,12 @@ $(B)/asan/tests/test-%: $(B)/asan/tests/unit/test-%.o $(DAEMON_SRCS:%.c=$(B)/asa
 $(B)/tests/test-report: $(B)/ctl/report.o
 $(B)/asan/tests/test-report: $(B)/asan/ctl/report.o
 $(B)/tests/unit/test-report.o $(B)/asan/tests/unit/test-report.o: CPPFLAGS += -Ictl
+# test-status-table: the same for ctl/status-table.c, with libsmartcols.
+$(B)/tests/test-status-table: $(B)/ctl/status-table.o
+$(B)/asan/tests/test-status-table: $(B)/asan/ctl/status-table.o
+$(B)/tests/test-status-table $(B)/asan/tests/test-status-table: PKG_LIBS += $(shell pkg-config --libs $(CTL_PKGS))
+$(B)/tests/unit/test-status-table.o $(B)/asan/tests/unit/test-status-table.o: CPPFLAGS += -Ictl
+$(B)/ctl/status-table.o $(B)/asan/ctl/status-table.o: PKG_CFLAGS += $(CTL_CFLAGS)
 
 $(B)/tests/helpers/%: $(B)/tests/helpers/%.o
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -o $@

@@ -19,6 +19,7 @@
 #include "human.h"
 #include "protocol.h"
 #include "report.h"
+#include "status-table.h"
 
 #define EXIT_REFUSED 1
 #define EXIT_USAGE 2
@@ -348,116 +349,26 @@ static int cmd_reload(int argc, char **argv) {
         return exit_status(r);
 }
 
-/* "[######----]" for used of cap, width cells; '!' past the cap. */
-static void bar(uint64_t used, uint64_t cap, char *buf, size_t width) {
-        size_t full = cap ? (size_t) ((double) used / (double) cap * (double) width + 0.5) : 0;
+/* Colour on fd: a terminal, and neither NO_COLOR (https://no-color.org) nor
+ * TERM=dumb. */
+static bool want_color(int fd) {
+        const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
 
-        buf[0] = '[';
-        for (size_t i = 0; i < width; i++)
-                buf[1 + i] = i < full ? '#' : '-';
-        buf[width + 1] = used > cap ? '!' : ']';
-        buf[width + 2] = '\0';
+        return isatty(fd) && !(no && *no) && !(term && strcmp(term, "dumb") == 0);
 }
 
-/* A hit rate field as a whole percent, "-" when null (no cacheable calls). */
-static const char *hit_percent(json_object *c, const char *key, char *buf, size_t size) {
-        json_object *v = protocol_field_get(c, key);
-
-        if (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int))
-                return "-";
-        snprintf(buf, size, "%.0f%%", 100.0 * json_object_get_double(v));
-        return buf;
-}
-
-static void print_cache(json_object *c) {
-        const char *state = protocol_field_str(c, "state");
-        uint64_t size = protocol_field_u64(c, "size_bytes"), cap = protocol_field_u64(c, "max_size_bytes");
-        uint64_t hits = protocol_field_u64(c, "hits"), misses = protocol_field_u64(c, "misses");
-        char s1[32], s2[32], b[32], files[32], rate[16], h1[8], h24[8], hits_window[20];
-        json_object *scan = protocol_field_get(c, "scan");
-
-        if (strcmp(state, "unavailable") == 0) {
-                printf("%-10s %-12s %s\n", protocol_field_str(c, "name"), state, protocol_field_str(c, "reason"));
-                return;
-        }
-        bar(size, cap, b, 10);
-        snprintf(files, sizeof(files), "%llu", (unsigned long long) protocol_field_u64(c, "files"));
-        if (hits + misses)
-                snprintf(rate, sizeof(rate), "%.1f%%", 100.0 * (double) hits / (double) (hits + misses));
-        else
-                snprintf(rate, sizeof(rate), "-");
-        snprintf(hits_window, sizeof(hits_window), "%s/%s", hit_percent(c, "hit_rate_1h", h1, sizeof(h1)),
-                 hit_percent(c, "hit_rate_24h", h24, sizeof(h24)));
-        printf("%-10s %-12s %7s / %-7s %s %3.0f%%  %10s  %8s  %10s  %s%s\n", protocol_field_str(c, "name"), state,
-               format_size(size, s1, sizeof(s1)), format_size(cap, s2, sizeof(s2)), b,
-               cap ? 100.0 * (double) size / (double) cap : 0.0, files, rate, hits_window,
-               protocol_field_str(c, "mode"),
-               protocol_field_false(c, "mode_ok") ? " (wrong!)" : "");
-        if (protocol_field_flag(scan, "running") && protocol_field_u64(scan, "files") > 0 && strcmp(state, "scanning") == 0)
-                printf("%-10s scanning: %llu files in %llu directories so far\n", "",
-                       (unsigned long long) protocol_field_u64(scan, "files"), (unsigned long long) protocol_field_u64(scan, "dirs"));
-}
-
-/* The detail of one cache, under its row when it was named: its working
- * set, the entries used within each window. */
-static void print_cache_detail(json_object *c) {
-        static const char *const windows[] = { "1h", "24h", "7d", "30d" };
-        json_object *bytes = protocol_field_get(c, "working_set_bytes");
-        char s[ELEMENTSOF(windows)][32];
-
-        if (!bytes || strcmp(protocol_field_str(c, "state"), "unavailable") == 0)
-                return;
-        for (size_t i = 0; i < ELEMENTSOF(windows); i++)
-                format_size(protocol_field_u64(bytes, windows[i]), s[i], sizeof(s[i]));
-        printf("%-10s used 1h/24h/7d/30d: %s/%s/%s/%s\n", "", s[0], s[1], s[2], s[3]);
-        if (*protocol_field_str(c, "cap_advice"))
-                printf("%-10s %s\n", "", protocol_field_str(c, "cap_advice"));
-        for (size_t i = 0; i < protocol_field_count(c, "writers"); i++) {
-                json_object *w = protocol_field_item(c, "writers", i);
-                const char *version = protocol_field_str(w, "ccache_version"), *ns = protocol_field_str(w, "namespace");
-                char size[32], who[600];
-
-                if (*version)
-                        snprintf(who, sizeof(who), "written by %s%s%s%s", version, *ns ? " (namespace " : "", ns,
-                                 *ns ? ")" : "");
-                else
-                        snprintf(who, sizeof(who), "header %s", protocol_field_str(w, "header"));
-                printf("%-10s %s: %llu entries, %s; 24h: %llu stores, %llu hits\n", "", who,
-                       (unsigned long long) protocol_field_u64(w, "entries"),
-                       format_size(protocol_field_u64(w, "bytes"), size, sizeof(size)),
-                       (unsigned long long) protocol_field_u64(w, "stores_24h"),
-                       (unsigned long long) protocol_field_u64(w, "hits_24h"));
-        }
-}
-
-static void print_volume(json_object *v) {
-        uint64_t total = protocol_field_u64(v, "total_bytes"), avail = protocol_field_u64(v, "avail_bytes");
-        char s1[32], s2[32], in[32];
-        uint64_t full = protocol_field_u64(v, "full_in_seconds");
-
-        printf("%-24s %7s / %-7s %5.1f%% free  %s", protocol_field_str(v, "mount"), format_size(avail, s1, sizeof(s1)),
-               format_size(total, s2, sizeof(s2)), total ? 100.0 * (double) avail / (double) total : 0.0,
-               protocol_field_str(v, "alert"));
-        if (full > 0) {
-                format_duration(full * USEC_PER_SEC, in, sizeof(in));
-                printf("  full in ~%s", in);
-        }
-        if (protocol_field_flag(v, "pressure"))
-                printf("  below min_free: evicting");
-        printf("\n");
-}
+static const struct option status_options[] = {
+        { "json", no_argument, NULL, 'j' },
+        {},
+};
 
 static int cmd_status(int argc, char **argv) {
-        static const struct option options[] = {
-                { "json", no_argument, NULL, 'j' },
-                {},
-        };
         ProtocolStatus req = {};
         json_object *result = NULL;
         bool json = false;
         int c, r;
 
-        while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "", status_options, NULL)) >= 0)
                 if (c == 'j')
                         json = true;
                 else
@@ -470,18 +381,15 @@ static int cmd_status(int argc, char **argv) {
         if (r > 0 && json)
                 printf("%s\n", json_object_to_json_string_ext(result, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
         else if (r > 0) {
-                printf("%-10s %-12s %-35s  %10s  %8s  %10s  %s\n", "CACHE", "STATE", "SIZE / CAP", "FILES",
-                       "HIT RATE", "HIT 1h/24h", "MODE");
-                for (size_t i = 0; i < protocol_field_count(result, "caches"); i++) {
-                        print_cache(protocol_field_item(result, "caches", i));
-                        if (req.cache)
-                                print_cache_detail(protocol_field_item(result, "caches", i));
+                char *text = status_table(result, req.cache != NULL, want_color(STDOUT_FILENO));
+
+                if (text)
+                        fputs(text, stdout);
+                else {
+                        fprintf(stderr, "cachectl: out of memory\n");
+                        r = 0;
                 }
-                if (protocol_field_count(result, "volumes") > 0) {
-                        printf("\n%-24s %-29s  %s\n", "VOLUME", "AVAIL / TOTAL", "ALERT");
-                        for (size_t i = 0; i < protocol_field_count(result, "volumes"); i++)
-                                print_volume(protocol_field_item(result, "volumes", i));
-                }
+                free(text);
         }
         json_object_put(result);
         return exit_status(r);
@@ -535,20 +443,21 @@ static void print_trim_result(const char *name, json_object *r) {
         printf("\n");
 }
 
+static const struct option trim_options[] = {
+        { "to", required_argument, NULL, 't' },
+        { "dry-run", no_argument, NULL, 'n' },
+        { "written-by", required_argument, NULL, 'w' },
+        { "namespace", required_argument, NULL, 'N' },
+        {},
+};
+
 static int cmd_trim(int argc, char **argv) {
-        static const struct option options[] = {
-                { "to", required_argument, NULL, 't' },
-                { "dry-run", no_argument, NULL, 'n' },
-                { "written-by", required_argument, NULL, 'w' },
-                { "namespace", required_argument, NULL, 'N' },
-                {},
-        };
         ProtocolTrim req = {};
         json_object *result = NULL;
         bool failed = false;
         int c, r;
 
-        while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "", trim_options, NULL)) >= 0)
                 switch (c) {
                 case 't':
                         if (parse_size(optarg, &req.to_bytes) < 0)
@@ -612,20 +521,21 @@ static void print_history(json_object *history, bool sparkline) {
         free(text);
 }
 
+static const struct option history_options[] = {
+        { "json", no_argument, NULL, 'j' },
+        { "minutes", required_argument, NULL, 'm' },
+        { "hours", required_argument, NULL, 'H' },
+        { "days", required_argument, NULL, 'd' },
+        {},
+};
+
 static int cmd_history(int argc, char **argv) {
-        static const struct option options[] = {
-                { "json", no_argument, NULL, 'j' },
-                { "minutes", required_argument, NULL, 'm' },
-                { "hours", required_argument, NULL, 'H' },
-                { "days", required_argument, NULL, 'd' },
-                {},
-        };
         ProtocolHistory req = {};
         json_object *result = NULL;
         bool json = false, tty = isatty(STDOUT_FILENO);
         int c, r;
 
-        while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "", history_options, NULL)) >= 0)
                 switch (c) {
                 case 'j': json = true; break;
                 case 'm': if ((r = parse_rows("minutes", optarg, PROTOCOL_HISTORY_MINUTE, &req))) return r; break;
@@ -724,24 +634,32 @@ static int parse_timeout(const char *s, usec_t *ret) {
         return 0;
 }
 
-/* The commands, each with its own --help. */
+/* check's only option, which main() answers; listed for completion. */
+static const struct option check_options[] = {
+        { "version", no_argument, NULL, 'V' },
+        {},
+};
+
+/* The commands, each with its own --help; options: what it takes besides
+ * --help (NULL: nothing), as the completion lists them. */
 typedef struct Command {
         const char *name;
         int (*run)(int argc, char **argv);
+        const struct option *options;
         const char *usage, *help;
 } Command;
 
 static const Command commands[] = {
-        { "status", cmd_status, "status [--json] [CACHE]",
+        { "status", cmd_status, status_options, "status [--json] [CACHE]",
           "Every cache (or CACHE) and every volume holding one: size against the cap, files,\n"
           "hit rates, mode; for a named cache also its working set, writers and cap advice.\n"
           "  --json   the daemon's status object as it is" },
-        { "history", cmd_history, "history [CACHE] [--minutes N | --hours N | --days N] [--json]",
+        { "history", cmd_history, history_options, "history [CACHE] [--minutes N | --hours N | --days N] [--json]",
           "Each cache's activity, a row per minute, hour or UTC day (default --hours 24):\n"
           "stores, hits, misses, hit rate, evictions, removals, size; a sparkline of the\n"
           "hit rate on a terminal.\n"
           "  --json   {\"cache\": ..., \"buckets\": [...]} (\"caches\" without CACHE)" },
-        { "trim", cmd_trim, "trim [CACHE...] [--to SIZE | --written-by VERSION | --namespace NS] [--dry-run]",
+        { "trim", cmd_trim, trim_options, "trim [CACHE...] [--to SIZE | --written-by VERSION | --namespace NS] [--dry-run]",
           "Evict now: the least recently used entries down to each cache's target (or SIZE),\n"
           "or exactly the entries a ccache version or namespace wrote. For root and\n"
           "admin_group; --dry-run (anyone) only counts what would go.\n"
@@ -749,14 +667,14 @@ static const Command commands[] = {
           "  --written-by VERSION   the entries whose header names this ccache version\n"
           "  --namespace NS         the entries written in this namespace\n"
           "  --dry-run              count, delete nothing" },
-        { "reload", cmd_reload, "reload",
+        { "reload", cmd_reload, NULL, "reload",
           "Re-read the configuration (root and admin_group). A bad one is refused with\n"
           "FILE:LINE and the daemon keeps the one it has." },
-        { "check", cmd_check, "check",
+        { "check", cmd_check, check_options, "check",
           "One line for monitoring, with performance data after '|'. Exit status: 0 ok,\n"
           "1 warning, 2 critical, 3 unknown (also when the daemon cannot be asked).\n"
           "  -V, --version   the version" },
-        { "metrics", cmd_metrics, "metrics",
+        { "metrics", cmd_metrics, NULL, "metrics",
           "Every figure in the Prometheus text exposition format." },
 };
 
@@ -771,14 +689,60 @@ static bool wants_help(int argc, char **argv, const Command *cmd) {
         return false;
 }
 
+static const struct option main_options[] = {
+        { "socket", required_argument, NULL, 's' },
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
+        { "timeout", required_argument, NULL, 't' },
+        {},
+};
+
+/* Prints options' long names, one a line, "=" after those that take a
+ * value. */
+static void list_options(const struct option *options) {
+        for (const struct option *o = options; o && o->name; o++)
+                printf("--%s%s\n", o->name, o->has_arg == required_argument ? "=" : "");
+}
+
+/* The hidden command the bash completion asks (not a stable interface):
+ * "__complete commands" the commands; "__complete options [COMMAND]" the
+ * global options, or COMMAND's and --help; "__complete caches" the caches'
+ * names, from the daemon (nothing, and exit 3, when it does not answer).
+ * One a line. */
+static int complete(int argc, char **argv) {
+        const char *what = argc > 1 ? argv[1] : "";
+
+        if (strcmp(what, "commands") == 0 && argc == 2) {
+                for (size_t i = 0; i < ELEMENTSOF(commands); i++)
+                        printf("%s\n", commands[i].name);
+                return EXIT_SUCCESS;
+        }
+        if (strcmp(what, "options") == 0 && argc == 2) {
+                list_options(main_options);
+                return EXIT_SUCCESS;
+        }
+        if (strcmp(what, "options") == 0 && argc == 3) {
+                for (size_t i = 0; i < ELEMENTSOF(commands); i++)
+                        if (strcmp(argv[2], commands[i].name) == 0) {
+                                list_options(commands[i].options);
+                                printf("--help\n");
+                                return EXIT_SUCCESS;
+                        }
+                return EXIT_USAGE;
+        }
+        if (strcmp(what, "caches") == 0 && argc == 2) {
+                json_object *status = NULL;
+                int r = fetch_status(&status);
+
+                for (size_t i = 0; r > 0 && i < protocol_field_count(status, "caches"); i++)
+                        printf("%s\n", protocol_field_str(protocol_field_item(status, "caches", i), "name"));
+                json_object_put(status);
+                return exit_status(r);
+        }
+        return EXIT_USAGE;
+}
+
 int main(int argc, char *argv[]) {
-        static const struct option options[] = {
-                { "socket", required_argument, NULL, 's' },
-                { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, 'V' },
-                { "timeout", required_argument, NULL, 't' },
-                {},
-        };
         const char *env = getenv("CACHEKEEPER_SOCKET");
         static char waiting[64];
         int c;
@@ -786,7 +750,7 @@ int main(int argc, char *argv[]) {
         if (env && *env)
                 socket_path = env;
         /* "+": stop at the command, whose own options follow it. */
-        while ((c = getopt_long(argc, argv, "+s:ht:", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "+s:ht:", main_options, NULL)) >= 0)
                 switch (c) {
                 case 's': socket_path = optarg; break;
                 case 't':
@@ -802,6 +766,8 @@ int main(int argc, char *argv[]) {
         argc -= optind;
         argv += optind;
         optind = 0;
+        if (strcmp(argv[0], "__complete") == 0)
+                return complete(argc, argv);
 
         for (size_t i = 0; i < ELEMENTSOF(commands); i++) {
                 const Command *cmd = &commands[i];

@@ -611,6 +611,17 @@ static bool valid_name(const char *s) {
         return true;
 }
 
+/* A copy of the string setting key of group (already checked), or NULL when
+ * it is absent. Returns 0 or -ENOMEM. */
+static int keep_string(const config_setting_t *group, const char *key, char **ret) {
+        const char *v;
+
+        if (!config_setting_lookup_string(group, key, &v))
+                return 0;
+        *ret = strdup(v);
+        return *ret ? 0 : -ENOMEM;
+}
+
 static int parse_cache(Ctx *ctx, const config_setting_t *g, CacheConfig *cc) {
         const config_setting_t *s = NULL;
         const char *name;
@@ -633,6 +644,7 @@ static int parse_cache(Ctx *ctx, const config_setting_t *g, CacheConfig *cc) {
                 return -ENOMEM;
         if ((r = require(ctx, g, "path", get_path(ctx, g, "path", &cc->path))) < 0 ||
             (r = require(ctx, g, "max_size", get_size(ctx, g, "max_size", &cc->max_size_bytes))) < 0 ||
+            (r = keep_string(g, "max_size", &cc->max_size_text)) < 0 ||
             (r = get_mode(ctx, g, "mode", &cc->mode)) < 0 ||
             (r = get_fraction(ctx, g, "trim_to", &cc->trim_to)) < 0 ||
             (r = get_path(ctx, g, "require_mount", &cc->require_mount)) < 0 ||
@@ -978,6 +990,7 @@ Config *config_free(Config *c) {
         for (size_t i = 0; i < c->n_caches; i++) {
                 free(c->caches[i].name);
                 free(c->caches[i].path);
+                free(c->caches[i].max_size_text);
                 free(c->caches[i].require_mount);
                 free_strv(c->caches[i].ccache_conf_allow);
         }

@@ -55,6 +55,7 @@ typedef struct CacheConfig {
         char *path;                  /* absolute, normalised (no //, ., .., trailing /) */
         char *require_mount;         /* NULL, or path itself or an ancestor of it */
         uint64_t max_size_bytes;
+        char *max_size_text;         /* max_size as configured ("1.5Ti"), for people to read */
         double trim_to;              /* fraction of max_size to evict down to, (0, 1] */
         mode_t mode;                 /* permission bits of the root, <= 07777 */
         bool manage_ccache_conf;     /* keep umask and max_size in $root/ccache.conf */

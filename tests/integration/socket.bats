@@ -17,7 +17,7 @@ teardown() {
         run ctl status
         [ "$status" -eq 0 ]
         [[ "${lines[0]}" == CACHE*STATE*"SIZE / CAP"*FILES*"HIT RATE"*MODE ]]
-        [[ "${lines[1]}" == "t "*ok*"/ 1.0G"*"["*"]"*1777 ]]
+        [[ "${lines[1]}" == "t "*ok*"/ 1G "*"["*"]"*1777 ]]      # the cap as configured
         [[ "$output" == *VOLUME*"AVAIL / TOTAL"*ALERT* ]]
 
         run ctl status --json

@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: MIT */
+/* cachectl status's tables, with libsmartcols: it sizes each column to its
+ * widest cell (colour codes not counted) and aligns every row. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libsmartcols.h>
+
+#include "human.h"
+#include "protocol.h"
+#include "status-table.h"
+#include "util.h"
+
+#define COLOR_GOOD "\033[32m"   /* green */
+#define COLOR_BUSY "\033[33m"   /* yellow: working, or a warning */
+#define COLOR_BAD "\033[1;31m"  /* bold red */
+
+#define BAR_CELLS 8
+
+typedef struct Column {
+        const char *title;
+        int flags;
+} Column;
+
+enum { C_CACHE, C_STATE, C_SIZE, C_CAP, C_USE, C_FILES, C_RATE, C_WINDOW, C_MODE };
+static const Column cache_columns[] = {
+        [C_CACHE] = { "CACHE", 0 },
+        [C_STATE] = { "STATE", 0 },
+        [C_SIZE] = { "SIZE", SCOLS_FL_RIGHT },
+        [C_CAP] = { "/ CAP", 0 },
+        [C_USE] = { "USE", 0 },
+        [C_FILES] = { "FILES", SCOLS_FL_RIGHT },
+        [C_RATE] = { "HIT RATE", SCOLS_FL_RIGHT },
+        [C_WINDOW] = { "HIT 1h/24h", SCOLS_FL_RIGHT },
+        [C_MODE] = { "MODE", 0 },
+};
+
+enum { V_VOLUME, V_AVAIL, V_TOTAL, V_FREE, V_ALERT, V_NOTE };
+static const Column volume_columns[] = {
+        [V_VOLUME] = { "VOLUME", 0 },
+        [V_AVAIL] = { "AVAIL", SCOLS_FL_RIGHT },
+        [V_TOTAL] = { "/ TOTAL", 0 },
+        [V_FREE] = { "FREE", SCOLS_FL_RIGHT },
+        [V_ALERT] = { "ALERT", 0 },
+        [V_NOTE] = { "NOTE", 0 },
+};
+
+/* A table of n columns printing to f, colours on or off, laid out for no
+ * terminal: as wide as its content, whatever the terminal's width (the
+ * same on a terminal and in a pipe; nothing truncated or wrapped). */
+static struct libscols_table *table_new(FILE *f, const Column *columns, size_t n, bool color) {
+        struct libscols_table *tb = scols_new_table();
+
+        if (!tb)
+                return NULL;
+        if (scols_table_set_stream(tb, f) < 0 || scols_table_enable_colors(tb, color) < 0 ||
+            scols_table_set_termforce(tb, SCOLS_TERMFORCE_NEVER) < 0 ||
+            scols_table_enable_minout(tb, true) < 0)   /* no blanks after a row's last cell */
+                goto fail;
+        for (size_t i = 0; i < n; i++)
+                if (!scols_table_new_column(tb, columns[i].title, 0, columns[i].flags))
+                        goto fail;
+        return tb;
+fail:
+        scols_unref_table(tb);
+        return NULL;
+}
+
+/* Sets cell i of ln to the printf-formatted text, coloured color (NULL:
+ * none). Returns 0 or -ENOMEM. */
+_printf_(4, 5)
+static int cell(struct libscols_line *ln, size_t i, const char *color, const char *fmt, ...) {
+        char buf[1024];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(buf, sizeof(buf), fmt, ap);
+        va_end(ap);
+        if (scols_line_set_data(ln, i, buf) < 0)
+                return -ENOMEM;
+        if (color && scols_cell_set_color(scols_line_get_cell(ln, i), color) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* "[######--]" for used of cap; '!' for the closing bracket past the cap. */
+static void bar(uint64_t used, uint64_t cap, char *buf) {
+        size_t full = cap ? (size_t) ((double) used / (double) cap * BAR_CELLS + 0.5) : 0;
+
+        buf[0] = '[';
+        for (size_t i = 0; i < BAR_CELLS; i++)
+                buf[1 + i] = i < full ? '#' : '-';
+        buf[BAR_CELLS + 1] = used > cap ? '!' : ']';
+        buf[BAR_CELLS + 2] = '\0';
+}
+
+/* A hit rate field as a whole percent, "-" when null (no cacheable calls). */
+static const char *hit_percent(json_object *c, const char *key, char *buf, size_t size) {
+        json_object *v = protocol_field_get(c, key);
+
+        if (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int))
+                return "-";
+        snprintf(buf, size, "%.0f%%", 100.0 * json_object_get_double(v));
+        return buf;
+}
+
+static const char *state_color(const char *state) {
+        if (strcmp(state, "ok") == 0)
+                return COLOR_GOOD;
+        if (strcmp(state, "over_cap") == 0 || strcmp(state, "unavailable") == 0)
+                return COLOR_BAD;
+        return COLOR_BUSY;   /* scanning, trimming */
+}
+
+static const char *level_color(const char *level) {
+        return strcmp(level, "ok") == 0 ? COLOR_GOOD : strcmp(level, "warning") == 0 ? COLOR_BUSY : COLOR_BAD;
+}
+
+/* The cap as configured ("1.5Ti"), else as format_size prints it (a daemon
+ * from before max_size_text). */
+static const char *cap_text(json_object *c, char *buf, size_t size) {
+        const char *t = protocol_field_str(c, "max_size_text");
+
+        return *t ? t : format_size(protocol_field_u64(c, "max_size_bytes"), buf, size);
+}
+
+static int cache_row(struct libscols_table *tb, json_object *c) {
+        struct libscols_line *ln = scols_table_new_line(tb, NULL);
+        const char *state = protocol_field_str(c, "state");
+        uint64_t size = protocol_field_u64(c, "size_bytes"), cap = protocol_field_u64(c, "max_size_bytes");
+        uint64_t hits = protocol_field_u64(c, "hits"), misses = protocol_field_u64(c, "misses");
+        bool gone = strcmp(state, "unavailable") == 0, wrong = !gone && protocol_field_false(c, "mode_ok");
+        char s[32], k[32], b[BAR_CELLS + 3], h1[16], h24[16];
+        int r;
+
+        if (!ln)
+                return -ENOMEM;
+        bar(size, cap, b);
+        if ((r = cell(ln, C_CACHE, NULL, "%s", protocol_field_str(c, "name"))) < 0 ||
+            (r = cell(ln, C_STATE, state_color(state), "%s", state)) < 0 ||
+            (r = cell(ln, C_CAP, NULL, "/ %s", cap_text(c, k, sizeof(k)))) < 0 ||
+            (r = cell(ln, C_MODE, wrong ? COLOR_BAD : NULL, "%s%s", protocol_field_str(c, "mode"),
+                      wrong ? " (wrong!)" : "")) < 0)
+                return r;
+        if (gone) {   /* nothing counted: dashes, and the reason under the table */
+                static const size_t counted[] = { C_SIZE, C_USE, C_FILES, C_RATE, C_WINDOW };
+
+                for (size_t i = 0; i < ELEMENTSOF(counted); i++)
+                        if ((r = cell(ln, counted[i], NULL, "-")) < 0)
+                                return r;
+                return 0;
+        }
+        if ((r = cell(ln, C_SIZE, NULL, "%s", format_size(size, s, sizeof(s)))) < 0 ||
+            (r = cell(ln, C_USE, NULL, "%s %3.0f%%", b, cap ? 100.0 * (double) size / (double) cap : 0.0)) < 0 ||
+            (r = cell(ln, C_FILES, NULL, "%llu", (unsigned long long) protocol_field_u64(c, "files"))) < 0)
+                return r;
+        if (hits + misses)
+                r = cell(ln, C_RATE, NULL, "%.1f%%", 100.0 * (double) hits / (double) (hits + misses));
+        else
+                r = cell(ln, C_RATE, NULL, "-");
+        if (r < 0)
+                return r;
+        return cell(ln, C_WINDOW, NULL, "%s/%s", hit_percent(c, "hit_rate_1h", h1, sizeof(h1)),
+                    hit_percent(c, "hit_rate_24h", h24, sizeof(h24)));
+}
+
+/* What the table's row cannot say: why a cache is unavailable, how far
+ * its scan has come. */
+static void cache_notes(FILE *f, json_object *c) {
+        const char *state = protocol_field_str(c, "state");
+        json_object *scan = protocol_field_get(c, "scan");
+
+        if (strcmp(state, "unavailable") == 0)
+                fprintf(f, "%s: unavailable: %s\n", protocol_field_str(c, "name"), protocol_field_str(c, "reason"));
+        else if (strcmp(state, "scanning") == 0 && protocol_field_flag(scan, "running") &&
+                 protocol_field_u64(scan, "files") > 0)
+                fprintf(f, "%s: scanning: %llu files in %llu directories so far\n", protocol_field_str(c, "name"),
+                        (unsigned long long) protocol_field_u64(scan, "files"),
+                        (unsigned long long) protocol_field_u64(scan, "dirs"));
+}
+
+/* The detail of a named cache, under the table: its working set (the
+ * entries used within each window), cap advice, writers. */
+static void cache_detail(FILE *f, json_object *c) {
+        static const char *const windows[] = { "1h", "24h", "7d", "30d" };
+        json_object *bytes = protocol_field_get(c, "working_set_bytes");
+        char s[ELEMENTSOF(windows)][32];
+
+        if (!bytes || strcmp(protocol_field_str(c, "state"), "unavailable") == 0)
+                return;
+        for (size_t i = 0; i < ELEMENTSOF(windows); i++)
+                format_size(protocol_field_u64(bytes, windows[i]), s[i], sizeof(s[i]));
+        fprintf(f, "  used 1h/24h/7d/30d: %s/%s/%s/%s\n", s[0], s[1], s[2], s[3]);
+        if (*protocol_field_str(c, "cap_advice"))
+                fprintf(f, "  %s\n", protocol_field_str(c, "cap_advice"));
+        for (size_t i = 0; i < protocol_field_count(c, "writers"); i++) {
+                json_object *w = protocol_field_item(c, "writers", i);
+                const char *version = protocol_field_str(w, "ccache_version"), *ns = protocol_field_str(w, "namespace");
+                char size[32], who[600];
+
+                if (*version)
+                        snprintf(who, sizeof(who), "written by %s%s%s%s", version, *ns ? " (namespace " : "", ns,
+                                 *ns ? ")" : "");
+                else
+                        snprintf(who, sizeof(who), "header %s", protocol_field_str(w, "header"));
+                fprintf(f, "  %s: %llu entries, %s; 24h: %llu stores, %llu hits\n", who,
+                        (unsigned long long) protocol_field_u64(w, "entries"),
+                        format_size(protocol_field_u64(w, "bytes"), size, sizeof(size)),
+                        (unsigned long long) protocol_field_u64(w, "stores_24h"),
+                        (unsigned long long) protocol_field_u64(w, "hits_24h"));
+        }
+}
+
+static int volume_row(struct libscols_table *tb, json_object *v, bool notes) {
+        struct libscols_line *ln = scols_table_new_line(tb, NULL);
+        uint64_t total = protocol_field_u64(v, "total_bytes"), avail = protocol_field_u64(v, "avail_bytes");
+        uint64_t full = protocol_field_u64(v, "full_in_seconds");
+        const char *alert = protocol_field_str(v, "alert");
+        char s1[32], s2[32], in[32], note[128] = "";
+        int r;
+
+        if (!ln)
+                return -ENOMEM;
+        if (full > 0)
+                snprintf(note, sizeof(note), "full in ~%s", format_duration(full * USEC_PER_SEC, in, sizeof(in)));
+        if (protocol_field_flag(v, "pressure"))
+                snprintf(note + strlen(note), sizeof(note) - strlen(note), "%sbelow min_free: evicting",
+                         *note ? "; " : "");
+        if ((r = cell(ln, V_VOLUME, NULL, "%s", protocol_field_str(v, "mount"))) < 0 ||
+            (r = cell(ln, V_AVAIL, NULL, "%s", format_size(avail, s1, sizeof(s1)))) < 0 ||
+            (r = cell(ln, V_TOTAL, NULL, "/ %s", format_size(total, s2, sizeof(s2)))) < 0 ||
+            (r = cell(ln, V_FREE, NULL, "%.1f%%", total ? 100.0 * (double) avail / (double) total : 0.0)) < 0 ||
+            (r = cell(ln, V_ALERT, level_color(alert), "%s", alert)) < 0)
+                return r;
+        return notes ? cell(ln, V_NOTE, NULL, "%s", note) : 0;
+}
+
+static int caches_part(FILE *f, json_object *status, bool detail, bool color) {
+        size_t n = protocol_field_count(status, "caches");
+        struct libscols_table *tb = table_new(f, cache_columns, ELEMENTSOF(cache_columns), color);
+        int r = 0;
+
+        if (!tb)
+                return -ENOMEM;
+        if (n == 0)   /* libsmartcols prints nothing, not even the titles */
+                fputs("no caches\n", f);
+        for (size_t i = 0; i < n && r == 0; i++)
+                r = cache_row(tb, protocol_field_item(status, "caches", i));
+        if (r == 0 && scols_print_table(tb) < 0)
+                r = -ENOMEM;
+        scols_unref_table(tb);
+        for (size_t i = 0; i < n && r == 0; i++)
+                cache_notes(f, protocol_field_item(status, "caches", i));
+        for (size_t i = 0; i < n && r == 0 && detail; i++)
+                cache_detail(f, protocol_field_item(status, "caches", i));
+        return r;
+}
+
+static int volumes_part(FILE *f, json_object *status, bool color) {
+        size_t n = protocol_field_count(status, "volumes");
+        struct libscols_table *tb;
+        bool notes = false;
+        int r = 0;
+
+        if (n == 0)
+                return 0;
+        /* The note column only when there is a note: no trailing blanks. */
+        for (size_t i = 0; i < n; i++) {
+                json_object *v = protocol_field_item(status, "volumes", i);
+                notes |= protocol_field_u64(v, "full_in_seconds") > 0 || protocol_field_flag(v, "pressure");
+        }
+        if (!(tb = table_new(f, volume_columns, ELEMENTSOF(volume_columns) - !notes, color)))
+                return -ENOMEM;
+        for (size_t i = 0; i < n && r == 0; i++)
+                r = volume_row(tb, protocol_field_item(status, "volumes", i), notes);
+        fputc('\n', f);
+        if (r == 0 && scols_print_table(tb) < 0)
+                r = -ENOMEM;
+        scols_unref_table(tb);
+        return r;
+}
+
+char *status_table(json_object *status, bool detail, bool color) {
+        char *out = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&out, &size);
+        int r;
+
+        if (!f)
+                return NULL;
+        r = caches_part(f, status, detail, color);
+        if (r == 0)
+                r = volumes_part(f, status, color);
+        if (fclose(f) != 0 || r < 0) {
+                free(out);
+                return NULL;
+        }
+        return out;
+}
