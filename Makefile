@@ -101,7 +101,7 @@ bench: all $(HELPERS)
 # `make && make install PREFIX=/usr` cannot install stale paths.
 SUBST_PATHS = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@BINDIR@|$(BINDIR)|g' \
                   -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
-UNITS := cachekeeperd.service cachekeeperd.socket
+UNITS := cachekeeperd.service cachekeeperd.socket cachekeeper-metrics.service cachekeeper-metrics.timer
 
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR) $(DESTDIR)$(UNITDIR)
@@ -125,6 +125,7 @@ install: all
 	install -m 0644 etc/cachekeeper.conf.5 $(DESTDIR)$(MANDIR)/man5/cachekeeper.conf.5
 	install -m 0644 daemon/cachekeeperd.8 $(DESTDIR)$(MANDIR)/man8/cachekeeperd.8
 	@echo "Now: systemctl daemon-reload && systemctl enable --now cachekeeperd.socket cachekeeperd.service"
+	@echo "For node_exporter's textfile collector: systemctl enable --now cachekeeper-metrics.timer"
 
 # The config is left in place: it may hold the admin's changes.
 uninstall:
