@@ -152,6 +152,20 @@ setup() {
         [ "$status" -eq 0 ]
 }
 
+@test "every metric the shipped alert rules query is in the live output" {
+        queried=$(/usr/bin/python3 -c 'import sys, yaml
+for g in yaml.safe_load(open(sys.argv[1]))["groups"]:
+    for r in g["rules"]: print(r["expr"])' "$TOP/etc/prometheus/cachekeeper-rules.yml" |
+                  grep -oE 'cachekeeper_[a-z0-9_]+' | sort -u)
+        [ "$(wc -l <<<"$queried")" -ge 10 ]
+        missing=$(comm -23 <(echo "$queried") <(sed -n 's/^# TYPE \([a-z0-9_]*\) .*/\1/p' "$D/metrics" | sort -u))
+        [ -z "$missing" ] || { echo "queried but not exported: $missing"; false; }
+        # The alarms the rules select by label are those the daemon exports.
+        for a in $(grep -oE 'alarm="[a-z-]+"' "$TOP/etc/prometheus/cachekeeper-rules.yml" | sort -u); do
+                grep -q "^cachekeeper_cache_alarm{cache=\"t\",$a} " "$D/metrics" || { echo "no $a"; false; }
+        done
+}
+
 @test "every metric the Grafana dashboard queries is in the live output" {
         dash=$TOP/etc/grafana/cachekeeper.json
         jq -e '.panels | length >= 6' "$dash"
