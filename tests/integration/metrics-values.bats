@@ -47,6 +47,11 @@ EOF
         for i in 1 2; do ccache gcc -c "$D/src/f$i.c" -o "$D/src/f$i.o"; done
         # The daemon has seen the stores, and ccache's stats show the hits.
         wait_for "[ \"\$(ctl status --json | jq '.caches[0] | [.stored_files_total, .hits] | tostring')\" = '\"[4,2]\"' ]" 20
+        # ... and has fed them to its activity history (the hit rates).
+        wait_for "ctl status --json | jq -e '.caches[0].hit_rate_1h != null' > /dev/null" 30
+        # One reading for the tests, which compare it with what they measure.
+        ctl metrics > "$D/metrics"
+        ctl status --json > "$D/status.json"
 }
 
 teardown_file() {
@@ -62,10 +67,6 @@ sample() {
         awk -v k="$1" '$1 == k { print $2; found = 1 } END { exit !found }' "$D/metrics"
 }
 
-setup() {
-        ctl metrics > "$D/metrics"
-        ctl status --json > "$D/status.json"
-}
 
 @test "every family is typed as cachectl(1) says, and every sample is the status field the page names for it" {
         /usr/bin/python3 "$TOP/tests/prometheus/metrics-vs-page.py" "$TOP/ctl/cachectl.1" "$D/metrics" "$D/status.json"
@@ -100,6 +101,8 @@ setup() {
         [ "$hits" -eq 2 ]
         [ "$(sample 'cachekeeper_cache_hits_total{cache="t"}')" = "$hits" ]
         [ "$(sample 'cachekeeper_cache_misses_total{cache="t"}')" = "$(awk '$1 == "cache_miss" { print $2 }' <<<"$stats")" ]
+        # The hit rate of the calls it saw: 2 misses and 2 hits since it started.
+        [ "$(sample 'cachekeeper_cache_hit_ratio{cache="t",window="1h"}')" = 0.5 ]
         # The stores the daemon saw: the two compiles after its scan, 2 entries each.
         [ "$(sample 'cachekeeper_cache_stored_files_total{cache="t"}')" = 4 ]
         [ "$(sample 'cachekeeper_cache_max_size_bytes{cache="t"}')" = 1000000000 ]
