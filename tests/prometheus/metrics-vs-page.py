@@ -102,6 +102,11 @@ for name, labels, value in samples:
     if name not in page:
         continue
     body = page[name][1]
+    want_label = 'cache' if name.startswith('cachekeeper_cache_') else \
+        'mountpoint' if name.startswith('cachekeeper_volume_') else None
+    if want_label and want_label not in labels:
+        errors.append(f'{name}{labels}: no label {want_label}')
+        continue
     if 'cache' in labels:
         obj = caches.get(labels['cache'])
     elif 'mountpoint' in labels:
