@@ -157,6 +157,7 @@ install: all
 	$(if $(COMPLETION),install -d $(DESTDIR)$(COMPLETIONDIR))
 	$(if $(COMPLETION),install -m 0644 $(COMPLETION) $(DESTDIR)$(COMPLETIONDIR)/cachectl)
 	@echo "Now: systemctl daemon-reload && systemctl enable --now cachekeeperd.socket cachekeeperd.service"
+	@echo "For node_exporter's textfile collector: systemctl enable --now cachekeeper-metrics.timer"
 
 # The config is left in place: it may hold the admin's changes.
 uninstall:

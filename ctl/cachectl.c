@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -51,7 +52,7 @@ static void help(void) {
                "  reload                               re-read the configuration\n"
                "  check                                one line for monitoring; exit 0 ok,\n"
                "                                       1 warning, 2 critical, 3 unknown\n"
-               "  metrics                              Prometheus text exposition\n\n"
+               "  metrics [--output FILE]              Prometheus text exposition\n\n"
                "Options:\n"
                "  -s, --socket PATH   the daemon's socket (default $CACHEKEEPER_SOCKET, else %s)\n"
                "  -t, --timeout T     wait at most T for the daemon (default 10s; a trim's progress\n"
@@ -596,25 +597,85 @@ static int cmd_check(int argc, char **argv) {
         return (int) level;
 }
 
+/* Writes text to path atomically: a temporary file beside it (a dot name,
+ * which node_exporter's textfile collector ignores), mode 0644, renamed over
+ * it. Returns 0, or -1 after saying why on stderr. */
+static int write_atomically(const char *path, const char *text) {
+        _cleanup_free_ char *tmp = NULL;
+        const char *base = strrchr(path, '/');
+        size_t len = strlen(text);
+        int fd;
+
+        if (asprintf(&tmp, "%.*s.%s.XXXXXX", base ? (int) (base - path + 1) : 0, path, base ? base + 1 : path) < 0) {
+                tmp = NULL;
+                fprintf(stderr, "cachectl: out of memory\n");
+                return -1;
+        }
+        fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0) {
+                fprintf(stderr, "cachectl: cannot create a file beside %s: %m\n", path);
+                return -1;
+        }
+        if (fchmod(fd, 0644) < 0 || write(fd, text, len) != (ssize_t) len || fsync(fd) < 0) {
+                fprintf(stderr, "cachectl: cannot write %s: %m\n", tmp);
+                close(fd);
+                unlink(tmp);
+                return -1;
+        }
+        if (close(fd) < 0 || rename(tmp, path) < 0) {
+                fprintf(stderr, "cachectl: cannot replace %s: %m\n", path);
+                unlink(tmp);
+                return -1;
+        }
+        return 0;
+}
+
+/* metrics [--output FILE]. When the daemon does not answer: on stdout
+ * cachekeeper_up 0 alone (a scrape wrapper shows the daemon down, not a
+ * failed scrape); with --output, FILE is removed (a stale file never looks
+ * healthy). Either way the exit status says so (1 or 3). */
+static const struct option metrics_options[] = {
+        { "output", required_argument, NULL, 'o' },
+        {},
+};
+
 static int cmd_metrics(int argc, char **argv) {
+        const char *output = NULL;
         json_object *status = NULL;
         char *text;
-        int r;
+        int c, r;
 
-        if (argc > 1)
-                return usage_error("'metrics' takes no arguments");
+        while ((c = getopt_long(argc, argv, "o:", metrics_options, NULL)) >= 0)
+                switch (c) {
+                case 'o': output = optarg; break;
+                default: return usage_error("usage: cachectl metrics [--output FILE]");
+                }
+        if (optind < argc)
+                return usage_error("'metrics' takes no arguments but --output FILE");
+        if (output && !*output)
+                return usage_error("--output needs a file name");
         r = fetch_status(&status);
-        if (r <= 0)
+        if (r <= 0) {
+                if (!output)
+                        fputs(report_metrics_down, stdout);
+                else if (unlink(output) == 0)
+                        fprintf(stderr, "cachectl: removed %s: the daemon did not answer\n", output);
+                else if (errno != ENOENT)
+                        fprintf(stderr, "cachectl: cannot remove %s: %m\n", output);
                 return exit_status(r);
+        }
         text = report_metrics(status);
         json_object_put(status);
         if (!text) {
                 fprintf(stderr, "cachectl: out of memory\n");
                 return EXIT_REFUSED;
         }
-        fputs(text, stdout);
+        if (output)
+                r = write_atomically(output, text);
+        else
+                fputs(text, stdout);
         free(text);
-        return EXIT_SUCCESS;
+        return output && r < 0 ? EXIT_REFUSED : EXIT_SUCCESS;
 }
 
 /* -t: whole or fractional seconds ("2.5"), or a duration ("500ms", "1m");
@@ -674,8 +735,11 @@ static const Command commands[] = {
           "One line for monitoring, with performance data after '|'. Exit status: 0 ok,\n"
           "1 warning, 2 critical, 3 unknown (also when the daemon cannot be asked).\n"
           "  -V, --version   the version" },
-        { "metrics", cmd_metrics, NULL, "metrics",
-          "Every figure in the Prometheus text exposition format." },
+        { "metrics", cmd_metrics, metrics_options, "metrics [--output FILE]",
+          "Every figure in the Prometheus text exposition format; cachekeeper_up 0 alone\n"
+          "(and exit 3) when the daemon does not answer.\n"
+          "  -o, --output FILE   write FILE atomically instead (node_exporter's textfile\n"
+          "                      collector); remove it when the daemon does not answer" },
 };
 
 /* -h or --help among a command's arguments (before "--"). */

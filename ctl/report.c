@@ -158,27 +158,42 @@ typedef struct Metric {
         const char *name, *type, *help;
         const char *key;           /* status field, or NULL when value() computes it */
         double (*value)(json_object *o);
+        bool (*skip)(json_object *o);   /* no sample for this cache or volume */
 } Metric;
 
+static bool cache_is(json_object *c, const char *state) {
+        return strcmp(protocol_field_str(c, "state"), state) == 0;
+}
+
 static double cache_available(json_object *c) {
-        return strcmp(protocol_field_str(c, "state"), "unavailable") != 0;
+        return !cache_is(c, "unavailable");
+}
+
+static double cache_scanning(json_object *c) {
+        return cache_is(c, "scanning");
 }
 
 static double cache_trimming(json_object *c) {
-        return strcmp(protocol_field_str(c, "state"), "trimming") == 0;
+        return cache_is(c, "trimming");
 }
 
 static double cache_mode_ok(json_object *c) {
         return protocol_field_flag(c, "mode_ok");
 }
 
-/* Samples that make no sense for a cache: no entries, or unavailable. */
-static bool cache_skip(const char *metric, json_object *c) {
-        if (strcmp(metric, "cachekeeper_cache_oldest_entry_timestamp_seconds") == 0)
-                return protocol_field_u64(c, "entry_files") == 0;
-        if (strcmp(metric, "cachekeeper_cache_mode_ok") == 0)
-                return strcmp(protocol_field_str(c, "state"), "unavailable") == 0;
-        return false;
+/* Figures of what the cache holds mean nothing while it is unavailable (the
+ * daemon cannot see it) or not yet scanned (they are partial): no sample,
+ * not a 0 that a graph or a rate would take for an emptied cache. */
+static bool cache_unmeasured(json_object *c) {
+        return cache_is(c, "unavailable") || cache_is(c, "scanning");
+}
+
+static bool cache_without_entries(json_object *c) {
+        return cache_unmeasured(c) || protocol_field_u64(c, "entry_files") == 0;
+}
+
+static bool cache_unseen(json_object *c) {
+        return cache_is(c, "unavailable");
 }
 
 static double volume_level(json_object *v) {
@@ -190,43 +205,95 @@ static double volume_pressure(json_object *v) {
         return protocol_field_flag(v, "pressure");
 }
 
+static double volume_full_soon(json_object *v) {
+        return protocol_field_flag(v, "full_soon");
+}
+
 static const Metric cache_metrics[] = {
-        { "cachekeeper_cache_size_bytes", "gauge", "Disk usage of the regular files under the cache root.", "size_bytes", NULL },
-        { "cachekeeper_cache_files", "gauge", "Regular files under the cache root.", "files", NULL },
-        { "cachekeeper_cache_max_size_bytes", "gauge", "The cache's cap.", "max_size_bytes", NULL },
-        { "cachekeeper_cache_entry_bytes", "gauge", "Disk usage of ccache entries.", "entry_bytes", NULL },
-        { "cachekeeper_cache_entry_files", "gauge", "ccache entries.", "entry_files", NULL },
-        { "cachekeeper_cache_hits_total", "counter", "ccache's hits, summed over its stats files.", "hits", NULL },
-        { "cachekeeper_cache_misses_total", "counter", "ccache's misses, summed over its stats files.", "misses", NULL },
-        { "cachekeeper_cache_evicted_files_total", "counter", "Files evicted by the daemon.", "evicted_files_total", NULL },
-        { "cachekeeper_cache_evicted_bytes_total", "counter", "Bytes evicted by the daemon.", "evicted_bytes_total", NULL },
-        { "cachekeeper_cache_stored_files_total", "counter", "New entries seen (ccache's stores).", "stored_files_total",
+        { "cachekeeper_cache_size_bytes", "gauge", "Disk usage (st_blocks*512) of the regular files under the cache root.",
+          "size_bytes", NULL, cache_unmeasured },
+        { "cachekeeper_cache_files", "gauge", "Regular files under the cache root.", "files", NULL, cache_unmeasured },
+        { "cachekeeper_cache_max_size_bytes", "gauge", "The cache's cap.", "max_size_bytes", NULL, NULL },
+        { "cachekeeper_cache_entry_bytes", "gauge", "Disk usage of ccache entries.", "entry_bytes", NULL, cache_unmeasured },
+        { "cachekeeper_cache_entry_files", "gauge", "ccache entries.", "entry_files", NULL, cache_unmeasured },
+        { "cachekeeper_cache_hits_total", "counter", "ccache's hits, summed over its stats files.", "hits", NULL,
+          cache_unmeasured },
+        { "cachekeeper_cache_misses_total", "counter", "ccache's misses, summed over its stats files.", "misses", NULL,
+          cache_unmeasured },
+        { "cachekeeper_cache_evicted_files_total", "counter", "Files evicted by the daemon.", "evicted_files_total", NULL,
           NULL },
-        { "cachekeeper_cache_stored_bytes_total", "counter", "Bytes of new entries seen.", "stored_bytes_total", NULL },
+        { "cachekeeper_cache_evicted_bytes_total", "counter", "Bytes evicted by the daemon.", "evicted_bytes_total", NULL,
+          NULL },
+        { "cachekeeper_cache_stored_files_total", "counter", "New entries seen (ccache's stores).", "stored_files_total",
+          NULL, NULL },
+        { "cachekeeper_cache_stored_bytes_total", "counter", "Bytes of new entries seen.", "stored_bytes_total", NULL, NULL },
         { "cachekeeper_cache_refreshed_files_total", "counter", "Entries whose timestamps ccache refreshed on a hit.",
-          "refreshed_files_total", NULL },
+          "refreshed_files_total", NULL, NULL },
         { "cachekeeper_cache_removed_files_total", "counter", "Entries removed by others than the daemon.",
-          "removed_files_total", NULL },
+          "removed_files_total", NULL, NULL },
         { "cachekeeper_cache_removed_bytes_total", "counter", "Bytes of entries removed by others than the daemon.",
-          "removed_bytes_total", NULL },
+          "removed_bytes_total", NULL, NULL },
         { "cachekeeper_cache_oldest_entry_timestamp_seconds", "gauge", "mtime of the least recently used entry.",
-          "oldest_entry_mtime", NULL },
-        { "cachekeeper_cache_mode_repairs_total", "counter", "Modes repaired.", "mode_repairs", NULL },
-        { "cachekeeper_cache_available", "gauge", "1 while the cache is available.", NULL, cache_available },
-        { "cachekeeper_cache_trimming", "gauge", "1 while a trim runs.", NULL, cache_trimming },
-        { "cachekeeper_cache_mode_ok", "gauge", "1 when the root has its configured mode.", NULL, cache_mode_ok },
+          "oldest_entry_mtime", NULL, cache_without_entries },
+        { "cachekeeper_cache_mode_repairs_total", "counter", "Modes repaired.", "mode_repairs", NULL, NULL },
+        { "cachekeeper_cache_available", "gauge", "1 while the cache is available, 0 while not.", NULL, cache_available,
+          NULL },
+        { "cachekeeper_cache_scanning", "gauge", "1 until the first scan of the cache is complete.", NULL, cache_scanning,
+          cache_unseen },
+        { "cachekeeper_cache_trimming", "gauge", "1 while a trim runs.", NULL, cache_trimming, NULL },
+        { "cachekeeper_cache_mode_ok", "gauge", "1 when the root has its configured mode.", NULL, cache_mode_ok,
+          cache_unseen },
+        { "cachekeeper_cache_regret_alert_ratio", "gauge",
+          "regret_alert: the 7-day regret share above which the daemon alerts cache-cap-small.", "regret_alert", NULL,
+          NULL },
+        { "cachekeeper_cache_silent_hit_ratio", "gauge",
+          "silent_hit_rate: the hit rate below which the daemon alerts cache-silent-miss.", "silent_hit_rate", NULL,
+          NULL },
+        { "cachekeeper_cache_silent_window_seconds", "gauge", "silent_window: the window of cache-silent-miss.",
+          "silent_window_seconds", NULL, NULL },
+        { "cachekeeper_cache_silent_min_calls", "gauge", "silent_min_calls: cacheable calls cache-silent-miss needs.",
+          "silent_min_calls", NULL, NULL },
 };
 
 static const Metric volume_metrics[] = {
-        { "cachekeeper_volume_size_bytes", "gauge", "Size of the filesystem.", "total_bytes", NULL },
-        { "cachekeeper_volume_avail_bytes", "gauge", "Space available to unprivileged users.", "avail_bytes", NULL },
-        { "cachekeeper_volume_files", "gauge", "Inodes of the filesystem.", "total_inodes", NULL },
-        { "cachekeeper_volume_files_avail", "gauge", "Inodes available to unprivileged users.", "avail_inodes", NULL },
-        { "cachekeeper_volume_alert_level", "gauge", "0 ok, 1 warning, 2 critical.", NULL, volume_level },
+        { "cachekeeper_volume_size_bytes", "gauge", "Size of the filesystem.", "total_bytes", NULL, NULL },
+        { "cachekeeper_volume_avail_bytes", "gauge", "Space available to unprivileged users.", "avail_bytes", NULL, NULL },
+        { "cachekeeper_volume_files", "gauge", "Inodes of the filesystem.", "total_inodes", NULL, NULL },
+        { "cachekeeper_volume_files_avail", "gauge", "Inodes available to unprivileged users.", "avail_inodes", NULL,
+          NULL },
+        { "cachekeeper_volume_warn_free_bytes", "gauge", "warn_free in bytes: the warning level below it.",
+          "warn_free_bytes", NULL, NULL },
+        { "cachekeeper_volume_crit_free_bytes", "gauge", "crit_free in bytes: the critical level below it.",
+          "crit_free_bytes", NULL, NULL },
+        { "cachekeeper_volume_min_free_bytes", "gauge", "min_free in bytes: eviction below it (absent when not set).",
+          "min_free_bytes", NULL, NULL },
+        { "cachekeeper_volume_warn_free_files", "gauge", "warn_free_inodes in inodes: the warning level below it.",
+          "warn_free_inodes", NULL, NULL },
+        { "cachekeeper_volume_crit_free_files", "gauge", "crit_free_inodes in inodes: the critical level below it.",
+          "crit_free_inodes", NULL, NULL },
+        { "cachekeeper_volume_alert_level", "gauge", "0 ok, 1 warning, 2 critical.", NULL, volume_level, NULL },
         { "cachekeeper_volume_full_in_seconds", "gauge", "Estimated time until full (absent when not filling).",
-          "full_in_seconds", NULL },
-        { "cachekeeper_volume_pressure", "gauge", "1 while below min_free.", NULL, volume_pressure },
+          "full_in_seconds", NULL, NULL },
+        { "cachekeeper_volume_full_within_seconds", "gauge",
+          "full_within: the daemon alerts when the volume looks full within this (absent when off).",
+          "full_within_seconds", NULL, NULL },
+        { "cachekeeper_volume_full_soon", "gauge", "1 while the daemon's fill estimate is under full_within.", NULL,
+          volume_full_soon, NULL },
+        { "cachekeeper_volume_pressure", "gauge", "1 while below min_free.", NULL, volume_pressure, NULL },
 };
+
+/* A sample's value: the shortest decimal that reads back as d (0.1, not
+ * 0.10000000000000001). */
+static void value(FILE *f, double d) {
+        char s[32];
+
+        for (int precision = 15; precision <= 17; precision++) {
+                snprintf(s, sizeof(s), "%.*g", precision, d);
+                if (strtod(s, NULL) == d)
+                        break;
+        }
+        fprintf(f, "%s\n", s);
+}
 
 static void label(FILE *f, const char *s) {
         for (; *s; s++)
@@ -240,14 +307,78 @@ static void family(FILE *f, json_object *status, const char *list, const char *l
                 json_object *o = protocol_field_item(status, list, i);
                 json_object *v = m->key ? protocol_field_get(o, m->key) : NULL;
 
-                if ((m->key && !json_object_is_type(v, json_type_int)) || cache_skip(m->name, o))
+                if ((m->key && !json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double)) ||
+                    (m->skip && m->skip(o)))
                         continue;   /* absent (or not a number), not zero: "not filling" is not "full now" */
                 fprintf(f, "%s{%s=\"", m->name, label_name);
                 label(f, protocol_field_str(o, label_key));
+                fputs("\"} ", f);
                 if (m->value)
-                        fprintf(f, "\"} %.17g\n", m->value(o));
+                        value(f, m->value(o));
+                else if (json_object_is_type(v, json_type_double))
+                        value(f, json_object_get_double(v));
                 else
-                        fprintf(f, "\"} %llu\n", (unsigned long long) json_object_get_uint64(v));
+                        fprintf(f, "%llu\n", (unsigned long long) json_object_get_uint64(v));
+        }
+}
+
+#define UP_FAMILY "# HELP cachekeeper_up 1 when cachekeeperd answered the status request, else 0.\n" \
+                  "# TYPE cachekeeper_up gauge\n"
+
+/* The families that hold for the whole daemon: up (it answered), its
+ * version, whether every available cache is scanned. */
+static void daemon_families(FILE *f, json_object *status) {
+        json_object *version = protocol_field_get(status, "version");
+
+        fputs(UP_FAMILY "cachekeeper_up 1\n"
+              "# HELP cachekeeper_build_info The version of cachekeeperd that answered, and of cachectl.\n"
+              "# TYPE cachekeeper_build_info gauge\n"
+              "cachekeeper_build_info{version=\"", f);
+        label(f, json_object_is_type(version, json_type_string) ? json_object_get_string(version) : "unknown");
+        fputs("\",cachectl_version=\"" CACHEKEEPER_VERSION "\"} 1\n", f);
+        fprintf(f, "# HELP cachekeeper_ready 1 once every available cache has been scanned.\n"
+                   "# TYPE cachekeeper_ready gauge\n"
+                   "cachekeeper_ready %d\n", protocol_field_flag(status, "ready"));
+}
+
+/* cachekeeper_cache_info: 1 per cache, with its path and (while available)
+ * the mount point of its volume, to join the caches to the volumes. */
+static void info_family(FILE *f, json_object *status) {
+        fputs("# HELP cachekeeper_cache_info A cache's path and the mountpoint of its volume (while available).\n"
+              "# TYPE cachekeeper_cache_info gauge\n", f);
+        for (size_t i = 0; i < protocol_field_count(status, "caches"); i++) {
+                json_object *c = protocol_field_item(status, "caches", i);
+                json_object *mount = protocol_field_get(c, "mount");
+
+                fputs("cachekeeper_cache_info{cache=\"", f);
+                label(f, protocol_field_str(c, "name"));
+                fputs("\",path=\"", f);
+                label(f, protocol_field_str(c, "path"));
+                if (json_object_is_type(mount, json_type_string)) {
+                        fputs("\",mountpoint=\"", f);
+                        label(f, json_object_get_string(mount));
+                }
+                fputs("\"} 1\n", f);
+        }
+}
+
+/* cachekeeper_cache_alarm: 1 while the daemon's alarm of that kind stands
+ * for the cache (the status's "alarms", keyed by CACHEKEEPER_EVENT). */
+static void alarm_family(FILE *f, json_object *status) {
+        fputs("# HELP cachekeeper_cache_alarm 1 while the daemon's alarm of this kind stands for the cache.\n"
+              "# TYPE cachekeeper_cache_alarm gauge\n", f);
+        for (size_t i = 0; i < protocol_field_count(status, "caches"); i++) {
+                json_object *c = protocol_field_item(status, "caches", i), *a = protocol_field_get(c, "alarms");
+
+                if (!json_object_is_type(a, json_type_object))
+                        continue;
+                json_object_object_foreach(a, kind, v) {
+                        fputs("cachekeeper_cache_alarm{cache=\"", f);
+                        label(f, protocol_field_str(c, "name"));
+                        fputs("\",alarm=\"", f);
+                        label(f, kind);
+                        fprintf(f, "\"} %d\n", json_object_get_boolean(v));
+                }
         }
 }
 
@@ -271,7 +402,8 @@ static void hit_ratio_family(FILE *f, json_object *status) {
                                 continue;
                         fputs("cachekeeper_cache_hit_ratio{cache=\"", f);
                         label(f, protocol_field_str(c, "name"));
-                        fprintf(f, "\",window=\"%s\"} %.17g\n", windows[w], json_object_get_double(v));
+                        fprintf(f, "\",window=\"%s\"} ", windows[w]);
+                        value(f, json_object_get_double(v));
                 }
         }
 }
@@ -283,7 +415,7 @@ static void window_family(FILE *f, json_object *status, const char *name, const 
         for (size_t i = 0; i < protocol_field_count(status, "caches"); i++) {
                 json_object *c = protocol_field_item(status, "caches", i), *o = protocol_field_get(c, key);
 
-                if (!json_object_is_type(o, json_type_object))
+                if (!json_object_is_type(o, json_type_object) || cache_unmeasured(c))
                         continue;
                 json_object_object_foreach(o, window, v) {
                         fprintf(f, "%s{cache=\"", name);
@@ -316,7 +448,8 @@ static void regret_family(FILE *f, json_object *status, const char *name, const 
                         label(f, protocol_field_str(c, "name"));
                         if (windows)
                                 fprintf(f, "\",window=\"%s", windows[w]);
-                        fprintf(f, "\"} %.17g\n", json_object_get_double(v));
+                        fputs("\"} ", f);
+                        value(f, json_object_get_double(v));
                 }
         }
 }
@@ -328,6 +461,8 @@ static void writers_family(FILE *f, json_object *status, const char *name, const
         for (size_t i = 0; i < protocol_field_count(status, "caches"); i++) {
                 json_object *c = protocol_field_item(status, "caches", i);
 
+                if (cache_unmeasured(c))
+                        continue;
                 for (size_t j = 0; j < protocol_field_count(c, "writers"); j++) {
                         json_object *w = protocol_field_item(c, "writers", j);
 
@@ -344,6 +479,8 @@ static void writers_family(FILE *f, json_object *status, const char *name, const
         }
 }
 
+const char report_metrics_down[] = UP_FAMILY "cachekeeper_up 0\n";
+
 char *report_metrics(json_object *status) {
         static const char *const regret_windows[] = { "24h", "7d", NULL };
         char *out = NULL;
@@ -352,6 +489,8 @@ char *report_metrics(json_object *status) {
 
         if (!f)
                 return NULL;
+        daemon_families(f, status);
+        info_family(f, status);
         for (size_t i = 0; i < ELEMENTSOF(cache_metrics); i++)
                 family(f, status, "caches", "cache", "name", &cache_metrics[i]);
         hit_ratio_family(f, status);
@@ -376,8 +515,9 @@ char *report_metrics(json_object *status) {
         regret_family(f, status, "cachekeeper_cache_suggested_max_size_bytes",
                       "A cap that would have kept 90 % of the evicted entries that came back within 7 days.",
                       "suggested_max_size_bytes", NULL);
+        alarm_family(f, status);
         for (size_t i = 0; i < ELEMENTSOF(volume_metrics); i++)
-                family(f, status, "volumes", "mount", "mount", &volume_metrics[i]);
+                family(f, status, "volumes", "mountpoint", "mount", &volume_metrics[i]);
         if (fclose(f) != 0) {
                 free(out);
                 return NULL;

@@ -31,8 +31,14 @@ typedef enum ReportLevel {
 ReportLevel report_check(json_object *status, char *buf, size_t len);
 
 /* The figures of status as Prometheus text exposition, malloc'd (NULL on
- * ENOMEM). */
+ * ENOMEM): cachekeeper_up 1 and cachekeeper_build_info first, then the
+ * families of cachectl(1) METRICS. A cache that is unavailable or not yet
+ * scanned has no samples of what it holds (sizes, files, ccache's counters,
+ * working set, writers): absent, never 0. */
 char *report_metrics(json_object *status);
+
+/* The exposition when the daemon did not answer: cachekeeper_up 0 only. */
+extern const char report_metrics_down[];
 
 /* Columns of the history table: it fits in 80 columns. */
 #define REPORT_HISTORY_WIDTH 80

@@ -246,6 +246,24 @@ int cache_history(const Cache *c, unsigned seconds, unsigned count, usec_t now, 
         return history_rows(c->activity, now, seconds, count, cb, userdata);
 }
 
+/* The thresholds of the cache's alarms, as configured, and which alarms
+ * stand: what monitoring needs to alert as the daemon does. */
+static void status_alarms(Cache *c, json_object *o) {
+        const CacheConfig *cc = c->config;
+        json_object *a = json_object_new_object();
+
+        JSON_ADD(o, "regret_alert", json_double(cc->regret_alert));
+        JSON_ADD(o, "silent_window_seconds", JSON_U64(cc->silent_window_usec / USEC_PER_SEC));
+        JSON_ADD(o, "silent_min_calls", JSON_U64(cc->silent_min_calls));
+        JSON_ADD(o, "silent_hit_rate", json_double(cc->silent_hit_rate));
+        JSON_ADD(o, "idle_after_seconds", JSON_U64(cc->idle_after_usec / USEC_PER_SEC));
+        JSON_ADD(a, "cache-silent-miss", json_object_new_boolean(c->alarms.silent));
+        JSON_ADD(a, "cache-idle", json_object_new_boolean(c->alarms.idle));
+        JSON_ADD(a, "cache-cap-small", json_object_new_boolean(c->cap_small));
+        JSON_ADD(a, "cache-version-mix", json_object_new_boolean(c->version_mix));
+        JSON_ADD(o, "alarms", a);
+}
+
 json_object *cache_status_json(Cache *c) {
         const CacheConfig *cc = c->config;
         const AccountTotals *t = account_totals(c->account);
@@ -282,6 +300,7 @@ json_object *cache_status_json(Cache *c) {
         status_working_set(c, o);
         status_regret(c, o);
         JSON_ADD(o, "cap_advice", cache_advice_json(c, event_now(c->event, CLOCK_REALTIME)));
+        status_alarms(c, o);
         status_trims(c, o);
         JSON_ADD(o, "mode_repairs", JSON_U64(c->mode_repairs));
         JSON_ADD(o, "ccache_conf_max_size", c->config->manage_ccache_conf && c->ccache_max_size[0]

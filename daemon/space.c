@@ -341,6 +341,10 @@ json_object *space_status_json(Space *s) {
                 json_object_object_add(o, "warn_free_bytes", json_object_new_uint64(l.warn));
                 json_object_object_add(o, "crit_free_bytes", json_object_new_uint64(l.crit));
                 json_object_object_add(o, "min_free_bytes", l.min_free ? json_object_new_uint64(l.min_free) : NULL);
+                json_object_object_add(o, "warn_free_inodes", json_object_new_uint64(l.warn_inodes));
+                json_object_object_add(o, "crit_free_inodes", json_object_new_uint64(l.crit_inodes));
+                json_object_object_add(o, "full_within_seconds",
+                                       l.full_within ? json_object_new_uint64(l.full_within / USEC_PER_SEC) : NULL);
                 json_object_object_add(o, "full_in_seconds", v->full_in ? json_object_new_uint64(v->full_in / USEC_PER_SEC) : NULL);
                 json_object_object_add(o, "full_soon", json_object_new_boolean(v->trend_alert));
                 json_object_object_add(o, "pressure", json_object_new_boolean(v->pressure));

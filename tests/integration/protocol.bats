@@ -80,7 +80,7 @@ EOS
         [ "$stderr" = "cachectl: $why" ]
         run --separate-stderr "$CTL" -s "$F" metrics
         [ "$status" -eq 3 ]
-        [ -z "$output" ]
+        [ "$(grep -v '^#' <<<"$output")" = "cachekeeper_up 0" ]
         run --separate-stderr "$CTL" -s "$F" check
         [ "$status" -eq 3 ]
         [ "$output" = "CACHEKEEPER UNKNOWN - $why" ]

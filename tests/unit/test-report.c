@@ -80,11 +80,22 @@ static void test_metrics(void **state) {
         char *m = report_metrics(s);
 
         assert_non_null(m);
+        assert_true(starts(m, "# HELP cachekeeper_up "));
+        assert_non_null(strstr(m, "# TYPE cachekeeper_up gauge\ncachekeeper_up 1\n"));
+        assert_non_null(strstr(m, "cachekeeper_build_info{version=\"unknown\",cachectl_version=\"" CACHEKEEPER_VERSION
+                                  "\"} 1\n"));
+        /* an unavailable cache: no size samples (not 0), available 0, its cap still */
         assert_non_null(strstr(m, "# TYPE cachekeeper_cache_size_bytes gauge\n"
                                   "cachekeeper_cache_size_bytes{cache=\"mi210\"} 61200000000\n"
-                                  "cachekeeper_cache_size_bytes{cache=\"aiter\"} 0\n"));
+                                  "# HELP cachekeeper_cache_files "));
+        assert_null(strstr(m, "cachekeeper_cache_files{cache=\"aiter\"}"));
+        assert_null(strstr(m, "cachekeeper_cache_hits_total{cache=\"aiter\"}"));
+        assert_non_null(strstr(m, "cachekeeper_cache_max_size_bytes{cache=\"aiter\"} "));
         assert_non_null(strstr(m, "cachekeeper_cache_available{cache=\"aiter\"} 0\n"));
-        assert_non_null(strstr(m, "cachekeeper_volume_alert_level{mount=\"/\"} 2\n"));
+        assert_non_null(strstr(m, "cachekeeper_cache_available{cache=\"mi210\"} 1\n"));
+        /* volumes labelled as node_exporter labels them */
+        assert_non_null(strstr(m, "cachekeeper_volume_alert_level{mountpoint=\"/\"} 2\n"));
+        assert_null(strstr(m, "{mount=\""));
         assert_non_null(strstr(m, "cachekeeper_cache_oldest_entry_timestamp_seconds{cache=\"mi210\"} 1700000000\n"));
         /* absent, not a misleading 0 */
         assert_null(strstr(m, "cachekeeper_cache_oldest_entry_timestamp_seconds{cache=\"aiter\"}"));
@@ -92,12 +103,32 @@ static void test_metrics(void **state) {
         assert_null(strstr(m, "cachekeeper_volume_full_in_seconds{"));
         /* a hit rate per window; none for a window without calls (null) or a cache without them */
         assert_non_null(strstr(m, "# TYPE cachekeeper_cache_hit_ratio gauge\n"
-                                  "cachekeeper_cache_hit_ratio{cache=\"mi210\",window=\"1h\"} 0.93000000000000005\n"
+                                  "cachekeeper_cache_hit_ratio{cache=\"mi210\",window=\"1h\"} 0.93\n"
                                   "cachekeeper_cache_hit_ratio{cache=\"mi210\",window=\"24h\"} 1\n"));
         assert_null(strstr(m, "window=\"7d\""));
         assert_null(strstr(m, "cachekeeper_cache_hit_ratio{cache=\"aiter\""));
         free(m);
         json_object_put(s);
+}
+
+/* A cache still in its first scan has partial figures: none are exported;
+ * a daemon that did not answer is cachekeeper_up 0 alone. */
+static void test_metrics_scanning_and_down(void **state) {
+        json_object *s = json_tokener_parse("{\"caches\":[{\"name\":\"a\",\"state\":\"scanning\",\"size_bytes\":5,"
+                                            "\"files\":1,\"max_size_bytes\":100,\"working_set_bytes\":{\"1h\":5}}],"
+                                            "\"volumes\":[],\"version\":\"9.9\"}");
+        char *m = report_metrics(s);
+
+        assert_non_null(m);
+        assert_null(strstr(m, "cachekeeper_cache_size_bytes{"));
+        assert_null(strstr(m, "cachekeeper_cache_files{"));
+        assert_null(strstr(m, "cachekeeper_cache_working_set_bytes{"));
+        assert_non_null(strstr(m, "cachekeeper_cache_scanning{cache=\"a\"} 1\n"));
+        assert_non_null(strstr(m, "cachekeeper_build_info{version=\"9.9\","));
+        free(m);
+        json_object_put(s);
+        assert_non_null(strstr(report_metrics_down, "\ncachekeeper_up 0\n"));
+        assert_null(strstr(report_metrics_down, "cachekeeper_cache"));
 }
 
 /* What the other side sent is read, not trusted: lists that are not arrays,
@@ -252,6 +283,7 @@ int main(void) {
                 cmocka_unit_test(test_check_ok),
                 cmocka_unit_test(test_check_levels),
                 cmocka_unit_test(test_metrics),
+                cmocka_unit_test(test_metrics_scanning_and_down),
                 cmocka_unit_test(test_mistyped_fields),
                 cmocka_unit_test(test_history_table),
                 cmocka_unit_test(test_history_sparkline_width),
