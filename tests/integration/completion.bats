@@ -43,7 +43,8 @@ comp() {
         [ ! -s "$BATS_TEST_TMPDIR/comp.err" ]
         # what the options come from: cachectl's table, the same as getopt's
         "$CTL" trim --dry-run --help > /dev/null
-        [ "$("$CTL" __complete options metrics)" = --help ]
+        [ "$("$CTL" __complete options metrics | tr '\n' ' ')" = "--output= --help " ]
+        [ "$(comp "$CTL" metrics - | tr '\n' ' ')" = "--help --output= " ]
 }
 
 @test "completion: cache names from the running daemon, where a command takes them" {
