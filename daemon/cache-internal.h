@@ -76,6 +76,9 @@ struct Cache {
 
         bool available;
         char reason[256];                 /* why unavailable */
+        int state_fd;                     /* borrowed: the state directory, for the root's lock; -1: none */
+        int lock_fd;                      /* holds the root's lock (root-lock.h); -1: not held */
+        int lock_error;                   /* the last failure to take it (not -EBUSY), logged once */
         dev_t dev;                        /* identity of the root we scanned */
         ino_t ino;
         char mount[PATH_MAX];
