@@ -70,12 +70,7 @@ static int on_post(sd_event_source *s, void *userdata) {
         Cache *c = userdata;
 
         trim_queue_check_cap(c->trims);
-        if (c->repairs_unreported > 0) {
-                cache_alert(c, ALERT_CACHE_MODE, LOG_WARNING, "Cache %s: repaired %u mode%s: %s%s", c->config->name,
-                            c->repairs_unreported, c->repairs_unreported == 1 ? "" : "s", c->first_repair,
-                            c->repairs_unreported > 1 ? ", and more (see the log)" : "");
-                c->repairs_unreported = 0;
-        }
+        cache_repairs_report(c);
         cache_activity_settle(c);
         close_iteration_fds(c);
         return 0;

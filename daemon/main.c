@@ -8,6 +8,7 @@
 
 #include "config-check.h"
 #include "config.h"
+#include "describe.h"
 #include "log.h"
 #include "manager.h"
 
@@ -22,6 +23,8 @@ static void help(void) {
                "                      that -t reads back the same), exit: 0 valid (warnings\n"
                "                      on stderr), 1 invalid (FILE:LINE: message on stderr)\n"
                "  -d, --debug         log debug messages too\n"
+               "      --describe-conf say what each cache's ccache.conf holds (what stays\n"
+               "                      when the daemon is stopped or removed), exit\n"
                "  -h, --help          show this help\n"
                "      --version       show the version\n\n"
                "The daemon never forks; run it under systemd (cachekeeperd.service).\n"
@@ -50,12 +53,13 @@ int main(int argc, char *argv[]) {
                 { "debug", no_argument, NULL, 'd' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
+                { "describe-conf", no_argument, NULL, 'D' },
                 {},
         };
         _cleanup_(config_freep) Config *config = NULL;
         _cleanup_(manager_freep) Manager *m = NULL;
         const char *config_path = NULL, *socket_path = NULL;
-        bool test = false;
+        bool test = false, describe = false;
         int c, r;
 
         while ((c = getopt_long(argc, argv, "c:s:tdh", options, NULL)) >= 0)
@@ -66,6 +70,7 @@ int main(int argc, char *argv[]) {
                 case 'd': log_set_max_level(LOG_DEBUG); break;
                 case 'h': help(); return EXIT_SUCCESS;
                 case 'V': printf("cachekeeperd %s\n", CACHEKEEPER_VERSION); return EXIT_SUCCESS;
+                case 'D': describe = true; break;
                 default: fprintf(stderr, "Try 'cachekeeperd --help'.\n"); return 2;
                 }
         if (optind < argc) {
@@ -78,6 +83,8 @@ int main(int argc, char *argv[]) {
                 config_path = CONFIG_DEFAULT_FILE;
         if (load_config(config_path, &config) < 0)
                 return EXIT_FAILURE;
+        if (describe)
+                return describe_ccache_confs(config, stdout) < 0 || fflush(stdout) != 0 ? EXIT_FAILURE : EXIT_SUCCESS;
         if (test) {
                 /* Valid, but not what its author means here: said, never refused. */
                 (void) config_check(config, stderr);
