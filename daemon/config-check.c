@@ -173,7 +173,9 @@ unsigned config_check(const Config *c, FILE *f) {
         check_admin_group(&k);
         check_alert_command(&k);
         for (size_t i = 0; i < c->n_caches; i++)
-                examine(&k, c->caches[i].path, c->caches[i].name);
+                /* Not mounted yet: what is there now is not its volume. */
+                if (!c->caches[i].require_mount || volume_is_mount_point(c->caches[i].require_mount) > 0)
+                        examine(&k, c->caches[i].path, c->caches[i].name);
         check_limits(&k, "volumes.", &c->volume_defaults);
         for (size_t i = 0; i < c->n_volume_overrides; i++) {
                 snprintf(where, sizeof(where), "the override for %s: ", c->volume_overrides[i].mount);

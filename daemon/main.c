@@ -96,6 +96,8 @@ int main(int argc, char *argv[]) {
         if (!config_path)
                 log_notice("No %s, running on the built-in default configuration.", CONFIG_DEFAULT_FILE);
         r = manager_new(config_path, socket_path, TAKE_PTR(config), &m);
+        if (r == -EADDRINUSE || r == -EBUSY)
+                return EXIT_FAILURE;   /* another daemon answers or keeps a cache: said in full */
         if (r < 0)
                 return log_error_errno(r, "Failed to set up: %m"), EXIT_FAILURE;
         r = manager_start(m);
