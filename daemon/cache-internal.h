@@ -50,6 +50,8 @@
 #define CACHE_WRITER_FIRST   3            /* (version, namespace) number tag - CACHE_WRITER_FIRST */
 #define CACHE_WRITERS_MAX    32           /* distinct writers kept apart: a user's planted headers cannot grow it */
 #define CACHE_WRITER_TAGS    (CACHE_WRITER_FIRST + CACHE_WRITERS_MAX)
+/* Directories named in the one line that sums up a round of mode repairs. */
+#define CACHE_REPAIR_EXAMPLES 3
 /* The header pass over existing entries: files looked at per slice. */
 #define CACHE_WRITERS_SLICE  512
 
@@ -76,6 +78,9 @@ struct Cache {
 
         bool available;
         char reason[256];                 /* why unavailable */
+        int state_fd;                     /* borrowed: the state directory, for the root's lock; -1: none */
+        int lock_fd;                      /* holds the root's lock (root-lock.h); -1: not held */
+        int lock_error;                   /* the last failure to take it (not -EBUSY), logged once */
         dev_t dev;                        /* identity of the root we scanned */
         ino_t ino;
         char mount[PATH_MAX];
@@ -98,8 +103,9 @@ struct Cache {
         TrimQueue *trims;
 
         uint64_t mode_repairs;
-        unsigned repairs_unreported;      /* this iteration's, alerted together after it */
-        char first_repair[256];
+        unsigned repairs_unreported;      /* this iteration's, summed up in one alert after it */
+        char repair_examples[CACHE_REPAIR_EXAMPLES][16];  /* the first ones' paths in the root ("" the root) */
+        mode_t repair_was, repair_now;    /* the first one's modes */
         bool unavailable_alerted;         /* a cache-unavailable alert stands */
         char ccache_max_size[32];
         int conf_error;                   /* the last ccache.conf upkeep failed: -errno, retried */
@@ -233,6 +239,9 @@ void cache_alarms_check(Cache *c, usec_t now);
  * the cap ccache's own cleanup never competes; if the daemon stops, ccache
  * still bounds the cache) */
 void cache_on_repair(const UpkeepReport *r, void *userdata);
+/* The mode repairs since the last call, in one alert (a count and the
+ * first few directories): called after each loop iteration. */
+void cache_repairs_report(Cache *c);
 void cache_upkeep(Cache *c);
 void cache_upkeep_conf(Cache *c, int root);
 void cache_upkeep_event(Cache *c, DirId d, const char *name);

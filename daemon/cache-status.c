@@ -288,7 +288,7 @@ json_object *cache_status_json(Cache *c) {
         JSON_ADD(o, "size_bytes", JSON_U64(t->bytes));
         JSON_ADD(o, "files", JSON_U64(t->files));
         JSON_ADD(o, "max_size_bytes", JSON_U64(cc->max_size_bytes));
-        JSON_ADD(o, "max_size_text", cc->max_size_text ? json_object_new_string(cc->max_size_text) : NULL);
+        JSON_ADD(o, "max_size_text", json_object_new_string(cc->max_size_text));
         JSON_ADD(o, "trim_to", json_double(cc->trim_to));
         JSON_ADD(o, "mode", json_object_new_string(mode));
         JSON_ADD(o, "mode_ok", json_object_new_boolean(c->available && lstat(cc->path, &st) == 0 &&

@@ -25,13 +25,19 @@ void cache_on_repair(const UpkeepReport *r, void *userdata) {
 
         switch (r->event) {
         case UPKEEP_REPAIRED:
+                /* Adopting a cache may repair hundreds: one line sums them
+                 * up after the loop iteration (cache_repairs_report). */
                 c->mode_repairs++;
-                if (c->repairs_unreported++ == 0)
-                        snprintf(c->first_repair, sizeof(c->first_repair), "%s%s%s was %04o, now %04o", path, sep,
-                                 r->what, (unsigned) (r->was & 07777), (unsigned) (r->now & 07777));
-                log_notice("Cache %s: repaired the mode of %s%s%s: was %04o, now %04o%s.", name, path, sep, r->what,
-                           (unsigned) (r->was & 07777), (unsigned) (r->now & 07777),
-                           *r->what ? " (a writer with a restrictive umask, or root in a container?)" : "");
+                if (c->repairs_unreported == 0) {
+                        c->repair_was = r->was;
+                        c->repair_now = r->now;
+                }
+                if (c->repairs_unreported < CACHE_REPAIR_EXAMPLES)
+                        snprintf(c->repair_examples[c->repairs_unreported], sizeof(c->repair_examples[0]), "%s",
+                                 r->what);
+                c->repairs_unreported++;
+                log_debug("Cache %s: repaired the mode of %s%s%s: was %04o, now %04o.", name, path, sep, r->what,
+                          (unsigned) (r->was & 07777), (unsigned) (r->now & 07777));
                 break;
         case UPKEEP_LEFT_ALONE:
                 cache_alert(c, ALERT_CACHE_MODE, LOG_WARNING,
@@ -49,6 +55,49 @@ void cache_on_repair(const UpkeepReport *r, void *userdata) {
                 log_warning_errno(r->error, "Cache %s: cannot keep %s%s%s usable: %m", name, path, sep, r->what);
                 break;
         }
+}
+
+/* n with thousands separated: "1,204". */
+static char *format_count(uint64_t n, char *buf, size_t len) {
+        char digits[32];
+        size_t d, o = 0;
+
+        d = (size_t) snprintf(digits, sizeof(digits), "%llu", (unsigned long long) n);
+        for (size_t i = 0; i < d && o + 2 < len; i++) {
+                if (i > 0 && (d - i) % 3 == 0)
+                        buf[o++] = ',';
+                buf[o++] = digits[i];
+        }
+        buf[o] = '\0';
+        return buf;
+}
+
+void cache_repairs_report(Cache *c) {
+        const char *name = c->config->name, *path = c->config->path, *first = c->repair_examples[0];
+        unsigned n = c->repairs_unreported, shown = n < CACHE_REPAIR_EXAMPLES ? n : CACHE_REPAIR_EXAMPLES;
+        char examples[128] = "", count[32], more[64] = "";
+        size_t used = 0;
+
+        if (n == 0)
+                return;
+        c->repairs_unreported = 0;
+        if (n == 1) {
+                cache_alert(c, ALERT_CACHE_MODE, LOG_WARNING, "Cache %s: repaired the mode of %s%s%s: was %04o, now %04o%s",
+                            name, path, *first ? "/" : "", first, (unsigned) (c->repair_was & 07777),
+                            (unsigned) (c->repair_now & 07777),
+                            *first ? " (a writer with a restrictive umask, or root in a container?)" : "");
+                return;
+        }
+        for (unsigned i = 0; i < shown && used < sizeof(examples); i++)
+                used += (size_t) snprintf(examples + used, sizeof(examples) - used, "%s%s", i ? ", " : "",
+                                          *c->repair_examples[i] ? c->repair_examples[i] : "the root itself");
+        if (n > shown)
+                snprintf(more, sizeof(more), " and %s more", format_count(n - shown, count, sizeof(count)));
+        cache_alert(c, ALERT_CACHE_MODE, LOG_WARNING,
+                    "Cache %s: repaired the modes of %s directories in %s (%s%s; %s was %04o, now %04o): a writer "
+                    "with a restrictive umask, or root in a container?", name, format_count(n, count, sizeof(count)),
+                    path, examples, more, *first ? first : "the root", (unsigned) (c->repair_was & 07777),
+                    (unsigned) (c->repair_now & 07777));
 }
 
 typedef struct ConfDrop {
@@ -118,7 +167,16 @@ void cache_upkeep_conf(Cache *c, int root) {
                 log_notice("Cache %s: %s/ccache.conf is written again.", cc->name, cc->path);
         c->conf_error = 0;
         conf_settings_seen(c, res.settings);
-        if (r > 0 && cc->manage_ccache_conf)
+        if (r > 0 && cc->manage_ccache_conf && res.found == UPKEEP_CONF_MISSING)
+                log_notice("Cache %s: wrote %s/ccache.conf, there was none: umask = 000, max_size = %s.", cc->name,
+                           cc->path, c->ccache_max_size);
+        else if (r > 0 && cc->manage_ccache_conf && strcmp(res.old_umask, "000") != 0)
+                /* Taking the cache over: what was there, so it can be put back. */
+                log_notice("Cache %s: took over %s/ccache.conf: umask = 000 (was %s), max_size = %s (was %s); "
+                           "its other safe settings are kept.", cc->name, cc->path,
+                           *res.old_umask ? res.old_umask : "unset", c->ccache_max_size,
+                           *res.old_max ? res.old_max : "unset");
+        else if (r > 0 && cc->manage_ccache_conf)
                 log_notice("Cache %s: wrote umask = 000 and max_size = %s to ccache.conf%s%s%s.", cc->name,
                            c->ccache_max_size, *res.old_max ? " (max_size was " : "", res.old_max,
                            *res.old_max ? ")" : "");

@@ -23,6 +23,7 @@
 #include "ccache-stats.h"
 #include "human.h"
 #include "log.h"
+#include "root-lock.h"
 #include "upkeep.h"
 #include "volume.h"
 
@@ -69,12 +70,7 @@ static int on_post(sd_event_source *s, void *userdata) {
         Cache *c = userdata;
 
         trim_queue_check_cap(c->trims);
-        if (c->repairs_unreported > 0) {
-                cache_alert(c, ALERT_CACHE_MODE, LOG_WARNING, "Cache %s: repaired %u mode%s: %s%s", c->config->name,
-                            c->repairs_unreported, c->repairs_unreported == 1 ? "" : "s", c->first_repair,
-                            c->repairs_unreported > 1 ? ", and more (see the log)" : "");
-                c->repairs_unreported = 0;
-        }
+        cache_repairs_report(c);
         cache_activity_settle(c);
         close_iteration_fds(c);
         return 0;
@@ -343,14 +339,48 @@ static int open_or_create_root(Cache *c) {
         return fd;
 }
 
+void cache_set_state_dir(Cache *c, int dirfd) {
+        c->state_fd = dirfd;
+}
+
+int cache_lock(Cache *c, pid_t *ret_holder) {
+        int fd;
+
+        *ret_holder = 0;
+        if (c->lock_fd >= 0 || c->state_fd < 0)
+                return 0;
+        fd = root_lock_take(c->state_fd, c->config->path, ret_holder);
+        if (fd < 0)
+                return fd;
+        c->lock_fd = fd;
+        return 0;
+}
+
 void cache_start(Cache *c) {
         const CacheConfig *cc = c->config;
         struct stat st;
+        char lock[ROOT_LOCK_NAME_MAX];
+        pid_t holder;
         size_t n;
         int fd, wd;
 
         if (c->available)
                 return;
+        fd = cache_lock(c, &holder);
+        if (fd == -EBUSY) {
+                char pid[32] = "";
+
+                if (holder > 0)
+                        snprintf(pid, sizeof(pid), ", pid %d", (int) holder);
+                set_unavailable(c, "another cachekeeperd keeps '%s'%s (it holds %s in the state directory)",
+                                cc->path, pid, root_lock_name(cc->path, lock, sizeof(lock)));
+                return;
+        }
+        if (fd < 0 && fd != c->lock_error)
+                log_warning_errno(fd, "Cache %s: cannot take the lock %s in the state directory, so another "
+                                  "daemon could keep %s too: %m", cc->name,
+                                  root_lock_name(cc->path, lock, sizeof(lock)), cc->path);
+        c->lock_error = fd < 0 ? fd : 0;
         if (cc->require_mount && volume_is_mount_point(cc->require_mount) <= 0) {
                 set_unavailable(c, "'%s' is not a mount point", cc->require_mount);
                 return;
@@ -610,6 +640,7 @@ int cache_new(sd_event *e, Watch *w, Alerter *alerter, const CacheConfig *config
         c->changed = changed;
         c->userdata = userdata;
         c->root_fd = c->evdir_fd = -1;
+        c->state_fd = c->lock_fd = -1;
         c->evdir = DIR_NONE;
         r = account_new(&c->account);
         if (r < 0)
@@ -660,6 +691,8 @@ Cache *cache_free(Cache *c) {
         sd_event_source_disable_unref(c->post);
         sd_event_source_disable_unref(c->retry);
         sd_event_unref(c->event);
+        if (c->lock_fd >= 0)
+                close(c->lock_fd);   /* the root is free for another daemon */
         free(c);
         return NULL;
 }

@@ -46,8 +46,21 @@ static inline void cache_freep(Cache **c) {
         cache_free(*c);
 }
 
-/* Brings the cache up: checks the mount, creates the root if missing, starts
- * the first scan. An unusable cache becomes unavailable (not an error). */
+/* The state directory (borrowed, must outlive the cache; -1: none) where
+ * the cache takes its root's lock (root-lock.h): one daemon per cache root.
+ * Without one, no lock is taken. */
+void cache_set_state_dir(Cache *c, int dirfd);
+
+/* Takes the root's lock now, if a state directory is set and it is not
+ * held yet. Returns 0 (held, or no state directory), -EBUSY when another
+ * process holds it (*ret_holder: its pid, 0 if unknown), or -errno. */
+int cache_lock(Cache *c, pid_t *ret_holder);
+
+/* Brings the cache up: takes the root's lock (cache_lock), checks the mount,
+ * creates the root if missing, starts the first scan. An unusable cache
+ * becomes unavailable (not an error), a cache whose lock another daemon
+ * holds too: it is tried again with each cache_check until that daemon is
+ * gone. */
 void cache_start(Cache *c);
 
 /* Re-checks what events cannot tell: the mount appearing or going, the root

@@ -381,6 +381,30 @@ char *ccache_conf_update(const char *old, size_t len, const CcacheConfPolicy *p,
         return out;
 }
 
+bool ccache_conf_get(const char *text, size_t len, const char *key, char *buf, size_t buflen) {
+        size_t klen = strlen(key);
+
+        for (size_t i = 0; text && i < len;) {
+                const char *line = text + i, *nl = memchr(line, '\n', len - i), *k, *v;
+                size_t n = nl ? (size_t) (nl - line) : len - i, kl, vl;
+                const char *eq = memchr(line, '=', n);
+
+                i += n + 1;
+                if (!eq || n == 0 || is_space(line[0]) || line[0] == '#')
+                        continue;
+                k = line, kl = (size_t) (eq - line);
+                v = eq + 1, vl = n - kl - 1;
+                strip(&k, &kl);
+                strip(&v, &vl);
+                if (kl != klen || memcmp(k, key, klen) != 0)
+                        continue;
+                if (buflen > 0)
+                        snprintf(buf, buflen, "%.*s", (int) (vl < buflen ? vl : buflen - 1), v);
+                return true;
+        }
+        return false;
+}
+
 char *ccache_format_size(uint64_t bytes, char *buf, size_t len) {
         static const struct {
                 char suffix;

@@ -51,6 +51,11 @@ typedef void (*ccache_conf_drop_t)(const char *key, const char *why, void *userd
 char *ccache_conf_update(const char *old, size_t len, const CcacheConfPolicy *p, ccache_conf_drop_t drop,
                          void *userdata, char *ret_old_max, size_t old_max_len);
 
+/* The value of the first "key = value" line of text (len bytes; a line
+ * that starts with a blank continues another and is skipped) into buf,
+ * stripped and cut to len - 1 bytes. Returns true if key is set. */
+bool ccache_conf_get(const char *text, size_t len, const char *key, char *buf, size_t buflen);
+
 /* A size as ccache.conf wants it, exact and with a unit: "120G", "1500M";
  * not a whole number of kB: rounded up to one. Returns buf. */
 char *ccache_format_size(uint64_t bytes, char *buf, size_t len);

@@ -12,6 +12,7 @@
 #include <libconfig.h>
 
 #include "ccache-conf.h"
+#include "config-hint.h"
 #include "config.h"
 #include "human.h"
 
@@ -202,7 +203,8 @@ static int get_path(Ctx *ctx, const config_setting_t *group, const char *key, ch
         return 1;
 }
 
-static int get_size(Ctx *ctx, const config_setting_t *group, const char *key, uint64_t *ret) {
+/* A size into *ret, and as written into ret_text (CONFIG_SIZE_TEXT_MAX bytes; may be NULL). */
+static int get_size(Ctx *ctx, const config_setting_t *group, const char *key, uint64_t *ret, char *ret_text) {
         const config_setting_t *s = NULL;
         const char *v;
         char where[256];
@@ -211,10 +213,12 @@ static int get_size(Ctx *ctx, const config_setting_t *group, const char *key, ui
         r = get_string(ctx, group, key, "\"100G\"", &s, &v);
         if (r <= 0)
                 return r;
-        if (parse_size(v, ret) < 0)
+        if (parse_size(v, ret) < 0 || strlen(v) >= CONFIG_SIZE_TEXT_MAX)
                 return fail(ctx, s, "'%s': invalid size \"%s\" (a positive number and a unit: "
                             "k, M, G, T for powers of 1000, Ki, Mi, Gi, Ti for powers of 1024)",
                             setting_path(s, where, sizeof(where)), v);
+        if (ret_text)
+                snprintf(ret_text, CONFIG_SIZE_TEXT_MAX, "%s", v);
         return 1;
 }
 
@@ -611,17 +615,6 @@ static bool valid_name(const char *s) {
         return true;
 }
 
-/* A copy of the string setting key of group (already checked), or NULL when
- * it is absent. Returns 0 or -ENOMEM. */
-static int keep_string(const config_setting_t *group, const char *key, char **ret) {
-        const char *v;
-
-        if (!config_setting_lookup_string(group, key, &v))
-                return 0;
-        *ret = strdup(v);
-        return *ret ? 0 : -ENOMEM;
-}
-
 static int parse_cache(Ctx *ctx, const config_setting_t *g, CacheConfig *cc) {
         const config_setting_t *s = NULL;
         const char *name;
@@ -643,8 +636,7 @@ static int parse_cache(Ctx *ctx, const config_setting_t *g, CacheConfig *cc) {
         if (!(cc->name = strdup(name)))
                 return -ENOMEM;
         if ((r = require(ctx, g, "path", get_path(ctx, g, "path", &cc->path))) < 0 ||
-            (r = require(ctx, g, "max_size", get_size(ctx, g, "max_size", &cc->max_size_bytes))) < 0 ||
-            (r = keep_string(g, "max_size", &cc->max_size_text)) < 0 ||
+            (r = require(ctx, g, "max_size", get_size(ctx, g, "max_size", &cc->max_size_bytes, cc->max_size_text))) < 0 ||
             (r = get_mode(ctx, g, "mode", &cc->mode)) < 0 ||
             (r = get_fraction(ctx, g, "trim_to", &cc->trim_to)) < 0 ||
             (r = get_path(ctx, g, "require_mount", &cc->require_mount)) < 0 ||
@@ -751,19 +743,57 @@ static int parse_root(Ctx *ctx, const config_setting_t *root, Config *c) {
         return 0;
 }
 
-static int load(config_t *lc, bool ok, const char *name, char *err, size_t errlen, Config **ret) {
+#define HINT_FILE_MAX (1u << 20)   /* a bigger file is not read again for a hint */
+
+/* The first HINT_FILE_MAX bytes of file, malloc'd, into *ret; or NULL. */
+static char *read_for_hint(const char *file, size_t *ret) {
+        _cleanup_free_ char *buf = NULL;
+        FILE *f = fopen(file, "re");
+        size_t n;
+
+        if (!f)
+                return NULL;
+        buf = malloc(HINT_FILE_MAX);
+        n = buf ? fread(buf, 1, HINT_FILE_MAX, f) : 0;
+        fclose(f);
+        *ret = n;
+        return n > 0 ? TAKE_PTR(buf) : NULL;
+}
+
+/* libconfig's message, with a hint when its bare "syntax error" has a likely
+ * cause on the line (config-hint.h). text is the source when in memory
+ * (NULL: the file named in the error is read again). */
+static void parse_error(config_t *lc, const char *name, const char *text, char *err, size_t errlen) {
+        const char *file = config_error_file(lc) ?: name, *msg = config_error_text(lc);
+        _cleanup_free_ char *again = NULL;
+        char hint[256];
+        size_t len = 0;
+
+        if (msg && strcmp(msg, "syntax error") == 0) {
+                if (text && !config_error_file(lc))
+                        len = strlen(text);
+                else
+                        text = again = read_for_hint(file, &len);
+        } else
+                text = NULL;
+        if (text && config_syntax_hint(text, len, config_error_line(lc), hint, sizeof(hint)))
+                snprintf(err, errlen, "%s:%d: %s: %s", file, config_error_line(lc), msg, hint);
+        else
+                snprintf(err, errlen, "%s:%d: %s", file, config_error_line(lc), msg);
+}
+
+static int load(config_t *lc, bool ok, const char *name, const char *text, char *err, size_t errlen,
+                Config **ret) {
         _cleanup_(config_freep) Config *c = NULL;
         Ctx ctx = { .name = name, .err = err, .errlen = errlen };
         int r;
 
         if (!ok) {
-                const char *file = config_error_file(lc) ?: name;
-
                 if (config_error_type(lc) == CONFIG_ERR_FILE_IO) {
-                        snprintf(err, errlen, "%s: cannot read the file", file);
+                        snprintf(err, errlen, "%s: cannot read the file", config_error_file(lc) ?: name);
                         return -EIO;
                 }
-                snprintf(err, errlen, "%s:%d: %s", file, config_error_line(lc), config_error_text(lc));
+                parse_error(lc, name, text, err, errlen);
                 return -EINVAL;
         }
         c = calloc(1, sizeof(*c));
@@ -792,7 +822,7 @@ int config_load(const char *path, char *err, size_t errlen, Config **ret) {
                 return r;
         }
         config_init(&lc);
-        r = load(&lc, config_read(&lc, f) == CONFIG_TRUE, path, err, errlen, ret);
+        r = load(&lc, config_read(&lc, f) == CONFIG_TRUE, path, NULL, err, errlen, ret);
         config_destroy(&lc);
         fclose(f);
         return r;
@@ -803,7 +833,7 @@ int config_load_string(const char *text, const char *name, char *err, size_t err
         int r;
 
         config_init(&lc);
-        r = load(&lc, config_read_string(&lc, text) == CONFIG_TRUE, name, err, errlen, ret);
+        r = load(&lc, config_read_string(&lc, text) == CONFIG_TRUE, name, text, err, errlen, ret);
         config_destroy(&lc);
         return r;
 }
@@ -815,6 +845,8 @@ int config_load_builtin(char *err, size_t errlen, Config **ret) {
 int config_parse_threshold(const char *s, bool allow_count, Threshold *ret) {
         size_t n = strlen(s);
 
+        if (n >= CONFIG_SIZE_TEXT_MAX)
+                return -EINVAL;   /* no one writes a size or a percentage this long */
         if (n > 1 && s[n - 1] == '%') {
                 char *end;
                 double p;
@@ -836,12 +868,14 @@ int config_parse_threshold(const char *s, bool allow_count, Threshold *ret) {
                 if (errno != 0 || v == 0)
                         return -EINVAL;
                 *ret = (Threshold) { .kind = THRESHOLD_ABSOLUTE, .value = v };
+                memcpy(ret->text, s, n + 1);
                 return 0;
         }
         uint64_t v;
         if (parse_size(s, &v) < 0)
                 return -EINVAL;
         *ret = (Threshold) { .kind = THRESHOLD_ABSOLUTE, .value = v };
+        memcpy(ret->text, s, n + 1);
         return 0;
 }
 
@@ -870,10 +904,17 @@ const CacheConfig *config_cache(const Config *c, const char *name) {
         return NULL;
 }
 
+/* A string as libconfig reads it back: quotes, backslashes and control
+ * characters escaped. */
 static void dump_quoted(FILE *f, const char *v) {
         fputc('"', f);
         for (; *v; v++)
-                fprintf(f, (*v == '"' || *v == '\\') ? "\\%c" : "%c", *v);
+                if (*v == '"' || *v == '\\')
+                        fprintf(f, "\\%c", *v);
+                else if ((unsigned char) *v < 0x20 || *v == 0x7f)
+                        fprintf(f, "\\x%02x", (unsigned) (unsigned char) *v);
+                else
+                        fputc(*v, f);
         fputc('"', f);
 }
 
@@ -890,37 +931,95 @@ static void dump_duration(FILE *f, const char *indent, const char *key, usec_t u
                 fprintf(f, "%s%s = \"%llums\";\n", indent, key, (unsigned long long) (u / USEC_PER_MSEC));
 }
 
-static void dump_threshold(FILE *f, const char *indent, const char *key, const Threshold *t) {
+/* v * scale in the fewest significant digits that strtod reads back, divided
+ * by scale, as exactly v (how the parsers read fractions and percentages);
+ * without an exponent when one of up to 17 digits does. */
+static char *format_exact(double v, double scale, char *buf, size_t len) {
+        int first = 0;
+
+        for (int prec = 1; prec <= 17; prec++) {
+                snprintf(buf, len, "%.*g", prec, v * scale);
+                if (strtod(buf, NULL) / scale != v)
+                        continue;
+                if (!strchr(buf, 'e'))
+                        return buf;
+                if (!first)
+                        first = prec;
+        }
+        snprintf(buf, len, "%.*g", first ? first : 17, v * scale);
+        return buf;
+}
+
+/* A size as configured, then its count: `max_size = "1.5Ti";  # 1649267441664 bytes`. */
+static void dump_size(FILE *f, const char *indent, const char *key, const char *text, uint64_t value,
+                      const char *unit) {
+        fprintf(f, "%s%s = ", indent, key);
+        dump_quoted(f, text);
+        fprintf(f, ";  # %llu %s\n", (unsigned long long) value, unit);
+}
+
+/* Room for any %g of a double: format_exact's buffers. */
+#define EXACT_MAX 320
+
+static void dump_threshold(FILE *f, const char *indent, const char *key, const Threshold *t, const char *unit) {
+        char buf[EXACT_MAX];
+
         if (t->kind == THRESHOLD_PERCENT)
-                fprintf(f, "%s%s = \"%g%%\";\n", indent, key, t->percent);
+                fprintf(f, "%s%s = \"%s%%\";\n", indent, key, format_exact(t->percent, 1, buf, sizeof(buf)));
         else if (t->kind == THRESHOLD_ABSOLUTE)
-                fprintf(f, "%s%s = %llu;\n", indent, key, (unsigned long long) t->value);
+                dump_size(f, indent, key, t->text, t->value, unit);
 }
 
 static void dump_limits(FILE *f, const char *indent, const VolumeConfig *v) {
-        dump_threshold(f, indent, "warn_free", &v->warn_free);
-        dump_threshold(f, indent, "crit_free", &v->crit_free);
-        dump_threshold(f, indent, "warn_free_inodes", &v->warn_free_inodes);
-        dump_threshold(f, indent, "crit_free_inodes", &v->crit_free_inodes);
-        dump_threshold(f, indent, "min_free", &v->min_free);
-        dump_threshold(f, indent, "hysteresis", &v->hysteresis);
+        dump_threshold(f, indent, "warn_free", &v->warn_free, "bytes");
+        dump_threshold(f, indent, "crit_free", &v->crit_free, "bytes");
+        dump_threshold(f, indent, "warn_free_inodes", &v->warn_free_inodes, "inodes");
+        dump_threshold(f, indent, "crit_free_inodes", &v->crit_free_inodes, "inodes");
+        dump_threshold(f, indent, "min_free", &v->min_free, "bytes");
+        dump_threshold(f, indent, "hysteresis", &v->hysteresis, "bytes");
         dump_duration(f, indent, "full_within", v->full_within_usec);
 }
 
+static void dump_strv(FILE *f, const char *indent, const char *key, char *const *v) {
+        fprintf(f, "%s%s = [ ", indent, key);
+        for (char *const *a = v; *a; a++) {
+                fputs(a == v ? "" : ", ", f);
+                dump_quoted(f, *a);
+        }
+        fputs(" ];\n", f);
+}
+
+static void dump_cache(FILE *f, const CacheConfig *cc) {
+        char buf[EXACT_MAX];
+
+        dump_string(f, "    ", "name", cc->name);
+        dump_string(f, "    ", "path", cc->path);
+        dump_size(f, "    ", "max_size", cc->max_size_text, cc->max_size_bytes, "bytes");
+        fprintf(f, "    mode = \"%04o\";\n", (unsigned) cc->mode);
+        fprintf(f, "    trim_to = %s;\n", format_exact(cc->trim_to, 1, buf, sizeof(buf)));
+        if (cc->require_mount)
+                dump_string(f, "    ", "require_mount", cc->require_mount);
+        fprintf(f, "    ccache_conf = %s;\n", cc->manage_ccache_conf ? "true" : "false");
+        if (cc->ccache_conf_allow && cc->ccache_conf_allow[0])
+                dump_strv(f, "    ", "ccache_conf_allow", cc->ccache_conf_allow);
+        if (cc->max_watches)
+                fprintf(f, "    max_watches = %u;\n", (unsigned) cc->max_watches);
+        else
+                fputs("    max_watches = \"auto\";\n", f);
+        fprintf(f, "    regret_alert = \"%s%%\";\n", format_exact(cc->regret_alert, 100, buf, sizeof(buf)));
+        dump_duration(f, "    ", "silent_window", cc->silent_window_usec);
+        fprintf(f, "    silent_min_calls = %llu;\n", (unsigned long long) cc->silent_min_calls);
+        fprintf(f, "    silent_hit_rate = \"%s%%\";\n", format_exact(cc->silent_hit_rate, 100, buf, sizeof(buf)));
+        dump_duration(f, "    ", "idle_after", cc->idle_after_usec);
+}
+
 void config_dump(const Config *c, FILE *f) {
-        /* For people: bare byte counts are what a config file must not use. */
-        fprintf(f, "# %s, normalised: sizes in bytes, durations in seconds\n", c->file);
+        fprintf(f, "# %s, normalised: every setting, durations in seconds, sizes as configured\n", c->file);
         dump_string(f, "", "socket", c->socket_path);
         dump_string(f, "", "state_dir", c->state_dir);
         dump_string(f, "", "admin_group", c->admin_group);
-        if (c->alert_argv) {
-                fputs("alert_command = [ ", f);
-                for (char **a = c->alert_argv; *a; a++) {
-                        fputs(a == c->alert_argv ? "" : ", ", f);
-                        dump_quoted(f, *a);
-                }
-                fputs(" ];\n", f);
-        }
+        if (c->alert_argv)
+                dump_strv(f, "", "alert_command", c->alert_argv);
         dump_duration(f, "", "alert_timeout", c->alert_timeout_usec);
         dump_duration(f, "", "alert_min_interval", c->alert_min_interval_usec);
         dump_duration(f, "", "audit_interval", c->audit_interval_usec);
@@ -940,34 +1039,8 @@ void config_dump(const Config *c, FILE *f) {
         fputs("};\n", f);
         fputs("caches = (\n", f);
         for (size_t i = 0; i < c->n_caches; i++) {
-                const CacheConfig *cc = &c->caches[i];
-
                 fputs("  {\n", f);
-                dump_string(f, "    ", "name", cc->name);
-                dump_string(f, "    ", "path", cc->path);
-                fprintf(f, "    max_size = %llu;\n", (unsigned long long) cc->max_size_bytes);
-                fprintf(f, "    mode = \"%04o\";\n", (unsigned) cc->mode);
-                fprintf(f, "    trim_to = %g;\n", cc->trim_to);
-                if (cc->require_mount)
-                        dump_string(f, "    ", "require_mount", cc->require_mount);
-                fprintf(f, "    ccache_conf = %s;\n", cc->manage_ccache_conf ? "true" : "false");
-                if (cc->ccache_conf_allow && cc->ccache_conf_allow[0]) {
-                        fputs("    ccache_conf_allow = [ ", f);
-                        for (char **a = cc->ccache_conf_allow; *a; a++) {
-                                fputs(a == cc->ccache_conf_allow ? "" : ", ", f);
-                                dump_quoted(f, *a);
-                        }
-                        fputs(" ];\n", f);
-                }
-                if (cc->max_watches)
-                        fprintf(f, "    max_watches = %u;\n", (unsigned) cc->max_watches);
-                else
-                        fputs("    max_watches = \"auto\";\n", f);
-                fprintf(f, "    regret_alert = \"%g%%\";\n", cc->regret_alert * 100.0);
-                dump_duration(f, "    ", "silent_window", cc->silent_window_usec);
-                fprintf(f, "    silent_min_calls = %llu;\n", (unsigned long long) cc->silent_min_calls);
-                fprintf(f, "    silent_hit_rate = \"%g%%\";\n", cc->silent_hit_rate * 100.0);
-                dump_duration(f, "    ", "idle_after", cc->idle_after_usec);
+                dump_cache(f, &c->caches[i]);
                 fprintf(f, "  }%s\n", i + 1 < c->n_caches ? "," : "");
         }
         fputs(");\n", f);
@@ -990,7 +1063,6 @@ Config *config_free(Config *c) {
         for (size_t i = 0; i < c->n_caches; i++) {
                 free(c->caches[i].name);
                 free(c->caches[i].path);
-                free(c->caches[i].max_size_text);
                 free(c->caches[i].require_mount);
                 free_strv(c->caches[i].ccache_conf_allow);
         }

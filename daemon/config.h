@@ -31,10 +31,14 @@ typedef enum ThresholdKind {
         THRESHOLD_PERCENT,   /* percent of the total, 0 < percent < 100 */
 } ThresholdKind;
 
+/* A size as configured ("1.5Ti"), kept for -t to print back: the longest. */
+#define CONFIG_SIZE_TEXT_MAX 64
+
 typedef struct Threshold {
         ThresholdKind kind;
         uint64_t value;
         double percent;
+        char text[CONFIG_SIZE_TEXT_MAX];  /* ABSOLUTE: the value as configured ("20G", "100000") */
 } Threshold;
 
 /* Limits for one volume. The top-level `volumes` group gives the defaults;
@@ -55,7 +59,7 @@ typedef struct CacheConfig {
         char *path;                  /* absolute, normalised (no //, ., .., trailing /) */
         char *require_mount;         /* NULL, or path itself or an ancestor of it */
         uint64_t max_size_bytes;
-        char *max_size_text;         /* max_size as configured ("1.5Ti"), for people to read */
+        char max_size_text[CONFIG_SIZE_TEXT_MAX];  /* as configured, for -t: "1.5Ti" */
         double trim_to;              /* fraction of max_size to evict down to, (0, 1] */
         mode_t mode;                 /* permission bits of the root, <= 07777 */
         bool manage_ccache_conf;     /* keep umask and max_size in $root/ccache.conf */
@@ -102,7 +106,11 @@ int config_load_string(const char *text, const char *name, char *err, size_t err
 int config_load_builtin(char *err, size_t errlen, Config **ret);
 extern const char config_builtin_text[];
 
-/* Prints c in normalised form: sizes in bytes, durations in seconds. */
+/* Prints c in normalised form, a config that loads again to the same
+ * values and prints the same: every setting (defaults included), paths
+ * normalised, durations in seconds, sizes as configured with their byte
+ * count in a comment, fractions and percentages in the fewest digits that
+ * read back exactly. */
 void config_dump(const Config *c, FILE *f);
 
 /* Frees c and everything it owns. Accepts NULL; returns NULL. */
@@ -116,7 +124,9 @@ const VolumeConfig *config_volume(const Config *c, const char *mount);
 const CacheConfig *config_cache(const Config *c, const char *name);
 
 /* A size ("100G", human.h) or a percentage of the total ("10%"); with
- * allow_count a bare integer is a count (inodes). Returns 0 or -EINVAL. */
+ * allow_count a bare integer is a count (inodes). A size or count is kept
+ * as written in ret->text (CONFIG_SIZE_TEXT_MAX - 1 characters at most).
+ * Returns 0 or -EINVAL. */
 int config_parse_threshold(const char *s, bool allow_count, Threshold *ret);
 
 /* The threshold in units of total (bytes or inodes). UNSET resolves to 0. */

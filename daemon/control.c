@@ -571,11 +571,44 @@ static int listen_inherited(int fd) {
         return 0;
 }
 
-/* Returns a listening socket bound to path, or -errno. */
+int control_socket_owner(const char *path, pid_t *ret_pid) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        struct ucred cred = { 0 };
+        socklen_t len = sizeof(cred);
+        _cleanup_close_ int fd = -1;
+        struct stat st;
+
+        *ret_pid = 0;
+        if (strlen(path) >= sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        strcpy(sa.sun_path, path);
+        if (lstat(path, &st) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (!S_ISSOCK(st.st_mode))
+                return 0;
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+                if (errno == ECONNREFUSED || errno == ENOENT)
+                        return 0;               /* stale, left by a crash, or just gone */
+                if (errno == EAGAIN)
+                        return 1;               /* listening, its backlog full: who, we cannot tell */
+                return -errno;
+        }
+        /* A Unix stream connection's peer credentials are the listener's. */
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
+                *ret_pid = cred.pid;
+        return 1;
+}
+
+/* Returns a listening socket bound to path, or -errno (-EADDRINUSE: a
+ * server answers there, and its socket is left alone). */
 static int listen_path(const char *path) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         _cleanup_close_ int fd = -1;
         struct stat st;
+        pid_t owner;
         int r;
 
         if (strlen(path) >= sizeof(sa.sun_path))
@@ -584,6 +617,9 @@ static int listen_path(const char *path) {
         if (lstat(path, &st) >= 0) {
                 if (!S_ISSOCK(st.st_mode))
                         return -EEXIST;
+                r = control_socket_owner(path, &owner);
+                if (r != 0)
+                        return r > 0 ? -EADDRINUSE : r;
                 if (unlink(path) < 0 && errno != ENOENT)        /* stale, left by a crash */
                         return -errno;
         } else if (errno != ENOENT)

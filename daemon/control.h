@@ -59,12 +59,21 @@ typedef bool (*control_privileged_t)(const ControlPeer *peer, void *userdata);
 /* Listens on listen_fd if >= 0 (inherited through socket activation: must be
  * a listening Unix stream socket, else -ENOTSOCK; made non-blocking and close-on-exec, not
  * re-bound; owned by the Control on success, left to the caller on failure;
- * path is then ignored), else binds path (a stale socket file is replaced, any other file is -EEXIST;
+ * path is then ignored), else binds path (a stale socket file, one nobody listens on, is replaced;
+ * one where a server answers is -EADDRINUSE and left alone; any other file is -EEXIST;
  * the socket is made world-connectable, mode 0666). Takes a reference on e;
  * handler and userdata are borrowed. Returns 0 and stores the Control in *ret,
  * or -errno leaving *ret unchanged (a stale socket file may be gone). */
 int control_new(sd_event *e, const char *path, int listen_fd, control_handler_t handler,
                 void *userdata, Control **ret);
+
+/* Whether a server answers on the Unix stream socket at path: connects
+ * without blocking (the server sees a connection that closes at once) and
+ * takes the listener's pid from SO_PEERCRED. Returns 1 (one answers; *ret_pid
+ * its pid, or 0 when its backlog is full and it cannot be asked), 0 (nothing
+ * there, not a socket, or a stale socket nobody listens on: ECONNREFUSED),
+ * or -errno (it cannot be asked: -EACCES, say). */
+int control_socket_owner(const char *path, pid_t *ret_pid);
 
 /* Closes every connection and the listening socket; unlinks the socket file
  * if control_new bound it. Outstanding requests are detached, not freed: the

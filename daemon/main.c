@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "config-check.h"
 #include "config.h"
+#include "describe.h"
 #include "log.h"
 #include "manager.h"
 
@@ -17,9 +19,12 @@ static void help(void) {
                "  -c, --config FILE   configuration file (default %s; when it does not\n"
                "                      exist and -c is not given, the built-in default)\n"
                "  -s, --socket PATH   control socket, overriding the config's 'socket'\n"
-               "  -t, --test          check the configuration, print it normalised, exit:\n"
-               "                      0 valid, 1 invalid (FILE:LINE: message on stderr)\n"
+               "  -t, --test          check the configuration, print it normalised (a config\n"
+               "                      that -t reads back the same), exit: 0 valid (warnings\n"
+               "                      on stderr), 1 invalid (FILE:LINE: message on stderr)\n"
                "  -d, --debug         log debug messages too\n"
+               "      --describe-conf say what each cache's ccache.conf holds (what stays\n"
+               "                      when the daemon is stopped or removed), exit\n"
                "  -h, --help          show this help\n"
                "      --version       show the version\n\n"
                "The daemon never forks; run it under systemd (cachekeeperd.service).\n"
@@ -48,12 +53,13 @@ int main(int argc, char *argv[]) {
                 { "debug", no_argument, NULL, 'd' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
+                { "describe-conf", no_argument, NULL, 'D' },
                 {},
         };
         _cleanup_(config_freep) Config *config = NULL;
         _cleanup_(manager_freep) Manager *m = NULL;
         const char *config_path = NULL, *socket_path = NULL;
-        bool test = false;
+        bool test = false, describe = false;
         int c, r;
 
         while ((c = getopt_long(argc, argv, "c:s:tdh", options, NULL)) >= 0)
@@ -64,6 +70,7 @@ int main(int argc, char *argv[]) {
                 case 'd': log_set_max_level(LOG_DEBUG); break;
                 case 'h': help(); return EXIT_SUCCESS;
                 case 'V': printf("cachekeeperd %s\n", CACHEKEEPER_VERSION); return EXIT_SUCCESS;
+                case 'D': describe = true; break;
                 default: fprintf(stderr, "Try 'cachekeeperd --help'.\n"); return 2;
                 }
         if (optind < argc) {
@@ -76,7 +83,11 @@ int main(int argc, char *argv[]) {
                 config_path = CONFIG_DEFAULT_FILE;
         if (load_config(config_path, &config) < 0)
                 return EXIT_FAILURE;
+        if (describe)
+                return describe_ccache_confs(config, stdout) < 0 || fflush(stdout) != 0 ? EXIT_FAILURE : EXIT_SUCCESS;
         if (test) {
+                /* Valid, but not what its author means here: said, never refused. */
+                (void) config_check(config, stderr);
                 config_dump(config, stdout);
                 return fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
         }
@@ -85,6 +96,8 @@ int main(int argc, char *argv[]) {
         if (!config_path)
                 log_notice("No %s, running on the built-in default configuration.", CONFIG_DEFAULT_FILE);
         r = manager_new(config_path, socket_path, TAKE_PTR(config), &m);
+        if (r == -EADDRINUSE || r == -EBUSY)
+                return EXIT_FAILURE;   /* another daemon answers or keeps a cache: said in full */
         if (r < 0)
                 return log_error_errno(r, "Failed to set up: %m"), EXIT_FAILURE;
         r = manager_start(m);

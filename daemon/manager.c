@@ -26,6 +26,7 @@
 #include "human.h"
 #include "log.h"
 #include "manager-internal.h"
+#include "root-lock.h"
 #include "space.h"
 #include "volume.h"
 #include "watch.h"
@@ -259,9 +260,11 @@ static int caches_build(Manager *m, const Config *config, Cache ***ret, size_t *
                         }
                 if (!caches[i]) {
                         r = cache_new(m->event, m->watch, m->alerter, cc, on_cache_changed, m, &caches[i]);
-                        if (r >= 0)
+                        if (r >= 0) {
+                                cache_set_state_dir(caches[i], m->state_fd);
                                 cache_history_load(caches[i], m->state_fd, m->state_dir,
                                                    now_usec(CLOCK_REALTIME));
+                        }
                 }
         }
         if (r < 0) {
@@ -310,6 +313,68 @@ static int on_history_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         return sd_event_source_set_time_relative(s, HISTORY_SAVE_USEC);
 }
 
+/* A second daemon on a socket where one answers would take the socket from
+ * it and keep the same caches: refused, before anything is touched. Not
+ * asked when systemd passes the socket (it holds it for one service). */
+static int check_socket_free(Manager *m) {
+        const char *path = manager_socket_path(m);
+        char comm[64] = "", proc[64];
+        pid_t pid;
+        int r;
+
+        if (sd_listen_fds(false) > 0)
+                return 0;
+        r = control_socket_owner(path, &pid);
+        if (r <= 0)
+                return 0;   /* nothing there, stale, or not to be asked: binding says what is wrong */
+        if (pid > 0) {
+                FILE *f;
+
+                snprintf(proc, sizeof(proc), "/proc/%d/comm", (int) pid);
+                if ((f = fopen(proc, "re"))) {
+                        if (fgets(comm, sizeof(comm), f))
+                                comm[strcspn(comm, "\n")] = '\0';
+                        fclose(f);
+                }
+                return log_error_errno(EADDRINUSE, "%s (pid %d) already answers on %s: not starting, and its "
+                                       "socket is left alone. Stop it first, or give this daemon a socket "
+                                       "(-s) and caches of its own.", *comm ? comm : "Another process",
+                                       (int) pid, path);
+        }
+        return log_error_errno(EADDRINUSE, "Another process already answers on %s (its queue is full, it "
+                               "could not say which): not starting, and its socket is left alone.", path);
+}
+
+/* One daemon per cache root: at start, a root another daemon keeps is
+ * refused (after a reload, such a new cache is only unavailable). */
+static int lock_caches(Manager *m) {
+        char lock[ROOT_LOCK_NAME_MAX];
+        pid_t holder;
+        int r;
+
+        if (m->state_fd < 0) {
+                log_warning("Without state_dir, no cache root is locked: nothing stops a second daemon keeping "
+                            "the same caches.");
+                return 0;
+        }
+        for (size_t i = 0; i < m->n_caches; i++) {
+                const CacheConfig *cc = cache_config(m->caches[i]);
+
+                r = cache_lock(m->caches[i], &holder);
+                if (r == -EBUSY) {
+                        char pid[32] = "";
+
+                        if (holder > 0)
+                                snprintf(pid, sizeof(pid), " (pid %d)", (int) holder);
+                        return log_error_errno(EBUSY, "Cache %s: another cachekeeperd%s keeps %s (it holds %s/%s): "
+                                               "not starting. One daemon per cache root.", cc->name, pid,
+                                               cc->path, m->state_dir, root_lock_name(cc->path, lock, sizeof(lock)));
+                }
+                /* Any other failure: cache_start says so, and tries again. */
+        }
+        return 0;
+}
+
 int manager_new(const char *config_path, const char *socket_override, Config *config, Manager **ret) {
         _cleanup_(manager_freep) Manager *m = NULL;
         int r;
@@ -326,6 +391,9 @@ int manager_new(const char *config_path, const char *socket_override, Config *co
             (socket_override && !(m->socket_override = strdup(socket_override))) ||
             !(m->state_dir = strdup(config->state_dir)))
                 return -ENOMEM;
+        r = check_socket_free(m);
+        if (r < 0)
+                return r;
         m->state_fd = state_dir_open(m->state_dir);
         r = sd_event_new(&m->event);
         if (r < 0)
@@ -348,6 +416,9 @@ int manager_new(const char *config_path, const char *socket_override, Config *co
         r = caches_build(m, m->config, &m->caches, &m->n_caches);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the caches: %m");
+        r = lock_caches(m);
+        if (r < 0)
+                return r;
         resolve_admin_group(m, true);
         *ret = TAKE_PTR(m);
         return 0;

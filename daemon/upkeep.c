@@ -332,6 +332,7 @@ int upkeep_ccache_conf(int root_fd, const CcacheConfPolicy *policy, ccache_conf_
         if (r < 0)
                 return r;
         p.trusted = ret->found == UPKEEP_CONF_OURS;
+        (void) ccache_conf_get(old, len, "umask", ret->old_umask, sizeof(ret->old_umask));
         new = ccache_conf_update(old, len, &p, on_drop, &d, ret->old_max, sizeof(ret->old_max));
         if (!new)
                 return -ENOMEM;

@@ -84,6 +84,7 @@ typedef struct UpkeepConfResult {
         unsigned n_dropped;       /* settings dropped */
         char dropped[192];        /* their keys, ", "-separated (cut short with "...") */
         char old_max[64];         /* the max_size the file had, "" if none */
+        char old_umask[16];       /* the umask the file had, "" if none */
         bool removed;             /* could not be rewritten, so the unsafe file was removed */
         char settings[UPKEEP_CONF_SETTINGS_MAX];  /* on success: the settings in effect but umask and
                                                    * max_size (ccache_conf_settings) */

@@ -17,8 +17,111 @@ load helper
         [ "$status" -eq 0 ]
         diff -u tests/config/shipped.ok - <<<"$output"
         grep -q 'path = "/var/cache/mi210-ccache"' <<<"$output"
-        grep -q 'max_size = 100000000000;' <<<"$output"
+        grep -q 'max_size = "100G";  # 100000000000 bytes' <<<"$output"
         grep -q 'require_mount = "/mnt/llm-storage"' <<<"$output"
+}
+
+@test "-t output is a config -t reads back the same (every golden config and the shipped one)" {
+        cd "$TOP"
+        for conf in tests/config/*.conf etc/cachekeeper.conf; do
+                run --separate-stderr "$CKD" -t -c "$conf"
+                [ "$status" -eq 0 ]
+                printf '%s\n' "$output" > "$BATS_TEST_TMPDIR/again.conf"
+                run --separate-stderr "$CKD" -t -c "$BATS_TEST_TMPDIR/again.conf"
+                [ "$status" -eq 0 ] || { echo "$conf: its -t output is refused: $stderr"; false; }
+                # the same, but for the first line, which names the file read
+                diff -u <(tail -n +2 "$BATS_TEST_TMPDIR/again.conf") <(tail -n +2 <<<"$output")
+        done
+        # sizes as configured, their bytes in a comment; fractions and percentages exact
+        cat > "$BATS_TEST_TMPDIR/odd.conf" <<'EOC'
+volumes = { warn_free = "1.5Ti"; crit_free = "0.000123456789%"; };
+caches = ( { name = "a"; path = "/srv/a"; max_size = "1.234567M"; trim_to = 0.123456789;
+             regret_alert = "12.3456789%"; silent_hit_rate = "0.1%"; } );
+EOC
+        run --separate-stderr "$CKD" -t -c "$BATS_TEST_TMPDIR/odd.conf"
+        [ "$status" -eq 0 ]
+        grep -qF 'warn_free = "1.5Ti";  # 1649267441664 bytes' <<<"$output"
+        grep -qF 'crit_free = "0.000123456789%";' <<<"$output"
+        grep -qF 'max_size = "1.234567M";  # 1234567 bytes' <<<"$output"
+        grep -qF 'trim_to = 0.123456789;' <<<"$output"
+        grep -qF 'regret_alert = "12.3456789%";' <<<"$output"
+        grep -qF 'silent_hit_rate = "0.1%";' <<<"$output"
+        printf '%s\n' "$output" > "$BATS_TEST_TMPDIR/again.conf"
+        run --separate-stderr "$CKD" -t -c "$BATS_TEST_TMPDIR/again.conf"
+        [ "$status" -eq 0 ]
+        diff -u <(tail -n +2 "$BATS_TEST_TMPDIR/again.conf") <(tail -n +2 <<<"$output")
+}
+
+# check_hint TEXT HINT: -t on TEXT fails with FILE:LINE: syntax error: HINT.
+check_hint() {
+        printf '%b' "$1" > "$BATS_TEST_TMPDIR/bad.conf"
+        run --separate-stderr "$CKD" -t -c "$BATS_TEST_TMPDIR/bad.conf"
+        echo "got: $stderr"
+        [ "$status" -eq 1 ]
+        [ -z "$output" ]
+        [ "$stderr" = "$BATS_TEST_TMPDIR/bad.conf:$2" ]
+}
+
+@test "a bare syntax error gets a hint when the line shows the likely cause, still as FILE:LINE: message" {
+        c='caches = (\n  { name = "a"; path = "/srv/a";'
+        check_hint "$c\n    max_size = 100G; }\n);\n" '3: syntax error: sizes are strings: max_size = "100G";'
+        check_hint "volumes = {\n  warn_free = 10%;\n};\n$c max_size = \"1G\"; }\n);\n" \
+                '2: syntax error: percentages are strings: warn_free = "10%";'
+        check_hint "volumes = {\n  check_interval = 10s; # often\n};\n$c max_size = \"1G\"; }\n);\n" \
+                '2: syntax error: durations are strings: check_interval = "10s";'
+        check_hint "admin_group = wheel;\n$c max_size = \"1G\"; }\n);\n" \
+                '1: syntax error: strings are quoted: admin_group = "wheel";'
+        # a trailing comma in a list, on the same line or lines before
+        check_hint "$c max_size = \"1G\";\n    ccache_conf_allow = [ \"base_dir\", ]; }\n);\n" \
+                "3: syntax error: an array must not end with a comma: remove the ',' after its last element (line 3)"
+        check_hint "$c max_size = \"1G\"; },\n  # the end\n\n);\n" \
+                "5: syntax error: a list must not end with a comma: remove the ',' after its last element (line 2)"
+        # a separator missing at the end of the line before
+        check_hint "$c max_size = \"1G\"; }\n  { name = \"b\"; path = \"/srv/b\"; max_size = \"1G\"; }\n);\n" \
+                "3: syntax error: missing ',' at the end of line 2 (elements of a list are separated by commas)"
+        # no likely cause on the line: libconfig's message as it is
+        check_hint "$c max_size = \"1G\"; }\n);\n}\n" '4: syntax error'
+}
+
+@test "-t warns (exit 0, stderr) about an admin_group that is no group, an alert_command that cannot run, thresholds that swap" {
+        mkdir -p "$BATS_TEST_TMPDIR/vol"
+        printf '#!/bin/sh\n' > "$BATS_TEST_TMPDIR/page-me"
+        chmod 644 "$BATS_TEST_TMPDIR/page-me"
+        cat > "$BATS_TEST_TMPDIR/w.conf" <<EOC
+admin_group = "no-such-group-ck";
+alert_command = [ "$BATS_TEST_TMPDIR/page-me", "-x" ];
+volumes = { warn_free = "10%"; crit_free = "100000T"; warn_free_inodes = "1000"; crit_free_inodes = "50%";
+            overrides = ( { mount = "/no/such/mount"; warn_free = "1G"; crit_free = "10%"; } ); };
+caches = ( { name = "a"; path = "$BATS_TEST_TMPDIR/vol/cache"; max_size = "1G"; } );
+EOC
+        run --separate-stderr "$CKD" -t -c "$BATS_TEST_TMPDIR/w.conf"
+        echo "$stderr"
+        [ "$status" -eq 0 ]
+        grep -q '^caches = ' <<<"$output"
+        w="$BATS_TEST_TMPDIR/w.conf: warning:"
+        grep -qxF "$w admin_group 'no-such-group-ck' is no group on this host: only root may trim and reload" <<<"$stderr"
+        grep -qxF "$w alert_command '$BATS_TEST_TMPDIR/page-me' is not executable: alerts go to the journal only" <<<"$stderr"
+        mount=$(findmnt -n -o TARGET -T "$BATS_TEST_TMPDIR/vol")
+        grep -qF "$w volumes.crit_free \"100000T\" and warn_free \"10%\" cannot both hold on $mount (cache a): critical is" <<<"$stderr"
+        grep -qF "$w volumes.crit_free_inodes \"50%\" and warn_free_inodes \"1000\" cannot both hold on $mount (cache a)" <<<"$stderr"
+        grep -qxF "$w the override for /no/such/mount: crit_free \"10%\" and warn_free \"1G\" cannot both hold on a volume of 10.0G or more: it would go critical before it warns" <<<"$stderr"
+        # the override keeps the defaults' inode thresholds, and their trouble
+        grep -qxF "$w the override for /no/such/mount: crit_free_inodes \"50%\" and warn_free_inodes \"1000\" cannot both hold on a volume of 2000 inodes or more: it would go critical before it warns" <<<"$stderr"
+        [ "$(wc -l <<<"$stderr")" -eq 6 ]
+        # a missing program, a directory
+        sed -i "s|\"$BATS_TEST_TMPDIR/page-me\", \"-x\"|\"/no/such/page-me\"|" "$BATS_TEST_TMPDIR/w.conf"
+        run --separate-stderr "$CKD" -t -c "$BATS_TEST_TMPDIR/w.conf"
+        [ "$status" -eq 0 ]
+        grep -qxF "$w alert_command '/no/such/page-me' cannot be run (No such file or directory): alerts go to the journal only" <<<"$stderr"
+        sed -i 's|"/no/such/page-me"|"/etc"|' "$BATS_TEST_TMPDIR/w.conf"
+        run --separate-stderr "$CKD" -t -c "$BATS_TEST_TMPDIR/w.conf"
+        grep -qxF "$w alert_command '/etc' is not a regular file: alerts go to the journal only" <<<"$stderr"
+        # none of it for a config that means what it says
+        printf 'admin_group = "root";\nalert_command = "/bin/true";\ncaches = ( { name = "a"; path = "/srv/a"; max_size = "1G"; } );\n' \
+                > "$BATS_TEST_TMPDIR/ok.conf"
+        run --separate-stderr "$CKD" -t -c "$BATS_TEST_TMPDIR/ok.conf"
+        [ "$status" -eq 0 ]
+        [ -z "$stderr" ]
 }
 
 @test "-t on a bad config prints FILE:LINE: message on stderr and exits 1" {

@@ -338,6 +338,22 @@ static void test_settings_and_change(void **state) {
         assert_string_equal(ccache_conf_settings(NULL, tiny, sizeof(tiny)), "");
 }
 
+static void test_get(void **state) {
+        const char *text = "# umask = 077\n  umask = 011\nmax_size =  5G \numask=022\numask = 000\n";
+        char buf[16] = "x";
+
+        assert_true(ccache_conf_get(text, strlen(text), "umask", buf, sizeof(buf)));
+        assert_string_equal(buf, "022");   /* the first that is a setting: not the comment, not the continuation */
+        assert_true(ccache_conf_get(text, strlen(text), "max_size", buf, sizeof(buf)));
+        assert_string_equal(buf, "5G");
+        assert_false(ccache_conf_get(text, strlen(text), "max", buf, sizeof(buf)));
+        assert_false(ccache_conf_get(NULL, 0, "umask", buf, sizeof(buf)));
+        /* cut to the buffer, and len is honoured */
+        assert_true(ccache_conf_get("namespace = abcdefgh", 20, "namespace", buf, 4));
+        assert_string_equal(buf, "abc");
+        assert_false(ccache_conf_get("umask = 022", 3, "umask", buf, sizeof(buf)));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_umask_and_max_size),
@@ -351,6 +367,7 @@ int main(void) {
                 cmocka_unit_test(test_format_size),
                 cmocka_unit_test(test_max_size_saturates),
                 cmocka_unit_test(test_settings_and_change),
+                cmocka_unit_test(test_get),
         };
         return cmocka_run_group_tests_name("ccache-conf", tests, NULL, NULL);
 }

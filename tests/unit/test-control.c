@@ -837,8 +837,27 @@ static void test_bind_path(void **state) {
         assert_int_equal(lstat(f->path, &st), 0);
         assert_true(S_ISSOCK(st.st_mode));
         assert_int_equal(st.st_mode & 07777, 0666);
+
+        /* One that answers is no stale socket: refused, and left alone. */
+        {
+                struct stat again;
+                pid_t owner = 0;
+
+                assert_int_equal(control_socket_owner(f->path, &owner), 1);
+                assert_int_equal(owner, getpid());
+                assert_int_equal(control_new(f->e, f->path, -1, handler, f, &c), -EADDRINUSE);
+                assert_ptr_equal(c, (Control *) 0x1);
+                assert_int_equal(lstat(f->path, &again), 0);
+                assert_true(again.st_ino == st.st_ino);
+        }
         f->c = control_free(f->c);
         assert_int_equal(access(f->path, F_OK), -1);
+        {
+                pid_t owner = 1;
+
+                assert_int_equal(control_socket_owner(f->path, &owner), 0);
+                assert_int_equal(owner, 0);
+        }
 
         /* Anything else at the path is left alone. */
         fp = fopen(f->path, "w");

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/* One daemon per cache root: each cache root a daemon keeps has a lock file
+ * in the state directory, "root-<16 hex digits>.lock" (a hash of the
+ * normalised path, so any path fits in a file name), held with
+ * flock(LOCK_EX) for as long as the daemon keeps the cache and released by
+ * the kernel when it exits, however it exits. The file holds the holder's
+ * pid and the root's path, for the next daemon's message and for people.
+ * Lock files are never removed (removing one races with a daemon taking it). */
+#pragma once
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#define ROOT_LOCK_NAME_MAX 32
+
+/* The lock file's name for cache root path, into buf (at least
+ * ROOT_LOCK_NAME_MAX bytes). Returns buf. */
+char *root_lock_name(const char *path, char *buf, size_t len);
+
+/* Takes the lock of cache root path in state directory dirfd without
+ * waiting, and writes our pid and path into it. Returns the lock's fd (the
+ * lock is held until it is closed), -EBUSY when another open file holds it
+ * (*ret_holder: the pid written there, 0 if none is yet), or -errno. */
+int root_lock_take(int dirfd, const char *path, pid_t *ret_holder);
