@@ -447,6 +447,27 @@ static void print_volume(json_object *v) {
         printf("\n");
 }
 
+/* A remote's row: a redis one's memory against maxmemory, policy, keys; a
+ * file: one says it is not kept. */
+static void print_remote(json_object *r) {
+        const char *state = protocol_field_str(r, "state");
+        char s1[32], s2[32];
+
+        if (strcmp(protocol_field_str(r, "kind"), "redis") != 0 || !protocol_field_get(r, "used_memory_bytes")) {
+                printf("%-10s %-12s %s%s%s\n", protocol_field_str(r, "name"), state, protocol_field_str(r, "url"),
+                       *protocol_field_str(r, "last_error") ? ": " : "", protocol_field_str(r, "last_error"));
+                return;
+        }
+        printf("%-10s %-12s %7s / %-7s %-14s %9llu ccache keys  %llu evicted  %s%s%s\n", protocol_field_str(r, "name"),
+               state, format_size(protocol_field_u64(r, "used_memory_bytes"), s1, sizeof(s1)),
+               protocol_field_u64(r, "maxmemory_bytes") ? format_size(protocol_field_u64(r, "maxmemory_bytes"), s2, sizeof(s2))
+                                                        : "no max",
+               *protocol_field_str(r, "policy") ? protocol_field_str(r, "policy") : "unknown",
+               (unsigned long long) protocol_field_u64(r, "ccache_keys"),
+               (unsigned long long) protocol_field_u64(r, "evicted_keys_total"), protocol_field_str(r, "url"),
+               *protocol_field_str(r, "last_error") ? ": " : "", protocol_field_str(r, "last_error"));
+}
+
 static int cmd_status(int argc, char **argv) {
         static const struct option options[] = {
                 { "json", no_argument, NULL, 'j' },
@@ -481,6 +502,11 @@ static int cmd_status(int argc, char **argv) {
                         printf("\n%-24s %-29s  %s\n", "VOLUME", "AVAIL / TOTAL", "ALERT");
                         for (size_t i = 0; i < protocol_field_count(result, "volumes"); i++)
                                 print_volume(protocol_field_item(result, "volumes", i));
+                }
+                if (protocol_field_count(result, "remotes") > 0) {
+                        printf("\n%-10s %-12s %-33s\n", "REMOTE", "STATE", "MEMORY / MAX     POLICY");
+                        for (size_t i = 0; i < protocol_field_count(result, "remotes"); i++)
+                                print_remote(protocol_field_item(result, "remotes", i));
                 }
         }
         json_object_put(result);
