@@ -72,8 +72,10 @@ static int parse_redis(const char *s, size_t n, RemoteUrl *u, char *err, size_t 
                         snprintf(err, len, "a password in the URL is refused: put it in password_file");
                         return -EINVAL;
                 }
-                if (at == s || !(u->user = strndup(s, (size_t) (at - s))))
+                if (at == s)
                         goto bad;
+                if (!(u->user = strndup(s, (size_t) (at - s))))
+                        return -ENOMEM;
                 s = at + 1;
         }
         slash = memchr(s, '/', (size_t) (end - s));
@@ -121,7 +123,7 @@ static int parse_redis(const char *s, size_t n, RemoteUrl *u, char *err, size_t 
         return 0;
 bad:
         snprintf(err, len, "expected redis://[USER@]HOST[:PORT][/DB]");
-        return u->user || u->host || !at ? -EINVAL : -ENOMEM;
+        return -EINVAL;
 }
 
 int remote_url_parse(const char *url, RemoteUrl *ret, char *err, size_t len) {
