@@ -125,7 +125,8 @@ remote_errors() {
         [ "$(cache_field t remote_errors.errors)" -gt 0 ]
         # Memory at the cap under a non-evicting policy: remote-level too.
         wait_for "[ \"\$(remote_field level)\" = critical ]" 10 || { status_jq '.remotes[0]' >&2; false; }
-        [ "$(alerts 'remote-level critical')" -eq 1 ]
+        # alert_command runs after the status changed: wait for its line.
+        wait_for "[ \$(alerts 'remote-level critical') -eq 1 ]" 10
         grep -q '^remote-level critical r | Remote r (.*) memory critical: [0-9]* of maxmemory 8388608 bytes used, policy noeviction$' "$ALERTS"
         wait_for "[ \"\$(remote_field ccache_keys)\" = \"\$(rcli --scan --pattern 'ccache:*' | wc -l)\" ]" 10
         [ "$(remote_field ccache_keys)" -gt 10 ]
