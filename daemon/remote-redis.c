@@ -143,11 +143,10 @@ static void sample(RedisRemote *r, usec_t now) {
         Sample s = { now, r->info.keyspace_hits, r->info.keyspace_misses, r->info.evicted_keys };
         size_t newest = (r->head + r->n_samples + SAMPLES - 1) % SAMPLES;
 
-        /* One a minute: the newest is replaced within its minute. */
-        if (r->n_samples > 0 && r->samples[newest].at / SAMPLE_USEC == now / SAMPLE_USEC) {
-                r->samples[newest] = s;
+        /* The first of each minute: a window's baseline is never newer than
+         * the minute it starts in (and a young daemon's is its first poll). */
+        if (r->n_samples > 0 && r->samples[newest].at / SAMPLE_USEC == now / SAMPLE_USEC)
                 return;
-        }
         if (r->n_samples == SAMPLES) {
                 r->samples[r->head] = s;
                 r->head = (r->head + 1) % SAMPLES;
