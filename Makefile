@@ -22,7 +22,7 @@ DESTDIR    ?=
 
 B := build
 # Libraries found with pkg-config; libinotifytools ships no .pc file.
-PKGS := libsystemd libconfig json-c
+PKGS := libsystemd libconfig json-c hiredis
 # Recursive (=) on purpose: evaluated when a recipe runs, after deps are installed.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS)) -linotifytools -lm

@@ -83,6 +83,42 @@ static void check_cache(Findings *f, json_object *c) {
                      protocol_field_str(c, "mode"));
 }
 
+/* Whether the list "alerts" of o names kind. */
+static bool alert_stands(json_object *o, const char *kind) {
+        for (size_t i = 0; i < protocol_field_count(o, "alerts"); i++)
+                if (strcmp(json_object_get_string(protocol_field_item(o, "alerts", i)) ?: "", kind) == 0)
+                        return true;
+        return false;
+}
+
+/* A remote: unreachable (critical), a redis that will fill and refuse
+ * stores (remote-policy, warning), its memory level under such a policy. */
+static void check_remote(Findings *f, json_object *r) {
+        const char *name = protocol_field_str(r, "name"), *level = protocol_field_str(r, "level");
+        char s1[32], s2[32];
+
+        if (strcmp(protocol_field_str(r, "state"), "unreachable") == 0)
+                find(f, REPORT_CRITICAL, "remote %s unreachable: %s", name, protocol_field_str(r, "last_error"));
+        if (alert_stands(r, "remote-policy"))
+                find(f, REPORT_WARNING, "remote %s will fill and refuse stores (maxmemory %s, policy %s)", name,
+                     format_size(protocol_field_u64(r, "maxmemory_bytes"), s1, sizeof(s1)),
+                     json_object_get_string(protocol_field_get(r, "policy")) ?: "unknown");
+        if (strcmp(level, "warning") == 0 || strcmp(level, "critical") == 0)
+                find(f, level[0] == 'c' ? REPORT_CRITICAL : REPORT_WARNING, "remote %s memory %s: %s of %s", name,
+                     level, format_size(protocol_field_u64(r, "used_memory_bytes"), s1, sizeof(s1)),
+                     format_size(protocol_field_u64(r, "maxmemory_bytes"), s2, sizeof(s2)));
+}
+
+/* A cache whose ccache counts remote storage errors (remote-errors). */
+static void check_remote_errors(Findings *f, json_object *c) {
+        json_object *e = protocol_field_get(c, "remote_errors");
+
+        if (protocol_field_flag(e, "alert"))
+                find(f, REPORT_WARNING, "cache %s: %llu remote storage errors in %llus", protocol_field_str(c, "name"),
+                     (unsigned long long) protocol_field_u64(e, "errors"),
+                     (unsigned long long) protocol_field_u64(e, "window_seconds"));
+}
+
 ReportLevel report_check(json_object *status, char *buf, size_t len) {
         static const char *const names[] = { "OK", "WARNING", "CRITICAL" };
         Findings f = { .worst = REPORT_OK };
@@ -98,6 +134,10 @@ ReportLevel report_check(json_object *status, char *buf, size_t len) {
                 check_volume(&f, protocol_field_item(status, "volumes", i));
         for (size_t i = 0; i < protocol_field_count(status, "caches"); i++)
                 check_cache(&f, protocol_field_item(status, "caches", i));
+        for (size_t i = 0; i < protocol_field_count(status, "caches"); i++)
+                check_remote_errors(&f, protocol_field_item(status, "caches", i));
+        for (size_t i = 0; i < protocol_field_count(status, "remotes"); i++)
+                check_remote(&f, protocol_field_item(status, "remotes", i));
         n = (size_t) snprintf(buf, len, "CACHEKEEPER %s - ", names[f.worst]);
         if (f.worst != REPORT_OK) {
                 bool first = true;
@@ -481,6 +521,58 @@ static void writers_family(FILE *f, json_object *status, const char *name, const
 
 const char report_metrics_down[] = UP_FAMILY "cachekeeper_up 0\n";
 
+static double remote_up(json_object *r) {
+        return strcmp(protocol_field_str(r, "state"), "ok") == 0;
+}
+
+static double remote_evicts(json_object *r) {
+        return protocol_field_flag(r, "evicts");
+}
+
+/* Only redis remotes are polled: a file: one has no such figures. */
+static bool remote_not_redis(json_object *r) {
+        return strcmp(protocol_field_str(r, "kind"), "redis") != 0;
+}
+
+static double remote_level(json_object *r) {
+        const char *l = protocol_field_str(r, "level");
+        return strcmp(l, "critical") == 0 ? 2 : strcmp(l, "warning") == 0 ? 1 : 0;
+}
+
+static const Metric remote_metrics[] = {
+        { "cachekeeper_remote_up", "gauge", "1 when the remote answered its last poll.", NULL, remote_up, remote_not_redis },
+        { "cachekeeper_remote_used_memory_bytes", "gauge", "Redis used_memory.", "used_memory_bytes", NULL, remote_not_redis },
+        { "cachekeeper_remote_maxmemory_bytes", "gauge", "Redis maxmemory (0: no limit).", "maxmemory_bytes", NULL, remote_not_redis },
+        { "cachekeeper_remote_evicts", "gauge", "1 when the server evicts ccache's keys when full.", NULL, remote_evicts, remote_not_redis },
+        { "cachekeeper_remote_level", "gauge", "Memory level under a non-evicting policy: 0 ok, 1 warning, 2 critical.",
+          NULL, remote_level, remote_not_redis },
+        { "cachekeeper_remote_evicted_keys_total", "counter", "Redis evicted_keys.", "evicted_keys_total", NULL, remote_not_redis },
+        { "cachekeeper_remote_keyspace_hits_total", "counter", "Redis keyspace_hits.", "keyspace_hits_total", NULL, remote_not_redis },
+        { "cachekeeper_remote_keyspace_misses_total", "counter", "Redis keyspace_misses.", "keyspace_misses_total", NULL, remote_not_redis },
+        { "cachekeeper_remote_ccache_keys", "gauge", "Keys ccache:* found by the last complete SCAN.", "ccache_keys", NULL, remote_not_redis },
+        { "cachekeeper_remote_connected_clients", "gauge", "Redis connected_clients.", "connected_clients", NULL, remote_not_redis },
+        { "cachekeeper_remote_poll_failures_total", "counter", "Polls that failed (no connection, no answer, refused).",
+          "poll_failures_total", NULL, remote_not_redis },
+};
+
+/* The remotes' families (a label remote) and each cache's remote storage
+ * errors in its remote_errors_window. Kept apart from the cache metrics. */
+static void remote_families(FILE *f, json_object *status) {
+        for (size_t i = 0; i < ELEMENTSOF(remote_metrics); i++)
+                family(f, status, "remotes", "remote", "name", &remote_metrics[i]);
+        fprintf(f, "# HELP cachekeeper_cache_remote_errors ccache's remote storage errors and timeouts within "
+                   "remote_errors_window.\n# TYPE cachekeeper_cache_remote_errors gauge\n");
+        for (size_t i = 0; i < protocol_field_count(status, "caches"); i++) {
+                json_object *c = protocol_field_item(status, "caches", i), *e = protocol_field_get(c, "remote_errors");
+
+                if (!json_object_is_type(e, json_type_object))
+                        continue;
+                fputs("cachekeeper_cache_remote_errors{cache=\"", f);
+                label(f, protocol_field_str(c, "name"));
+                fprintf(f, "\"} %llu\n", (unsigned long long) protocol_field_u64(e, "errors"));
+        }
+}
+
 char *report_metrics(json_object *status) {
         static const char *const regret_windows[] = { "24h", "7d", NULL };
         char *out = NULL;
@@ -518,6 +610,7 @@ char *report_metrics(json_object *status) {
         alarm_family(f, status);
         for (size_t i = 0; i < ELEMENTSOF(volume_metrics); i++)
                 family(f, status, "volumes", "mountpoint", "mount", &volume_metrics[i]);
+        remote_families(f, status);
         if (fclose(f) != 0) {
                 free(out);
                 return NULL;

@@ -50,6 +50,18 @@ static const Column volume_columns[] = {
         [V_NOTE] = { "NOTE", 0 },
 };
 
+enum { R_REMOTE, R_STATE, R_USED, R_MAX, R_POLICY, R_KEYS, R_EVICTED, R_WHERE };
+static const Column remote_columns[] = {
+        [R_REMOTE] = { "REMOTE", 0 },
+        [R_STATE] = { "STATE", 0 },
+        [R_USED] = { "MEMORY", SCOLS_FL_RIGHT },
+        [R_MAX] = { "/ MAX", 0 },
+        [R_POLICY] = { "POLICY", 0 },
+        [R_KEYS] = { "CCACHE KEYS", SCOLS_FL_RIGHT },
+        [R_EVICTED] = { "EVICTED", SCOLS_FL_RIGHT },
+        [R_WHERE] = { "URL", 0 },
+};
+
 /* A table of n columns printing to f, colours on or off, laid out for no
  * terminal: as wide as its content, whatever the terminal's width (the
  * same on a terminal and in a pipe; nothing truncated or wrapped). */
@@ -240,6 +252,53 @@ static int volume_row(struct libscols_table *tb, json_object *v, bool notes) {
         return notes ? cell(ln, V_NOTE, NULL, "%s", note) : 0;
 }
 
+/* A remote's row: a redis one's memory against its maxmemory, policy, keys
+ * and evictions once polled; the URL and the last error in every case (a
+ * file: remote is only named: it is not kept yet). */
+static int remote_row(struct libscols_table *tb, json_object *rm) {
+        struct libscols_line *ln = scols_table_new_line(tb, NULL);
+        const char *state = protocol_field_str(rm, "state"), *err = protocol_field_str(rm, "last_error");
+        bool polled = strcmp(protocol_field_str(rm, "kind"), "redis") == 0 &&
+                      protocol_field_get(rm, "used_memory_bytes") != NULL;
+        uint64_t max = protocol_field_u64(rm, "maxmemory_bytes");
+        char s1[32], s2[32];
+        int r;
+
+        if (!ln)
+                return -ENOMEM;
+        if ((r = cell(ln, R_REMOTE, NULL, "%s", protocol_field_str(rm, "name"))) < 0 ||
+            (r = cell(ln, R_STATE, state_color(strcmp(state, "unreachable") == 0 ? "unavailable" : state), "%s", state)) < 0 ||
+            (r = cell(ln, R_WHERE, NULL, "%s%s%s", protocol_field_str(rm, "url"), *err ? ": " : "", err)) < 0)
+                return r;
+        if (!polled)
+                return 0;
+        if ((r = cell(ln, R_USED, NULL, "%s", format_size(protocol_field_u64(rm, "used_memory_bytes"), s1, sizeof(s1)))) < 0 ||
+            (r = cell(ln, R_MAX, NULL, "/ %s", max ? format_size(max, s2, sizeof(s2)) : "no max")) < 0 ||
+            (r = cell(ln, R_POLICY, NULL, "%s", *protocol_field_str(rm, "policy") ? protocol_field_str(rm, "policy")
+                                                                                   : "unknown")) < 0 ||
+            (r = cell(ln, R_KEYS, NULL, "%llu", (unsigned long long) protocol_field_u64(rm, "ccache_keys"))) < 0)
+                return r;
+        return cell(ln, R_EVICTED, NULL, "%llu", (unsigned long long) protocol_field_u64(rm, "evicted_keys_total"));
+}
+
+static int remotes_part(FILE *f, json_object *status, bool color) {
+        size_t n = protocol_field_count(status, "remotes");
+        struct libscols_table *tb;
+        int r = 0;
+
+        if (n == 0)
+                return 0;
+        if (!(tb = table_new(f, remote_columns, ELEMENTSOF(remote_columns), color)))
+                return -ENOMEM;
+        for (size_t i = 0; i < n && r == 0; i++)
+                r = remote_row(tb, protocol_field_item(status, "remotes", i));
+        fputc('\n', f);
+        if (r == 0 && scols_print_table(tb) < 0)
+                r = -ENOMEM;
+        scols_unref_table(tb);
+        return r;
+}
+
 static int caches_part(FILE *f, json_object *status, bool detail, bool color) {
         size_t n = protocol_field_count(status, "caches");
         struct libscols_table *tb = table_new(f, cache_columns, ELEMENTSOF(cache_columns), color);
@@ -296,6 +355,8 @@ char *status_table(json_object *status, bool detail, bool color) {
         r = caches_part(f, status, detail, color);
         if (r == 0)
                 r = volumes_part(f, status, color);
+        if (r == 0)
+                r = remotes_part(f, status, color);
         if (fclose(f) != 0 || r < 0) {
                 free(out);
                 return NULL;

@@ -22,7 +22,7 @@
 typedef struct Held {
         AlertKind kind;
         int priority;
-        char *level, *mount, *cache, *message;
+        char *level, *mount, *cache, *remote, *message;
         uint64_t avail_bytes, total_bytes;
 } Held;
 
@@ -62,6 +62,10 @@ static const struct {
         [ALERT_CACHE_VERSION_MIX] = { "cache-version-mix", "b4fd8ee94e7a4bbaa24a818aff689532" },
         [ALERT_CACHE_SILENT_MISS] = { "cache-silent-miss", "39a656c1fded447986aa9fcaa1cf2c36" },
         [ALERT_CACHE_IDLE] = { "cache-idle", "e8501b05758d479b95fe687bb85b1e89" },
+        [ALERT_REMOTE_UNREACHABLE] = { "remote-unreachable", "0b6f8a7f5d2e4c0e9a4b3f1d2c6e7a81" },
+        [ALERT_REMOTE_POLICY] = { "remote-policy", "5c3e1a9b7d2f4e608b1a4c9d3e7f2a64" },
+        [ALERT_REMOTE_LEVEL] = { "remote-level", "9e2d4c6a8b1f4a37b5c0d2e4f6a8c1e3" },
+        [ALERT_REMOTE_ERRORS] = { "remote-errors", "3a7c9e1b5d4f4b2a8c6e0f2a4b6d8e19" },
 };
 
 const char *alert_kind_name(AlertKind k) {
@@ -102,6 +106,7 @@ static void journal(const Alert *al, const char *message, uint64_t folded) {
                         "CACHEKEEPER_LEVEL=%s", al->level ? al->level : "",
                         "CACHEKEEPER_MOUNT=%s", al->mount ? al->mount : "",
                         "CACHEKEEPER_CACHE=%s", al->cache ? al->cache : "",
+                        "CACHEKEEPER_REMOTE=%s", al->remote ? al->remote : "",
                         "%s", avail, "%s", total, "%s", n, NULL);
 }
 
@@ -117,7 +122,8 @@ static void queue_run(Alerter *a, Subject *s, const Alert *al, const char *messa
         }
         if (asprintf(&j.env[n++], "CACHEKEEPER_EVENT=%s", alert_kind_name(al->kind)) < 0 ||
             asprintf(&j.env[n++], "CACHEKEEPER_LEVEL=%s", al->level ? al->level : "") < 0 ||
-            asprintf(&j.env[n++], al->mount ? "CACHEKEEPER_MOUNT=%s" : "CACHEKEEPER_CACHE=%s", who) < 0 ||
+            asprintf(&j.env[n++], al->mount ? "CACHEKEEPER_MOUNT=%s" : al->cache ? "CACHEKEEPER_CACHE=%s"
+                                                                               : "CACHEKEEPER_REMOTE=%s", who) < 0 ||
             asprintf(&j.env[n++], "CACHEKEEPER_AVAIL_BYTES=%llu", (unsigned long long) al->avail_bytes) < 0 ||
             asprintf(&j.env[n++], "CACHEKEEPER_TOTAL_BYTES=%llu", (unsigned long long) al->total_bytes) < 0 ||
             asprintf(&j.env[n++], "CACHEKEEPER_MESSAGE=%s", message) < 0 ||
@@ -157,6 +163,7 @@ static void held_done(Held *h) {
         free(h->level);
         free(h->mount);
         free(h->cache);
+        free(h->remote);
         free(h->message);
         *h = (Held) { 0 };
 }
@@ -168,7 +175,8 @@ static int held_set(Held *h, const Alert *al) {
         };
 
         if ((al->level && !(n.level = strdup(al->level))) || (al->mount && !(n.mount = strdup(al->mount))) ||
-            (al->cache && !(n.cache = strdup(al->cache))) || !(n.message = strdup(al->message))) {
+            (al->cache && !(n.cache = strdup(al->cache))) || (al->remote && !(n.remote = strdup(al->remote))) ||
+            !(n.message = strdup(al->message))) {
                 held_done(&n);
                 return -ENOMEM;
         }
@@ -180,6 +188,7 @@ static int held_set(Held *h, const Alert *al) {
 static Alert held_alert(const Held *h) {
         return (Alert) {
                 .kind = h->kind, .priority = h->priority, .level = h->level, .mount = h->mount, .cache = h->cache,
+                .remote = h->remote,
                 .avail_bytes = h->avail_bytes, .total_bytes = h->total_bytes, .message = h->message,
         };
 }
@@ -270,7 +279,7 @@ static void window_done(Alerter *a, Window *w) {
 }
 
 void alert_emit(Alerter *a, const Alert *al) {
-        const char *who = al->mount ? al->mount : al->cache ? al->cache : "";
+        const char *who = al->mount ? al->mount : al->cache ? al->cache : al->remote ? al->remote : "";
         Subject *s = subject(a, who);
         Window *w;
         usec_t now;

@@ -31,6 +31,13 @@ typedef enum AlertKind {
                                    * hits are back (level "ok") */
         ALERT_CACHE_IDLE,         /* "cache-idle": no store, hit or call for idle_after ("warning"),
                                    * or in use again ("ok") */
+        ALERT_REMOTE_UNREACHABLE, /* "remote-unreachable": a remote stopped answering ("critical"), or answers
+                                   * again ("ok") */
+        ALERT_REMOTE_POLICY,      /* "remote-policy": a redis remote will fill and refuse stores (no maxmemory,
+                                   * or a policy that evicts none of ccache's keys), or evicts again ("ok") */
+        ALERT_REMOTE_LEVEL,       /* "remote-level": a non-evicting redis remote's memory level changed */
+        ALERT_REMOTE_ERRORS,      /* "remote-errors": a cache's ccache counted remote storage errors or
+                                   * timeouts within remote_errors_window ("warning"), or none since ("ok") */
         _ALERT_KIND_MAX,
 } AlertKind;
 
@@ -40,6 +47,7 @@ typedef struct Alert {
         const char *level;        /* "ok", "warning", "critical", or NULL */
         const char *mount;        /* a volume event's mount point, else NULL */
         const char *cache;        /* a cache event's cache name, else NULL */
+        const char *remote;       /* a remote event's remote name, else NULL (remote-errors: the cache's) */
         uint64_t avail_bytes, total_bytes;
         const char *message;      /* one line for a person */
 } Alert;

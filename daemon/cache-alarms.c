@@ -8,6 +8,7 @@
 #include <syslog.h>
 
 #include "cache-internal.h"
+#include "remote-errors.h"
 #include "volume.h"
 
 _Static_assert(CACHE_FAMILIES == ALARM_FAMILIES, "alarm.h counts the key families as cache-internal.h does");
@@ -66,4 +67,8 @@ void cache_alarms_check(Cache *c, usec_t now) {
                         message, sizeof(message));
         if (ev != ALARM_NONE)
                 alarm_alert(c, ALERT_CACHE_IDLE, ev, message);
+        ev = remote_errors_check(&c->remote_errors, c->activity, cc->remote_errors_window_usec, cc->name, now,
+                                 message, sizeof(message));
+        if (ev != ALARM_NONE)
+                alarm_alert(c, ALERT_REMOTE_ERRORS, ev, message);
 }

@@ -159,6 +159,7 @@ struct Cache {
          * memory; cache-upkeep.c: the settings of ccache.conf last seen,
          * to tell when someone changes them (conf_changed_at). */
         AlarmState alarms;
+        bool remote_errors;               /* remote-errors stands (remote-errors.h) */
         char conf_settings[UPKEEP_CONF_SETTINGS_MAX];
         bool conf_settings_known;         /* conf_settings holds the first look or a later one */
 };

@@ -11,6 +11,7 @@
 
 #include "cache-internal.h"
 #include "human.h"
+#include "remote-errors.h"
 
 static const char *const state_names[_CACHE_STATE_MAX] = {
         [CACHE_UNAVAILABLE] = "unavailable",
@@ -264,6 +265,18 @@ static void status_alarms(Cache *c, json_object *o) {
         JSON_ADD(o, "alarms", a);
 }
 
+/* remote-errors: ccache's remote storage errors and timeouts in the window. */
+static json_object *status_remote_errors(const Cache *c) {
+        usec_t w = c->config->remote_errors_window_usec;
+        json_object *o = json_object_new_object();
+
+        JSON_ADD(o, "window_seconds", JSON_U64(w / USEC_PER_SEC));
+        JSON_ADD(o, "errors", JSON_U64(remote_errors_count(c->activity, w, event_now(c->event, CLOCK_REALTIME), NULL,
+                                                           NULL)));
+        JSON_ADD(o, "alert", json_object_new_boolean(c->remote_errors));
+        return o;
+}
+
 json_object *cache_status_json(Cache *c) {
         const CacheConfig *cc = c->config;
         const AccountTotals *t = account_totals(c->account);
@@ -313,5 +326,6 @@ json_object *cache_status_json(Cache *c) {
         JSON_ADD(o, "dirs", JSON_U64(t->dirs));
         JSON_ADD(o, "scan", status_scan(c));
         JSON_ADD(o, "memory_bytes", JSON_U64(account_memory(c->account) + cache_activity_memory(c)));
+        JSON_ADD(o, "remote_errors", status_remote_errors(c));
         return o;
 }

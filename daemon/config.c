@@ -15,6 +15,7 @@
 #include "config-hint.h"
 #include "config.h"
 #include "human.h"
+#include "remote.h"
 
 #define DEFAULT_CHECK_INTERVAL_USEC (10 * USEC_PER_SEC)
 #define DEFAULT_FULL_WITHIN_USEC    (24 * 3600 * USEC_PER_SEC)
@@ -38,6 +39,9 @@
 #define DEFAULT_SILENT_MIN_CALLS    50
 #define DEFAULT_SILENT_HIT_RATE     0.05
 #define DEFAULT_IDLE_AFTER_USEC     (7 * 86400 * USEC_PER_SEC)
+/* ccache retries nothing: a store that failed is a miss for every host
+ * after it. A quarter of an hour of errors is a pattern, not a blip. */
+#define DEFAULT_REMOTE_ERRORS_WINDOW_USEC (15 * 60 * USEC_PER_SEC)
 
 typedef struct Ctx {
         const char *name;       /* file name for messages */
@@ -47,7 +51,7 @@ typedef struct Ctx {
 
 static const char *const top_keys[] = {
         "socket", "state_dir", "admin_group", "alert_command", "alert_timeout", "alert_min_interval",
-        "audit_interval", "volumes", "caches", NULL,
+        "audit_interval", "volumes", "caches", "remotes", NULL,
 };
 static const char *const volumes_keys[] = {
         "check_interval", "warn_free", "crit_free", "warn_free_inodes", "crit_free_inodes",
@@ -59,7 +63,13 @@ static const char *const override_keys[] = {
 };
 static const char *const cache_keys[] = {
         "name", "path", "max_size", "mode", "trim_to", "require_mount", "ccache_conf", "ccache_conf_allow",
-        "max_watches", "regret_alert", "silent_window", "silent_min_calls", "silent_hit_rate", "idle_after", NULL,
+        "max_watches", "regret_alert", "silent_window", "silent_min_calls", "silent_hit_rate", "idle_after",
+        "remote_errors_window", NULL,
+};
+
+static const char *const remote_keys[] = {
+        "name", "url", "password_file", "poll_interval", "timeout", "warn_free", "crit_free", "max_size",
+        "layout", NULL,
 };
 
 _printf_(3, 4)
@@ -397,13 +407,17 @@ static int parse_alarms(Ctx *ctx, const config_setting_t *g, CacheConfig *cc) {
         cc->silent_min_calls = DEFAULT_SILENT_MIN_CALLS;
         cc->silent_hit_rate = DEFAULT_SILENT_HIT_RATE;
         cc->idle_after_usec = DEFAULT_IDLE_AFTER_USEC;
+        cc->remote_errors_window_usec = DEFAULT_REMOTE_ERRORS_WINDOW_USEC;
         if ((r = get_window(ctx, g, "silent_window", CONFIG_SILENT_WINDOW_MIN, CONFIG_SILENT_WINDOW_MAX,
                             "the finest history is a minute; it holds 90 days, which must hold the window twice "
                             "and the day before it", &cc->silent_window_usec)) < 0 ||
             (r = get_positive(ctx, g, "silent_min_calls", &cc->silent_min_calls)) < 0 ||
             (r = get_percent(ctx, g, "silent_hit_rate", &cc->silent_hit_rate)) < 0 ||
             (r = get_window(ctx, g, "idle_after", CONFIG_IDLE_AFTER_MIN, CONFIG_IDLE_AFTER_MAX,
-                            "the finest history is a minute; it holds 90 days", &cc->idle_after_usec)) < 0)
+                            "the finest history is a minute; it holds 90 days", &cc->idle_after_usec)) < 0 ||
+            (r = get_window(ctx, g, "remote_errors_window", CONFIG_REMOTE_ERRORS_WINDOW_MIN,
+                            CONFIG_REMOTE_ERRORS_WINDOW_MAX, "the finest history is a minute; the minute ring holds a day",
+                            &cc->remote_errors_window_usec)) < 0)
                 return r;
         return 0;
 }
@@ -693,6 +707,125 @@ static int parse_caches(Ctx *ctx, const config_setting_t *root, Config *c) {
         return 0;
 }
 
+/* Only for redis: a file with the secret, which must not be readable by
+ * anyone but root (checked now, and again each time it is read). */
+static int get_password_file(Ctx *ctx, const config_setting_t *g, RemoteConfig *rc) {
+        const config_setting_t *s = config_setting_get_member(g, "password_file");
+        char why[256];
+        int r;
+
+        if (!s)
+                return 0;
+        if (rc->u.kind != REMOTE_REDIS)
+                return fail(ctx, s, "'password_file' is for redis remotes only");
+        r = get_path(ctx, g, "password_file", &rc->password_file);
+        if (r <= 0)
+                return r;
+        r = remote_password_file_check(rc->password_file, why, sizeof(why));
+        if (r < 0)
+                return fail(ctx, s, "password_file '%s' %s", rc->password_file, why);
+        return 1;
+}
+
+static int get_layout(Ctx *ctx, const config_setting_t *g, RemoteConfig *rc) {
+        const config_setting_t *s = NULL;
+        const char *v;
+        int r;
+
+        r = get_string(ctx, g, "layout", "\"subdirs\"", &s, &v);
+        if (r <= 0)
+                return r;
+        if (rc->u.kind != REMOTE_FILE)
+                return fail(ctx, s, "'layout' is for file: remotes only");
+        if (strcmp(v, "subdirs") == 0)
+                rc->layout = REMOTE_LAYOUT_SUBDIRS;
+        else if (strcmp(v, "flat") == 0)
+                rc->layout = REMOTE_LAYOUT_FLAT;
+        else
+                return fail(ctx, s, "'layout' must be \"subdirs\" or \"flat\" (ccache's layouts), not \"%s\"", v);
+        return 1;
+}
+
+static int parse_remote(Ctx *ctx, const config_setting_t *g, RemoteConfig *rc) {
+        const config_setting_t *s = NULL;
+        const char *v;
+        char why[256];
+        int r;
+
+        if (!config_setting_is_group(g))
+                return fail(ctx, g, "each entry of 'remotes' must be a group: { name = \"x\"; url = \"...\"; }");
+        if ((r = check_keys(ctx, g, remote_keys)) < 0)
+                return r;
+        r = get_string(ctx, g, "name", "\"team-redis\"", &s, &v);
+        if ((r = require(ctx, g, "name", r)) < 0)
+                return r;
+        if (!*v || strlen(v) > CONFIG_NAME_MAX || v[strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")])
+                return fail(ctx, s, "remote name \"%s\" must be 1 to %d of A-Z a-z 0-9 . _ -", v, CONFIG_NAME_MAX);
+        if (!(rc->name = strdup(v)))
+                return -ENOMEM;
+        r = get_string(ctx, g, "url", "\"redis://127.0.0.1:6379\"", &s, &v);
+        if ((r = require(ctx, g, "url", r)) < 0)
+                return r;
+        if (strlen(v) > REMOTE_URL_MAX)
+                return fail(ctx, s, "remote %s: the url is longer than %d bytes", rc->name, REMOTE_URL_MAX);
+        r = remote_url_parse(v, &rc->u, why, sizeof(why));
+        if (r == -EINVAL)
+                return fail(ctx, s, "remote %s: invalid url: %s", rc->name, why);
+        if (r < 0 || !(rc->url = strdup(v)))
+                return -ENOMEM;
+        if (rc->u.kind == REMOTE_FILE)
+                for (const char *const *k = (const char *const[]) { "poll_interval", "timeout", "warn_free", "crit_free",
+                                                                    NULL }; *k; k++)
+                        if ((s = config_setting_get_member(g, *k)))
+                                return fail(ctx, s, "'%s' is for redis remotes only", *k);
+        rc->poll_interval_usec = REMOTE_DEFAULT_POLL_USEC;
+        rc->timeout_usec = REMOTE_DEFAULT_TIMEOUT_USEC;
+        rc->warn_free = (Threshold) { .kind = THRESHOLD_PERCENT, .percent = 10 };
+        rc->crit_free = (Threshold) { .kind = THRESHOLD_PERCENT, .percent = 5 };
+        if ((r = get_password_file(ctx, g, rc)) < 0 || (r = get_layout(ctx, g, rc)) < 0 ||
+            (r = get_duration(ctx, g, "poll_interval", false, &rc->poll_interval_usec)) < 0 ||
+            (r = get_duration(ctx, g, "timeout", false, &rc->timeout_usec)) < 0 ||
+            (r = get_threshold(ctx, g, "warn_free", false, &rc->warn_free)) < 0 ||
+            (r = get_threshold(ctx, g, "crit_free", false, &rc->crit_free)) < 0 ||
+            (r = check_order(ctx, g, "warn_free", &rc->warn_free, "crit_free", &rc->crit_free)) < 0)
+                return r;
+        r = get_size(ctx, g, "max_size", &rc->max_size_bytes, rc->max_size_text);
+        if (r < 0)
+                return r;
+        if (r > 0 && rc->u.kind != REMOTE_FILE)
+                return fail(ctx, config_setting_get_member(g, "max_size"),
+                            "'max_size' is for file: remotes only (a redis server's cap is its maxmemory)");
+        return 0;
+}
+
+static int parse_remotes(Ctx *ctx, const config_setting_t *root, Config *c) {
+        const config_setting_t *list;
+        int r, n;
+
+        r = get_setting(ctx, root, "remotes", CONFIG_TYPE_LIST,
+                        "a list of groups: remotes = ( { name = \"x\"; url = \"redis://...\"; } );", &list);
+        if (r <= 0)
+                return r;
+        n = config_setting_length(list);
+        if (n == 0)
+                return 0;
+        c->remotes = calloc((size_t) n, sizeof(RemoteConfig));
+        if (!c->remotes)
+                return -ENOMEM;
+        for (int i = 0; i < n; i++) {
+                const config_setting_t *g = config_setting_get_elem(list, (unsigned) i);
+                RemoteConfig *rc = &c->remotes[c->n_remotes++];
+
+                if ((r = parse_remote(ctx, g, rc)) < 0)
+                        return r;
+                for (size_t k = 0; k + 1 < c->n_remotes; k++)
+                        if (strcmp(c->remotes[k].name, rc->name) == 0)
+                                return fail(ctx, config_setting_get_member(g, "name"),
+                                            "remote name \"%s\" is used twice", rc->name);
+        }
+        return 0;
+}
+
 static int get_alert_min_interval(Ctx *ctx, const config_setting_t *root, usec_t *ret) {
         int r = get_duration(ctx, root, "alert_min_interval", true, ret);
 
@@ -732,7 +865,8 @@ static int parse_root(Ctx *ctx, const config_setting_t *root, Config *c) {
             (r = get_alert_min_interval(ctx, root, &c->alert_min_interval_usec)) < 0 ||
             (r = get_duration(ctx, root, "audit_interval", true, &c->audit_interval_usec)) < 0 ||
             (r = parse_volumes(ctx, root, c)) < 0 ||
-            (r = parse_caches(ctx, root, c)) < 0)
+            (r = parse_caches(ctx, root, c)) < 0 ||
+            (r = parse_remotes(ctx, root, c)) < 0)
                 return r;
         /* The daemon writes there: never into a cache it keeps. */
         for (size_t i = 0; i < c->n_caches; i++)
@@ -897,6 +1031,13 @@ const VolumeConfig *config_volume(const Config *c, const char *mount) {
         return &c->volume_defaults;
 }
 
+const RemoteConfig *config_remote(const Config *c, const char *name) {
+        for (size_t i = 0; i < c->n_remotes; i++)
+                if (strcmp(c->remotes[i].name, name) == 0)
+                        return &c->remotes[i];
+        return NULL;
+}
+
 const CacheConfig *config_cache(const Config *c, const char *name) {
         for (size_t i = 0; i < c->n_caches; i++)
                 if (strcmp(c->caches[i].name, name) == 0)
@@ -1011,6 +1152,36 @@ static void dump_cache(FILE *f, const CacheConfig *cc) {
         fprintf(f, "    silent_min_calls = %llu;\n", (unsigned long long) cc->silent_min_calls);
         fprintf(f, "    silent_hit_rate = \"%s%%\";\n", format_exact(cc->silent_hit_rate, 100, buf, sizeof(buf)));
         dump_duration(f, "    ", "idle_after", cc->idle_after_usec);
+        dump_duration(f, "    ", "remote_errors_window", cc->remote_errors_window_usec);
+}
+
+/* The password_file's path is printed, never what it holds; a URL with a
+ * password in it was refused at load. */
+static void dump_remotes(const Config *c, FILE *f) {
+        if (c->n_remotes == 0)
+                return;
+        fputs("remotes = (\n", f);
+        for (size_t i = 0; i < c->n_remotes; i++) {
+                const RemoteConfig *rc = &c->remotes[i];
+
+                fputs("  {\n", f);
+                dump_string(f, "    ", "name", rc->name);
+                dump_string(f, "    ", "url", rc->url);
+                if (rc->password_file)
+                        dump_string(f, "    ", "password_file", rc->password_file);
+                if (rc->u.kind == REMOTE_REDIS) {
+                        dump_duration(f, "    ", "poll_interval", rc->poll_interval_usec);
+                        dump_duration(f, "    ", "timeout", rc->timeout_usec);
+                        dump_threshold(f, "    ", "warn_free", &rc->warn_free, "bytes");
+                        dump_threshold(f, "    ", "crit_free", &rc->crit_free, "bytes");
+                } else {
+                        if (rc->max_size_bytes)
+                                dump_size(f, "    ", "max_size", rc->max_size_text, rc->max_size_bytes, "bytes");
+                        dump_string(f, "    ", "layout", remote_layout_name(rc->layout));
+                }
+                fprintf(f, "  }%s\n", i + 1 < c->n_remotes ? "," : "");
+        }
+        fputs(");\n", f);
 }
 
 void config_dump(const Config *c, FILE *f) {
@@ -1044,6 +1215,7 @@ void config_dump(const Config *c, FILE *f) {
                 fprintf(f, "  }%s\n", i + 1 < c->n_caches ? "," : "");
         }
         fputs(");\n", f);
+        dump_remotes(c, f);
 }
 
 Config *config_free(Config *c) {
@@ -1067,6 +1239,9 @@ Config *config_free(Config *c) {
                 free_strv(c->caches[i].ccache_conf_allow);
         }
         free(c->caches);
+        for (size_t i = 0; i < c->n_remotes; i++)
+                remote_config_done(&c->remotes[i]);
+        free(c->remotes);
         free(c);
         return NULL;
 }

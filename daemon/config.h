@@ -24,6 +24,9 @@
 #define CONFIG_SILENT_WINDOW_MAX (30 * 86400 * USEC_PER_SEC)
 #define CONFIG_IDLE_AFTER_MIN    (60 * USEC_PER_SEC)
 #define CONFIG_IDLE_AFTER_MAX    (90 * 86400 * USEC_PER_SEC)
+/* remote_errors_window: minute buckets are the finest; the minute ring holds a day. */
+#define CONFIG_REMOTE_ERRORS_WINDOW_MIN (60 * USEC_PER_SEC)
+#define CONFIG_REMOTE_ERRORS_WINDOW_MAX (86400 * USEC_PER_SEC)
 
 typedef enum ThresholdKind {
         THRESHOLD_UNSET,
@@ -72,7 +75,13 @@ typedef struct CacheConfig {
         uint64_t silent_min_calls;   /* >= 1 */
         double silent_hit_rate;      /* fraction, [0, 1]; 0: never fires */
         usec_t idle_after_usec;      /* [CONFIG_IDLE_AFTER_MIN, CONFIG_IDLE_AFTER_MAX] */
+        /* remote-errors: ccache counted remote storage errors or timeouts in
+         * the cache's stats within this window. */
+        usec_t remote_errors_window_usec; /* [CONFIG_REMOTE_ERRORS_WINDOW_MIN, _MAX] */
 } CacheConfig;
+
+/* remote.h: one entry of `remotes` (ccache remote storage watched or kept). */
+typedef struct RemoteConfig RemoteConfig;
 
 typedef struct Config {
         char *file;                  /* what it was loaded from, for messages */
@@ -89,6 +98,8 @@ typedef struct Config {
         size_t n_volume_overrides;
         CacheConfig *caches;
         size_t n_caches;
+        RemoteConfig *remotes;       /* remote.h; NULL when none */
+        size_t n_remotes;
 } Config;
 
 /* Parses and validates the file at path. On success stores a new Config in
@@ -122,6 +133,7 @@ static inline void config_freep(Config **c) {
 /* The limits for the volume mounted at mount: its override, else the defaults. */
 const VolumeConfig *config_volume(const Config *c, const char *mount);
 const CacheConfig *config_cache(const Config *c, const char *name);
+const RemoteConfig *config_remote(const Config *c, const char *name);
 
 /* A size ("100G", human.h) or a percentage of the total ("10%"); with
  * allow_count a bare integer is a count (inodes). A size or count is kept

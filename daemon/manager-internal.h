@@ -13,6 +13,7 @@
 #include "config.h"
 #include "control.h"
 #include "manager.h"
+#include "remotes.h"
 #include "space.h"
 #include "watch.h"
 
@@ -34,6 +35,7 @@ struct Manager {
         Control *control;
         Alerter *alerter;
         Space *space;
+        Remotes *remotes;         /* the config's remotes; rebuilt on reload */
         Cache **caches;
         size_t n_caches;
         sd_event_source *check_timer, *audit_timer, *mountinfo, *admin_timer;

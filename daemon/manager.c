@@ -524,6 +524,9 @@ int manager_start(Manager *m) {
         for (size_t i = 0; i < m->n_caches; i++)
                 cache_start(m->caches[i]);
         sync_caches(m);
+        r = remotes_new(m->event, m->alerter, m->config, &m->remotes);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the remotes: %m");
         return 0;
 }
 
@@ -540,6 +543,7 @@ int manager_reload(Manager *m, char *err, size_t errlen) {
         char buf[CONFIG_ERROR_MAX];
         Config *c = NULL, *old;
         Cache **caches, **old_caches;
+        Remotes *remotes = NULL;
         size_t n, old_n;
         int r;
 
@@ -553,9 +557,18 @@ int manager_reload(Manager *m, char *err, size_t errlen) {
         else
                 r = config_load_builtin(buf, sizeof(buf), &c);
         if (r >= 0) {
-                r = caches_build(m, c, &caches, &n);
+                /* New watches on the new config: the old ones go with the old
+                 * config they borrow from (standing alerts are raised afresh). */
+                r = remotes_new(m->event, m->alerter, c, &remotes);
                 if (r < 0)
+                        snprintf(buf, sizeof(buf), "%s: cannot set up the remotes: %s", c->file, strerror(-r));
+        }
+        if (r >= 0) {
+                r = caches_build(m, c, &caches, &n);
+                if (r < 0) {
                         snprintf(buf, sizeof(buf), "%s: cannot set up the caches: %s", c->file, strerror(-r));
+                        remotes = remotes_free(remotes);
+                }
         }
         if (r < 0) {
                 log_error("Reload refused, keeping the running configuration: %s", buf);
@@ -573,6 +586,8 @@ int manager_reload(Manager *m, char *err, size_t errlen) {
                 log_notice("state_dir changes to %s at the next start; %s stays until then.", c->state_dir,
                            m->state_dir);
         old = m->config;
+        remotes_free(m->remotes);
+        m->remotes = remotes;
         old_caches = m->caches;
         old_n = m->n_caches;
         m->config = c;
@@ -610,6 +625,7 @@ Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
         m->control = control_free(m->control);
+        m->remotes = remotes_free(m->remotes);
         for (size_t i = 0; i < m->n_caches; i++)
                 cache_free(m->caches[i]);
         free(m->caches);

@@ -85,6 +85,8 @@ static void handle_status(Manager *m, ControlRequest *req, json_object *request)
         result = json_object_new_object();
         json_object_object_add(result, "caches", caches);
         json_object_object_add(result, "volumes", space_status_json(m->space));
+        json_object_object_add(result, "remotes", m->remotes ? remotes_status_json(m->remotes, event_now(m->event, CLOCK_REALTIME))
+                                                             : json_object_new_array());
         json_object_object_add(result, "ready", json_object_new_boolean(m->ready));
         json_object_object_add(result, "version", json_object_new_string(CACHEKEEPER_VERSION));
         control_reply_ok(req, result);

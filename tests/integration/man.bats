@@ -88,13 +88,13 @@ require_words() {
 
 @test "cachekeeper.conf.5 documents every key the daemon accepts" {
         # The key tables of the parser...
-        table_keys=$(awk '/^static const char \*const (top|volumes|override|cache)_keys\[\] = \{/ { on = 1; next }
+        table_keys=$(awk '/^static const char \*const (top|volumes|override|cache|remote)_keys\[\] = \{/ { on = 1; next }
                           on && /^\};/ { on = 0 }
                           on' "$TOP/daemon/config.c" | grep -oE '"[a-z_]+"' | tr -d '"' | sort -u)
         # ...and every setting of the shipped file, commented-out ones included.
         shipped_keys=$(grep -oE '^[[:space:]]*(#[[:space:]]*)?[a-z_]+[[:space:]]*=' "$TOP/etc/cachekeeper.conf" |
                        sed -E 's/^[[:space:]]*(#[[:space:]]*)?//; s/[[:space:]]*=$//' | sort -u)
-        for t in top volumes override cache; do
+        for t in top volumes override cache remote; do
                 grep -q "^static const char \*const ${t}_keys\[\] = {" "$TOP/daemon/config.c" ||
                         { echo "daemon/config.c has no ${t}_keys table any more: update this test"; false; }
         done

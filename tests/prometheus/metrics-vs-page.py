@@ -87,6 +87,7 @@ types, samples = parse_metrics(metrics_path)
 status = json.load(open(status_path))
 caches = {c['name']: c for c in status['caches']}
 volumes = {v['mount']: v for v in status['volumes']}
+remotes = {r['name']: r for r in status.get('remotes', [])}
 
 for name in sorted(set(page) - set(types)):
     errors.append(f'{name}: on the page, not exported')
@@ -111,12 +112,14 @@ for name, labels, value in samples:
         obj = caches.get(labels['cache'])
     elif 'mountpoint' in labels:
         obj = volumes.get(labels['mountpoint'])
+    elif 'remote' in labels:
+        obj = remotes.get(labels['remote'])
     else:
         obj = status
     if obj is None:
         errors.append(f'{name}{labels}: no such cache or volume in the status')
         continue
-    key = labels.get('cache', labels.get('mountpoint', ''))
+    key = labels.get('cache', labels.get('mountpoint', labels.get('remote', '')))
     seen.add((name, key))
     if name == 'cachekeeper_up':
         want = 1.0
@@ -130,6 +133,8 @@ for name, labels, value in samples:
             errors.append(f'{name}{labels}: status has path {obj["path"]!r}, mount {obj.get("mount")!r}')
     elif name == 'cachekeeper_volume_alert_level':
         want = float(LEVELS[obj['alert']])
+    elif name == 'cachekeeper_remote_level':
+        want = float(LEVELS[obj['level']])
     elif m := re.search(r'1 (unless|while) status \\fBstate\\fR is \\fB([a-z_]+)\\fR', body):
         want = float((obj['state'] == m.group(2)) == (m.group(1) == 'while'))
     elif m := re.search(r'status \\fB([^ ,;)]+?)\\fR', body):

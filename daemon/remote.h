@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/* ccache remote storage this host watches or keeps: the `remotes` config
+ * entries and their URLs (redis://, redis+unix:, file:), and the one check
+ * a secret's file must pass. Pure but for remote_password_file_check and
+ * remote_password_read (which read the file); non-logging. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "util.h"
+
+#define REMOTE_URL_MAX          1024
+#define REMOTE_PASSWORD_MAX     512     /* bytes of a password_file's first line */
+#define REMOTE_DEFAULT_POLL_USEC    (30 * USEC_PER_SEC)
+#define REMOTE_DEFAULT_TIMEOUT_USEC (5 * USEC_PER_SEC)
+
+typedef enum RemoteKind {
+        REMOTE_REDIS,           /* redis://[user@]host:port[/db] or redis+unix:/path */
+        REMOTE_FILE,            /* file:/path (ccache's layout; not kept yet) */
+} RemoteKind;
+
+typedef enum RemoteLayout {
+        REMOTE_LAYOUT_SUBDIRS,  /* <2 chars>/<rest of key> (ccache's default) */
+        REMOTE_LAYOUT_FLAT,
+} RemoteLayout;
+
+/* A URL taken apart. Strings are the struct's own (remote_url_done). */
+typedef struct RemoteUrl {
+        RemoteKind kind;
+        char *host;             /* redis:// only */
+        uint16_t port;          /* redis:// only; 6379 when absent */
+        char *user;             /* redis:// only, NULL: none */
+        char *path;             /* redis+unix: socket, file: directory (absolute) */
+        uint32_t db;            /* redis: database number (0 when absent) */
+} RemoteUrl;
+
+typedef struct RemoteConfig {
+        char *name;
+        char *url;              /* as written, without any secret (one in it is refused) */
+        RemoteUrl u;
+        char *password_file;    /* redis: NULL, or an absolute path (checked at load) */
+        usec_t poll_interval_usec;
+        usec_t timeout_usec;    /* connect and each reply */
+        Threshold warn_free;    /* redis: of maxmemory, under a non-evicting policy */
+        Threshold crit_free;
+        uint64_t max_size_bytes; /* file: the cap (0: none) */
+        char max_size_text[CONFIG_SIZE_TEXT_MAX];  /* as configured, for -t */
+        RemoteLayout layout;    /* file: */
+} RemoteConfig;
+
+/* Parses url into *ret (overwritten; free with remote_url_done). Returns 0,
+ * or -EINVAL with a reason in err (len bytes): unknown scheme, a password
+ * in the URL (secrets come from password_file), a bad port or db, a
+ * relative path. Never echoes a secret into err. */
+int remote_url_parse(const char *url, RemoteUrl *ret, char *err, size_t len);
+void remote_url_done(RemoteUrl *u);
+
+const char *remote_kind_name(RemoteKind k);
+const char *remote_layout_name(RemoteLayout l);
+
+/* Whether the file at path may hold a secret: a regular file (not a
+ * symlink), owned by root, with no permission for group or other. Returns 0,
+ * or -errno (cannot stat: -ENOENT ...), or -EPERM with why in err. */
+int remote_password_file_check(const char *path, char *err, size_t len);
+
+/* Reads the first line of password_file (re-checked on the open fd, as
+ * remote_password_file_check) into buf (len bytes, NUL-terminated, no
+ * newline). Returns its length, or -errno (-EPERM: wrong owner or mode,
+ * -E2BIG: longer than len - 1). buf is wiped on failure. */
+int remote_password_read(const char *path, char *buf, size_t len);
+
+/* Frees what rc owns (not rc itself). */
+void remote_config_done(RemoteConfig *rc);

@@ -1,0 +1,310 @@
+#!/usr/bin/env bats
+# Redis remotes (issue 14), for real: one redis-server for the file, on a
+# Unix socket in the file's directory (no persistence), each test setting
+# its maxmemory and policy; real ccache compiles with remote_storage storing
+# into it; the daemon polls every second. noeviction fills until ccache's
+# stores fail: remote-policy and remote-errors fire; allkeys-lru stays
+# healthy and evicts; a killed server is remote-unreachable, and recovers
+# when it is back; a server that accepts and never answers is unreachable
+# too, and status keeps answering; a password_file with wrong modes is
+# refused with FILE:LINE, and the secret is never shown.
+# tests/run: alongside
+load helper
+
+REDIS_SOCK=$BATS_FILE_TMPDIR/redis.sock
+
+redis_start() {
+        redis-server --port 0 --unixsocket "$REDIS_SOCK" --unixsocketperm 700 --save '' --appendonly no \
+                --dir "$BATS_FILE_TMPDIR" --logfile "$BATS_FILE_TMPDIR/redis.log" \
+                --pidfile "$BATS_FILE_TMPDIR/redis.pid" --daemonize yes 3>&-
+        wait_for "redis-cli -s '$REDIS_SOCK' ping 2>/dev/null | grep -q PONG" 10
+}
+
+redis_stop() {
+        local pid
+        pid=$(cat "$BATS_FILE_TMPDIR/redis.pid" 2>/dev/null) || return 0
+        kill "$pid" 2>/dev/null || return 0
+        wait_for "! kill -0 $pid 2>/dev/null" 10
+}
+
+rcli() {
+        redis-cli -s "$REDIS_SOCK" "$@"
+}
+
+setup_file() {
+        [ "$(id -u)" -eq 0 ] || skip "needs root"
+        command -v redis-server > /dev/null || skip "no redis-server"
+        redis_start
+}
+
+teardown_file() {
+        redis_stop
+}
+
+setup() {
+        setup_compile_cache
+        ALERTS=$BATS_TEST_TMPDIR/alerts.log
+        # One line per run: EVENT LEVEL SUBJECT | MESSAGE.
+        cat > "$BATS_TEST_TMPDIR/alert.sh" <<'EOS'
+#!/bin/sh
+echo "$CACHEKEEPER_EVENT $CACHEKEEPER_LEVEL ${CACHEKEEPER_REMOTE:-$CACHEKEEPER_CACHE} | $CACHEKEEPER_MESSAGE" >> "$1"
+EOS
+        chmod +x "$BATS_TEST_TMPDIR/alert.sh"
+        [ -S "$REDIS_SOCK" ] || redis_start
+        rcli config set requirepass '' > /dev/null
+        rcli flushall > /dev/null
+        export CCACHE_REMOTE_STORAGE="redis+unix:$REDIS_SOCK"
+}
+
+teardown() {
+        stop_daemon
+        [ -z "${LISTENER:-}" ] || kill "$LISTENER" 2>/dev/null || true
+}
+
+# config REMOTE-SETTINGS [URL]: cache t, remote r polled every second
+# (timeout $REMOTE_TIMEOUT, default 1s).
+config() {
+        write_config 1G 'remote_errors_window = "5m";' \
+                "alert_command = [ \"$BATS_TEST_TMPDIR/alert.sh\", \"$ALERTS\" ];" 'alert_min_interval = "0s";' \
+                "remotes = ( { name = \"r\"; url = \"${2:-redis+unix:$REDIS_SOCK}\"; poll_interval = \"1s\"; timeout = \"${REMOTE_TIMEOUT:-1s}\"; $1 } );"
+}
+
+alerts() {
+        if [ -e "$ALERTS" ]; then grep -c "^$1 " "$ALERTS" || true; else echo 0; fi
+}
+
+remote_field() {
+        status_jq ".remotes[] | select(.name == \"r\") | .$1"
+}
+
+# big N PREFIX: N objects of 250 kB of random data each, compiled with
+# ccache into cache t and its remote storage (in base64, which ccache's
+# compression brings back to about 250 kB).
+big() {
+        local src=$BATS_TEST_TMPDIR/src
+        mkdir -p "$src"
+        for i in $(seq 1 "$1"); do
+                { printf 'const char %s%d[] = "' "$2" "$i"; head -c 250000 /dev/urandom | base64 -w0; printf '";\n'; } > "$src/$2$i.c"
+                CCACHE_DIR=$CACHE ccache gcc -c "$src/$2$i.c" -o "$src/$2$i.o" || return 1
+        done
+}
+
+used_memory() {
+        rcli info memory | tr -d '\r' | awk -F: '$1 == "used_memory" { print $2 }'
+}
+
+remote_errors() {
+        CCACHE_DIR=$CACHE ccache --print-stats | awk '$1 == "remote_storage_error" { print $2 }'
+}
+
+@test "noeviction: stores fail once full: remote-policy and remote-errors fire, check says so" {
+        rcli config set maxmemory 8mb > /dev/null
+        rcli config set maxmemory-policy noeviction > /dev/null
+        # Once a store failed, less than 1M of its 8.4M is free: critical.
+        config 'warn_free = "2M"; crit_free = "1M";'
+        start_ready
+        wait_for "[ \"\$(remote_field state)\" = ok ]" 10
+        wait_for "[ \$(alerts 'remote-policy warning') -eq 1 ]" 10
+        grep -q '^remote-policy warning r | Remote r (redis+unix:.*) has maxmemory-policy noeviction, which evicts none of ccache.s keys' "$ALERTS"
+        [ "$(remote_field policy)" = noeviction ]
+        [ "$(remote_field evicts)" = false ]
+        [ "$(remote_field maxmemory_bytes)" -eq 8388608 ]
+
+        # Fill it: 34 objects of 250 kB are more than 8 MB. Until a store
+        # failed with the server full (not for some other reason).
+        for round in $(seq 1 15); do
+                big 4 "r$round"
+                [ "$(remote_errors)" -eq 0 ] || [ "$(used_memory)" -lt 7800000 ] || break
+        done
+        [ "$(remote_errors)" -gt 0 ]
+        [ "$(used_memory)" -ge 7800000 ]
+        # ccache's counters are fed every 10 s.
+        wait_for "[ \$(alerts 'remote-errors warning') -eq 1 ]" 30
+        grep -q "^remote-errors warning t | Cache t: ccache counted [0-9]* remote storage errors\? or timeouts\? in the last 5m" "$ALERTS"
+        [ "$(cache_field t remote_errors.alert)" = true ]
+        [ "$(cache_field t remote_errors.errors)" -gt 0 ]
+        # Memory at the cap under a non-evicting policy: remote-level too.
+        wait_for "[ \"\$(remote_field level)\" = critical ]" 10 || { status_jq '.remotes[0]' >&2; false; }
+        # alert_command runs after the status changed: wait for its line.
+        wait_for "[ \$(alerts 'remote-level critical') -eq 1 ]" 10
+        grep -q '^remote-level critical r | Remote r (.*) memory critical: [0-9]* of maxmemory 8388608 bytes used, policy noeviction$' "$ALERTS"
+        wait_for "[ \"\$(remote_field ccache_keys)\" = \"\$(rcli --scan --pattern 'ccache:*' | wc -l)\" ]" 10
+        [ "$(remote_field ccache_keys)" -gt 10 ]
+
+        run ctl check
+        [ "$status" -eq 2 ]
+        [[ "$output" == *"remote r memory critical: "* ]]
+        [[ "$output" == *"remote r will fill and refuse stores (maxmemory 8.4M, policy noeviction)"* ]]
+        [[ "$output" == *"cache t: "*" remote storage errors in 300s"* ]]
+        ctl metrics | grep -q '^cachekeeper_remote_evicts{remote="r"} 0$'
+        ctl metrics | grep -q '^cachekeeper_remote_used_memory_bytes{remote="r"} [0-9]'
+        ctl metrics | grep -q '^cachekeeper_cache_remote_errors{cache="t"} [1-9]'
+        ctl status | grep -q '^r  *ok  .*noeviction'
+
+        # Evicting again: remote-policy recovers.
+        rcli config set maxmemory-policy allkeys-lru > /dev/null
+        wait_for "[ \$(alerts 'remote-policy ok') -eq 1 ]" 10
+        grep -q '^remote-policy ok r | Remote r .* evicts again: maxmemory 8388608, maxmemory-policy allkeys-lru\.$' "$ALERTS"
+}
+
+@test "allkeys-lru: filling it evicts, stores go on, no remote-policy" {
+        rcli config set maxmemory 8mb > /dev/null
+        rcli config set maxmemory-policy allkeys-lru > /dev/null
+        config
+        start_ready
+        wait_for "[ \"\$(remote_field state)\" = ok ]" 10
+        [ "$(remote_field evicts)" = true ]
+        before=$(remote_field evicted_keys_total)
+        big 40 a
+        wait_for "[ \$(remote_field evicted_keys_total) -gt $before ]" 10
+        [ "$(remote_field 'evicted_keys."1h"')" -gt 0 ]
+        [ "$(remote_errors)" -eq 0 ]
+        [ "$(alerts remote-policy)" -eq 0 ]
+        [ "$(alerts remote-level)" -eq 0 ]
+        [ "$(remote_field level)" = ok ]
+        run ctl check
+        [ "$status" -eq 0 ]
+        ctl metrics | grep -q '^cachekeeper_remote_evicts{remote="r"} 1$'
+}
+
+@test "a killed server is remote-unreachable; back, it recovers" {
+        rcli config set maxmemory 8mb > /dev/null
+        rcli config set maxmemory-policy allkeys-lru > /dev/null
+        config
+        start_ready
+        wait_for "[ \"\$(remote_field state)\" = ok ]" 10
+        redis_stop
+        wait_for "[ \$(alerts 'remote-unreachable critical') -eq 1 ]" 15
+        grep -q "^remote-unreachable critical r | Remote r (redis+unix:$REDIS_SOCK) is unreachable: cannot connect: " "$ALERTS"
+        [ "$(remote_field state)" = unreachable ]
+        [ "$(remote_field reachable)" = false ]
+        run ctl check
+        [ "$status" -eq 2 ]
+        [[ "$output" == *"remote r unreachable: cannot connect: "* ]]
+        ctl metrics | grep -q '^cachekeeper_remote_up{remote="r"} 0$'
+
+        redis_start
+        wait_for "[ \$(alerts 'remote-unreachable ok') -eq 1 ]" 15
+        grep -q '^remote-unreachable ok r | Remote r (.*) answers again\.$' "$ALERTS"
+        [ "$(remote_field state)" = ok ]
+        [ "$(alerts 'remote-unreachable critical')" -eq 1 ]
+}
+
+@test "a server that accepts and never answers: remote-unreachable after the timeout, status answers meanwhile" {
+        # A listening Unix socket whose connections are never read.
+        /usr/bin/python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1]); s.listen(16)
+conns = []
+while True:
+    c, _ = s.accept(); conns.append(c)
+' "$BATS_TEST_TMPDIR/mute.sock" 3>&- &
+        LISTENER=$!
+        wait_for "[ -S '$BATS_TEST_TMPDIR/mute.sock' ]" 5
+        # A timeout of 4s: a loop that waited on the server would hold status
+        # back that long.
+        REMOTE_TIMEOUT=4s config '' "redis+unix:$BATS_TEST_TMPDIR/mute.sock"
+        start_ready
+        # The loop never waits on the server: status answers at once, a
+        # round in flight or not (a generous bound on a loaded machine).
+        for i in 1 2 3 4 5 6; do
+                start=$(date +%s%N)
+                ctl -t 5 status --json > /dev/null
+                ms=$(( ($(date +%s%N) - start) / 1000000 ))
+                [ "$ms" -lt 2500 ] || { echo "status took $ms ms" >&2; false; }
+                sleep 0.5
+        done
+        wait_for "[ \$(alerts 'remote-unreachable critical') -eq 1 ]" 30
+        grep -q '^remote-unreachable critical r | .* is unreachable: no answer within 4s (timeout)$' "$ALERTS"
+        err=$(remote_field last_error)
+        [ "$err" = "no answer within 4s (timeout)" ] || { echo "last_error: $err" >&2; false; }
+}
+
+@test "password_file: wrong owner or modes refused with FILE:LINE; the secret never shows" {
+        pw=$BATS_TEST_TMPDIR/redis.pass
+        secret="s3cr3t-$RANDOM-never-shown"
+        printf '%s\n' "$secret" > "$pw"
+        chmod 0644 "$pw"
+        config "password_file = \"$pw\";"
+        run --separate-stderr "$CKD" -t -c "$BATS_TEST_TMPDIR/ck.conf"
+        [ "$status" -eq 1 ]
+        line=$(grep -n password_file "$BATS_TEST_TMPDIR/ck.conf" | cut -d: -f1)
+        [[ "$stderr" == "$BATS_TEST_TMPDIR/ck.conf:$line: password_file '$pw' must be owned by root and not readable by group or other"*"mode 0644" ]] || { echo "$stderr"; false; }
+        chmod 0600 "$pw"
+        chown 65534 "$pw"
+        run --separate-stderr "$CKD" -t -c "$BATS_TEST_TMPDIR/ck.conf"
+        [ "$status" -eq 1 ]
+        [[ "$stderr" == *"owned by uid 65534 with mode 0600" ]]
+        chown 0 "$pw"
+        ln -s "$pw" "$BATS_TEST_TMPDIR/link.pass"
+        config "password_file = \"$BATS_TEST_TMPDIR/link.pass\";"
+        run --separate-stderr "$CKD" -t -c "$BATS_TEST_TMPDIR/ck.conf"
+        [ "$status" -eq 1 ]
+        [[ "$stderr" == *"link.pass' is not a regular file" ]]
+        # A password in the URL itself is refused, without echoing it.
+        config '' "redis://user:$secret@127.0.0.1:1"
+        run --separate-stderr "$CKD" -t -c "$BATS_TEST_TMPDIR/ck.conf"
+        [ "$status" -eq 1 ]
+        [[ "$stderr" == *"a password in the URL is refused: put it in password_file"* ]]
+        [[ "$stderr" != *"$secret"* ]]
+
+        # Root-only: accepted, used, and shown nowhere.
+        rcli config set requirepass "$secret" > /dev/null
+        config "password_file = \"$pw\";"
+        run --separate-stderr "$CKD" -t -c "$BATS_TEST_TMPDIR/ck.conf"
+        [ "$status" -eq 0 ]
+        [[ "$output" == *"password_file = \"$pw\";"* ]]
+        [[ "$output$stderr" != *"$secret"* ]]
+        start_ready
+        wait_for "[ \"\$(remote_field state)\" = ok ]" 10
+        [ "$(remote_field used_memory_bytes)" -gt 0 ]
+        # A wrong password: refused by the server, reported, still not shown.
+        printf 'wrong-%s\n' "$secret" > "$pw"
+        wait_for "[ \"\$(remote_field state)\" = unreachable ]" 10
+        [[ "$(remote_field last_error)" == "the server refused: "* ]]
+        printf '%s\n' "$secret" > "$pw"
+        wait_for "[ \"\$(remote_field state)\" = ok ]" 10
+        stop_daemon
+        ! grep -rq -- "$secret" "$BATS_TEST_TMPDIR/daemon.log" "$ALERTS" 2>/dev/null
+        ! ctl status --json 2>/dev/null | grep -q -- "$secret"
+        rcli -a "$secret" --no-auth-warning config set requirepass '' > /dev/null
+}
+
+@test "remotes: bad settings are FILE:LINE errors" {
+        printf 'caches = ( { name = "a"; path = "/srv/a"; max_size = "1G"; } );\nremotes = (\n  { name = "r";\n    url = "memcached://x"; }\n);\n' > "$BATS_TEST_TMPDIR/bad.conf"
+        run --separate-stderr "$CKD" -t -c "$BATS_TEST_TMPDIR/bad.conf"
+        [ "$status" -eq 1 ]
+        [ "$stderr" = "$BATS_TEST_TMPDIR/bad.conf:4: remote r: invalid url: unknown kind of remote storage: redis://, redis+unix: and file: are known" ]
+        printf 'caches = ( { name = "a"; path = "/srv/a"; max_size = "1G"; } );\nremotes = (\n  { name = "r"; url = "redis://db.example:6379"; }\n);\n' > "$BATS_TEST_TMPDIR/bad.conf"
+        run --separate-stderr "$CKD" -t -c "$BATS_TEST_TMPDIR/bad.conf"
+        [ "$status" -eq 1 ]
+        [[ "$stderr" == "$BATS_TEST_TMPDIR/bad.conf:3: remote r: invalid url: the host must be an IP address (or localhost)"* ]]
+        printf 'caches = ( { name = "a"; path = "/srv/a"; max_size = "1G"; } );\nremotes = (\n  { name = "r"; url = "redis://127.0.0.1";\n    max_size = "1G"; }\n);\n' > "$BATS_TEST_TMPDIR/bad.conf"
+        run --separate-stderr "$CKD" -t -c "$BATS_TEST_TMPDIR/bad.conf"
+        [ "$status" -eq 1 ]
+        [[ "$stderr" == "$BATS_TEST_TMPDIR/bad.conf:4: 'max_size' is for file: remotes only"* ]]
+        # file: remotes are validated, and status says plainly they are not kept.
+        mkdir -m 1777 "$CACHE" 2>/dev/null || true
+        write_config 1G '' 'remotes = ( { name = "share"; url = "file:/srv/ccache-shared"; max_size = "500G"; layout = "subdirs"; } );'
+        start_ready
+        [ "$(status_jq '.remotes[0].state')" = not_kept ]
+        [ "$(status_jq '.remotes[0].kind')" = file ]
+        ctl status | grep -q '^share  *not_kept  *file:/srv/ccache-shared$'
+}
+
+@test "reload swaps the remotes: a new one is watched, a removed one is gone" {
+        config
+        start_ready
+        wait_for "[ \"\$(remote_field state)\" = ok ]" 10
+        write_config 1G '' 'remotes = ( { name = "share"; url = "file:/srv/ccache-shared"; },' \
+                "{ name = \"r2\"; url = \"redis+unix:$REDIS_SOCK\"; poll_interval = \"1s\"; } );"
+        ctl reload
+        [ "$(status_jq '[.remotes[].name] | join(",")')" = share,r2 ]
+        wait_for "[ \"\$(status_jq '.remotes[1].state')\" = ok ]" 10
+        # And none again.
+        write_config 1G ''
+        ctl reload
+        [ "$(status_jq '.remotes | length')" -eq 0 ]
+        ctl status --json > /dev/null
+}

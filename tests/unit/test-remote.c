@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: MIT */
+/* Remote storage URLs as ccache writes them (remote.h), the password
+ * file's checks, INFO parsing and the judgements on it (redis-info.h), and
+ * the remote-errors alarm on activity buckets (remote-errors.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "activity.h"
+#include "redis-info.h"
+#include "remote-errors.h"
+#include "remote.h"
+
+static void test_url_good(void **state) {
+        static const struct {
+                const char *url;
+                RemoteKind kind;
+                const char *host, *user, *path;
+                unsigned port, db;
+        } ok[] = {
+                { "redis://127.0.0.1:6379", REMOTE_REDIS, "127.0.0.1", NULL, NULL, 6379, 0 },
+                { "redis://127.0.0.1", REMOTE_REDIS, "127.0.0.1", NULL, NULL, 6379, 0 },
+                { "redis://localhost:7000/3", REMOTE_REDIS, "127.0.0.1", NULL, NULL, 7000, 3 },
+                { "redis://ci@10.1.2.3:6380/15", REMOTE_REDIS, "10.1.2.3", "ci", NULL, 6380, 15 },
+                { "redis://[::1]:6390", REMOTE_REDIS, "::1", NULL, NULL, 6390, 0 },
+                { "redis://[::1]", REMOTE_REDIS, "::1", NULL, NULL, 6379, 0 },
+                { "redis://10.0.0.1:6379|connect-timeout=500", REMOTE_REDIS, "10.0.0.1", NULL, NULL, 6379, 0 },
+                { "redis+unix:/run/redis/redis.sock", REMOTE_REDIS, NULL, NULL, "/run/redis/redis.sock", 0, 0 },
+                { "redis+unix:///run/redis.sock", REMOTE_REDIS, NULL, NULL, "/run/redis.sock", 0, 0 },
+                { "file:/srv/ccache-shared", REMOTE_FILE, NULL, NULL, "/srv/ccache-shared", 0, 0 },
+                { "file:///srv/ccache-shared|layout=flat", REMOTE_FILE, NULL, NULL, "/srv/ccache-shared", 0, 0 },
+        };
+        char err[256];
+
+        for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+                RemoteUrl u;
+
+                assert_int_equal(remote_url_parse(ok[i].url, &u, err, sizeof(err)), 0);
+                assert_int_equal(u.kind, ok[i].kind);
+                if (ok[i].host)
+                        assert_string_equal(u.host, ok[i].host);
+                else
+                        assert_null(u.host);
+                if (ok[i].user)
+                        assert_string_equal(u.user, ok[i].user);
+                else
+                        assert_null(u.user);
+                if (ok[i].path)
+                        assert_string_equal(u.path, ok[i].path);
+                else
+                        assert_null(u.path);
+                if (ok[i].host)
+                        assert_int_equal(u.port, ok[i].port);
+                assert_int_equal(u.db, ok[i].db);
+                remote_url_done(&u);
+        }
+}
+
+static void test_url_bad(void **state) {
+        static const struct {
+                const char *url, *why;
+        } bad[] = {
+                { "http://cache.example/ccache", "unknown kind" },
+                { "redis:/127.0.0.1", "unknown kind" },
+                { "", "unknown kind" },
+                { "redis://user:hunter2@127.0.0.1", "a password in the URL is refused" },
+                { "redis://:hunter2@127.0.0.1", "a password in the URL is refused" },
+                { "redis://127.0.0.1:0", "the port" },
+                { "redis://127.0.0.1:65536", "the port" },
+                { "redis://127.0.0.1:http", "the port" },
+                { "redis://127.0.0.1:", "the port" },
+                { "redis://127.0.0.1/x", "the database" },
+                { "redis://cache.example:6379", "must be an IP address" },
+                { "redis://", "expected redis://" },
+                { "redis://@127.0.0.1", "expected redis://" },
+                { "redis://[::1", "expected redis://" },
+                { "redis+unix:run/redis.sock", "absolute path" },
+                { "redis+unix:", "absolute path" },
+                { "file:srv/x", "absolute path" },
+                { "file:/", "absolute path" },
+        };
+        char err[256];
+
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                RemoteUrl u = { .port = 42 };
+
+                err[0] = '\0';
+                assert_int_equal(remote_url_parse(bad[i].url, &u, err, sizeof(err)), -EINVAL);
+                if (!strstr(err, bad[i].why))
+                        fail_msg("%s: \"%s\" does not say \"%s\"", bad[i].url, err, bad[i].why);
+                assert_null(strstr(err, "hunter2"));
+                assert_int_equal(u.port, 42);   /* untouched */
+        }
+}
+
+static void test_password_file(void **state) {
+        char dir[] = "/tmp/test-remote-XXXXXX", path[64], link[80], buf[32], err[256];
+        int fd;
+
+        if (geteuid() != 0)
+                skip();
+        assert_non_null(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/pass", dir);
+        snprintf(link, sizeof(link), "%s/link", dir);
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, "sesame\nsecond line\n", 19), 19);
+        close(fd);
+        assert_int_equal(remote_password_file_check(path, err, sizeof(err)), 0);
+        assert_int_equal(remote_password_read(path, buf, sizeof(buf)), 6);
+        assert_string_equal(buf, "sesame");
+        /* Too long for the buffer: refused, wiped. */
+        assert_int_equal(remote_password_read(path, buf, 5), -E2BIG);
+        assert_int_equal(buf[0], 0);
+
+        assert_int_equal(chmod(path, 0640), 0);
+        assert_int_equal(remote_password_file_check(path, err, sizeof(err)), -EPERM);
+        assert_non_null(strstr(err, "must be owned by root and not readable by group or other"));
+        assert_non_null(strstr(err, "mode 0640"));
+        assert_int_equal(remote_password_read(path, buf, sizeof(buf)), -EPERM);
+        assert_int_equal(chmod(path, 0600), 0);
+        assert_int_equal(chown(path, 65534, 0), 0);
+        assert_int_equal(remote_password_file_check(path, err, sizeof(err)), -EPERM);
+        assert_non_null(strstr(err, "owned by uid 65534"));
+        assert_int_equal(remote_password_read(path, buf, sizeof(buf)), -EPERM);
+        assert_int_equal(chown(path, 0, 0), 0);
+
+        assert_int_equal(symlink(path, link), 0);
+        assert_int_equal(remote_password_file_check(link, err, sizeof(err)), -EPERM);
+        assert_string_equal(err, "is not a regular file");
+        assert_int_equal(remote_password_read(link, buf, sizeof(buf)), -ELOOP);
+        unlink(link);
+        unlink(path);
+        assert_int_equal(remote_password_file_check(path, err, sizeof(err)), -ENOENT);
+        rmdir(dir);
+}
+
+/* A Redis 7 reply, abridged, with \r\n as the server sends it. */
+static const char INFO_MEMORY[] =
+        "# Memory\r\nused_memory:8123456\r\nused_memory_human:7.75M\r\nused_memory_rss:12000000\r\n"
+        "maxmemory:8388608\r\nmaxmemory_human:8.00M\r\nmaxmemory_policy:noeviction\r\n";
+static const char INFO_STATS[] =
+        "# Stats\r\ntotal_connections_received:12\r\nevicted_keys:42\r\nkeyspace_hits:1000\r\nkeyspace_misses:250\r\n";
+static const char INFO_KEYSPACE[] = "# Keyspace\r\ndb0:keys=120,expires=0,avg_ttl=0\r\ndb2:keys=7,expires=1,avg_ttl=5\r\n";
+static const char INFO_CLIENTS[] = "# Clients\r\nconnected_clients:3\r\nblocked_clients:0\r\n";
+
+static void test_info_parse(void **state) {
+        RedisInfo info = { 0 };
+
+        assert_int_equal(redis_info_parse(INFO_MEMORY, strlen(INFO_MEMORY), 0, &info), 3);
+        assert_int_equal(redis_info_parse(INFO_STATS, strlen(INFO_STATS), 0, &info), 3);
+        assert_int_equal(redis_info_parse(INFO_KEYSPACE, strlen(INFO_KEYSPACE), 2, &info), 1);
+        assert_int_equal(redis_info_parse(INFO_CLIENTS, strlen(INFO_CLIENTS), 0, &info), 1);
+        assert_true(info.have_memory);
+        assert_int_equal(info.used_memory, 8123456);
+        assert_int_equal(info.maxmemory, 8388608);
+        assert_string_equal(info.policy, "noeviction");
+        assert_int_equal(info.evicted_keys, 42);
+        assert_int_equal(info.keyspace_hits, 1000);
+        assert_int_equal(info.keyspace_misses, 250);
+        assert_int_equal(info.db_keys, 7);
+        assert_int_equal(info.connected_clients, 3);
+        /* db0 when the remote is db 0. */
+        assert_int_equal(redis_info_parse(INFO_KEYSPACE, strlen(INFO_KEYSPACE), 0, &info), 1);
+        assert_int_equal(info.db_keys, 120);
+}
+
+static void test_info_hostile(void **state) {
+        static const char *const junk[] = {
+                "used_memory:-5\r\n", "used_memory:12abc\n", "used_memory:\n", "used_memory:99999999999999999999\n",
+                ":\n", "\n\n\n", "used_memory", "db0:keys=\n", "dbx:keys=1\n", "db0:keys=1", "maxmemory_policy:evict-all\n",
+                "#used_memory:5\n",
+        };
+        RedisInfo info = { .used_memory = 7 };
+
+        for (size_t i = 0; i < sizeof(junk) / sizeof(junk[0]); i++)
+                redis_info_parse(junk[i], strlen(junk[i]), 0, &info);
+        assert_int_equal(info.used_memory, 7);    /* never a half-read number */
+        assert_false(info.have_memory);
+        assert_string_equal(info.policy, "");
+        assert_int_equal(info.db_keys, 1);        /* "db0:keys=1" without a newline is a whole line */
+        /* Not NUL-terminated: only n bytes are read. */
+        assert_int_equal(redis_info_parse("used_memory:123456", 15, 0, &info), 1);
+        assert_int_equal(info.used_memory, 123);
+}
+
+static void test_policy_and_level(void **state) {
+        const Threshold warn = { .kind = THRESHOLD_PERCENT, .percent = 10 }, crit = { .kind = THRESHOLD_PERCENT, .percent = 5 };
+        RedisInfo info = { .maxmemory = 1000000, .used_memory = 100000 };
+
+        assert_int_equal(redis_info_evicts(&info), -1);            /* policy unknown */
+        assert_int_equal(redis_info_set_policy(&info, "volatile-lru", 12), 0);
+        assert_int_equal(redis_info_evicts(&info), 0);             /* ccache's keys have no TTL */
+        assert_int_equal(redis_info_set_policy(&info, "bogus", 5), -EINVAL);
+        assert_string_equal(info.policy, "volatile-lru");
+        assert_int_equal(redis_info_set_policy(&info, "allkeys-lru", 11), 0);
+        assert_int_equal(redis_info_evicts(&info), 1);
+        info.maxmemory = 0;
+        assert_int_equal(redis_info_evicts(&info), 0);             /* no limit: grows until the host is out */
+
+        /* Levels only under a non-evicting policy with a limit. */
+        info = (RedisInfo) { .maxmemory = 1000000, .used_memory = 960000, .policy = "allkeys-lru" };
+        assert_int_equal(redis_info_level(&info, &warn, &crit, REDIS_LEVEL_OK), REDIS_LEVEL_OK);
+        strcpy(info.policy, "noeviction");
+        assert_int_equal(redis_info_level(&info, &warn, &crit, REDIS_LEVEL_OK), REDIS_LEVEL_CRITICAL);  /* 40k free */
+        info.used_memory = 930000;
+        assert_int_equal(redis_info_level(&info, &warn, &crit, REDIS_LEVEL_OK), REDIS_LEVEL_WARNING);   /* 70k free */
+        info.used_memory = 990000;
+        assert_int_equal(redis_info_level(&info, &warn, &crit, REDIS_LEVEL_WARNING), REDIS_LEVEL_CRITICAL);
+        info.used_memory = 2000000;                                                                  /* over it */
+        assert_int_equal(redis_info_level(&info, &warn, &crit, REDIS_LEVEL_OK), REDIS_LEVEL_CRITICAL);
+        /* Hysteresis: 1 % of maxmemory above a threshold to leave it. */
+        info.used_memory = 945000;                                                                   /* 55k free */
+        assert_int_equal(redis_info_level(&info, &warn, &crit, REDIS_LEVEL_CRITICAL), REDIS_LEVEL_CRITICAL);
+        info.used_memory = 935000;                                                                   /* 65k free */
+        assert_int_equal(redis_info_level(&info, &warn, &crit, REDIS_LEVEL_CRITICAL), REDIS_LEVEL_WARNING);
+        info.used_memory = 895000;                                                                   /* 105k free */
+        assert_int_equal(redis_info_level(&info, &warn, &crit, REDIS_LEVEL_WARNING), REDIS_LEVEL_WARNING);
+        info.used_memory = 880000;                                                                   /* 120k free */
+        assert_int_equal(redis_info_level(&info, &warn, &crit, REDIS_LEVEL_WARNING), REDIS_LEVEL_OK);
+}
+
+static void test_remote_errors(void **state) {
+        const usec_t minute = 60 * USEC_PER_SEC, t0 = 1700000000ULL * USEC_PER_SEC;
+        uint64_t totals[ACTIVITY_CCACHE_TOTALS] = { 0 };
+        Activity *a = NULL;
+        bool standing = false;
+        char msg[512] = "";
+
+        assert_int_equal(activity_new(&a), 0);
+        assert_int_equal(activity_counters(a, totals, t0), 1);   /* the baseline */
+        assert_int_equal(remote_errors_check(&standing, a, 5 * minute, "t", t0, msg, sizeof(msg)), ALARM_NONE);
+        totals[39] = 3;                                          /* remote_storage_error */
+        totals[40] = 1;                                          /* remote_storage_timeout */
+        totals[48] = 10;                                         /* remote_storage_miss */
+        activity_counters(a, totals, t0 + minute);
+        assert_int_equal(remote_errors_count(a, 5 * minute, t0 + minute, NULL, NULL), 4);
+        assert_int_equal(remote_errors_check(&standing, a, 5 * minute, "t", t0 + minute, msg, sizeof(msg)), ALARM_FIRE);
+        assert_true(standing);
+        assert_string_equal(msg, "Cache t: ccache counted 4 remote storage errors or timeouts in the last 5m "
+                                 "(remote hits 0, misses 10): stores and lookups in its remote storage fail; "
+                                 "see the remotes in cachectl status");
+        /* Still within the window: nothing new. */
+        activity_advance(a, t0 + 3 * minute);
+        assert_int_equal(remote_errors_check(&standing, a, 5 * minute, "t", t0 + 3 * minute, msg, sizeof(msg)),
+                         ALARM_NONE);
+        /* A whole window without: recovered, once. */
+        activity_advance(a, t0 + 7 * minute);
+        assert_int_equal(remote_errors_check(&standing, a, 5 * minute, "t", t0 + 7 * minute, msg, sizeof(msg)),
+                         ALARM_RECOVER);
+        assert_string_equal(msg, "Cache t: no remote storage error or timeout in the last 5m.");
+        assert_int_equal(remote_errors_check(&standing, a, 5 * minute, "t", t0 + 8 * minute, msg, sizeof(msg)),
+                         ALARM_NONE);
+        activity_free(a);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_url_good),
+                cmocka_unit_test(test_url_bad),
+                cmocka_unit_test(test_password_file),
+                cmocka_unit_test(test_info_parse),
+                cmocka_unit_test(test_info_hostile),
+                cmocka_unit_test(test_policy_and_level),
+                cmocka_unit_test(test_remote_errors),
+        };
+        return cmocka_run_group_tests_name("remote", tests, NULL, NULL);
+}
