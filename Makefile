@@ -160,7 +160,12 @@ install: all
 	@echo "For node_exporter's textfile collector: systemctl enable --now cachekeeper-metrics.timer"
 
 # The config is left in place: it may hold the admin's changes.
+# Before the daemon goes, it says what stays in each cache's ccache.conf.
 uninstall:
+	@if [ -x $(DESTDIR)$(SBINDIR)/cachekeeperd ] && [ -e $(DESTDIR)$(SYSCONFDIR)/cachekeeper.conf ]; then \
+		echo "What stays in each cache's ccache.conf:"; \
+		$(DESTDIR)$(SBINDIR)/cachekeeperd --describe-conf -c $(DESTDIR)$(SYSCONFDIR)/cachekeeper.conf || true; \
+	fi
 	rm -f $(DESTDIR)$(SBINDIR)/cachekeeperd $(DESTDIR)$(BINDIR)/cachectl
 	rm -f $(UNITS:%=$(DESTDIR)$(UNITDIR)/%)
 	rm -f $(DESTDIR)$(MANDIR)/man1/cachectl.1 $(DESTDIR)$(MANDIR)/man5/cachekeeper.conf.5 \

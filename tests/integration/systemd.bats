@@ -134,8 +134,13 @@ start_daemon_with_socket() {
         echo '# local change' >> "$P/etc/cachekeeper.conf"
         install_into "$P"
         grep -qx '# local change' "$P/etc/cachekeeper.conf"
-        env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$TOP" -f "${CK_MAKEFILE:-$TOP/Makefile}" \
+        run env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$TOP" -f "${CK_MAKEFILE:-$TOP/Makefile}" \
                 B="$CK_BUILD" uninstall DESTDIR= PREFIX="$P/usr" SYSCONFDIR="$P/etc"
+        [ "$status" -eq 0 ]
+        # It says what stays in each cache's ccache.conf (the shipped caches: mi210, aiter).
+        [ "${lines[0]}" = "What stays in each cache's ccache.conf:" ]
+        [[ "${lines[1]}" == "mi210: /var/cache/mi210-ccache/ccache.conf"* ]]
+        [[ "${lines[2]}" == "aiter: /mnt/llm-storage/ccache-aiter/ccache.conf"* ]]
         [ ! -e "$UNITS/cachekeeperd.service" ]
         [ ! -e "$UNITS/cachekeeperd.socket" ]
         [ ! -e "$P/usr/sbin/cachekeeperd" ]
