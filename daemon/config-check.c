@@ -14,7 +14,6 @@
 #include "volume.h"
 
 #define CHECK_VOLUMES_MAX 64            /* volumes looked at; caches share them */
-#define GROUP_BUFFER_MAX  (1u << 20)    /* as the daemon's own lookup */
 
 typedef struct Checked {
         char mount[PATH_MAX];
@@ -44,25 +43,13 @@ static void warn(Check *k, const char *fmt, ...) {
 
 static void check_admin_group(Check *k) {
         const char *name = k->config->admin_group;
-        _cleanup_free_ char *buf = NULL;
-        struct group gr, *found = NULL;
-        size_t size = 4096;
-        int r;
+        gid_t gid;
+        int r = group_gid(name, &gid);
 
-        for (;;) {
-                char *p = realloc(buf, size);
-                if (!p)
-                        return;
-                buf = p;
-                r = getgrnam_r(name, &gr, buf, size, &found);
-                if (r != ERANGE || size >= GROUP_BUFFER_MAX)
-                        break;
-                size *= 2;
-        }
-        if (r == 0 && !found)
+        if (r == 0)
                 warn(k, "admin_group '%s' is no group on this host: only root may trim and reload", name);
-        else if (r != 0 && r != ENOENT && r != ESRCH)
-                warn(k, "admin_group '%s' cannot be looked up: %s", name, strerror(r));
+        else if (r < 0)
+                warn(k, "admin_group '%s' cannot be looked up: %s", name, strerror(-r));
 }
 
 static void check_alert_command(Check *k) {

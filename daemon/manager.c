@@ -38,7 +38,6 @@
  * and this often, in case /etc/group changed: never per request or per
  * connection, so a slow NSS stalls no client. */
 #define ADMIN_REFRESH_USEC (60 * USEC_PER_SEC)
-#define GROUP_BUFFER_MAX   (1u << 20)   /* getgrnam_r buffer: a group bigger than this is not found */
 /* Each cache's history is written at most this often (when it changed),
  * and at shutdown. */
 #define HISTORY_SAVE_USEC (60 * USEC_PER_SEC)
@@ -85,37 +84,22 @@ static void notify_status(Manager *m) {
  * keeps what was known. */
 static void resolve_admin_group(Manager *m, bool loud) {
         const char *name = m->config->admin_group;
-        _cleanup_free_ char *buf = NULL;
-        struct group gr, *found = NULL;
-        size_t size = 4096;
-        int r;
+        gid_t gid = 0;
+        int r = group_gid(name, &gid);
 
-        for (;;) {
-                char *p = realloc(buf, size);
-                if (!p) {
-                        log_oom();
-                        return;
-                }
-                buf = p;
-                r = getgrnam_r(name, &gr, buf, size, &found);
-                if (r != ERANGE || size >= GROUP_BUFFER_MAX)
-                        break;
-                size *= 2;
-        }
-        if (r != 0 && r != ENOENT && r != ESRCH) {
+        if (r < 0) {
                 log_warning_errno(r, "Failed to look up admin_group '%s', keeping what was known: %m", name);
                 return;
         }
-        if (!found) {
+        if (r == 0) {
                 if (loud || m->admin_gid_known)
                         log_warning("No group named '%s' (admin_group): only root may trim and reload.", name);
                 m->admin_gid_known = false;
                 return;
         }
-        if (loud || !m->admin_gid_known || m->admin_gid != found->gr_gid)
-                log_info("admin_group '%s' is gid %u: its members may trim and reload.", name,
-                         (unsigned) found->gr_gid);
-        m->admin_gid = found->gr_gid;
+        if (loud || !m->admin_gid_known || m->admin_gid != gid)
+                log_info("admin_group '%s' is gid %u: its members may trim and reload.", name, (unsigned) gid);
+        m->admin_gid = gid;
         m->admin_gid_known = true;
 }
 
