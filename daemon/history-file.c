@@ -146,59 +146,45 @@ static int replace_file(int dirfd, const char *name, const uint8_t *buf, size_t 
         return fsync(dirfd) < 0 ? -errno : 0;
 }
 
-/* A file of f's newest version with its header written and room for the
- * payload at HISTORY_FILE_HEADER_BYTES, in *ret (n bytes, the caller's). */
-static int file_new(const Format *f, uint8_t **ret, size_t *ret_n) {
+/* Writes obj's payload (ENCODED_BYTES of f's newest layout) at buf. */
+typedef void (*encode_t)(const void *obj, uint8_t *buf);
+
+/* Writes obj as a file of f's newest version over dirfd/name, atomically:
+ * the header, encode's payload, the checksum. */
+static int file_save(const Format *f, int dirfd, const char *name, encode_t encode, const void *obj) {
         const FileVersion *v = &f->versions[f->n_versions - 1];
         size_t n = file_bytes(f, f->n_versions - 1);
-        uint8_t *buf = malloc(n);
+        _cleanup_free_ uint8_t *buf = NULL;
 
+        assert(name && obj);
+        if (!name_ok(name))
+                return -EINVAL;
+        buf = malloc(n);
         if (!buf)
                 return -ENOMEM;
         memcpy(buf, f->magic, sizeof(f->magic));
         put32(buf + 8, v->version);
         for (size_t i = 0; i < ELEMENTSOF(v->layout); i++)
                 put32(buf + 12 + 4 * i, v->layout[i]);
-        *ret = buf;
-        *ret_n = n;
-        return 0;
-}
-
-/* Seals buf (n bytes: file_new's, its payload written) with its checksum
- * and writes it over dirfd/name. */
-static int file_write(int dirfd, const char *name, uint8_t *buf, size_t n) {
+        encode(obj, buf + HISTORY_FILE_HEADER_BYTES);
         put32(buf + n - 4, history_file_crc32(buf, n - 4));
         return replace_file(dirfd, name, buf, n);
 }
 
-int history_file_save(int dirfd, const char *name, const Activity *a) {
-        _cleanup_free_ uint8_t *buf = NULL;
-        size_t n;
-        int r;
+static void encode_history(const void *obj, uint8_t *buf) {
+        activity_encode(obj, buf);
+}
 
-        assert(name && a);
-        if (!name_ok(name))
-                return -EINVAL;
-        r = file_new(&history_format, &buf, &n);
-        if (r < 0)
-                return r;
-        activity_encode(a, buf + HISTORY_FILE_HEADER_BYTES);
-        return file_write(dirfd, name, buf, n);
+int history_file_save(int dirfd, const char *name, const Activity *a) {
+        return file_save(&history_format, dirfd, name, encode_history, a);
+}
+
+static void encode_regret(const void *obj, uint8_t *buf) {
+        regret_encode(obj, buf);
 }
 
 int regret_file_save(int dirfd, const char *name, const Regret *rg) {
-        _cleanup_free_ uint8_t *buf = NULL;
-        size_t n;
-        int r;
-
-        assert(name && rg);
-        if (!name_ok(name))
-                return -EINVAL;
-        r = file_new(&regret_format, &buf, &n);
-        if (r < 0)
-                return r;
-        regret_encode(rg, buf + HISTORY_FILE_HEADER_BYTES);
-        return file_write(dirfd, name, buf, n);
+        return file_save(&regret_format, dirfd, name, encode_regret, rg);
 }
 
 /* What is wrong with the n bytes at buf as a file of f (history_file_check),
