@@ -20,6 +20,10 @@
 #include "remote-redis.h"
 
 #define SCAN_COUNT "1000"               /* keys Redis looks at per SCAN: ~1 ms of its time */
+/* SCAN calls in one round at most (200M keys at COUNT 1000): a server whose
+ * cursor never comes back to 0 (a broken or hostile one) ends the round
+ * with the key count unknown instead of holding it open for ever. */
+#define SCAN_CALLS_MAX 200000U
 #define SAMPLES 1442U                   /* a day of minute samples, and both ends */
 #define SAMPLE_USEC (60 * USEC_PER_SEC)
 #define UNREACHABLE_AFTER 2U            /* failed rounds in a row: one lost packet pages no one */
@@ -39,6 +43,7 @@ struct RedisRemote {
         /* The round in flight. */
         RedisInfo round;
         uint64_t scan_keys;
+        unsigned scan_calls;
         bool scan_failed;
         char policy_reply[REDIS_POLICY_MAX];
 
@@ -348,7 +353,7 @@ static void on_scan(redisAsyncContext *ac, void *reply_, void *userdata) {
                 return;
         if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
             (cursor = reply->element[0])->type != REDIS_REPLY_STRING || (keys = reply->element[1])->type != REDIS_REPLY_ARRAY ||
-            cursor->len > 20) {
+            cursor->len > 20 || ++r->scan_calls >= SCAN_CALLS_MAX) {
                 r->scan_failed = true;   /* counted as unknown, not a failed round */
                 round_end(r, true, true);
                 return;
@@ -442,6 +447,7 @@ static void round_start(RedisRemote *r) {
 
         r->round = (RedisInfo) { 0 };
         r->scan_keys = 0;
+        r->scan_calls = 0;
         r->scan_failed = false;
         r->policy_reply[0] = '\0';
         r->ac = u->path ? redisAsyncConnectUnix(u->path) : redisAsyncConnect(u->host, u->port);
