@@ -6,13 +6,16 @@
 
 #include "ccache.h"
 
-/* Codes: 0 R, 1 M, 2-11 legacy raw <n>W with n = code-2, 12 4.13 entry,
- * 13 4.13 raw _<nn> (nn packed after the key). */
-#define CODE_RESULT   0
-#define CODE_MANIFEST 1
-#define CODE_RAW0     2
-#define CODE_V413     12
-#define CODE_V413_RAW 13
+/* Codes: 0 R, 1 M, 2-11 legacy raw <n>W with n = code-2, 12 4.13 entry
+ * (local, or a remote bare key: the same name), 13 4.13 raw _<nn> (nn packed
+ * after the key), 14 a remote bare legacy key. 15 is free. */
+#define CODE_RESULT        0
+#define CODE_MANIFEST      1
+#define CODE_RAW0          2
+#define CODE_RAW_LAST      11
+#define CODE_V413          12
+#define CODE_V413_RAW      13
+#define CODE_REMOTE_LEGACY 14
 
 /* Up to 4.12 a key is 4 base16 then 29 base32hex chars (33 in all); 4.13
  * uses 40 base16 chars. The directory levels consume the first chars. */
@@ -143,11 +146,63 @@ int ccache_pack_name(const char *name, unsigned depth, uint8_t out[CCACHE_PACKED
         return ccache_code_kind(code);
 }
 
+/* A remote bare legacy key: its base16 chars at 4 bits, then 28 base32hex
+ * chars at 5, then the last one at 4: its low bit is padding, 0 in every
+ * name ccache writes (the others are refused, so the packing is exact).
+ * 160 bits at dir_chars 0, 4 fewer per key char in the directory path. */
+static int pack_remote_legacy(const char *name, size_t len, unsigned dir_chars, uint8_t *out, uint8_t *ret_code) {
+        size_t hex = LEGACY_HEX_PREFIX - dir_chars;
+        uint8_t buf[CCACHE_PACKED_SIZE] = { 0 };
+        Bits b = { .buf = buf };
+
+        for (size_t i = 0; i < len; i++) {
+                int v = i < hex ? hex_value(name[i]) : b32_value(name[i]);
+
+                if (v < 0 || (i + 1 == len && (v & 1)))
+                        return -EINVAL;
+                if (i + 1 == len)
+                        put_bits(&b, (unsigned) v >> 1, 4);
+                else
+                        put_bits(&b, (unsigned) v, i < hex ? 4 : 5);
+        }
+        flush_bits(&b);
+        memcpy(out, buf, sizeof(buf));
+        *ret_code = CODE_REMOTE_LEGACY;
+        return 0;
+}
+
+int ccache_pack_remote_name(const char *name, unsigned dir_chars, uint8_t out[CCACHE_PACKED_SIZE], uint8_t *ret_code) {
+        size_t len = strlen(name);
+        uint8_t code;
+
+        if (dir_chars > CCACHE_REMOTE_DIR_CHARS_MAX)
+                return -EINVAL;
+        /* The length says which scheme; 4.13's key packs as a local 4.13
+         * entry whose directory levels hold dir_chars chars, never raw. */
+        if (len + dir_chars == LEGACY_KEY_LEN) {
+                if (pack_remote_legacy(name, len, dir_chars, out, &code) < 0)
+                        return -EINVAL;
+        } else if (len + dir_chars == V413_KEY_LEN) {
+                if (pack_v413(name, len, dir_chars, out, &code) < 0)
+                        return -EINVAL;
+        } else
+                return -EINVAL;
+        *ret_code = code;
+        return ccache_code_kind(code);
+}
+
 char *ccache_unpack_name(const uint8_t in[CCACHE_PACKED_SIZE], uint8_t code, unsigned depth, char *buf) {
         Bits b = { .buf = (uint8_t *) in };
         size_t i, keylen;
 
-        if (code >= CODE_V413) {
+        if (code == CODE_REMOTE_LEGACY) {
+                size_t hex = depth < LEGACY_HEX_PREFIX ? LEGACY_HEX_PREFIX - depth : 0;
+
+                keylen = LEGACY_KEY_LEN - depth;
+                for (i = 0; i < keylen; i++)
+                        buf[i] = base32hex[i < hex ? get_bits(&b, 4) : i + 1 < keylen ? get_bits(&b, 5)
+                                                                                   : get_bits(&b, 4) << 1];
+        } else if (code == CODE_V413 || code == CODE_V413_RAW) {
                 keylen = V413_KEY_LEN - depth;
                 for (i = 0; i < keylen; i++)
                         buf[i] = base32hex[get_bits(&b, 4)];
@@ -178,7 +233,9 @@ CcacheKind ccache_code_kind(uint8_t code) {
         case CODE_RESULT: return CCACHE_KIND_RESULT;
         case CODE_MANIFEST: return CCACHE_KIND_MANIFEST;
         case CODE_V413: return CCACHE_KIND_ENTRY;
-        default: return CCACHE_KIND_RAW;
+        case CODE_V413_RAW: return CCACHE_KIND_RAW;
+        case CODE_REMOTE_LEGACY: return CCACHE_KIND_ENTRY;
+        default: return code <= CODE_RAW_LAST ? CCACHE_KIND_RAW : CCACHE_KIND_OTHER;   /* 15: never made */
         }
 }
 
@@ -188,6 +245,10 @@ CcacheKind ccache_classify_other(const char *name, unsigned depth, bool in_tmp_d
         if ((depth == 1 || depth == 2) && strcmp(name, "stats") == 0)
                 return CCACHE_KIND_STATS;
         return CCACHE_KIND_OTHER;
+}
+
+CcacheKind ccache_classify_remote_other(const char *name) {
+        return strstr(name, ".tmp.") ? CCACHE_KIND_TMP : CCACHE_KIND_OTHER;
 }
 
 const char *ccache_kind_name(CcacheKind k) {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* ccache's file names (CCACHE.md §1): which files are cache entries under
- * both naming schemes, a compact exact encoding of entry names, and the kind
- * of every other file. Pure: no I/O. ccache's stats files are ccache-stats.h,
+ * both naming schemes, in a local cache and in a `file:` remote storage
+ * directory, a compact exact encoding of entry names, and the kind of every
+ * other file. Pure: no I/O. ccache's stats files are ccache-stats.h,
  * its locks and temporary files ccache-lock.h. */
 #pragma once
 
@@ -12,7 +13,7 @@ typedef enum CcacheKind {
         CCACHE_KIND_RESULT,     /* <key>R (4.7-4.12) */
         CCACHE_KIND_MANIFEST,   /* <key>M (4.7-4.12) */
         CCACHE_KIND_RAW,        /* <key><n>W (4.7-4.12), <key>_<nn> (4.13) */
-        CCACHE_KIND_ENTRY,      /* <key> (4.13: result or manifest, the name does not say) */
+        CCACHE_KIND_ENTRY,      /* <key> (4.13, or any remote entry: result or manifest, the name does not say) */
         CCACHE_KIND_TMP,        /* *.tmp.* anywhere, or any file under tmp/ */
         CCACHE_KIND_STATS,      /* <l1>/stats, <l1>/<l2>/stats */
         CCACHE_KIND_OTHER,      /* ccache.conf, CACHEDIR.TAG, *.alive, lock/ files, anything else */
@@ -39,13 +40,36 @@ const char *ccache_kind_name(CcacheKind k);
  * -EINVAL and leaves out and *ret_code untouched. */
 int ccache_pack_name(const char *name, unsigned depth, uint8_t out[CCACHE_PACKED_SIZE], uint8_t *ret_code);
 
-/* Writes the file name packed by ccache_pack_name (same depth) into buf,
- * which holds CCACHE_NAME_MAX bytes. Returns buf. */
+/* A remote storage directory (`file:`) names an entry by its bare key, legacy
+ * (33 chars: 4 hex, 29 base32hex) or 4.13 (40 hex), with no R/M/W suffix;
+ * layout subdirs puts the first 2 key chars in the directory path, flat
+ * none. The most key chars a directory path may hold: */
+#define CCACHE_REMOTE_DIR_CHARS_MAX 4
+#define CCACHE_REMOTE_DIR_CHARS_SUBDIRS 2
+#define CCACHE_REMOTE_DIR_CHARS_FLAT 0
+
+/* If name is a bare key less the dir_chars key chars its directory path holds
+ * (dir_chars <= CCACHE_REMOTE_DIR_CHARS_MAX), packs it into out, stores the
+ * 4-bit code in *ret_code and returns CCACHE_KIND_ENTRY; otherwise returns
+ * -EINVAL and leaves out and *ret_code untouched. Only names ccache writes
+ * pack: lower case, base16 where the key is base16, and a last base32hex
+ * char whose padding bit is 0 (the digest's 144 bits take 28 chars and 4
+ * bits of the 29th); so a legacy key packs in 160 bits even at dir_chars 0,
+ * and unpacks to exactly the name packed. */
+int ccache_pack_remote_name(const char *name, unsigned dir_chars, uint8_t out[CCACHE_PACKED_SIZE], uint8_t *ret_code);
+
+/* Writes the file name packed by ccache_pack_name (same depth) or by
+ * ccache_pack_remote_name (depth: the same dir_chars) into buf, which holds
+ * CCACHE_NAME_MAX bytes. Returns buf. */
 char *ccache_unpack_name(const uint8_t in[CCACHE_PACKED_SIZE], uint8_t code, unsigned depth, char *buf);
 
-/* The kind of a code returned by ccache_pack_name. */
+/* The kind of a code returned by ccache_pack_name or ccache_pack_remote_name. */
 CcacheKind ccache_code_kind(uint8_t code);
 
 /* The kind of a regular file that is not a packable entry: tmp, stats or other.
  * in_tmp_dir: the file is under the root's tmp/. */
 CcacheKind ccache_classify_other(const char *name, unsigned depth, bool in_tmp_dir);
+
+/* The same in a remote storage directory, which has no stats files and no
+ * tmp/: tmp (a *.tmp.* name) or other. */
+CcacheKind ccache_classify_remote_other(const char *name);

@@ -69,6 +69,162 @@ static void test_v413_names(void **state) {
         }
 }
 
+/* Remote names, from ccache 4.7.5 storing into file:share (layout subdirs:
+ * share/a1/6bg4..., flat: share/a16bg4...), and ccache --hash-file keys. */
+#define REMOTE_LEGACY_KEY "a16bg4jbcs59arpufnrhpoe6vhj3ojn4a"
+static const char *const real_legacy_keys[] = {
+        REMOTE_LEGACY_KEY,
+        "50cc241b3hgisqb2ahtapn7fj900qh0ms",
+        "b9a1kcc3rkqgu3k9dk7kmme8fpttl2ouq",
+        "49129fqffsrj51polgq22qj0rjavb2thi",
+};
+
+/* pack, unpack, the exact name back; and the name packs again to the same bytes. */
+static void remote_roundtrip(const char *name, unsigned dir_chars) {
+        uint8_t packed[CCACHE_PACKED_SIZE], again[CCACHE_PACKED_SIZE];
+        char back[CCACHE_NAME_MAX];
+        uint8_t code, code2;
+        int k;
+
+        k = ccache_pack_remote_name(name, dir_chars, packed, &code);
+        if (k != CCACHE_KIND_ENTRY)
+                fail_msg("pack_remote(\"%s\", %u) = %d, want an entry", name, dir_chars, k);
+        assert_int_equal(ccache_code_kind(code), CCACHE_KIND_ENTRY);
+        ccache_unpack_name(packed, code, dir_chars, back);
+        if (strcmp(back, name) != 0)
+                fail_msg("unpack(pack_remote(\"%s\", %u)) = \"%s\"", name, dir_chars, back);
+        assert_int_equal(ccache_pack_remote_name(back, dir_chars, again, &code2), CCACHE_KIND_ENTRY);
+        assert_int_equal(code2, code);
+        assert_memory_equal(again, packed, CCACHE_PACKED_SIZE);
+}
+
+static void test_remote_real_names(void **state) {
+        for (size_t i = 0; i < sizeof(real_legacy_keys) / sizeof(real_legacy_keys[0]); i++)
+                for (unsigned dc = 0; dc <= CCACHE_REMOTE_DIR_CHARS_MAX; dc++)
+                        remote_roundtrip(real_legacy_keys[i] + dc, dc);
+        /* the two names seen in a share */
+        remote_roundtrip("6bg4jbcs59arpufnrhpoe6vhj3ojn4a", CCACHE_REMOTE_DIR_CHARS_SUBDIRS);
+        remote_roundtrip("a16bg4jbcs59arpufnrhpoe6vhj3ojn4a", CCACHE_REMOTE_DIR_CHARS_FLAT);
+        /* 4.13: 40 hex, 38 in a subdirs directory */
+        remote_roundtrip(V413_KEY, CCACHE_REMOTE_DIR_CHARS_FLAT);
+        remote_roundtrip(V413_KEY + 2, CCACHE_REMOTE_DIR_CHARS_SUBDIRS);
+        remote_roundtrip("ffffffffffffffffffffffffffffffffffffffff", 0);
+        remote_roundtrip("0000000000000000000000000000000000000000", 0);
+}
+
+/* ccache's key string (Digest.hpp): 2 bytes base16, 18 bytes base32hex,
+ * most significant bit first, the last char padded with a 0 bit. */
+static void legacy_key_of(const uint8_t d[20], char out[34]) {
+        static const char b32[] = "0123456789abcdefghijklmnopqrstuv";
+        unsigned acc = 0, n = 0, o = 0;
+
+        for (int i = 0; i < 2; i++) {
+                out[o++] = "0123456789abcdef"[d[i] >> 4];
+                out[o++] = "0123456789abcdef"[d[i] & 15];
+        }
+        for (int i = 2; i < 20; i++) {
+                acc = (acc << 8) | d[i];
+                n += 8;
+                while (n >= 5) {
+                        n -= 5;
+                        out[o++] = b32[(acc >> n) & 31];
+                }
+        }
+        out[o++] = b32[(acc << (5 - n)) & 31];   /* n == 4: one padding bit */
+        out[o] = '\0';
+}
+
+static void test_remote_every_digest_shape(void **state) {
+        uint64_t x = 0x9e3779b97f4a7c15ULL;
+
+        /* Every first char (the top 4 bits), every last char (the low 4),
+         * every value in between, over pseudo-random digests. */
+        for (int i = 0; i < 4096; i++) {
+                uint8_t d[20];
+                char key[34], v413[41];
+
+                for (int j = 0; j < 20; j++) {
+                        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                        d[j] = (uint8_t) x;
+                }
+                d[0] = (uint8_t) ((d[0] & 0x0f) | (i % 16) << 4);
+                d[19] = (uint8_t) ((d[19] & 0xf0) | (i / 16) % 16);
+                legacy_key_of(d, key);
+                assert_int_equal(strlen(key), 33);
+                for (int j = 0; j < 20; j++)
+                        snprintf(v413 + 2 * j, 3, "%02x", d[j]);
+                for (unsigned dc = 0; dc <= CCACHE_REMOTE_DIR_CHARS_MAX; dc++) {
+                        remote_roundtrip(key + dc, dc);
+                        remote_roundtrip(v413 + dc, dc);
+                }
+        }
+        /* every first char by name, at both layouts */
+        for (int c = 0; c < 16; c++) {
+                char key[34];
+
+                snprintf(key, sizeof(key), "%s", REMOTE_LEGACY_KEY);
+                key[0] = "0123456789abcdef"[c];
+                remote_roundtrip(key, 0);
+                remote_roundtrip(key + 2, 2);
+                key[1] = "0123456789abcdef"[15 - c];
+                key[32] = "0123456789abcdefghijklmnopqrstuv"[2 * c];   /* every even last char */
+                remote_roundtrip(key, 0);
+                remote_roundtrip(key + 2, 2);
+        }
+}
+
+static void test_remote_refusals(void **state) {
+        static const struct {
+                const char *name;
+                unsigned dir_chars;
+        } cases[] = {
+                { REMOTE_LEGACY_KEY "R", 0 },                   /* suffixed: a local name */
+                { REMOTE_LEGACY_KEY "M", 0 },
+                { REMOTE_LEGACY_KEY "0W", 0 },
+                { "6bg4jbcs59arpufnrhpoe6vhj3ojn4aR", 2 },      /* 33 chars with an R suffix */
+                { "a16bg4jbcs59arpufnrhpoe6vhj3ojn4R", 0 },     /* 33 chars, the last an R */
+                { "6bg4jbcs59arpufnrhpoe6vhj3ojn4a", 0 },       /* subdirs name in a flat root */
+                { REMOTE_LEGACY_KEY, 2 },                       /* flat name in a subdirs directory */
+                { "a16bg4jbcs59arpufnrhpoe6vhj3ojn4", 0 },      /* one char short */
+                { "a16bg4jbcs59arpufnrhpoe6vhj3ojn4aa", 0 },    /* one char long */
+                { "A16bg4jbcs59arpufnrhpoe6vhj3ojn4a", 0 },     /* upper case */
+                { "a16bg4jbcs59arpufnrhpoe6vhj3oJn4a", 0 },
+                { "a16bg4jbcs59arpufnrhpoe6vhj3ojn4w", 0 },     /* not base32hex */
+                { "a16bg4jbcs59arpufnrhpoe6vhj3ojn-a", 0 },
+                { "a1gbg4jbcs59arpufnrhpoe6vhj3ojn4a", 0 },     /* base32hex in the 4-char hex prefix */
+                { "a16gg4jbcs59arpufnrhpoe6vhj3ojn4a", 0 },
+                { "6gg4jbcs59arpufnrhpoe6vhj3ojn4a", 2 },
+                { "a16bg4jbcs59arpufnrhpoe6vhj3ojn4b", 0 },     /* last char's padding bit set */
+                { "6bg4jbcs59arpufnrhpoe6vhj3ojn4v", 2 },
+                { "a16bg4jbcs59arpufnrhpoe6vhj3ojn4a", 5 },     /* dir_chars past the hex prefix */
+                { V413_KEY "_0f", 0 },                          /* 4.13 raw: never remote */
+                { V413_KEY + 2, 0 },                            /* 38 hex in a flat root */
+                { V413_KEY, 2 },                                /* 40 hex in a subdirs directory */
+                { "B4e1c7d2a9f00e6b5c3d2e1f0a9b8c7d6e5f4a3b", 0 },
+                { "b4e1c7d2a9f00e6b5c3d2e1f0a9b8c7d6e5f4a3g", 0 },
+                { "b4e1c7d2a9f00e6b5c3d2e1f0a9b8c7d6e5f4a3b.tmp.AbC123", 0 },
+                { "a16bg4jbcs59arpufnrhpoe6vhj3ojn4a.tmp.x1", 0 },
+                { "CACHEDIR.TAG", 0 }, { "stats", 2 }, { "ccache.conf", 0 }, { "", 0 }, { "", 2 },
+        };
+
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                uint8_t packed[CCACHE_PACKED_SIZE] = { 0x5a };
+                uint8_t code = 99;
+
+                if (ccache_pack_remote_name(cases[i].name, cases[i].dir_chars, packed, &code) != -EINVAL)
+                        fail_msg("\"%s\" at dir_chars %u taken for a remote entry", cases[i].name, cases[i].dir_chars);
+                assert_int_equal(code, 99);
+                assert_int_equal(packed[0], 0x5a);
+        }
+}
+
+static void test_remote_classify_other(void **state) {
+        assert_int_equal(ccache_classify_remote_other("stats"), CCACHE_KIND_OTHER);
+        assert_int_equal(ccache_classify_remote_other("CACHEDIR.TAG"), CCACHE_KIND_OTHER);
+        assert_int_equal(ccache_classify_remote_other("a16bg4jbcs59arpufnrhpoe6vhj3ojn4aR"), CCACHE_KIND_OTHER);
+        assert_int_equal(ccache_classify_remote_other("6bg4jbcs59arpufnrhpoe6vhj3ojn4a.tmp.AbC123"), CCACHE_KIND_TMP);
+}
+
 static void test_not_entries(void **state) {
         static const struct {
                 const char *name;
@@ -123,6 +279,10 @@ int main(void) {
                 cmocka_unit_test(test_v413_names),
                 cmocka_unit_test(test_not_entries),
                 cmocka_unit_test(test_classify_other),
+                cmocka_unit_test(test_remote_real_names),
+                cmocka_unit_test(test_remote_every_digest_shape),
+                cmocka_unit_test(test_remote_refusals),
+                cmocka_unit_test(test_remote_classify_other),
         };
         return cmocka_run_group_tests_name("ccache", tests, NULL, NULL);
 }
