@@ -77,6 +77,7 @@ struct Account {
         void *dir_hook_userdata;
         Links *links;            /* hard-linked names; NULL until the first */
         size_t links_unsure;     /* inodes of links whose bytes wait for a full scan */
+        AccountLayout layout;
 };
 
 static inline File *file_at(const Account *a, FileId id) {
@@ -149,6 +150,21 @@ static inline size_t home(const Account *a, uint64_t h) {
         return (size_t) (((h >> 32) * a->index_size) >> 32);
 }
 
+/* How many key chars the directory path of a remote layout's entry holds. */
+static unsigned remote_dir_chars(AccountLayout layout) {
+        return layout == ACCOUNT_LAYOUT_REMOTE_SUBDIRS ? CCACHE_REMOTE_DIR_CHARS_SUBDIRS : CCACHE_REMOTE_DIR_CHARS_FLAT;
+}
+
+/* Packs name in d if it is an entry's: stores its code and returns its kind,
+ * or returns -EINVAL. */
+static int pack_entry(const Account *a, DirId d, const char *name, uint8_t *packed, uint8_t *ret_code) {
+        if (!account_entry_dir(a, d))
+                return -EINVAL;
+        if (a->layout == ACCOUNT_LAYOUT_LOCAL)
+                return ccache_pack_name(name, a->dirs[d].depth, packed, ret_code);
+        return ccache_pack_remote_name(name, remote_dir_chars(a->layout), packed, ret_code);
+}
+
 /* Builds the lookup key for name in d. The probe borrows name for heap form. */
 static void make_probe(const Account *a, DirId d, const char *name, File *p) {
         const Dir *dir = &a->dirs[d];
@@ -157,11 +173,12 @@ static void make_probe(const Account *a, DirId d, const char *name, File *p) {
 
         memset(p, 0, sizeof(*p));
         p->dir = d;
-        if (dir->hex && !dir->in_tmp && (kind = ccache_pack_name(name, dir->depth, p->n.packed, &c)) >= 0) {
+        if (pack_entry(a, d, name, p->n.packed, &c) >= 0) {
                 p->flags = (uint8_t) (FORM_PACKED | (unsigned) c << 4);
                 return;
         }
-        kind = ccache_classify_other(name, dir->depth, dir->in_tmp);
+        kind = a->layout == ACCOUNT_LAYOUT_LOCAL ? ccache_classify_other(name, dir->depth, dir->in_tmp)
+                                                 : ccache_classify_remote_other(name);
         if (strlen(name) < sizeof(p->n.inline_name)) {
                 strcpy(p->n.inline_name, name);
                 p->flags = (uint8_t) (FORM_INLINE | (unsigned) kind << 4);
@@ -473,7 +490,9 @@ int account_file_name(const Account *a, FileId id, char *buf, size_t len) {
         const char *s = tmp;
 
         if (form(f) == FORM_PACKED)
-                ccache_unpack_name(f->n.packed, (uint8_t) code(f), a->dirs[f->dir].depth, tmp);
+                ccache_unpack_name(f->n.packed, (uint8_t) code(f),
+                                   a->layout == ACCOUNT_LAYOUT_LOCAL ? a->dirs[f->dir].depth : remote_dir_chars(a->layout),
+                                   tmp);
         else
                 s = file_string(f);
         if (strlen(s) >= len)
@@ -622,6 +641,37 @@ int account_new(Account **ret) {
         return 0;
 }
 
+int account_set_layout(Account *a, AccountLayout layout) {
+        if ((unsigned) layout >= _ACCOUNT_LAYOUT_MAX)
+                return -EINVAL;
+        purge_files(a);   /* the files of forgotten directories: gone, they hold nothing */
+        if (a->totals.dirs > 1 || a->n_files > 0)
+                return -EBUSY;   /* their kinds and flags were decided under the old layout */
+        a->layout = layout;
+        return 0;
+}
+
+AccountLayout account_layout(const Account *a) {
+        return a->layout;
+}
+
+bool account_entry_dir(const Account *a, DirId d) {
+        const Dir *dir = account_dir(a, d);
+
+        if (!dir)
+                return false;
+        switch (a->layout) {
+        case ACCOUNT_LAYOUT_LOCAL:
+                return dir->hex && !dir->in_tmp && dir->depth >= CCACHE_DEPTH_MIN && dir->depth <= CCACHE_DEPTH_MAX;
+        case ACCOUNT_LAYOUT_REMOTE_SUBDIRS:
+                return dir->hex;
+        case ACCOUNT_LAYOUT_REMOTE_FLAT:
+                return d == DIR_ROOT;
+        default:
+                return false;
+        }
+}
+
 void account_set_dir_hook(Account *a, account_dir_hook_t hook, void *userdata) {
         a->dir_hook = hook;
         a->dir_hook_userdata = userdata;
@@ -702,6 +752,25 @@ static int dir_alloc(Account *a, DirId *ret) {
         return 0;
 }
 
+/* A new directory's hex, in_tmp and in_lock (see Dir), from its parent p. */
+static void dir_set_flags(const Account *a, Dir *x, const Dir *p) {
+        bool top = x->parent == DIR_ROOT;
+
+        switch (a->layout) {
+        case ACCOUNT_LAYOUT_LOCAL:
+                /* Only ccache's levels are hex. */
+                x->hex = p->depth < CCACHE_DEPTH_MAX && (top || p->hex) && hex_digit(x->name[0]) >= 0 && !x->name[1];
+                x->in_tmp = p->in_tmp || (top && strcmp(x->name, "tmp") == 0);
+                x->in_lock = p->in_lock || (top && strcmp(x->name, "lock") == 0);
+                break;
+        case ACCOUNT_LAYOUT_REMOTE_SUBDIRS:
+                x->hex = top && hex_digit(x->name[0]) >= 0 && hex_digit(x->name[1]) >= 0 && !x->name[2];
+                break;
+        default:
+                break;
+        }
+}
+
 int account_dir_add(Account *a, DirId parent, const char *name, DirId *ret) {
         uint32_t hash = dir_hash(parent, name);
         size_t slot = dir_slot(a, hash, parent, name);
@@ -731,13 +800,10 @@ int account_dir_add(Account *a, DirId parent, const char *name, DirId *ret) {
         a->dirs[d] = (Dir) {
                 .name = copy, .parent = parent, .first_child = DIR_NONE, .next_sibling = p->first_child,
                 .prev_sibling = DIR_NONE, .hash = hash, .gen = a->last_gen,
-                /* Deeper than 255 counts as 255; only ccache's levels are hex. */
+                /* Deeper than 255 counts as 255. */
                 .wd = -1, .depth = (uint8_t) (p->depth < UINT8_MAX ? p->depth + 1 : UINT8_MAX), .used = true,
-                .hex = p->depth < CCACHE_DEPTH_MAX && (parent == DIR_ROOT || p->hex) && hex_digit(name[0]) >= 0 &&
-                       !name[1],
-                .in_tmp = p->in_tmp || (parent == DIR_ROOT && strcmp(name, "tmp") == 0),
-                .in_lock = p->in_lock || (parent == DIR_ROOT && strcmp(name, "lock") == 0),
         };
+        dir_set_flags(a, &a->dirs[d], p);
         if (p->first_child != DIR_NONE)
                 a->dirs[p->first_child].prev_sibling = d;
         p->first_child = d;

@@ -21,6 +21,14 @@ typedef uint32_t FileId;
 
 typedef struct Account Account;
 
+/* Where ccache's entries are, and how they are named. */
+typedef enum AccountLayout {
+        ACCOUNT_LAYOUT_LOCAL,           /* a cache directory: <l1>/<l2>[/<l3>[/<l4>]]/<rest of key><suffix> */
+        ACCOUNT_LAYOUT_REMOTE_SUBDIRS,  /* a file: remote storage, layout subdirs: <2 hex>/<rest of bare key> */
+        ACCOUNT_LAYOUT_REMOTE_FLAT,     /* a file: remote storage, layout flat: <bare key> in the root */
+        _ACCOUNT_LAYOUT_MAX,
+} AccountLayout;
+
 typedef struct Dir {
         char *name;              /* NULL for the root */
         DirId parent, first_child, next_sibling, prev_sibling;
@@ -35,9 +43,14 @@ typedef struct Dir {
         uint8_t depth;           /* 0 for the root; 255 for 255 and deeper */
         bool used;
         bool queued;             /* its owner has a scan of it queued */
-        bool hex;                /* depth 1-4, and this and every ancestor below the root is one hex digit */
-        bool in_tmp;             /* the root's tmp/ or below it */
-        bool in_lock;            /* the root's lock/ or below it: ccache's locks, never evicted */
+        /* One of ccache's entry directories (watch it). Local layout: depth
+         * 1-4, and this and every ancestor below the root is one hex digit
+         * (its files may be entries at depth 2-4). Remote subdirs: depth 1,
+         * named by exactly 2 lower-case hex digits (its files may be
+         * entries). Remote flat: never (the entries are in the root). */
+        bool hex;
+        bool in_tmp;             /* local layout: the root's tmp/ or below it */
+        bool in_lock;            /* local layout: the root's lock/ or below it: ccache's locks, never evicted */
         uint64_t stats_hits, stats_misses;  /* from this directory's stats file */
 } Dir;
 
@@ -66,6 +79,21 @@ Account *account_free(Account *a);
 static inline void account_freep(Account **a) {
         account_free(*a);
 }
+
+/* Sets where the entries are and how they are named (ACCOUNT_LAYOUT_LOCAL
+ * for a new account). Only while the account holds the root alone, with no
+ * file (after account_new or account_clear): returns 0, -EBUSY otherwise
+ * (nothing changes), -EINVAL for no such layout. account_clear keeps it.
+ * In a remote layout, files directly in the entry directories (the root for
+ * flat, a hex one for subdirs) that are bare keys are entries
+ * (ccache_pack_remote_name), *.tmp.* files are tmp, everything else is
+ * other; no directory is in_tmp or in_lock and there are no stats files. */
+int account_set_layout(Account *a, AccountLayout layout);
+AccountLayout account_layout(const Account *a);
+/* May files directly in d be entries? Local: a hex directory at depth 2-4;
+ * remote subdirs: a hex directory; remote flat: the root. False for a
+ * directory not in use. */
+bool account_entry_dir(const Account *a, DirId d);
 
 /* Called for each directory about to be forgotten (by account_dir_remove,
  * account_scan_sweep or account_clear, the root included by the latter), so

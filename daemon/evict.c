@@ -26,6 +26,10 @@ bool evict_eligible(const Account *a, const FileInfo *fi, const char *name, int6
         if (fi->kind != CCACHE_KIND_TMP || !name || !(dir = account_dir(a, fi->dir)) || dir->in_lock ||
             strncmp(name, ".nfs", 4) == 0)
                 return false;
+        /* A remote storage directory: ccache writes its temporaries next to
+         * its entries, and nowhere else. */
+        if (account_layout(a) != ACCOUNT_LAYOUT_LOCAL && !account_entry_dir(a, fi->dir))
+                return false;
         /* tmp/ holds a running compile's files: two days, whatever the name. */
         if (dir->in_tmp)
                 return strncmp(name, "inode-cache", 11) != 0 && strcmp(name, ".cleaned") != 0 &&

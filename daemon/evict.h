@@ -33,7 +33,8 @@ typedef struct EvictPlan {
 } EvictPlan;
 
 /* May this file (fi from account_file_info, name its file name) be evicted at
- * time now (seconds)? Entries always; *.tmp.* after an hour; other files in
+ * time now (seconds)? Entries always; *.tmp.* after an hour (in a remote
+ * layout only in an entry directory, account_entry_dir); other files in
  * tmp/ after two days, except ccache's inode cache and sweep stamp. */
 bool evict_eligible(const Account *a, const FileInfo *fi, const char *name, int64_t now);
 

@@ -439,6 +439,210 @@ static void test_entries_since(void **state) {
         account_free(a);
 }
 
+/* Names seen in a share written by ccache 4.7.5 (file:share, layout subdirs
+ * and flat) and a 4.13 key. */
+#define REMOTE_SUBDIRS_NAME "6bg4jbcs59arpufnrhpoe6vhj3ojn4a"        /* in share/a1/ */
+#define REMOTE_FLAT_NAME    "a16bg4jbcs59arpufnrhpoe6vhj3ojn4a"      /* in share/ */
+#define V413_KEY            "b4e1c7d2a9f00e6b5c3d2e1f0a9b8c7d6e5f4a3b"
+
+/* Records name in d, checks its kind, and that the account gives back the
+ * exact name and finds the file by it. */
+static void expect_kind(Account *a, DirId d, const char *name, CcacheKind kind) {
+        char back[256];
+        FileInfo fi;
+        FileId f;
+
+        assert_int_equal(account_file_set(a, d, name, 8, 1000), 1);
+        f = account_file_find(a, d, name);
+        assert_int_not_equal(f, FILE_NONE);
+        assert_int_equal(account_file_info(a, f, &fi), 0);
+        if (fi.kind != kind)
+                fail_msg("\"%s\": kind %s, want %s", name, ccache_kind_name(fi.kind), ccache_kind_name(kind));
+        assert_int_equal(account_file_name(a, f, back, sizeof(back)), 0);
+        assert_string_equal(back, name);
+}
+
+static void test_remote_subdirs_layout(void **state) {
+        DirId hex, deep, upper, one, three, other, tmp, lock;
+        Account *a;
+
+        assert_int_equal(account_new(&a), 0);
+        assert_int_equal(account_layout(a), ACCOUNT_LAYOUT_LOCAL);
+        assert_int_equal(account_set_layout(a, ACCOUNT_LAYOUT_REMOTE_SUBDIRS), 0);
+        assert_int_equal(account_layout(a), ACCOUNT_LAYOUT_REMOTE_SUBDIRS);
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "a1", &hex), 1);
+        assert_int_equal(account_dir_add(a, hex, "b2", &deep), 1);
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "A1", &upper), 1);
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "a", &one), 1);
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "a1b", &three), 1);
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "zz", &other), 1);
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "tmp", &tmp), 1);
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "lock", &lock), 1);
+        /* the entry directories, and only they, are hex; nothing is tmp/ or lock/ */
+        assert_true(account_dir(a, hex)->hex);
+        for (DirId d = DIR_ROOT; d < account_dir_limit(a); d++) {
+                assert_false(account_dir(a, d)->in_tmp);
+                assert_false(account_dir(a, d)->in_lock);
+                assert_int_equal(account_dir(a, d)->hex, d == hex);
+                assert_int_equal(account_entry_dir(a, d), d == hex);
+        }
+
+        expect_kind(a, hex, REMOTE_SUBDIRS_NAME, CCACHE_KIND_ENTRY);
+        expect_kind(a, hex, V413_KEY + 2, CCACHE_KIND_ENTRY);
+        for (int c = 0; c < 16; c++) {   /* every digit after the directory's two */
+                char name[40] = REMOTE_SUBDIRS_NAME;
+                name[0] = b32[c];
+                name[30] = b32[2 * c];
+                expect_kind(a, hex, name, CCACHE_KIND_ENTRY);
+        }
+        expect_kind(a, hex, REMOTE_SUBDIRS_NAME "R", CCACHE_KIND_OTHER);     /* a local name */
+        expect_kind(a, hex, "6bg4jbcs59arpufnrhpoe6vhj3ojn4b", CCACHE_KIND_OTHER);   /* padding bit set */
+        expect_kind(a, hex, REMOTE_FLAT_NAME, CCACHE_KIND_OTHER);
+        expect_kind(a, hex, V413_KEY, CCACHE_KIND_OTHER);
+        expect_kind(a, hex, "stats", CCACHE_KIND_OTHER);                     /* no stats files here */
+        expect_kind(a, hex, REMOTE_SUBDIRS_NAME ".tmp.AbC123", CCACHE_KIND_TMP);
+        expect_kind(a, DIR_ROOT, "CACHEDIR.TAG", CCACHE_KIND_OTHER);
+        expect_kind(a, DIR_ROOT, REMOTE_FLAT_NAME, CCACHE_KIND_OTHER);
+        expect_kind(a, DIR_ROOT, REMOTE_SUBDIRS_NAME, CCACHE_KIND_OTHER);
+        expect_kind(a, DIR_ROOT, "stats", CCACHE_KIND_OTHER);
+        expect_kind(a, deep, REMOTE_SUBDIRS_NAME, CCACHE_KIND_OTHER);
+        expect_kind(a, deep, REMOTE_SUBDIRS_NAME + 2, CCACHE_KIND_OTHER);
+        expect_kind(a, upper, REMOTE_SUBDIRS_NAME, CCACHE_KIND_OTHER);
+        expect_kind(a, one, REMOTE_SUBDIRS_NAME, CCACHE_KIND_OTHER);
+        expect_kind(a, three, REMOTE_SUBDIRS_NAME, CCACHE_KIND_OTHER);
+        expect_kind(a, other, REMOTE_SUBDIRS_NAME, CCACHE_KIND_OTHER);
+        expect_kind(a, tmp, "leftover", CCACHE_KIND_OTHER);                  /* tmp/ is nothing special */
+        expect_kind(a, tmp, "x.tmp.y", CCACHE_KIND_TMP);
+        expect_kind(a, lock, "stats.lock", CCACHE_KIND_OTHER);
+        check_totals(a);
+        assert_int_equal(account_totals(a)->kind_files[CCACHE_KIND_ENTRY], 18);
+        assert_int_equal(account_totals(a)->kind_files[CCACHE_KIND_STATS], 0);
+        /* removed by name: the packed form is found again */
+        assert_int_equal(account_file_remove(a, hex, REMOTE_SUBDIRS_NAME), 1);
+        assert_int_equal(account_file_find(a, hex, REMOTE_SUBDIRS_NAME), FILE_NONE);
+        check_totals(a);
+        account_free(a);
+}
+
+static void test_remote_flat_layout(void **state) {
+        DirId hex, sub;
+        Account *a;
+
+        assert_int_equal(account_new(&a), 0);
+        assert_int_equal(account_set_layout(a, ACCOUNT_LAYOUT_REMOTE_FLAT), 0);
+        assert_int_equal(account_layout(a), ACCOUNT_LAYOUT_REMOTE_FLAT);
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "a1", &hex), 1);
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "a", &sub), 1);
+        assert_false(account_dir(a, hex)->hex);
+        assert_false(account_dir(a, sub)->hex);
+        assert_true(account_entry_dir(a, DIR_ROOT));
+        assert_false(account_entry_dir(a, hex));
+        assert_false(account_entry_dir(a, sub));
+
+        expect_kind(a, DIR_ROOT, REMOTE_FLAT_NAME, CCACHE_KIND_ENTRY);
+        expect_kind(a, DIR_ROOT, V413_KEY, CCACHE_KIND_ENTRY);
+        for (int c = 0; c < 16; c++) {   /* every first char (the top bits), every even last */
+                char name[40] = REMOTE_FLAT_NAME;
+                name[0] = b32[c];
+                name[32] = b32[2 * c];
+                expect_kind(a, DIR_ROOT, name, CCACHE_KIND_ENTRY);
+        }
+        expect_kind(a, DIR_ROOT, REMOTE_SUBDIRS_NAME, CCACHE_KIND_OTHER);
+        expect_kind(a, DIR_ROOT, REMOTE_FLAT_NAME "R", CCACHE_KIND_OTHER);
+        expect_kind(a, DIR_ROOT, "a16bg4jbcs59arpufnrhpoe6vhj3ojn4R", CCACHE_KIND_OTHER);
+        expect_kind(a, DIR_ROOT, V413_KEY + 2, CCACHE_KIND_OTHER);
+        expect_kind(a, DIR_ROOT, V413_KEY "_0f", CCACHE_KIND_OTHER);
+        expect_kind(a, DIR_ROOT, "CACHEDIR.TAG", CCACHE_KIND_OTHER);
+        expect_kind(a, DIR_ROOT, "stats", CCACHE_KIND_OTHER);
+        expect_kind(a, DIR_ROOT, REMOTE_FLAT_NAME ".tmp.AbC123", CCACHE_KIND_TMP);
+        expect_kind(a, hex, REMOTE_SUBDIRS_NAME, CCACHE_KIND_OTHER);
+        expect_kind(a, hex, REMOTE_FLAT_NAME, CCACHE_KIND_OTHER);
+        expect_kind(a, sub, REMOTE_FLAT_NAME, CCACHE_KIND_OTHER);
+        check_totals(a);
+        assert_int_equal(account_totals(a)->kind_files[CCACHE_KIND_ENTRY], 18);
+        account_free(a);
+}
+
+/* The layout is chosen while the account is empty, and stays. */
+static void test_set_layout_only_when_empty(void **state) {
+        Account *a;
+        DirId d;
+
+        assert_int_equal(account_new(&a), 0);
+        assert_int_equal(account_set_layout(a, _ACCOUNT_LAYOUT_MAX), -EINVAL);
+        assert_int_equal(account_set_layout(a, (AccountLayout) -1), -EINVAL);
+        assert_int_equal(account_layout(a), ACCOUNT_LAYOUT_LOCAL);
+
+        assert_int_equal(account_file_set(a, DIR_ROOT, REMOTE_FLAT_NAME, 8, 1), 1);
+        assert_int_equal(account_set_layout(a, ACCOUNT_LAYOUT_REMOTE_FLAT), -EBUSY);
+        assert_int_equal(account_layout(a), ACCOUNT_LAYOUT_LOCAL);
+        assert_int_equal(account_file_remove(a, DIR_ROOT, REMOTE_FLAT_NAME), 1);
+
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "a1", &d), 1);
+        assert_int_equal(account_set_layout(a, ACCOUNT_LAYOUT_REMOTE_SUBDIRS), -EBUSY);
+        assert_int_equal(account_file_set(a, d, "x", 8, 1), 1);
+        account_dir_remove(a, d);   /* its file waits for a purge: gone all the same */
+        assert_int_equal(account_set_layout(a, ACCOUNT_LAYOUT_REMOTE_SUBDIRS), 0);
+
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "a1", &d), 1);
+        assert_int_equal(account_file_set(a, d, REMOTE_SUBDIRS_NAME, 8, 1), 1);
+        account_clear(a);
+        assert_int_equal(account_layout(a), ACCOUNT_LAYOUT_REMOTE_SUBDIRS);   /* clear keeps it */
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "a1", &d), 1);
+        assert_true(account_dir(a, d)->hex);
+        account_clear(a);
+        assert_int_equal(account_set_layout(a, ACCOUNT_LAYOUT_LOCAL), 0);
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "a1", &d), 1);
+        assert_false(account_dir(a, d)->hex);
+        account_free(a);
+}
+
+/* An entry costs the same in every layout: the File record does not grow. */
+static void test_remote_memory_per_file(void **state) {
+        enum { N = 2 * 65536 };   /* two full chunks of records */
+        static const AccountLayout layouts[] = { ACCOUNT_LAYOUT_LOCAL, ACCOUNT_LAYOUT_REMOTE_SUBDIRS,
+                                                 ACCOUNT_LAYOUT_REMOTE_FLAT };
+        size_t grew[3];
+
+        for (size_t l = 0; l < 3; l++) {
+                Account *a;
+                DirId d = DIR_ROOT;
+                size_t before;
+
+                assert_int_equal(account_new(&a), 0);
+                assert_int_equal(account_set_layout(a, layouts[l]), 0);
+                if (layouts[l] == ACCOUNT_LAYOUT_LOCAL) {
+                        assert_int_equal(account_dir_add(a, DIR_ROOT, "a", &d), 1);
+                        assert_int_equal(account_dir_add(a, d, "1", &d), 1);
+                } else if (layouts[l] == ACCOUNT_LAYOUT_REMOTE_SUBDIRS)
+                        assert_int_equal(account_dir_add(a, DIR_ROOT, "a1", &d), 1);
+                before = account_memory(a);
+                for (unsigned i = 0; i < N; i++) {
+                        char name[48], key[48];
+
+                        /* legacy and 4.13 names, all packed: 2 key chars in the path but flat */
+                        if (i % 2)
+                                snprintf(key, sizeof(key), "a1%038x", i);
+                        else {
+                                entry_name(i, 'R', key + 2);
+                                key[0] = 'a', key[1] = '1';
+                                key[32] = b32[(i % 16) * 2];   /* the digest's last char: padding bit 0 */
+                                key[33] = layouts[l] == ACCOUNT_LAYOUT_LOCAL ? 'R' : '\0';
+                                key[34] = '\0';
+                        }
+                        snprintf(name, sizeof(name), "%s", layouts[l] == ACCOUNT_LAYOUT_REMOTE_FLAT ? key : key + 2);
+                        assert_int_equal(account_file_set(a, d, name, 8, 1000), 1);
+                }
+                assert_int_equal(account_totals(a)->files, N);
+                assert_int_equal(account_totals(a)->kind_files[CCACHE_KIND_OTHER], 0);
+                grew[l] = account_memory(a) - before;
+                account_free(a);
+        }
+        assert_int_equal(grew[1], grew[0]);
+        assert_int_equal(grew[2], grew[0]);
+        assert_true(grew[0] <= (size_t) N * (32 + 1 + 8));   /* record, tag, index slots */
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_insert_update_remove),
@@ -450,6 +654,10 @@ int main(void) {
                 cmocka_unit_test(test_hard_links_count_once),
                 cmocka_unit_test(test_memory_counts_heap_names),
                 cmocka_unit_test(test_entries_since),
+                cmocka_unit_test(test_remote_subdirs_layout),
+                cmocka_unit_test(test_remote_flat_layout),
+                cmocka_unit_test(test_set_layout_only_when_empty),
+                cmocka_unit_test(test_remote_memory_per_file),
         };
         return cmocka_run_group_tests_name("account", tests, NULL, NULL);
 }

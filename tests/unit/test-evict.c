@@ -372,6 +372,99 @@ static void test_lock_dir_never_eligible(void **state) {
         account_free(a);
 }
 
+/* A file planted in a remote-layout account, and whether it may go. */
+typedef struct Planted {
+        const char *dir;         /* "" for the root */
+        const char *name;
+        int64_t age;
+        bool eligible;
+} Planted;
+
+/* Plants every file, aged and named as given, then checks evict_eligible on
+ * each, and that a plan for everything takes exactly the eligible ones, by
+ * their exact names. */
+static void check_remote_eligibility(AccountLayout layout, const Planted *p, size_t n) {
+        size_t want = 0, seen = 0;
+        EvictPlan plan;
+        Account *a;
+
+        assert_int_equal(account_new(&a), 0);
+        assert_int_equal(account_set_layout(a, layout), 0);
+        for (size_t i = 0; i < n; i++) {
+                DirId d = DIR_ROOT;
+                FileInfo fi;
+
+                if (p[i].dir[0])
+                        assert_true(account_dir_add(a, DIR_ROOT, p[i].dir, &d) >= 0);
+                assert_int_equal(account_file_set(a, d, p[i].name, 8, NOW - p[i].age), 1);
+                assert_int_equal(account_file_info(a, account_file_find(a, d, p[i].name), &fi), 0);
+                if (evict_eligible(a, &fi, p[i].name, NOW) != p[i].eligible)
+                        fail_msg("%s/%s: eligible %d, want %d", p[i].dir, p[i].name, !p[i].eligible, p[i].eligible);
+                want += p[i].eligible;
+        }
+        assert_int_equal(evict_plan(a, UINT64_MAX, NOW, &plan), 0);
+        assert_int_equal(plan.evictable_files, want);
+        assert_int_equal(plan.n, want);
+        for (size_t v = 0; v < plan.n; v++) {
+                char name[256], path[64];
+
+                assert_int_equal(account_file_name(a, plan.victims[v].file, name, sizeof(name)), 0);
+                assert_int_equal(account_dir_path(a, plan.victims[v].dir, path, sizeof(path)), 0);
+                for (size_t i = 0; i < n; i++)
+                        if (strcmp(p[i].dir, path) == 0 && strcmp(p[i].name, name) == 0) {
+                                assert_true(p[i].eligible);
+                                seen++;
+                        }
+        }
+        assert_int_equal(seen, want);
+        evict_plan_done(&plan);
+        account_free(a);
+}
+
+static void test_remote_subdirs_eligible(void **state) {
+        static const Planted p[] = {
+                { "a1", "6bg4jbcs59arpufnrhpoe6vhj3ojn4a", 1, true },            /* legacy entry */
+                { "b4", "e1c7d2a9f00e6b5c3d2e1f0a9b8c7d6e5f4a3b", 1, true },     /* 4.13 entry */
+                { "a1", "6bg4jbcs59arpufnrhpoe6vhj3ojn4a.tmp.AbC123", EVICT_TMP_MIN_AGE_SEC, true },
+                { "a1", "6bg4jbcs59arpufnrhpoe6vhj3ojn4a.tmp.young", EVICT_TMP_MIN_AGE_SEC - 1, false },
+                { "a1", "6bg4jbcs59arpufnrhpoe6vhj3ojn4aR", 86400, false },      /* a local name */
+                { "a1", "stats", 86400, false },
+                { "a1", "CACHEDIR.TAG", 86400, false },
+                { "a1", ".nfs0000000001234", 86400, false },
+                { "", "CACHEDIR.TAG", 86400, false },
+                { "", "a16bg4jbcs59arpufnrhpoe6vhj3ojn4a", 86400, false },       /* flat name, subdirs root */
+                { "", "a16bg4jbcs59arpufnrhpoe6vhj3ojn4R", 86400, false },       /* 33 chars, R suffix */
+                { "", "x.tmp.stale", 86400, false },                            /* not next to entries */
+                { "zz", "6bg4jbcs59arpufnrhpoe6vhj3ojn4a", 86400, false },       /* not a hex directory */
+                { "zz", "x.tmp.stale", 86400, false },
+                { "tmp", "x.tmp.stale", 3 * 86400, false },                     /* tmp/: nothing special */
+                { "tmp", "leftover", 3 * 86400, false },
+                { "lock", "auto_cleanup.alive", 3 * 86400, false },
+        };
+
+        check_remote_eligibility(ACCOUNT_LAYOUT_REMOTE_SUBDIRS, p, sizeof(p) / sizeof(p[0]));
+}
+
+static void test_remote_flat_eligible(void **state) {
+        static const Planted p[] = {
+                { "", "a16bg4jbcs59arpufnrhpoe6vhj3ojn4a", 1, true },
+                { "", "b4e1c7d2a9f00e6b5c3d2e1f0a9b8c7d6e5f4a3b", 1, true },
+                { "", "a16bg4jbcs59arpufnrhpoe6vhj3ojn4a.tmp.AbC123", EVICT_TMP_MIN_AGE_SEC, true },
+                { "", "a16bg4jbcs59arpufnrhpoe6vhj3ojn4a.tmp.young", EVICT_TMP_MIN_AGE_SEC - 1, false },
+                { "", "a16bg4jbcs59arpufnrhpoe6vhj3ojn4R", 86400, false },       /* 33 chars, R suffix */
+                { "", "a16bg4jbcs59arpufnrhpoe6vhj3ojn4aR", 86400, false },
+                { "", "a16bg4jbcs59arpufnrhpoe6vhj3ojn4b", 86400, false },       /* padding bit set */
+                { "", "CACHEDIR.TAG", 86400, false },
+                { "", "stats", 86400, false },
+                { "", "ccache.conf", 86400, false },
+                { "a1", "6bg4jbcs59arpufnrhpoe6vhj3ojn4a", 86400, false },       /* subdirs name, flat share */
+                { "a1", "a16bg4jbcs59arpufnrhpoe6vhj3ojn4a", 86400, false },
+                { "a1", "x.tmp.stale", 86400, false },
+        };
+
+        check_remote_eligibility(ACCOUNT_LAYOUT_REMOTE_FLAT, p, sizeof(p) / sizeof(p[0]));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_plan_takes_exactly_the_oldest),
@@ -381,6 +474,8 @@ int main(void) {
                 cmocka_unit_test(test_planner_with_changes_between_steps),
                 cmocka_unit_test(test_unlink_rechecks),
                 cmocka_unit_test(test_lock_dir_never_eligible),
+                cmocka_unit_test(test_remote_subdirs_eligible),
+                cmocka_unit_test(test_remote_flat_eligible),
         };
         return cmocka_run_group_tests_name("evict", tests, setup, teardown);
 }
