@@ -91,12 +91,32 @@ static bool alert_stands(json_object *o, const char *kind) {
         return false;
 }
 
+/* A file: remote (a share): not kept here (warning: kept elsewhere is no
+ * finding), over its cap and not trimmable (critical), a blind clock. */
+static void check_share(Findings *f, json_object *r) {
+        const char *name = protocol_field_str(r, "name");
+        char s1[32], s2[32];
+
+        if (strcmp(protocol_field_str(r, "state"), "unavailable") == 0 && !protocol_field_get(r, "kept_by"))
+                find(f, REPORT_WARNING, "remote %s unavailable: %s", name, protocol_field_str(r, "reason"));
+        if (strcmp(protocol_field_str(r, "level"), "critical") == 0)
+                find(f, REPORT_CRITICAL, "remote %s over its cap and cannot be trimmed: %s of %s", name,
+                     format_size(protocol_field_u64(r, "size_bytes"), s1, sizeof(s1)),
+                     format_size(protocol_field_u64(r, "max_size_bytes"), s2, sizeof(s2)));
+        if (*protocol_field_str(r, "clock_warning"))
+                find(f, REPORT_WARNING, "remote %s: %s", name, protocol_field_str(r, "clock_warning"));
+}
+
 /* A remote: unreachable (critical), a redis that will fill and refuse
  * stores (remote-policy, warning), its memory level under such a policy. */
 static void check_remote(Findings *f, json_object *r) {
         const char *name = protocol_field_str(r, "name"), *level = protocol_field_str(r, "level");
         char s1[32], s2[32];
 
+        if (strcmp(protocol_field_str(r, "kind"), "file") == 0) {
+                check_share(f, r);
+                return;
+        }
         if (strcmp(protocol_field_str(r, "state"), "unreachable") == 0)
                 find(f, REPORT_CRITICAL, "remote %s unreachable: %s", name, protocol_field_str(r, "last_error"));
         if (alert_stands(r, "remote-policy"))
@@ -539,7 +559,29 @@ static double remote_level(json_object *r) {
         return strcmp(l, "critical") == 0 ? 2 : strcmp(l, "warning") == 0 ? 1 : 0;
 }
 
+static bool remote_not_file(json_object *r) {
+        return strcmp(protocol_field_str(r, "kind"), "file") != 0;
+}
+
+/* A share's figures mean nothing while it is not kept here. */
+static bool share_not_kept(json_object *r) {
+        return remote_not_file(r) || strcmp(protocol_field_str(r, "state"), "unavailable") == 0;
+}
+
+static double share_kept(json_object *r) {
+        return strcmp(protocol_field_str(r, "state"), "unavailable") != 0;
+}
+
 static const Metric remote_metrics[] = {
+        { "cachekeeper_remote_kept", "gauge", "1 while this host keeps the file: remote (share).", NULL, share_kept,
+          remote_not_file },
+        { "cachekeeper_remote_size_bytes", "gauge", "Disk usage of the share's files.", "size_bytes", NULL, share_not_kept },
+        { "cachekeeper_remote_max_size_bytes", "gauge", "The share's cap.", "max_size_bytes", NULL, remote_not_file },
+        { "cachekeeper_remote_entries", "gauge", "ccache entries in the share.", "entry_files", NULL, share_not_kept },
+        { "cachekeeper_remote_evicted_files_total", "counter", "Entries the keeper evicted from the share.",
+          "evicted_files_total", NULL, share_not_kept },
+        { "cachekeeper_remote_evicted_bytes_total", "counter", "Bytes the keeper evicted from the share.",
+          "evicted_bytes_total", NULL, share_not_kept },
         { "cachekeeper_remote_up", "gauge", "1 when the remote answered its last poll.", NULL, remote_up, remote_not_redis },
         { "cachekeeper_remote_used_memory_bytes", "gauge", "Redis used_memory.", "used_memory_bytes", NULL, remote_not_redis },
         { "cachekeeper_remote_maxmemory_bytes", "gauge", "Redis maxmemory (0: no limit).", "maxmemory_bytes", NULL, remote_not_redis },

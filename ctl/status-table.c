@@ -54,7 +54,7 @@ enum { R_REMOTE, R_STATE, R_USED, R_MAX, R_POLICY, R_KEYS, R_EVICTED, R_WHERE };
 static const Column remote_columns[] = {
         [R_REMOTE] = { "REMOTE", 0 },
         [R_STATE] = { "STATE", 0 },
-        [R_USED] = { "MEMORY", SCOLS_FL_RIGHT },
+        [R_USED] = { "USED", SCOLS_FL_RIGHT },
         [R_MAX] = { "/ MAX", 0 },
         [R_POLICY] = { "POLICY", 0 },
         [R_KEYS] = { "CCACHE KEYS", SCOLS_FL_RIGHT },
@@ -252,9 +252,24 @@ static int volume_row(struct libscols_table *tb, json_object *v, bool notes) {
         return notes ? cell(ln, V_NOTE, NULL, "%s", note) : 0;
 }
 
+/* A share's (a file: remote's) figures in the remote columns: its size
+ * against its cap, the clock its LRU goes by, its entries and evictions. */
+static int share_cells(struct libscols_line *ln, json_object *rm) {
+        char s1[32], s2[32];
+        int r;
+
+        if ((r = cell(ln, R_USED, NULL, "%s", format_size(protocol_field_u64(rm, "size_bytes"), s1, sizeof(s1)))) < 0 ||
+            (r = cell(ln, R_MAX, NULL, "/ %s", format_size(protocol_field_u64(rm, "max_size_bytes"), s2, sizeof(s2)))) < 0 ||
+            (r = cell(ln, R_POLICY, NULL, "lru:%s%s", protocol_field_str(rm, "clock"),
+                      strcmp(protocol_field_str(rm, "watch"), "poll") == 0 ? " (polled)" : "")) < 0 ||
+            (r = cell(ln, R_KEYS, NULL, "%llu", (unsigned long long) protocol_field_u64(rm, "entry_files"))) < 0)
+                return r;
+        return cell(ln, R_EVICTED, NULL, "%llu", (unsigned long long) protocol_field_u64(rm, "evicted_files_total"));
+}
+
 /* A remote's row: a redis one's memory against its maxmemory, policy, keys
- * and evictions once polled; the URL and the last error in every case (a
- * file: remote is only named: it is not kept yet). */
+ * and evictions once polled, a share's size against its cap; the URL and
+ * the last error in every case. */
 static int remote_row(struct libscols_table *tb, json_object *rm) {
         struct libscols_line *ln = scols_table_new_line(tb, NULL);
         const char *state = protocol_field_str(rm, "state"), *err = protocol_field_str(rm, "last_error");
@@ -270,6 +285,8 @@ static int remote_row(struct libscols_table *tb, json_object *rm) {
             (r = cell(ln, R_STATE, state_color(strcmp(state, "unreachable") == 0 ? "unavailable" : state), "%s", state)) < 0 ||
             (r = cell(ln, R_WHERE, NULL, "%s%s%s", protocol_field_str(rm, "url"), *err ? ": " : "", err)) < 0)
                 return r;
+        if (strcmp(protocol_field_str(rm, "kind"), "file") == 0 && strcmp(state, "unavailable") != 0)
+                return share_cells(ln, rm);
         if (!polled)
                 return 0;
         if ((r = cell(ln, R_USED, NULL, "%s", format_size(protocol_field_u64(rm, "used_memory_bytes"), s1, sizeof(s1)))) < 0 ||

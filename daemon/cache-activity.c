@@ -109,6 +109,8 @@ void cache_activity_feed(Cache *c, usec_t now) {
                 c->fed_size = size;
                 c->activity_dirty = true;
         }
+        if (c->remote)
+                return;   /* a share has no ccache counters: a local cache's alarms mean nothing for it */
         cache_advice_check(c, now);
         cache_writers_check(c, now);
         cache_alarms_check(c, now);

@@ -18,6 +18,7 @@
 #include "families.h"
 #include "regret.h"
 #include "scan-queue.h"
+#include "share-lock.h"
 #include "trim-queue.h"
 #include "upkeep.h"
 
@@ -162,6 +163,23 @@ struct Cache {
         bool remote_errors;               /* remote-errors stands (remote-errors.h) */
         char conf_settings[UPKEEP_CONF_SETTINGS_MAX];
         bool conf_settings_known;         /* conf_settings holds the first look or a later one */
+
+        /* A file: remote (cache_config_is_remote): none of the local upkeep,
+         * stats or ccache locks; the share's lock, its clock, and how its
+         * figures are kept. */
+        bool remote;
+        int share_fd;                     /* holds the share lock (share-lock.h); -1: not held */
+        usec_t share_beat;                /* monotonic: our last beat */
+        ShareHolder share_holder;         /* who keeps the share while we may not */
+        bool poll;                        /* figures by paced full rescans, no inotify */
+        char watch_reason[96];            /* why inotify or poll */
+        CacheClock clock;                 /* CACHE_CLOCK_MTIME or _ATIME: what the account's times are */
+        ScanCallbacks scan_cb;            /* the scans' callbacks; .atime follows clock */
+        usec_t rescan_next;               /* monotonic: the next paced rescan (0: after the first scan) */
+        bool clock_scanned;               /* a full scan gave the evidence below */
+        uint64_t clock_touched, clock_read; /* its files touched (mtime moved by a hit), read (atime moved) */
+        bool mtime_refresh_seen;          /* a hit refreshing mtime, seen since the start */
+        bool remote_level;                /* remote-level (over the cap, cannot trim) stands */
 };
 
 /* Directories of the account without an inotify watch. */

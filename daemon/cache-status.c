@@ -12,6 +12,7 @@
 #include "cache-internal.h"
 #include "human.h"
 #include "remote-errors.h"
+#include "remote.h"
 
 static const char *const state_names[_CACHE_STATE_MAX] = {
         [CACHE_UNAVAILABLE] = "unavailable",
@@ -328,4 +329,78 @@ json_object *cache_status_json(Cache *c) {
         JSON_ADD(o, "memory_bytes", JSON_U64(account_memory(c->account) + cache_activity_memory(c)));
         JSON_ADD(o, "remote_errors", status_remote_errors(c));
         return o;
+}
+
+/* Why the share's LRU may be blind: no entry older than a day was read
+ * since it was written (atime does not move: noatime, or nobody hits) and
+ * no hit refreshed an mtime. NULL when a clock moves, or nothing says yet. */
+static const char *clock_warning(Cache *c, int64_t oldest, int64_t now) {
+        if (!c->clock_scanned || c->clock_touched > 0 || c->clock_read > 0 || c->mtime_refresh_seen ||
+            oldest == 0 || oldest > now - 86400)
+                return NULL;
+        return "neither clock moves: no entry was read since it was written (atime) nor refreshed by a hit "
+               "(mtime), so least recently used is least recently written; mount the share without noatime, "
+               "or give the writers' remote_storage URL |update-mtime=true";
+}
+
+void cache_remote_status(Cache *c, json_object *o) {
+        const CacheConfig *cc = c->config;
+        const AccountTotals *t = account_totals(c->account);
+        int64_t now = (int64_t) (event_now(c->event, CLOCK_REALTIME) / USEC_PER_SEC), oldest, newest;
+        uint64_t entry_files = 0, entry_bytes = 0;
+        json_object *e = json_object_new_object(), *alerts = json_object_new_array();
+        const char *warning;
+
+        for (int k = 0; k < _CCACHE_KIND_MAX; k++)
+                if (ccache_kind_is_entry((CcacheKind) k)) {
+                        entry_files += t->kind_files[k];
+                        entry_bytes += t->kind_bytes[k];
+                }
+        account_entry_mtime_span(c->account, &oldest, &newest);
+        warning = clock_warning(c, oldest, now);
+        JSON_ADD(o, "path", json_object_new_string(cc->path));
+        JSON_ADD(o, "state", json_object_new_string(cache_state_name(cache_state(c))));
+        JSON_ADD(o, "reason", c->available ? NULL : json_object_new_string(c->reason));
+        JSON_ADD(o, "last_error", json_object_new_string(c->available ? "" : c->reason));
+        if (!c->available && c->share_holder.host[0]) {
+                json_object *k = json_object_new_object();
+
+                JSON_ADD(k, "host", json_object_new_string(c->share_holder.host));
+                JSON_ADD(k, "pid", json_object_new_int(c->share_holder.pid));
+                JSON_ADD(k, "heartbeat_age_seconds", json_object_new_int64(now - c->share_holder.beat));
+                JSON_ADD(o, "kept_by", k);
+        } else
+                JSON_ADD(o, "kept_by", NULL);
+        JSON_ADD(o, "level", json_object_new_string(c->remote_level ? "critical" : "ok"));
+        JSON_ADD(o, "mount", c->available ? json_object_new_string(c->mount) : NULL);
+        JSON_ADD(o, "size_bytes", JSON_U64(t->bytes));
+        JSON_ADD(o, "files", JSON_U64(t->files));
+        JSON_ADD(o, "entry_files", JSON_U64(entry_files));
+        JSON_ADD(o, "entry_bytes", JSON_U64(entry_bytes));
+        JSON_ADD(o, "max_size_bytes", JSON_U64(cc->max_size_bytes));
+        JSON_ADD(o, "max_size_text", json_object_new_string(cc->max_size_text));
+        JSON_ADD(o, "trim_to", json_double(cc->trim_to));
+        JSON_ADD(o, "watch", json_object_new_string(c->poll ? "poll" : "inotify"));
+        JSON_ADD(o, "watch_reason", json_object_new_string(c->watch_reason));
+        JSON_ADD(o, "rescan_interval_seconds", JSON_U64(cc->rescan_interval_usec / USEC_PER_SEC));
+        JSON_ADD(o, "clock", json_object_new_string(cache_clock_name(c->clock)));
+        JSON_ADD(o, "clock_configured", json_object_new_string(cache_clock_name(cc->clock)));
+        JSON_ADD(e, "scanned", json_object_new_boolean(c->clock_scanned));
+        JSON_ADD(e, "touched_files", JSON_U64(c->clock_touched));
+        JSON_ADD(e, "read_files", JSON_U64(c->clock_read));
+        JSON_ADD(e, "mtime_refresh_seen", json_object_new_boolean(c->mtime_refresh_seen));
+        JSON_ADD(o, "clock_evidence", e);
+        JSON_ADD(o, "clock_warning", warning ? json_object_new_string(warning) : NULL);
+        JSON_ADD(o, "oldest_entry_time", JSON_U64(oldest));
+        JSON_ADD(o, "newest_entry_time", JSON_U64(newest));
+        status_trims(c, o);
+        JSON_ADD(o, "kinds", status_kinds(t));
+        JSON_ADD(o, "dirs", JSON_U64(t->dirs));
+        JSON_ADD(o, "scan", status_scan(c));
+        JSON_ADD(o, "memory_bytes", JSON_U64(account_memory(c->account) + cache_activity_memory(c)));
+        if (c->remote_level)
+                json_object_array_add(alerts, json_object_new_string("remote-level"));
+        if (!c->available)
+                json_object_array_add(alerts, json_object_new_string("cache-unavailable"));
+        JSON_ADD(o, "alerts", alerts);
 }

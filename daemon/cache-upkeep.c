@@ -187,9 +187,11 @@ void cache_upkeep_conf(Cache *c, int root) {
 
 /* Everything that keeps the cache usable by every user, checked in full. */
 void cache_upkeep(Cache *c) {
-        int root = cache_root_get(c), r;
+        int root, r;
 
-        if (root < 0)
+        if (c->remote)
+                return;   /* a share's modes and files are its writers' */
+        if ((root = cache_root_get(c)) < 0)
                 return;
         r = upkeep_root(root, c->config->mode, cache_on_repair, c);
         if (r < 0)
@@ -213,9 +215,9 @@ static int event_path(Cache *c, DirId d, const char *name, char *rel, size_t len
 /* An event on directory d (name NULL) or on its subdirectory name. */
 void cache_upkeep_event(Cache *c, DirId d, const char *name) {
         char rel[PATH_MAX];
-        int root = cache_root_get(c);
+        int root;
 
-        if (root < 0)
+        if (c->remote || (root = cache_root_get(c)) < 0)
                 return;
         if (d == DIR_ROOT && !name) {
                 (void) upkeep_root(root, c->config->mode, cache_on_repair, c);
@@ -240,7 +242,7 @@ void cache_upkeep_file_event(Cache *c, DirId d, const char *name, uint32_t mask)
 
         /* Most events are entries being stored: out quickly. Kept
          * directories sit in the root and in level-1 directories only. */
-        if (!conf && (!(mask & (IN_CREATE | IN_MOVED_TO)) || strlen(name) > 4 || !dir || dir->depth > 1))
+        if (c->remote || (!conf && (!(mask & (IN_CREATE | IN_MOVED_TO)) || strlen(name) > 4 || !dir || dir->depth > 1)))
                 return;
         if (!c->available || (root = cache_root_get(c)) < 0)
                 return;
@@ -254,7 +256,7 @@ void cache_upkeep_file_event(Cache *c, DirId d, const char *name, uint32_t mask)
 void cache_upkeep_reconfigured(Cache *c) {
         int root;
 
-        if (c->available && (root = cache_root_get(c)) >= 0)
+        if (!c->remote && c->available && (root = cache_root_get(c)) >= 0)
                 cache_upkeep_conf(c, root);
 }
 

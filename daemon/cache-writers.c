@@ -150,6 +150,8 @@ static int on_writers_pass(sd_event_source *s, void *userdata) {
 }
 
 void cache_writers_rescan(Cache *c) {
+        if (c->remote)
+                return;   /* reading a share's headers would move the atimes its LRU may go by */
         c->writers_next = 0;
         (void) sd_event_source_set_enabled(c->writers_pass, SD_EVENT_ON);
 }

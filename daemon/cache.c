@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,6 +25,7 @@
 #include "ccache-stats.h"
 #include "human.h"
 #include "log.h"
+#include "remote.h"
 #include "root-lock.h"
 #include "upkeep.h"
 #include "volume.h"
@@ -44,7 +47,8 @@ static void alert_va(Cache *c, AlertKind kind, int priority, const char *level, 
         if (c->available)
                 (void) volume_usage(-1, c->config->path, &u);
         alert_emit(c->alerter, &(Alert) {
-                .kind = kind, .priority = priority, .level = level, .cache = c->config->name,
+                .kind = kind, .priority = priority, .level = level, .cache = c->remote ? NULL : c->config->name,
+                .remote = c->remote ? c->config->name : NULL,
                 .avail_bytes = u.avail_bytes, .total_bytes = u.total_bytes, .message = message,
         });
 }
@@ -143,6 +147,8 @@ static int evdir_get(Cache *c, DirId d) {
 static void read_stats(Cache *c, DirId d, int dirfd) {
         CcacheStats s;
 
+        if (c->remote)
+                return;   /* a share has no stats files: a file of that name is anybody's */
         if (ccache_stats_read(dirfd, "stats", &s) == 0) {
                 account_dir_set_stats(c->account, d, ccache_stats_hits(&s), ccache_stats_misses(&s));
                 cache_activity_stats(c, d, &s);
@@ -153,7 +159,9 @@ static void read_stats(Cache *c, DirId d, int dirfd) {
  * tmp/ and lock/. Only they are watched: whatever else a user puts in the
  * cache is counted by the paced rescans of unwatched directories, so no
  * user can spend root's inotify watches. */
-static bool ccache_shaped(const Dir *dir) {
+static bool ccache_shaped(const Cache *c, const Dir *dir) {
+        if (c->remote)   /* the root, and subdirs' <2 hex> directories */
+                return dir->depth == 0 || (dir->hex && dir->depth == 1);
         return dir->depth == 0 || (dir->hex && dir->depth <= 4) ||
                (dir->depth == 1 && (dir->in_tmp || dir->in_lock));
 }
@@ -182,10 +190,10 @@ static int scan_on_dir(DirId d, int fd, void *userdata) {
                 return -ENOENT;
         /* ccache's own directories, created before we could watch them (a
          * new level-1 directory's subdirectories): their mode, right away. */
-        if (d != DIR_ROOT && dir->depth <= 2 && account_dir_path(c->account, d, rel, sizeof(rel)) == 0 &&
+        if (!c->remote && d != DIR_ROOT && dir->depth <= 2 && account_dir_path(c->account, d, rel, sizeof(rel)) == 0 &&
             upkeep_is_kept_dir(rel))
                 (void) upkeep_dir_fd(fd, rel, cache_on_repair, c);
-        if (dir->wd < 0 && ccache_shaped(dir))
+        if (dir->wd < 0 && !c->poll && ccache_shaped(c, dir))
                 watch_dir(c, dir, d, fd);
         return 0;
 }
@@ -194,7 +202,7 @@ static void scan_on_stats(DirId d, int dirfd, void *userdata) {
         read_stats(userdata, d, dirfd);
 }
 
-static const ScanCallbacks scan_callbacks = {
+static const ScanCallbacks scan_callbacks_default = {
         .on_dir = scan_on_dir,
         .on_stats = scan_on_stats,
 };
@@ -229,7 +237,7 @@ static size_t expected_files(Cache *c) {
         uint64_t n = 0;
         int root = cache_root_get(c);
 
-        if (root < 0 || volume_usage(root, NULL, &u) < 0)
+        if (root < 0 || c->remote || volume_usage(root, NULL, &u) < 0)
                 return 0;
         for (int i = 0; i < 16; i++) {
                 char l1[2] = { "0123456789abcdef"[i], '\0' };
@@ -250,6 +258,9 @@ void cache_rescan(Cache *c, const char *reason) {
 }
 
 static void teardown(Cache *c) {
+        if (c->share_fd >= 0)
+                close(c->share_fd);   /* the share is free for another keeper */
+        c->share_fd = -1;
         trim_queue_stop(c->trims);
         scan_queue_stop(c->scans);
         close_iteration_fds(c);
@@ -272,10 +283,10 @@ static void set_unavailable(Cache *c, const char *fmt, ...) {
         vsnprintf(reason, sizeof(reason), fmt, ap);
         va_end(ap);
         if (!c->unavailable_alerted)
-                cache_alert(c, ALERT_CACHE_UNAVAILABLE, LOG_WARNING, "Cache %s is unavailable: %s.", c->config->name,
-                            reason);
+                cache_alert(c, ALERT_CACHE_UNAVAILABLE, LOG_WARNING, "%s %s is unavailable: %s.",
+                            c->remote ? "Remote" : "Cache", c->config->name, reason);
         else if (strcmp(reason, c->reason) != 0)
-                log_warning("Cache %s is unavailable: %s.", c->config->name, reason);
+                log_warning("%s %s is unavailable: %s.", c->remote ? "Remote" : "Cache", c->config->name, reason);
         c->unavailable_alerted = true;
         if (c->available)
                 teardown(c);
@@ -339,6 +350,101 @@ static int open_or_create_root(Cache *c) {
         return fd;
 }
 
+/* Network filesystems: another host's changes raise no inotify event here. */
+static const char *network_fs(long type) {
+        switch ((unsigned long) type) {
+        case 0x6969: return "NFS";
+        case 0xFF534D42: return "CIFS";
+        case 0xFE534D42: return "SMB2";
+        case 0x517B: return "SMB";
+        case 0x00C36400: return "Ceph";
+        case 0x65735546: return "FUSE";
+        case 0x01021997: return "9p";
+        case 0x5346414F: return "AFS";
+        case 0x0BD00BD0: return "Lustre";
+        case 0x47504653: return "GPFS";
+        case 0x19830326: return "BeeGFS";
+        default: return NULL;
+        }
+}
+
+/* A share's figures: by inotify, or by paced rescans where other hosts
+ * write unseen (watch = "auto" decides by the filesystem). */
+static void remote_watch_mode(Cache *c, int fd) {
+        struct statfs sf;
+        const char *net = fstatfs(fd, &sf) == 0 ? network_fs(sf.f_type) : NULL;
+
+        c->poll = c->config->watch_mode == CACHE_WATCH_POLL || (c->config->watch_mode == CACHE_WATCH_AUTO && net);
+        if (c->config->watch_mode != CACHE_WATCH_AUTO)
+                snprintf(c->watch_reason, sizeof(c->watch_reason), "configured%s%s%s",
+                         net && !c->poll ? " (on " : "", net && !c->poll ? net : "",
+                         net && !c->poll ? ": other hosts' stores go unseen between rescans)" : "");
+        else if (net)
+                snprintf(c->watch_reason, sizeof(c->watch_reason), "%s: other hosts' changes raise no inotify event", net);
+        else
+                snprintf(c->watch_reason, sizeof(c->watch_reason), "local filesystem");
+}
+
+/* The share's lock: one keeper per share, across hosts (share-lock.h).
+ * Returns 0 (held), or -errno with the share unavailable and why. */
+static int remote_lock(Cache *c, int root_fd) {
+        usec_t now = event_now(c->event, CLOCK_REALTIME);
+        bool planted;
+        int fd;
+
+        fd = share_lock_take(root_fd, now, &c->share_holder, &planted);
+        if (planted)
+                log_warning("Remote %s: '%s' in %s was not ours (a symlink, FIFO, directory, hard link or another "
+                            "user's file): removed, and the share lock taken with a new one.", c->config->name,
+                            SHARE_LOCK_NAME, c->config->path);
+        if (fd == -EBUSY) {
+                const ShareHolder *h = &c->share_holder;
+                long long age = (long long) (now / USEC_PER_SEC) - h->beat;
+
+                if (h->host[0])
+                        set_unavailable(c, "kept by cachekeeperd on %s (pid %d, heartbeat %llds ago%s); this "
+                                        "keeper takes over when that one stops", h->host, (int) h->pid,
+                                        age < 0 ? 0 : age, h->flock ? ", holds the lock" : "");
+                else
+                        set_unavailable(c, "kept by another keeper (it holds the lock on %s/%s)", c->config->path,
+                                        SHARE_LOCK_NAME);
+                return fd;
+        }
+        if (fd < 0) {
+                set_unavailable(c, "cannot take the share lock %s/%s: %s", c->config->path, SHARE_LOCK_NAME,
+                                strerror(-fd));
+                return fd;
+        }
+        c->share_fd = fd;
+        c->share_beat = event_now(c->event, CLOCK_MONOTONIC);
+        c->share_holder = (ShareHolder) { 0 };
+        return 0;
+}
+
+/* Our heartbeat in the share lock; losing the lock stands us back. */
+static void remote_beat(Cache *c, usec_t now) {
+        int root, r;
+
+        if (c->share_fd < 0 || now < c->share_beat + SHARE_LOCK_BEAT_USEC || (root = cache_root_get(c)) < 0)
+                return;
+        c->share_beat = now;
+        r = share_lock_beat(root, c->share_fd, event_now(c->event, CLOCK_REALTIME), &c->share_holder);
+        if (r == -EBUSY)
+                set_unavailable(c, "kept by cachekeeperd on %s (pid %d): its heartbeat replaced ours in %s/%s "
+                                "(the filesystem does not share flock between hosts)", c->share_holder.host,
+                                (int) c->share_holder.pid, c->config->path, SHARE_LOCK_NAME);
+        else if (r == -ESTALE) {
+                log_warning("Remote %s: %s/%s was removed or replaced; taking the lock again.", c->config->name,
+                            c->config->path, SHARE_LOCK_NAME);
+                close(c->share_fd);
+                c->share_fd = -1;
+                if (remote_lock(c, root) < 0)
+                        return;
+        } else if (r < 0)
+                log_warning_errno(r, "Remote %s: cannot write the heartbeat into %s/%s: %m", c->config->name,
+                                  c->config->path, SHARE_LOCK_NAME);
+}
+
 void cache_set_state_dir(Cache *c, int dirfd) {
         c->state_fd = dirfd;
 }
@@ -392,7 +498,15 @@ void cache_start(Cache *c) {
                 return;
         }
         c->lost_mount[0] = '\0';
-        fd = open_or_create_root(c);
+        fd = c->remote ? open(cc->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : open_or_create_root(c);
+        if (c->remote && fd < 0)
+                fd = -errno;
+        if (fd == -ENOENT && c->remote) {
+                /* ccache creates it at its first store; a share never
+                 * mounted must not be replaced by a directory below. */
+                set_unavailable(c, "'%s' does not exist (the share is not mounted, or nothing was stored yet)", cc->path);
+                return;
+        }
         if (fd < 0) {
                 if (fd == -ELOOP)
                         set_unavailable(c, "'%s' is a symlink; configure the directory it points to", cc->path);
@@ -407,36 +521,76 @@ void cache_start(Cache *c) {
                 set_unavailable(c, "'%s' cannot be examined", cc->path);
                 return;
         }
+        if (c->remote) {
+                remote_watch_mode(c, fd);
+                if (remote_lock(c, fd) < 0) {
+                        close(fd);
+                        return;
+                }
+        }
         c->max_watches = cc->max_watches ? cc->max_watches : watch_user_limit() / WATCH_AUTO_SHARE;
         if (c->max_watches == 0)
                 c->max_watches = 1;
-        wd = watch_add(c->watch, fd, WATCH_DIR_EVENTS, c, DIR_ROOT);
+        wd = c->poll ? -EMEDIUMTYPE : watch_add(c->watch, fd, WATCH_DIR_EVENTS, c, DIR_ROOT);
         close(fd);
-        if (wd < 0) {
+        if (wd < 0 && c->poll) {
+                c->max_watches = 0;
+                wd = -1;
+        } else if (wd < 0) {
+                if (c->share_fd >= 0)
+                        close(c->share_fd);
+                c->share_fd = -1;
                 set_unavailable(c, "'%s' cannot be watched with inotify: %s", cc->path, strerror(-wd));
                 return;
         }
         account_dir(c->account, DIR_ROOT)->wd = wd;
-        c->watches = 1;
+        c->watches = wd >= 0;
         c->dev = st.st_dev;
         c->ino = st.st_ino;
         c->available = true;
         c->reason[0] = '\0';
         scan_queue_start(c->scans);
-        if ((fd = cache_root_get(c)) >= 0)
+        if (!c->remote && (fd = cache_root_get(c)) >= 0)
                 trim_queue_recover(c->trims, fd);
-        log_info("Cache %s: keeping %s on %s.", cc->name, cc->path, c->mount);
+        if (c->remote)
+                log_info("Remote %s: keeping the share %s on %s (%s: %s; LRU by %s).", cc->name, cc->path, c->mount,
+                         c->poll ? "paced rescans" : "inotify", c->watch_reason, cache_clock_name(c->clock));
+        else
+                log_info("Cache %s: keeping %s on %s.", cc->name, cc->path, c->mount);
         if (c->unavailable_alerted) {
-                cache_alert(c, ALERT_CACHE_AVAILABLE, LOG_NOTICE, "Cache %s is available again, on %s.", cc->name,
-                            c->mount);
+                cache_alert(c, ALERT_CACHE_AVAILABLE, LOG_NOTICE, "%s %s is available again, on %s.",
+                            c->remote ? "Remote" : "Cache", cc->name, c->mount);
                 c->unavailable_alerted = false;
         }
+        c->rescan_next = 0;
         cache_upkeep(c);
         if (c->changed)
                 c->changed(c, c->userdata);
         n = expected_files(c);
         (void) account_reserve(c->account, n + n / 8);
         cache_rescan(c, "initial");
+}
+
+/* A share's upkeep at monotonic now: the heartbeat; paced full rescans
+ * where inotify does not see everything (poll mode) or does not see what
+ * the clock needs (atimes: reads raise no event); remote-level recovered. */
+static void remote_check(Cache *c, usec_t now) {
+        remote_beat(c, now);
+        if (!c->available || !scan_queue_scanned(c->scans))
+                return;
+        if ((c->poll || c->clock == CACHE_CLOCK_ATIME) && !scan_queue_current(c->scans, NULL, NULL)) {
+                if (c->rescan_next == 0)
+                        c->rescan_next = now + c->config->rescan_interval_usec;
+                else if (now >= c->rescan_next) {
+                        c->rescan_next = now + c->config->rescan_interval_usec;
+                        cache_rescan(c, c->poll ? "paced" : "atime");
+                }
+        }
+        if (c->remote_level && account_totals(c->account)->bytes <= c->config->max_size_bytes) {
+                c->remote_level = false;
+                cache_alert_level(c, ALERT_REMOTE_LEVEL, LOG_INFO, "ok", "Remote %s is within its cap again.",
+                                  c->config->name);
+        }
 }
 
 void cache_check(Cache *c, usec_t now) {
@@ -460,7 +614,10 @@ void cache_check(Cache *c, usec_t now) {
                 root_lost(c, "was unmounted");
                 return;
         }
-        scan_queue_check(c->scans, now, cache_unwatched_dirs(c));
+        if (c->remote)
+                remote_check(c, now);
+        if (c->available)
+                scan_queue_check(c->scans, now, c->poll ? 0 : cache_unwatched_dirs(c));
 }
 
 /* A ccache entry of the account (not a temporary, stats or other file):
@@ -468,6 +625,25 @@ void cache_check(Cache *c, usec_t now) {
 static bool entry_info(Cache *c, DirId d, const char *name, FileInfo *ret) {
         return account_file_info(c->account, account_file_find(c->account, d, name), ret) == 0 &&
                ccache_kind_is_entry(ret->kind);
+}
+
+/* The clock the account's times are now: a share in "auto" goes by atime
+ * until a hit refreshing mtime shows that its writers set update-mtime=true
+ * (then mtime, which reads that are no hits leave alone), from a rescan on. */
+static void remote_clock_check(Cache *c) {
+        if (c->config->clock != CACHE_CLOCK_AUTO || c->clock == CACHE_CLOCK_MTIME || !c->mtime_refresh_seen)
+                return;
+        log_info("Remote %s: its writers refresh mtime on hits (update-mtime=true): least recently used is by mtime "
+                 "from now on; rescanning to read it.", c->config->name);
+        c->clock = CACHE_CLOCK_MTIME;
+        c->scan_cb.atime = false;
+        if (scan_queue_scanned(c->scans))
+                cache_rescan(c, "clock");   /* (a first scan is done again by its queue) */
+}
+
+static void remote_mtime_refreshed(Cache *c) {
+        c->mtime_refresh_seen = true;
+        remote_clock_check(c);
 }
 
 /* What an event on a file that is (still) there shows of ccache's
@@ -484,13 +660,19 @@ static void file_activity(Cache *c, DirId d, int dirfd, const char *name, uint32
                 cache_activity_settle(c);
                 return;
         }
+        /* A share's headers are not read: reading would move the atimes
+         * its LRU may go by. */
         if (r == 1 && (mask & (IN_MOVED_TO | IN_CREATE | IN_CLOSE_WRITE))) {
-                if (cache_activity_appeared(c, d, fi.kind, name, stx->stx_blocks * 512, mask & IN_MOVED_TO ? cookie : 0))
+                if (cache_activity_appeared(c, d, fi.kind, name, stx->stx_blocks * 512, mask & IN_MOVED_TO ? cookie : 0) &&
+                    !c->remote)
                         cache_writers_stored(c, d, name, fi.kind, dirfd);
         } else if (r != 1 && (mask & IN_ATTRIB) && stx->stx_mtime.tv_sec == stx->stx_ctime.tv_sec &&
                    stx->stx_mtime.tv_nsec == stx->stx_ctime.tv_nsec) {
                 cache_activity_refreshed(c, stx->stx_blocks * 512);
-                cache_writers_hit(c, d, name, fi.kind, dirfd);
+                if (c->remote)
+                        remote_mtime_refreshed(c);
+                else
+                        cache_writers_hit(c, d, name, fi.kind, dirfd);
         } else
                 cache_activity_settle(c);
 }
@@ -524,8 +706,9 @@ static void refresh_file(Cache *c, DirId d, const char *name, uint32_t mask, uin
         if (statx(fd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT,
                   SCAN_STATX_MASK | STATX_CTIME, &stx) == 0 &&
             S_ISREG(stx.stx_mode)) {
-                r = account_file_set_inode(c->account, d, name, stx.stx_blocks, stx.stx_mtime.tv_sec, stx.stx_ino,
-                                           stx.stx_nlink, true);
+                r = account_file_set_inode(c->account, d, name, stx.stx_blocks,
+                                           (c->clock == CACHE_CLOCK_ATIME ? stx.stx_atime : stx.stx_mtime).tv_sec,
+                                           stx.stx_ino, stx.stx_nlink, true);
                 if (r >= 0)
                         file_activity(c, d, fd, name, mask, cookie, r, &stx);
         } else
@@ -606,7 +789,22 @@ static void trims_changed(void *userdata) {
 }
 
 static void trims_alert(void *userdata, AlertKind kind, int priority, const char *message) {
-        cache_alert(userdata, kind, priority, "%s", message);
+        Cache *c = userdata;
+
+        /* A share over its cap that cannot be trimmed fills its volume for
+         * every host: remote-level, recovered once it is within again. */
+        if (c->remote && kind == ALERT_CACHE_TRIM_FAILED) {
+                c->remote_level = true;
+                cache_alert_level(c, ALERT_REMOTE_LEVEL, LOG_CRIT, "critical", "%s", message);
+                return;
+        }
+        cache_alert(c, kind, priority, "%s", message);
+}
+
+static bool trims_atime(void *userdata) {
+        Cache *c = userdata;
+
+        return c->clock == CACHE_CLOCK_ATIME;
 }
 
 /* What the scan queue borrows from its cache. */
@@ -615,6 +813,21 @@ static int scans_open_dir(void *userdata, DirId d) {
 }
 
 /* The first scan is over: the figures are whole, trims may run. */
+static bool scans_full_done(void *userdata, uint64_t touched, uint64_t read) {
+        Cache *c = userdata;
+        CacheClock was = c->clock;
+
+        if (!c->remote)
+                return false;
+        c->clock_scanned = true;
+        c->clock_touched = touched;
+        c->clock_read = read;
+        if (touched > 0)
+                c->mtime_refresh_seen = true;
+        remote_clock_check(c);
+        return c->clock != was;
+}
+
 static void scans_scanned(void *userdata) {
         Cache *c = userdata;
 
@@ -640,10 +853,20 @@ int cache_new(sd_event *e, Watch *w, Alerter *alerter, const CacheConfig *config
         c->changed = changed;
         c->userdata = userdata;
         c->root_fd = c->evdir_fd = -1;
-        c->state_fd = c->lock_fd = -1;
+        c->state_fd = c->lock_fd = c->share_fd = -1;
         c->evdir = DIR_NONE;
+        c->remote = cache_config_is_remote(config);
+        c->clock = config->clock == CACHE_CLOCK_MTIME ? CACHE_CLOCK_MTIME : CACHE_CLOCK_ATIME;
+        if (!c->remote)
+                c->clock = CACHE_CLOCK_MTIME;
+        c->scan_cb = scan_callbacks_default;
+        c->scan_cb.atime = c->clock == CACHE_CLOCK_ATIME;
         r = account_new(&c->account);
         if (r < 0)
+                return r;
+        if (c->remote && (r = account_set_layout(c->account, config->layout == CACHE_LAYOUT_REMOTE_FLAT
+                                                                     ? ACCOUNT_LAYOUT_REMOTE_FLAT
+                                                                     : ACCOUNT_LAYOUT_REMOTE_SUBDIRS)) < 0)
                 return r;
         r = cache_activity_init(c);
         if (r < 0)
@@ -654,12 +877,14 @@ int cache_new(sd_event *e, Watch *w, Alerter *alerter, const CacheConfig *config
         account_set_dir_hook(c->account, on_dir_released, c);
         r = trim_queue_new(e, c, c->account, config,
                            &(TrimQueueEnv) { .root = trims_root, .changed = trims_changed, .alert = trims_alert,
-                                             .evicted = cache_activity_evicted, .userdata = c }, &c->trims);
+                                             .evicted = cache_activity_evicted, .atime = trims_atime, .userdata = c },
+                           &c->trims);
         if (r < 0)
                 return r;
         r = scan_queue_new(e, c->account, config,
                            &(ScanQueueEnv) { .open_dir = scans_open_dir, .scanned = scans_scanned,
-                                             .callbacks = &scan_callbacks, .userdata = c }, &c->scans);
+                                             .full_done = scans_full_done, .callbacks = &c->scan_cb, .userdata = c },
+                           &c->scans);
         if (r < 0)
                 return r;
         if ((r = sd_event_add_post(e, &c->post, on_post, c)) < 0 ||
@@ -693,6 +918,8 @@ Cache *cache_free(Cache *c) {
         sd_event_unref(c->event);
         if (c->lock_fd >= 0)
                 close(c->lock_fd);   /* the root is free for another daemon */
+        if (c->share_fd >= 0)
+                close(c->share_fd);
         free(c);
         return NULL;
 }

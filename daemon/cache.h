@@ -151,3 +151,6 @@ int cache_history(const Cache *c, unsigned seconds, unsigned count, usec_t now, 
 
 /* The cache's status object (DESIGN.md §2 and more). New reference. */
 json_object *cache_status_json(Cache *c);
+/* A share's (a file: remote's) part of its remote status object o: state,
+ * who keeps it, figures against the cap, how they are kept, its clock. */
+void cache_remote_status(Cache *c, json_object *o);

@@ -69,8 +69,11 @@ static const char *const cache_keys[] = {
 
 static const char *const remote_keys[] = {
         "name", "url", "password_file", "poll_interval", "timeout", "warn_free", "crit_free", "max_size",
-        "layout", NULL,
+        "layout", "trim_to", "clock", "watch", "rescan_interval", NULL,
 };
+/* Keys that mean something for one kind of remote only. */
+static const char *const redis_only_keys[] = { "poll_interval", "timeout", "warn_free", "crit_free", NULL };
+static const char *const file_only_keys[] = { "trim_to", "clock", "watch", "rescan_interval", NULL };
 
 _printf_(3, 4)
 static int fail(Ctx *ctx, const config_setting_t *s, const char *fmt, ...) {
@@ -746,6 +749,53 @@ static int get_layout(Ctx *ctx, const config_setting_t *g, RemoteConfig *rc) {
         return 1;
 }
 
+/* One of names (NULL-terminated), by its index; absent: *ret untouched. */
+static int get_choice(Ctx *ctx, const config_setting_t *g, const char *key, const char *const *names, int *ret) {
+        const config_setting_t *s = NULL;
+        char list[128] = "";
+        const char *v;
+        int r;
+
+        r = get_string(ctx, g, key, "\"auto\"", &s, &v);
+        if (r <= 0)
+                return r;
+        for (int i = 0; names[i]; i++) {
+                if (strcmp(v, names[i]) == 0) {
+                        *ret = i;
+                        return 1;
+                }
+                snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s\"%s\"", i ? ", " : "", names[i]);
+        }
+        return fail(ctx, s, "'%s' must be one of %s, not \"%s\"", key, list, v);
+}
+
+/* A file: remote is kept as a cache of ccache's remote layout: its
+ * CacheConfig, the defaults but for what the remote sets. */
+static int parse_file_remote(Ctx *ctx, const config_setting_t *g, RemoteConfig *rc) {
+        CacheConfig *cc = &rc->cache;
+        int clock = CACHE_CLOCK_AUTO, watch = CACHE_WATCH_AUTO, r;
+
+        *cc = (CacheConfig) {
+                .max_size_bytes = rc->max_size_bytes, .trim_to = DEFAULT_TRIM_TO, .regret_alert = DEFAULT_REGRET_ALERT,
+                .layout = rc->layout == REMOTE_LAYOUT_FLAT ? CACHE_LAYOUT_REMOTE_FLAT : CACHE_LAYOUT_REMOTE_SUBDIRS,
+                .rescan_interval_usec = REMOTE_DEFAULT_RESCAN_USEC,
+        };
+        memcpy(cc->max_size_text, rc->max_size_text, sizeof(cc->max_size_text));
+        if (!(cc->name = strdup(rc->name)) || !(cc->path = strdup(rc->u.path)))
+                return -ENOMEM;
+        if ((r = parse_alarms(ctx, g, cc)) < 0 || (r = get_fraction(ctx, g, "trim_to", &cc->trim_to)) < 0 ||
+            (r = get_choice(ctx, g, "clock", (const char *const[]) { "mtime", "atime", "auto", NULL }, &clock)) < 0 ||
+            (r = get_choice(ctx, g, "watch", (const char *const[]) { "inotify", "poll", "auto", NULL }, &watch)) < 0 ||
+            (r = get_window(ctx, g, "rescan_interval", REMOTE_RESCAN_MIN_USEC, REMOTE_RESCAN_MAX_USEC,
+                            "a paced rescan keeps the figures within it of the truth", &cc->rescan_interval_usec)) < 0)
+                return r;
+        cc->clock = (CacheClock) clock;
+        cc->watch_mode = (CacheWatchMode) watch;
+        if (strcmp(cc->path, "/") == 0)
+                return fail(ctx, config_setting_get_member(g, "url"), "remote %s: a file: remote must not be '/'", rc->name);
+        return 0;
+}
+
 static int parse_remote(Ctx *ctx, const config_setting_t *g, RemoteConfig *rc) {
         const config_setting_t *s = NULL;
         const char *v;
@@ -773,11 +823,10 @@ static int parse_remote(Ctx *ctx, const config_setting_t *g, RemoteConfig *rc) {
                 return fail(ctx, s, "remote %s: invalid url: %s", rc->name, why);
         if (r < 0 || !(rc->url = strdup(v)))
                 return -ENOMEM;
-        if (rc->u.kind == REMOTE_FILE)
-                for (const char *const *k = (const char *const[]) { "poll_interval", "timeout", "warn_free", "crit_free",
-                                                                    NULL }; *k; k++)
-                        if ((s = config_setting_get_member(g, *k)))
-                                return fail(ctx, s, "'%s' is for redis remotes only", *k);
+        for (const char *const *k = rc->u.kind == REMOTE_FILE ? redis_only_keys : file_only_keys; *k; k++)
+                if ((s = config_setting_get_member(g, *k)))
+                        return fail(ctx, s, "'%s' is for %s remotes only", *k,
+                                    rc->u.kind == REMOTE_FILE ? "redis" : "file:");
         rc->poll_interval_usec = REMOTE_DEFAULT_POLL_USEC;
         rc->timeout_usec = REMOTE_DEFAULT_TIMEOUT_USEC;
         rc->warn_free = (Threshold) { .kind = THRESHOLD_PERCENT, .percent = 10 };
@@ -795,6 +844,35 @@ static int parse_remote(Ctx *ctx, const config_setting_t *g, RemoteConfig *rc) {
         if (r > 0 && rc->u.kind != REMOTE_FILE)
                 return fail(ctx, config_setting_get_member(g, "max_size"),
                             "'max_size' is for file: remotes only (a redis server's cap is its maxmemory)");
+        if (rc->u.kind == REMOTE_FILE) {
+                if (r == 0)
+                        return fail(ctx, g, "remote %s: a file: remote needs max_size (ccache never trims it: "
+                                    "the keeper does, to this cap), e.g. max_size = \"500G\";", rc->name);
+                return parse_file_remote(ctx, g, rc);
+        }
+        return 0;
+}
+
+/* A share is kept as a cache: it must not be, contain or lie inside a
+ * cache or another share (two keepers of one file, one deleting what the
+ * other counts). */
+static int check_share_overlap(Ctx *ctx, const config_setting_t *g, const Config *c, const RemoteConfig *rc) {
+        const config_setting_t *url = config_setting_get_member(g, "url");
+        const char *p = rc->u.path;
+
+        if (rc->u.kind != REMOTE_FILE)
+                return 0;
+        for (size_t k = 0; k < c->n_caches; k++)
+                if (path_contains(c->caches[k].path, p) || path_contains(p, c->caches[k].path))
+                        return fail(ctx, url, "remote %s (%s) and cache '%s' (%s) overlap: a share must be a "
+                                    "directory of its own", rc->name, p, c->caches[k].name, c->caches[k].path);
+        for (size_t k = 0; k + 1 < c->n_remotes; k++) {
+                const RemoteConfig *o = &c->remotes[k];
+
+                if (o->u.kind == REMOTE_FILE && (path_contains(o->u.path, p) || path_contains(p, o->u.path)))
+                        return fail(ctx, url, "remotes %s (%s) and %s (%s) overlap: a share must be a directory of "
+                                    "its own", o->name, o->u.path, rc->name, p);
+        }
         return 0;
 }
 
@@ -822,6 +900,8 @@ static int parse_remotes(Ctx *ctx, const config_setting_t *root, Config *c) {
                         if (strcmp(c->remotes[k].name, rc->name) == 0)
                                 return fail(ctx, config_setting_get_member(g, "name"),
                                             "remote name \"%s\" is used twice", rc->name);
+                if ((r = check_share_overlap(ctx, g, c, rc)) < 0)
+                        return r;
         }
         return 0;
 }
@@ -1158,6 +1238,8 @@ static void dump_cache(FILE *f, const CacheConfig *cc) {
 /* The password_file's path is printed, never what it holds; a URL with a
  * password in it was refused at load. */
 static void dump_remotes(const Config *c, FILE *f) {
+        char buf[64];
+
         if (c->n_remotes == 0)
                 return;
         fputs("remotes = (\n", f);
@@ -1178,6 +1260,10 @@ static void dump_remotes(const Config *c, FILE *f) {
                         if (rc->max_size_bytes)
                                 dump_size(f, "    ", "max_size", rc->max_size_text, rc->max_size_bytes, "bytes");
                         dump_string(f, "    ", "layout", remote_layout_name(rc->layout));
+                        fprintf(f, "    trim_to = %s;\n", format_exact(rc->cache.trim_to, 1, buf, sizeof(buf)));
+                        dump_string(f, "    ", "clock", cache_clock_name(rc->cache.clock));
+                        dump_string(f, "    ", "watch", cache_watch_mode_name(rc->cache.watch_mode));
+                        dump_duration(f, "    ", "rescan_interval", rc->cache.rescan_interval_usec);
                 }
                 fprintf(f, "  }%s\n", i + 1 < c->n_remotes ? "," : "");
         }

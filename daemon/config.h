@@ -57,6 +57,32 @@ typedef struct VolumeConfig {
         usec_t full_within_usec;     /* 0: no trend alert */
 } VolumeConfig;
 
+/* What a Cache keeps (cache.h): a local ccache directory, or a file:
+ * remote's (remote.h) in one of ccache's remote layouts. */
+typedef enum CacheLayout {
+        CACHE_LAYOUT_LOCAL,          /* <l1>/<l2>/[<l3>/...]<key>R|M|W, stats files, ccache.conf */
+        CACHE_LAYOUT_REMOTE_SUBDIRS, /* <2 chars>/<rest of the bare key> */
+        CACHE_LAYOUT_REMOTE_FLAT,    /* <bare key> in the root */
+} CacheLayout;
+
+/* The time least-recently-used eviction orders entries by. A local cache
+ * always uses mtime (ccache refreshes it at every hit); a remote one uses
+ * mtime where its writers set update-mtime=true, else atime. */
+typedef enum CacheClock {
+        CACHE_CLOCK_MTIME,
+        CACHE_CLOCK_ATIME,
+        CACHE_CLOCK_AUTO,            /* remote: atime, mtime once a hit is seen refreshing it */
+} CacheClock;
+
+/* How a remote's figures are kept: inotify (local filesystems) or paced
+ * full rescans (network filesystems, where other hosts' changes raise no
+ * event). */
+typedef enum CacheWatchMode {
+        CACHE_WATCH_INOTIFY,
+        CACHE_WATCH_POLL,
+        CACHE_WATCH_AUTO,            /* poll on a network filesystem, else inotify */
+} CacheWatchMode;
+
 typedef struct CacheConfig {
         char *name;
         char *path;                  /* absolute, normalised (no //, ., .., trailing /) */
@@ -78,7 +104,18 @@ typedef struct CacheConfig {
         /* remote-errors: ccache counted remote storage errors or timeouts in
          * the cache's stats within this window. */
         usec_t remote_errors_window_usec; /* [CONFIG_REMOTE_ERRORS_WINDOW_MIN, _MAX] */
+        /* A file: remote's (remote.h; CACHE_LAYOUT_LOCAL and the zero
+         * values for a cache): none of a local cache's upkeep (modes,
+         * ccache.conf, stats files, ccache's locks) applies to it. */
+        CacheLayout layout;
+        CacheClock clock;
+        CacheWatchMode watch_mode;
+        usec_t rescan_interval_usec;  /* poll mode: a full rescan starts at least this often */
 } CacheConfig;
+
+static inline bool cache_config_is_remote(const CacheConfig *cc) {
+        return cc->layout != CACHE_LAYOUT_LOCAL;
+}
 
 /* remote.h: one entry of `remotes` (ccache remote storage watched or kept). */
 typedef struct RemoteConfig RemoteConfig;

@@ -413,10 +413,14 @@ void evict_plan_done(EvictPlan *p) {
 }
 
 int evict_unlink(int dirfd, const char *name, dev_t dev, int64_t max_mtime, uint64_t blocks) {
+        return evict_unlink_clock(dirfd, name, dev, max_mtime, blocks, false);
+}
+
+int evict_unlink_clock(int dirfd, const char *name, dev_t dev, int64_t max_time, uint64_t blocks, bool atime) {
         struct statx stx;
 
-        if (statx(dirfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_TYPE | STATX_MTIME | STATX_BLOCKS,
-                  &stx) < 0)
+        if (statx(dirfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
+                  STATX_TYPE | STATX_MTIME | STATX_ATIME | STATX_BLOCKS, &stx) < 0)
                 return errno == ENOENT ? 0 : -errno;
         /* Still the file that was planned: a regular file, here, no newer,
          * the same size. A hit since refreshed its mtime; a rewrite changed it.
@@ -431,7 +435,7 @@ int evict_unlink(int dirfd, const char *name, dev_t dev, int64_t max_mtime, uint
          * 8 bytes more per file (32 in the Account) and protect nothing
          * more: it is not kept. */
         if (!S_ISREG(stx.stx_mode) || makedev(stx.stx_dev_major, stx.stx_dev_minor) != dev ||
-            stx.stx_mtime.tv_sec > max_mtime || stx.stx_blocks != blocks)
+            (atime ? stx.stx_atime : stx.stx_mtime).tv_sec > max_time || stx.stx_blocks != blocks)
                 return 0;
         /* unlinkat without AT_REMOVEDIR removes a name and never follows it.
          * Should the name be swapped for a symlink between the statx and here,

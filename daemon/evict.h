@@ -74,3 +74,7 @@ EvictPlanner *evict_planner_free(EvictPlanner *p);
  * it stays) and still blocks 512-byte blocks. Never follows a symlink.
  * Returns 1 deleted, 0 skipped (gone or changed), or -errno. */
 int evict_unlink(int dirfd, const char *name, dev_t dev, int64_t max_mtime, uint64_t blocks);
+/* The same with the time the plan ordered by: atime (a file: remote whose
+ * readers leave mtime alone) or mtime: a file read or hit since the plan is
+ * newer than max_time and stays. */
+int evict_unlink_clock(int dirfd, const char *name, dev_t dev, int64_t max_time, uint64_t blocks, bool atime);

@@ -153,6 +153,7 @@ static void on_watch_event(void *owner, uint32_t dir, uint32_t mask, uint32_t co
                 log_warning("inotify queue overflowed: events were lost; rescanning every cache.");
                 for (size_t i = 0; i < m->n_caches; i++)
                         cache_events_lost(m->caches[i]);
+                remotes_events_lost(m->remotes);
                 return;
         }
         cache_handle_event(owner, dir, mask, cookie, name);
@@ -508,9 +509,10 @@ int manager_start(Manager *m) {
         for (size_t i = 0; i < m->n_caches; i++)
                 cache_start(m->caches[i]);
         sync_caches(m);
-        r = remotes_new(m->event, m->alerter, m->config, &m->remotes);
+        r = remotes_new(m->event, m->watch, m->alerter, m->config, &m->remotes);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the remotes: %m");
+        remotes_start(m->remotes);
         return 0;
 }
 
@@ -543,7 +545,7 @@ int manager_reload(Manager *m, char *err, size_t errlen) {
         if (r >= 0) {
                 /* New watches on the new config: the old ones go with the old
                  * config they borrow from (standing alerts are raised afresh). */
-                r = remotes_new(m->event, m->alerter, c, &remotes);
+                r = remotes_new(m->event, m->watch, m->alerter, c, &remotes);
                 if (r < 0)
                         snprintf(buf, sizeof(buf), "%s: cannot set up the remotes: %s", c->file, strerror(-r));
         }
@@ -572,6 +574,7 @@ int manager_reload(Manager *m, char *err, size_t errlen) {
         old = m->config;
         remotes_free(m->remotes);
         m->remotes = remotes;
+        remotes_start(m->remotes);   /* the old ones let go of the shares' locks */
         old_caches = m->caches;
         old_n = m->n_caches;
         m->config = c;

@@ -212,7 +212,17 @@ int remote_password_read(const char *path, char *buf, size_t len) {
         return r;
 }
 
+const char *cache_clock_name(CacheClock c) {
+        return c == CACHE_CLOCK_ATIME ? "atime" : c == CACHE_CLOCK_AUTO ? "auto" : "mtime";
+}
+
+const char *cache_watch_mode_name(CacheWatchMode m) {
+        return m == CACHE_WATCH_POLL ? "poll" : m == CACHE_WATCH_AUTO ? "auto" : "inotify";
+}
+
 void remote_config_done(RemoteConfig *rc) {
+        free(rc->cache.name);
+        free(rc->cache.path);
         free(rc->name);
         free(rc->url);
         free(rc->password_file);

@@ -16,10 +16,13 @@
 #define REMOTE_PASSWORD_MAX     512     /* bytes of a password_file's first line */
 #define REMOTE_DEFAULT_POLL_USEC    (30 * USEC_PER_SEC)
 #define REMOTE_DEFAULT_TIMEOUT_USEC (5 * USEC_PER_SEC)
+#define REMOTE_DEFAULT_RESCAN_USEC  (10 * 60 * USEC_PER_SEC)
+#define REMOTE_RESCAN_MIN_USEC      USEC_PER_SEC
+#define REMOTE_RESCAN_MAX_USEC      (86400 * USEC_PER_SEC)
 
 typedef enum RemoteKind {
         REMOTE_REDIS,           /* redis://[user@]host:port[/db] or redis+unix:/path */
-        REMOTE_FILE,            /* file:/path (ccache's layout; not kept yet) */
+        REMOTE_FILE,            /* file:/path (ccache's layout, kept as a cache: cache.h) */
 } RemoteKind;
 
 typedef enum RemoteLayout {
@@ -49,6 +52,10 @@ typedef struct RemoteConfig {
         uint64_t max_size_bytes; /* file: the cap (0: none) */
         char max_size_text[CONFIG_SIZE_TEXT_MAX];  /* as configured, for -t */
         RemoteLayout layout;    /* file: */
+        /* file: the share kept as a cache (cache.h): name, path, max_size,
+         * trim_to, clock, watch, rescan_interval; its other settings are
+         * the defaults and mean nothing for a remote. */
+        CacheConfig cache;
 } RemoteConfig;
 
 /* Parses url into *ret (overwritten; free with remote_url_done). Returns 0,
@@ -60,6 +67,8 @@ void remote_url_done(RemoteUrl *u);
 
 const char *remote_kind_name(RemoteKind k);
 const char *remote_layout_name(RemoteLayout l);
+const char *cache_clock_name(CacheClock c);
+const char *cache_watch_mode_name(CacheWatchMode m);
 
 /* Whether the file at path may hold a secret: a regular file (not a
  * symlink), owned by root, with no permission for group or other. Returns 0,

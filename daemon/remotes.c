@@ -1,66 +1,112 @@
 /* SPDX-License-Identifier: MIT */
-/* The remotes of one Config, in its order. */
+/* The remotes of one Config, in its order: a RedisRemote watched per redis
+ * remote, a Cache (cache.h, in a remote layout) kept per file: remote. */
 #include <errno.h>
 #include <stdlib.h>
 
+#include "cache.h"
 #include "remote-redis.h"
 #include "remote.h"
 #include "remotes.h"
+#include "util.h"
+
+#define REMOTES_CHECK_USEC USEC_PER_SEC   /* mounts, roots, heartbeats, paced rescans */
 
 struct Remotes {
+        sd_event *event;
         const Config *config;           /* borrowed */
         RedisRemote **redis;            /* per config remote; NULL for file: ones */
+        Cache **shares;                 /* per config remote; NULL for redis ones */
+        sd_event_source *check_timer;
 };
 
-int remotes_new(sd_event *e, Alerter *alerter, const Config *c, Remotes **ret) {
+static int on_check_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Remotes *rs = userdata;
+        usec_t now = event_now(rs->event, CLOCK_MONOTONIC);
+
+        for (size_t i = 0; i < rs->config->n_remotes; i++)
+                if (rs->shares[i])
+                        cache_check(rs->shares[i], now);
+        return sd_event_source_set_time_relative(s, REMOTES_CHECK_USEC);
+}
+
+int remotes_new(sd_event *e, Watch *w, Alerter *alerter, const Config *c, Remotes **ret) {
         Remotes *rs = calloc(1, sizeof(*rs));
-        int r;
+        int r = -ENOMEM;
 
         if (!rs)
                 return -ENOMEM;
+        rs->event = sd_event_ref(e);
         rs->config = c;
         rs->redis = calloc(c->n_remotes ?: 1, sizeof(RedisRemote *));
-        if (!rs->redis) {
-                free(rs);
-                return -ENOMEM;
-        }
+        rs->shares = calloc(c->n_remotes ?: 1, sizeof(Cache *));
+        if (!rs->redis || !rs->shares)
+                goto fail;
         for (size_t i = 0; i < c->n_remotes; i++) {
-                if (c->remotes[i].u.kind != REMOTE_REDIS)
-                        continue;
-                r = redis_remote_new(e, alerter, &c->remotes[i], &rs->redis[i]);
-                if (r < 0) {
-                        remotes_free(rs);
-                        return r;
-                }
+                r = c->remotes[i].u.kind == REMOTE_REDIS
+                            ? redis_remote_new(e, alerter, &c->remotes[i], &rs->redis[i])
+                            : cache_new(e, w, alerter, &c->remotes[i].cache, NULL, NULL, &rs->shares[i]);
+                if (r < 0)
+                        goto fail;
         }
+        r = sd_event_add_time_relative(e, &rs->check_timer, CLOCK_MONOTONIC, REMOTES_CHECK_USEC, 0, on_check_timer, rs);
+        if (r < 0)
+                goto fail;
+        (void) sd_event_source_set_description(rs->check_timer, "remotes-check");
+        (void) sd_event_source_set_enabled(rs->check_timer, SD_EVENT_OFF);
         *ret = rs;
         return 0;
+fail:
+        remotes_free(rs);
+        return r;
+}
+
+void remotes_start(Remotes *rs) {
+        for (size_t i = 0; i < rs->config->n_remotes; i++)
+                if (rs->shares[i])
+                        cache_start(rs->shares[i]);
+        (void) sd_event_source_set_enabled(rs->check_timer, SD_EVENT_ON);
+}
+
+void remotes_events_lost(Remotes *rs) {
+        for (size_t i = 0; rs && i < rs->config->n_remotes; i++)
+                if (rs->shares[i])
+                        cache_events_lost(rs->shares[i]);
+}
+
+Cache *remotes_share(Remotes *rs, const char *name) {
+        for (size_t i = 0; rs && i < rs->config->n_remotes; i++)
+                if (rs->shares[i] && strcmp(rs->config->remotes[i].name, name) == 0)
+                        return rs->shares[i];
+        return NULL;
 }
 
 Remotes *remotes_free(Remotes *rs) {
         if (!rs)
                 return NULL;
-        for (size_t i = 0; i < rs->config->n_remotes; i++)
-                redis_remote_free(rs->redis[i]);
+        for (size_t i = 0; i < rs->config->n_remotes; i++) {
+                if (rs->redis)
+                        redis_remote_free(rs->redis[i]);
+                if (rs->shares)
+                        cache_free(rs->shares[i]);
+        }
+        sd_event_source_disable_unref(rs->check_timer);
+        sd_event_unref(rs->event);
         free(rs->redis);
+        free(rs->shares);
         free(rs);
         return NULL;
 }
 
-/* A file: remote: what was configured, and plainly that nothing keeps it. */
-static json_object *file_status(const RemoteConfig *rc) {
+/* A file: remote: what was configured, and how it is kept. */
+static json_object *file_status(const RemoteConfig *rc, Cache *share) {
         json_object *o = json_object_new_object();
 
         json_object_object_add(o, "name", json_object_new_string(rc->name));
         json_object_object_add(o, "url", json_object_new_string(rc->url));
         json_object_object_add(o, "kind", json_object_new_string("file"));
-        json_object_object_add(o, "state", json_object_new_string("not_kept"));
-        json_object_object_add(o, "reason", json_object_new_string("file: remotes are parsed and validated, "
-                                                                   "not kept yet by this version"));
         json_object_object_add(o, "layout", json_object_new_string(remote_layout_name(rc->layout)));
-        json_object_object_add(o, "max_size_bytes", rc->max_size_bytes ? json_object_new_uint64(rc->max_size_bytes)
-                                                                        : NULL);
-        json_object_object_add(o, "alerts", json_object_new_array());
+        cache_remote_status(share, o);
         return o;
 }
 
@@ -69,6 +115,6 @@ json_object *remotes_status_json(const Remotes *rs, usec_t now) {
 
         for (size_t i = 0; i < rs->config->n_remotes; i++)
                 json_object_array_add(a, rs->redis[i] ? redis_remote_status_json(rs->redis[i], now)
-                                                      : file_status(&rs->config->remotes[i]));
+                                                      : file_status(&rs->config->remotes[i], rs->shares[i]));
         return a;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Every remote of a Config: a RedisRemote per redis remote; file: remotes
- * are parsed and validated but not kept yet (status says so). Rebuilt
- * whole on reload. */
+/* Every remote of a Config: a RedisRemote watched per redis remote, a
+ * Cache in a remote layout kept per file: remote (a share: cache.h).
+ * Rebuilt whole on reload. */
 #pragma once
 
 #include <json-c/json.h>
@@ -9,12 +9,21 @@
 
 #include "alert.h"
 #include "config.h"
+#include "watch.h"
 
 typedef struct Remotes Remotes;
 
-/* Starts watching c's remotes (c and alerter borrowed: both outlive the
- * object). Returns 0 or -errno (nothing left running). */
-int remotes_new(sd_event *e, Alerter *alerter, const Config *c, Remotes **ret);
+/* Starts watching c's redis remotes (c, w and alerter borrowed: all outlive
+ * the object) and sets up its shares, which remotes_start starts (after
+ * the remotes this replaces let go of the shares' locks). Returns 0 or
+ * -errno (nothing left running). */
+int remotes_new(sd_event *e, Watch *w, Alerter *alerter, const Config *c, Remotes **ret);
+void remotes_start(Remotes *rs);
+/* inotify lost events: every share is rescanned. Accepts NULL. */
+void remotes_events_lost(Remotes *rs);
+/* The share (a file: remote's Cache) named name, or NULL. Borrowed. */
+typedef struct Cache Cache;
+Cache *remotes_share(Remotes *rs, const char *name);
 /* Stops every watch. Accepts NULL; returns NULL. */
 Remotes *remotes_free(Remotes *rs);
 

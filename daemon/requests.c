@@ -264,9 +264,16 @@ static void handle_trim(Manager *m, ControlRequest *req, json_object *request) {
                         const char *name = asked.caches[i];
                         Cache *c;
 
-                        c = find_cache(m, name);
+                        /* A share (a file: remote) is trimmed by its name too. */
+                        c = find_cache(m, name) ?: remotes_share(m->remotes, name);
                         if (!c) {
                                 control_reply_error(req, "no cache named '%s'", name);
+                                return;
+                        }
+                        if ((asked.written_by || asked.ns) && !find_cache(m, name)) {
+                                control_reply_error(req, "remote %s: --written-by and --namespace need the entries' "
+                                                    "headers, which are not read on a share (reading moves atimes)",
+                                                    name);
                                 return;
                         }
                         if (!trimmable(c)) {

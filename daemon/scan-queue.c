@@ -34,6 +34,7 @@ struct ScanQueue {
         bool round, round_full;           /* a scan round is open (see round_begin) */
         bool round_sweeps;                /* it began with account_scan_begin and ends with a sweep */
         uint64_t round_added, round_changed, round_errors;
+        uint64_t round_touched, round_read;
         usec_t round_started;
         uint32_t gen;                     /* the round's, stamped into what it lists */
         bool full_pending;
@@ -50,6 +51,7 @@ struct ScanQueue {
 };
 
 static void scan_next(ScanQueue *q, usec_t now);
+static void full(ScanQueue *q, const char *reason, usec_t now);
 
 /* A scan round: one full scan, or the subtree scans queued one after another
  * (new directories, unwatched ones). A round that may find files gone (a
@@ -65,6 +67,7 @@ static void round_begin(ScanQueue *q, bool full, bool sweeps, usec_t now) {
         q->round_full = full;
         q->round_sweeps = sweeps;
         q->round_added = q->round_changed = q->round_errors = 0;
+        q->round_touched = q->round_read = 0;
         q->round_started = now;
 }
 
@@ -90,10 +93,14 @@ static void rescan_done(ScanQueue *q, size_t removed, usec_t took) {
         h->removed = removed;
         h->at = event_now(q->event, CLOCK_REALTIME);
         h->duration = took;
-        if (q->round_added || q->round_changed || removed)
+        if ((q->round_added || q->round_changed || removed) && !cache_config_is_remote(q->config))
                 log_notice("Cache %s: %s rescan corrected drift: %llu files added, %llu changed, %zu removed.",
                            q->config->name, q->scan_reason, (unsigned long long) q->round_added,
                            (unsigned long long) q->round_changed, removed);
+        else if (q->round_added || q->round_changed || removed)   /* a share's paced rescans find what others did */
+                log_info("Cache %s: %s rescan: %llu files added, %llu changed, %zu removed.", q->config->name,
+                         q->scan_reason, (unsigned long long) q->round_added, (unsigned long long) q->round_changed,
+                         removed);
         else
                 log_info("Cache %s: %s rescan found no drift (%llu files, %.1f s).", q->config->name,
                          q->scan_reason, (unsigned long long) t->files, (double) took / USEC_PER_SEC);
@@ -113,6 +120,12 @@ static void round_end(ScanQueue *q, usec_t now) {
                             (unsigned long long) q->round_errors);
         if (!q->round_full)
                 return;
+        /* What the first scan read must be read again first: the figures
+         * are not whole yet, no trim may go by them. */
+        if (q->env.full_done && q->env.full_done(q->env.userdata, q->round_touched, q->round_read) && !q->scanned) {
+                full(q, "clock", now);
+                return;
+        }
         if (q->scanned) {
                 rescan_done(q, removed, took);
                 return;
@@ -129,6 +142,8 @@ static void scan_finished(ScanQueue *q, usec_t now) {
         q->round_added += p->added;
         q->round_changed += p->changed;
         q->round_errors += p->errors;
+        q->round_touched += p->touched;
+        q->round_read += p->read;
         q->scan = scan_free(q->scan);
         /* A full round is its one scan; a subtree round lasts while the
          * queue has more (unless a full scan now waits: it starts its own). */

@@ -38,6 +38,11 @@ typedef struct ScanQueueEnv {
         int (*open_dir)(void *userdata, DirId d);
         /* The first full scan is over: the account is exact. */
         void (*scanned)(void *userdata);
+        /* Any full scan is over (before scanned, for the first): how many
+         * files it found touched and read (ScanProgress). Returns true when
+         * what the scans record changed (a share's clock): the first scan
+         * is then done again before scanned. May be NULL. */
+        bool (*full_done)(void *userdata, uint64_t touched, uint64_t read);
         const ScanCallbacks *callbacks;   /* handed to every scan, with userdata */
         void *userdata;
 } ScanQueueEnv;

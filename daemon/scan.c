@@ -47,10 +47,36 @@ typedef struct Frame {
 
 typedef struct Stat {
         uint64_t blocks, ino, nlink;
-        int64_t mtime;
+        int64_t mtime, atime;
         uint16_t mode;
         bool ok;
+        bool touched;            /* set by utimensat(NULL) after its birth: mtime == ctime <= atime */
+        bool read;               /* atime > mtime: read since it was written */
 } Stat;
+
+static bool ts_equal(const struct statx_timestamp *a, const struct statx_timestamp *b) {
+        return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
+}
+
+static bool ts_after(const struct statx_timestamp *a, const struct statx_timestamp *b) {
+        return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
+}
+
+static void stat_from(const struct statx *stx, Stat *out) {
+        *out = (Stat) {
+                .blocks = stx->stx_blocks, .ino = stx->stx_ino, .nlink = stx->stx_nlink,
+                .mtime = stx->stx_mtime.tv_sec, .atime = stx->stx_atime.tv_sec, .mode = stx->stx_mode, .ok = true,
+                /* utimensat(NULL) sets all three to one instant; a read may
+                 * move atime on since. A write leaves mtime == ctime too
+                 * (ccache 4.7 writes a share's entries in place), with
+                 * coarse timestamps even atime: only mtime two seconds or more
+                 * after the birth, atime not before it, tells a touch
+                 * (where the filesystem tells the birth: not NFS). */
+                .touched = ts_equal(&stx->stx_mtime, &stx->stx_ctime) && !ts_after(&stx->stx_mtime, &stx->stx_atime) &&
+                           (stx->stx_mask & STATX_BTIME) && stx->stx_mtime.tv_sec >= stx->stx_btime.tv_sec + 2,
+                .read = ts_after(&stx->stx_atime, &stx->stx_mtime),
+        };
+}
 
 /* A second thread that only ever calls statx on names it is handed. */
 typedef struct Helper {
@@ -87,15 +113,11 @@ static void stat_names(int dirfd, const char *const *names, Stat *out, size_t n)
         for (size_t i = 0; i < n; i++) {
                 struct statx stx;
 
-                out[i].ok = statx(dirfd, names[i], AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT,
-                                  SCAN_STATX_MASK, &stx) == 0;
-                if (out[i].ok) {
-                        out[i].mode = stx.stx_mode;
-                        out[i].blocks = stx.stx_blocks;
-                        out[i].mtime = stx.stx_mtime.tv_sec;
-                        out[i].ino = stx.stx_ino;
-                        out[i].nlink = stx.stx_nlink;
-                }
+                if (statx(dirfd, names[i], AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT,
+                          SCAN_STATX_MASK, &stx) == 0)
+                        stat_from(&stx, &out[i]);
+                else
+                        out[i].ok = false;
         }
 }
 
@@ -355,11 +377,13 @@ static int add_file(Scan *s, Frame *f, const char *name, const Stat *st) {
         int r;
 
         /* Only a walk of the whole cache sees every name of an inode. */
-        r = account_file_set_inode(s->account, f->dir, name, st->blocks, st->mtime, st->ino, st->nlink,
-                                   s->start != DIR_ROOT);
+        r = account_file_set_inode(s->account, f->dir, name, st->blocks, s->cb && s->cb->atime ? st->atime : st->mtime,
+                                   st->ino, st->nlink, s->start != DIR_ROOT);
         if (r < 0)
                 return r;
         s->progress.files++;
+        s->progress.touched += st->touched;
+        s->progress.read += st->read;
         s->progress.added += r == 1;
         s->progress.changed += r == 2;
         if (s->cb && s->cb->on_stats && strcmp(name, "stats") == 0) {
@@ -380,8 +404,9 @@ static int file(Scan *s, Frame *f, const char *name) {
                 return enter(s, f, name);
         if (!S_ISREG(stx.stx_mode))
                 return 0;   /* symlinks (ccache's locks), FIFOs, sockets: not counted */
-        return add_file(s, f, name, &(Stat) { .blocks = stx.stx_blocks, .mtime = stx.stx_mtime.tv_sec,
-                                              .ino = stx.stx_ino, .nlink = stx.stx_nlink });
+        Stat st;
+        stat_from(&stx, &st);
+        return add_file(s, f, name, &st);
 }
 
 /* Accounts every regular file (by d_type) of the buffer just read. */

@@ -15,7 +15,8 @@
 #define SCAN_DEPTH_MAX 16
 
 /* What is asked of statx for a file: enough to count its inode once. */
-#define SCAN_STATX_MASK (STATX_TYPE | STATX_BLOCKS | STATX_MTIME | STATX_INO | STATX_NLINK)
+#define SCAN_STATX_MASK (STATX_TYPE | STATX_BLOCKS | STATX_MTIME | STATX_INO | STATX_NLINK | STATX_ATIME | STATX_CTIME | \
+                         STATX_BTIME)
 
 typedef struct Scan Scan;
 
@@ -25,6 +26,9 @@ typedef struct ScanCallbacks {
         int (*on_dir)(DirId d, int fd, void *userdata);
         /* A file named "stats" was found in d (depth 1 or 2): dirfd is d. */
         void (*on_stats)(DirId d, int dirfd, void *userdata);
+        /* Each file's time in the account is its atime, not its mtime (a
+         * file: remote whose readers leave mtime alone). */
+        bool atime;
 } ScanCallbacks;
 
 typedef struct ScanProgress {
@@ -35,6 +39,13 @@ typedef struct ScanProgress {
         uint64_t deep;                 /* directories walked from a path below SCAN_DEPTH_MAX */
         uint64_t dropped;              /* directories left half-listed: forgotten by the account meanwhile */
         uint64_t batch;                /* regular files in the last directory buffer read */
+        /* How the files' times move (a remote's clock): mtime equal to
+         * ctime to the ns, atime not before them, and mtime two seconds or
+         * more after the birth (set by utimensat(NULL) after the file was
+         * written: a hit of a writer with update-mtime=true, or touch); and
+         * atime after mtime (read since written: the filesystem updates
+         * atime). */
+        uint64_t touched, read;
 } ScanProgress;
 
 /* Prepares a walk of start (already in the account, fd = its directory,

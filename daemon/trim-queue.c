@@ -137,6 +137,7 @@ static void run(TrimQueue *q) {
                 .account = q->account, .counters = q->counters, .root_fd = root, .dev = dev,
                 .now = event_now(q->event, CLOCK_MONOTONIC), .realtime = event_now(q->event, CLOCK_REALTIME),
                 /* A purge by writer is not the cap's doing: no regret of it. */
+                .atime = q->env.atime && q->env.atime(q->env.userdata),
                 .evicted = strcmp(q->order.reason, "written-by") == 0 ? NULL : q->env.evicted,
                 .userdata = q->env.userdata,
         });

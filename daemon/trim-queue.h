@@ -40,6 +40,8 @@ typedef struct TrimQueueEnv {
         /* A ccache entry was evicted (TrimEnv.evicted; not for a trim whose
          * reason is "written-by"); may be NULL. */
         void (*evicted)(void *userdata, DirId dir, const char *name, uint64_t bytes, int64_t mtime);
+        /* Whether the account's times are atimes now (TrimEnv.atime); NULL: never. */
+        bool (*atime)(void *userdata);
         void *userdata;
 } TrimQueueEnv;
 

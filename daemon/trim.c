@@ -29,6 +29,7 @@ typedef struct StepEnv {
         dev_t dev;
         usec_t now, realtime;   /* the caller's, for the decisions */
         usec_t started;         /* the monotonic clock when the step began */
+        bool atime;             /* the account's times are atimes */
         void (*evicted)(void *userdata, DirId dir, const char *name, uint64_t bytes, int64_t mtime);
         void *userdata;
 } StepEnv;
@@ -168,7 +169,8 @@ static int do_group(Trim *t, const StepEnv *env, const char *rel, size_t start, 
 
         if (l2 && content_lock(t, env, rel, seen, &lock, &lockdir) == 0)
                 return 0;
-        dirfd = beneath_open_dir(env->root_fd, rel);
+        /* A share's flat layout has its entries in the root itself. */
+        dirfd = rel[0] ? beneath_open_dir(env->root_fd, rel) : fcntl(env->root_fd, F_DUPFD_CLOEXEC, 3);
         for (size_t i = start; dirfd >= 0 && i < end; i++) {
                 const Victim *v = &t->plan.victims[i];
                 char fname[CCACHE_NAME_MAX + 256];
@@ -189,7 +191,7 @@ static int do_group(Trim *t, const StepEnv *env, const char *rel, size_t start, 
                 }
                 if ((i - start) % 256 == 255)
                         ccache_lock_refresh(&lock, env->started + step_elapsed(env));
-                r = evict_unlink(dirfd, fname, env->dev, v->mtime, fi.blocks);
+                r = evict_unlink_clock(dirfd, fname, env->dev, v->mtime, fi.blocks, env->atime);
                 if (r < 0)
                         count_error(t, r);
                 else if (r == 0)
@@ -265,7 +267,7 @@ static int run_group(Trim *t, const StepEnv *env, size_t start, usec_t since, Cc
 int trim_step(Trim *t, const TrimEnv *e) {
         StepEnv env = { .account = e->account, .counters = e->counters, .root_fd = e->root_fd, .dev = e->dev,
                         .now = e->now, .realtime = e->realtime, .started = now_usec(CLOCK_MONOTONIC),
-                        .evicted = e->evicted, .userdata = e->userdata };
+                        .atime = e->atime, .evicted = e->evicted, .userdata = e->userdata };
         int r;
 
         if (t->planner && (r = plan_step(t, &env)) != 0)

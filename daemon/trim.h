@@ -60,6 +60,7 @@ typedef struct TrimEnv {
         dev_t dev;
         usec_t now;                          /* monotonic: how long a locked directory waited */
         usec_t realtime;                     /* realtime: the staleness of ccache's locks */
+        bool atime;                          /* the account's times are atimes (a remote's clock) */
         /* Told of each ccache entry evicted (name in directory dir of the
          * account, bytes), after the unlink; may be NULL. */
         void (*evicted)(void *userdata, DirId dir, const char *name, uint64_t bytes, int64_t mtime);

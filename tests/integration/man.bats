@@ -107,8 +107,11 @@ require_words() {
 }
 
 @test "cachectl.1 names every field of a live status --json and every metric" {
-        write_config
+        mkdir -m 1777 "$BATS_TEST_TMPDIR/share"
+        write_config 1G '' "remotes = ( { name = \"s\"; url = \"file:$BATS_TEST_TMPDIR/share\"; max_size = \"1G\"; } );"
         start_ready
+        # the share kept too: its fields and metrics are named as well
+        wait_for "[ \"\$(status_jq '.remotes[0].state')\" = ok ]"
         ctl trim --to 1T >/dev/null           # a real trim (of nothing), so that last_trim is there too
         fields=$(status_jq '[paths | map(select(type == "string")) | last | select(. != null)] | unique[]')
         [ "$(wc -l <<<"$fields")" -ge 40 ]

@@ -284,20 +284,20 @@ while True:
         run --separate-stderr "$CKD" -t -c "$BATS_TEST_TMPDIR/bad.conf"
         [ "$status" -eq 1 ]
         [[ "$stderr" == "$BATS_TEST_TMPDIR/bad.conf:4: 'max_size' is for file: remotes only"* ]]
-        # file: remotes are validated, and status says plainly they are not kept.
+        # A file: remote whose share is missing is unavailable, and says why.
         mkdir -m 1777 "$CACHE" 2>/dev/null || true
         write_config 1G '' 'remotes = ( { name = "share"; url = "file:/srv/ccache-shared"; max_size = "500G"; layout = "subdirs"; } );'
         start_ready
-        [ "$(status_jq '.remotes[0].state')" = not_kept ]
+        [ "$(status_jq '.remotes[0].state')" = unavailable ]
         [ "$(status_jq '.remotes[0].kind')" = file ]
-        ctl status | grep -q '^share  *not_kept  *file:/srv/ccache-shared$'
+        ctl status | grep -q "^share  *unavailable  *file:/srv/ccache-shared: '/srv/ccache-shared' does not exist"
 }
 
 @test "reload swaps the remotes: a new one is watched, a removed one is gone" {
         config
         start_ready
         wait_for "[ \"\$(remote_field state)\" = ok ]" 10
-        write_config 1G '' 'remotes = ( { name = "share"; url = "file:/srv/ccache-shared"; },' \
+        write_config 1G '' 'remotes = ( { name = "share"; url = "file:/srv/ccache-shared"; max_size = "1G"; },' \
                 "{ name = \"r2\"; url = \"redis+unix:$REDIS_SOCK\"; poll_interval = \"1s\"; } );"
         ctl reload
         [ "$(status_jq '[.remotes[].name] | join(",")')" = share,r2 ]

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+/* The share lock (share-lock.h): one keeper per file: remote, by flock and
+ * by a heartbeat line; whatever is planted under its name goes, never
+ * followed. */
+#include <errno.h>
+#include <limits.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fixture.h"
+#include "share-lock.h"
+#include "util.h"
+
+static char dir[] = "/tmp/ck-test-share-lock-XXXXXX";
+
+static int setup(void **state) {
+        return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+        return rm_rf(dir);
+}
+
+#define NOW (1800000000ULL * USEC_PER_SEC)
+
+static void put_line(int root, const char *line) {
+        int fd = openat(root, SHARE_LOCK_NAME, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, line, strlen(line)), (ssize_t) strlen(line));
+        close(fd);
+}
+
+static void read_line(int root, char *buf, size_t len) {
+        int fd = openat(root, SHARE_LOCK_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        ssize_t n;
+
+        assert_true(fd >= 0);
+        n = read(fd, buf, len - 1);
+        assert_true(n > 0);
+        buf[n] = '\0';
+        close(fd);
+}
+
+static void test_parse(void **state) {
+        ShareHolder h;
+
+        assert_int_equal(share_lock_parse("cachekeeperd builder-7 4242 1800000000\n", &h), 0);
+        assert_string_equal(h.host, "builder-7");
+        assert_int_equal(h.pid, 4242);
+        assert_int_equal(h.beat, 1800000000);
+        assert_int_equal(share_lock_parse("cachekeeperd b 1 2", &h), 0);
+        for (const char *const *bad = (const char *const[]) { "", "\n", "cachekeeperd", "cachekeeperd host",
+                                                               "cachekeeperd host 12", "other host 1 2",
+                                                               "cachekeeperd host 0 2", "cachekeeperd host -3 2",
+                                                               "cachekeeperd host 1 -2", "cachekeeperd host 1 2 junk",
+                                                               "cachekeeperd host 99999999999 2", NULL };
+             *bad; bad++) {
+                assert_int_equal(share_lock_parse(*bad, &h), -EINVAL);
+                assert_string_equal(h.host, "");
+        }
+}
+
+static void test_exclusive_names_holder(void **state) {
+        int root = fresh_dir(dir, "exclusive"), a, b;
+        char line[256], host[SHARE_LOCK_HOST_MAX], want[300];
+        ShareHolder h;
+        bool planted;
+
+        a = share_lock_take(root, NOW, &h, &planted);
+        assert_true(a >= 0);
+        assert_false(planted);
+        gethostname(host, sizeof(host));
+        read_line(root, line, sizeof(line));
+        snprintf(want, sizeof(want), "cachekeeperd %s %d 1800000000\n", host, (int) getpid());
+        assert_string_equal(line, want);
+        /* Another open file description: flock says no, and who. */
+        b = share_lock_take(root, NOW + USEC_PER_SEC, &h, &planted);
+        assert_int_equal(b, -EBUSY);
+        assert_true(h.flock);
+        assert_int_equal(h.pid, getpid());
+        assert_string_equal(h.host, host);
+        /* The holder's beat rewrites its line. */
+        assert_int_equal(share_lock_beat(root, a, NOW + 30 * USEC_PER_SEC, &h), 0);
+        read_line(root, line, sizeof(line));
+        assert_non_null(strstr(line, " 1800000030\n"));
+        close(a);
+        /* Released: the next takes it, though the line names this host. */
+        b = share_lock_take(root, NOW + 31 * USEC_PER_SEC, &h, &planted);
+        assert_true(b >= 0);
+        close(b);
+        close(root);
+}
+
+static void test_other_host_heartbeat(void **state) {
+        int root = fresh_dir(dir, "heartbeat"), fd;
+        ShareHolder h;
+        bool planted;
+
+        /* Fresh (within SHARE_LOCK_STALE_USEC): kept off, though flock is ours. */
+        put_line(root, "cachekeeperd builder-7 4242 1799999950\n");
+        assert_int_equal(share_lock_take(root, NOW, &h, &planted), -EBUSY);
+        assert_false(h.flock);
+        assert_string_equal(h.host, "builder-7");
+        assert_int_equal(h.pid, 4242);
+        /* Stale: taken over. */
+        put_line(root, "cachekeeperd builder-7 4242 1799999000\n");
+        fd = share_lock_take(root, NOW, &h, &planted);
+        assert_true(fd >= 0);
+        /* The other host comes back and writes over our line (no shared
+         * flock): our next beat yields. */
+        put_line(root, "cachekeeperd builder-7 4242 1800000010\n");
+        assert_int_equal(share_lock_beat(root, fd, NOW + 30 * USEC_PER_SEC, &h), -EBUSY);
+        assert_string_equal(h.host, "builder-7");
+        close(fd);
+        close(root);
+}
+
+static void test_replaced_file_is_stale(void **state) {
+        int root = fresh_dir(dir, "replaced"), fd;
+        ShareHolder h;
+        bool planted;
+
+        fd = share_lock_take(root, NOW, &h, &planted);
+        assert_true(fd >= 0);
+        assert_int_equal(unlinkat(root, SHARE_LOCK_NAME, 0), 0);
+        assert_int_equal(share_lock_beat(root, fd, NOW, &h), -ESTALE);
+        put_line(root, "");
+        assert_int_equal(share_lock_beat(root, fd, NOW, &h), -ESTALE);
+        close(fd);
+        close(root);
+}
+
+/* What a user plants under the name: removed, never followed or written. */
+static void test_planted(void **state) {
+        int root = fresh_dir(dir, "planted"), fd, victim;
+        char target[PATH_MAX], buf[64];
+        struct stat st;
+        ShareHolder h;
+        bool planted;
+
+        snprintf(target, sizeof(target), "%s/victim", dir);
+        victim = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        assert_int_equal(write(victim, "precious", 8), 8);
+        close(victim);
+        /* A symlink to a file of root's. */
+        assert_int_equal(symlinkat(target, root, SHARE_LOCK_NAME), 0);
+        fd = share_lock_take(root, NOW, &h, &planted);
+        assert_true(fd >= 0 && planted);
+        close(fd);
+        /* A hard link to it. */
+        assert_int_equal(unlinkat(root, SHARE_LOCK_NAME, 0), 0);
+        assert_int_equal(linkat(AT_FDCWD, target, root, SHARE_LOCK_NAME, 0), 0);
+        fd = share_lock_take(root, NOW, &h, &planted);
+        assert_true(fd >= 0 && planted);
+        assert_int_equal(fstat(fd, &st), 0);
+        assert_int_equal(st.st_nlink, 1);
+        close(fd);
+        /* A FIFO (opening it must not block), a directory. */
+        assert_int_equal(unlinkat(root, SHARE_LOCK_NAME, 0), 0);
+        assert_int_equal(mkfifoat(root, SHARE_LOCK_NAME, 0666), 0);
+        fd = share_lock_take(root, NOW, &h, &planted);
+        assert_true(fd >= 0 && planted);
+        close(fd);
+        assert_int_equal(unlinkat(root, SHARE_LOCK_NAME, 0), 0);
+        assert_int_equal(mkdirat(root, SHARE_LOCK_NAME, 0777), 0);
+        fd = share_lock_take(root, NOW, &h, &planted);
+        assert_true(fd >= 0 && planted);
+        assert_int_equal(fstat(fd, &st), 0);
+        assert_true(S_ISREG(st.st_mode));
+        close(fd);
+        /* The victim is as it was. */
+        victim = open(target, O_RDONLY | O_CLOEXEC);
+        assert_int_equal(read(victim, buf, sizeof(buf)), 8);
+        assert_memory_equal(buf, "precious", 8);
+        assert_int_equal(fstat(victim, &st), 0);
+        assert_int_equal(st.st_nlink, 1);
+        close(victim);
+        close(root);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_parse),
+                cmocka_unit_test(test_exclusive_names_holder),
+                cmocka_unit_test(test_other_host_heartbeat),
+                cmocka_unit_test(test_replaced_file_is_stale),
+                cmocka_unit_test(test_planted),
+        };
+        return cmocka_run_group_tests_name("share-lock", tests, setup, teardown);
+}
