@@ -620,10 +620,13 @@ static void test_remote_memory_per_file(void **state) {
                 for (unsigned i = 0; i < N; i++) {
                         char name[48], key[48];
 
-                        /* legacy and 4.13 names, all packed: 2 key chars in the path but flat */
-                        if (i % 2)
-                                snprintf(key, sizeof(key), "a1%038x", i);
-                        else {
+                        /* legacy and 4.13 names, all packed: 2 key chars in the path but
+                         * flat; keys spread as digests do (the index hashes their bits) */
+                        if (i % 2) {
+                                uint64_t x = i * 0x9e3779b97f4a7c15ULL;
+                                snprintf(key, sizeof(key), "a1%016llx%016llx%06x", (unsigned long long) x,
+                                         (unsigned long long) (x * 0xbf58476d1ce4e5b9ULL), i);
+                        } else {
                                 entry_name(i, 'R', key + 2);
                                 key[0] = 'a', key[1] = '1';
                                 key[32] = b32[(i % 16) * 2];   /* the digest's last char: padding bit 0 */
