@@ -8,6 +8,9 @@
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "account.h"
 #include "links.h"
@@ -75,6 +78,7 @@ struct Account {
         AccountTotals totals;
         account_dir_hook_t dir_hook;
         void *dir_hook_userdata;
+        uint64_t seed;           /* the hashes' key: random per account (keyed_hash) */
         Links *links;            /* hard-linked names; NULL until the first */
         size_t links_unsure;     /* inodes of links whose bytes wait for a full scan */
         AccountLayout layout;
@@ -125,17 +129,37 @@ static const char *file_string(const File *f) {
         return form(f) == FORM_HEAP ? heap_name(f) : f->n.inline_name;
 }
 
-static uint64_t file_hash(const File *f) {
-        uint64_t h = (uint64_t) f->dir * 0x9e3779b97f4a7c15ULL ^ code(f);
+/* A hash of len bytes at p, keyed by seed and starting from h. Names come
+ * from the cache's users: one who could predict the hash could plant names
+ * (or keys) that all land in one slot, making every lookup O(n) and a scan
+ * O(n^2). Each 8-byte word goes through the whole finaliser after the key,
+ * so without the key no word can be chosen to cancel another (a linear fold,
+ * or FNV with known constants, can be). */
+static uint64_t keyed_hash(uint64_t seed, uint64_t h, const void *p, size_t len) {
+        const uint8_t *b = p;
+        uint64_t w;
 
-        if (form(f) == FORM_PACKED) {
-                uint64_t w[2];
-                memcpy(w, f->n.packed, sizeof(w));   /* digest bits: already uniform */
-                h ^= w[0] ^ (w[1] << 1);
-        } else
-                for (const char *s = file_string(f); *s; s++)
-                        h = (h ^ (uint8_t) *s) * 0x100000001b3ULL;
-        return hash_mix(h);
+        h = hash_mix(h ^ seed);
+        for (; len >= 8; b += 8, len -= 8) {
+                memcpy(&w, b, 8);
+                h = hash_mix(h ^ w);
+        }
+        if (len > 0) {
+                w = 0;
+                memcpy(&w, b, len);
+                h = hash_mix(h ^ w ^ ((uint64_t) len << 56));
+        }
+        return h;
+}
+
+static uint64_t file_hash(const Account *a, const File *f) {
+        uint64_t h = (uint64_t) f->dir << 8 | code(f);
+        const char *s;
+
+        if (form(f) == FORM_PACKED)
+                return keyed_hash(a->seed, h, f->n.packed, CCACHE_PACKED_SIZE);
+        s = file_string(f);
+        return keyed_hash(a->seed, h ^ (1ULL << 63), s, strlen(s));
 }
 
 static bool file_equal(const File *a, const File *b) {
@@ -219,7 +243,7 @@ static int index_resize(Account *a, size_t size) {
         for (size_t i = 0; i < old_size; i++)
                 if (old[i]) {
                         const File *f = file_at(a, slot_id(old[i]));
-                        size_t j = index_find(a, f, file_hash(f));
+                        size_t j = index_find(a, f, file_hash(a, f));
                         a->index[j] = old[i];
                 }
         free(old);
@@ -237,7 +261,7 @@ static void index_delete(Account *a, size_t i) {
                 j = j + 1 == a->index_size ? 0 : j + 1;
                 if (a->index[j] == 0)
                         return;
-                k = home(a, file_hash(file_at(a, slot_id(a->index[j]))));
+                k = home(a, file_hash(a, file_at(a, slot_id(a->index[j]))));
                 if (i <= j ? (k <= i || k > j) : (k <= i && k > j)) {
                         a->index[i] = a->index[j];
                         a->index[j] = 0;
@@ -405,7 +429,7 @@ int account_file_set_inode(Account *a, DirId d, const char *name, uint64_t block
         probe.blocks = blocks > UINT32_MAX ? UINT32_MAX : (uint32_t) blocks;
         probe.mtime = mtime < 0 ? 0 : mtime > UINT32_MAX ? UINT32_MAX : (uint32_t) mtime;
         probe.flags |= FLAG_MARK;   /* seen: by a scan, or by an event since it began */
-        h = file_hash(&probe);
+        h = file_hash(a, &probe);
         slot = index_find(a, &probe, h);
         if (a->index[slot]) {
                 bool changed;
@@ -457,7 +481,7 @@ FileId account_file_find(const Account *a, DirId d, const char *name) {
         size_t slot;
 
         make_probe(a, d, name, &probe);
-        slot = index_find(a, &probe, file_hash(&probe));
+        slot = index_find(a, &probe, file_hash(a, &probe));
         return a->index[slot] ? slot_id(a->index[slot]) : FILE_NONE;
 }
 
@@ -466,7 +490,7 @@ int account_file_remove(Account *a, DirId d, const char *name) {
         size_t slot;
 
         make_probe(a, d, name, &probe);
-        slot = index_find(a, &probe, file_hash(&probe));
+        slot = index_find(a, &probe, file_hash(a, &probe));
         if (!a->index[slot])
                 return 0;
         file_release(a, slot_id(a->index[slot]), slot);
@@ -516,7 +540,7 @@ static size_t remove_files_where(Account *a, bool (*pred)(const Account *a, cons
                 if (form(f) == FORM_FREE || !pred(a, f, arg))
                         continue;
                 probe = *f;
-                file_release(a, id, index_find(a, &probe, file_hash(&probe)));
+                file_release(a, id, index_find(a, &probe, file_hash(a, &probe)));
                 removed++;
         }
         return removed;
@@ -555,12 +579,8 @@ static bool gone_after_sweep(const Account *a, const File *f, uint32_t gen) {
 
 /* The directory index: DirId + 1 by (parent, name), open addressing in a
  * power-of-two table, backward-shift deletion as for files. */
-static uint32_t dir_hash(DirId parent, const char *name) {
-        uint64_t h = (uint64_t) parent * 0x9e3779b97f4a7c15ULL;
-
-        for (const char *s = name; *s; s++)
-                h = (h ^ (uint8_t) *s) * 0x100000001b3ULL;
-        return (uint32_t) hash_mix(h);
+static uint32_t dir_hash(const Account *a, DirId parent, const char *name) {
+        return (uint32_t) keyed_hash(a->seed, parent, name, strlen(name));
 }
 
 static size_t dir_slot(const Account *a, uint32_t hash, DirId parent, const char *name) {
@@ -634,6 +654,8 @@ int account_new(Account **ret) {
         a->dirs = calloc(a->dirs_cap, sizeof(Dir));
         if (!a->index || !a->dir_index || !a->dirs)
                 return account_free(a), -ENOMEM;
+        if (getrandom(&a->seed, sizeof(a->seed), GRND_NONBLOCK) != sizeof(a->seed))
+                a->seed = hash_mix((uint64_t) time(NULL) ^ (uint64_t) getpid() << 32 ^ (uintptr_t) a);
         a->dirs[0] = root_dir(++a->last_gen, -1, 0);
         a->n_dirs = 1;
         a->totals.dirs = 1;
@@ -728,7 +750,7 @@ Account *account_free(Account *a) {
 }
 
 DirId account_dir_find(const Account *a, DirId parent, const char *name) {
-        uint32_t v = a->dir_index[dir_slot(a, dir_hash(parent, name), parent, name)];
+        uint32_t v = a->dir_index[dir_slot(a, dir_hash(a, parent, name), parent, name)];
 
         return v ? v - 1 : DIR_NONE;
 }
@@ -772,7 +794,7 @@ static void dir_set_flags(const Account *a, Dir *x, const Dir *p) {
 }
 
 int account_dir_add(Account *a, DirId parent, const char *name, DirId *ret) {
-        uint32_t hash = dir_hash(parent, name);
+        uint32_t hash = dir_hash(a, parent, name);
         size_t slot = dir_slot(a, hash, parent, name);
         DirId d;
         Dir *p;
@@ -1013,4 +1035,15 @@ size_t account_memory(const Account *a) {
         return sizeof(*a) + a->n_chunks * CHUNK_FILES * (sizeof(File) + 1) + a->index_size * sizeof(uint32_t) +
                a->dirs_cap * sizeof(Dir) + a->dir_index_size * sizeof(uint32_t) + a->names_bytes +
                (a->links ? links_memory(a->links) : 0);
+}
+
+size_t account_index_longest_run(const Account *a) {
+        size_t longest = 0, run = 0;
+
+        for (size_t i = 0; i < a->index_size; i++) {
+                run = a->index[i] ? run + 1 : 0;
+                if (run > longest)
+                        longest = run;
+        }
+        return longest;
 }

@@ -191,3 +191,6 @@ void account_entries_by_tag(Account *a, uint64_t files[256], uint64_t bytes[256]
 /* Bytes of memory held, for status and the benchmark: the tables and the
  * names kept on the heap. */
 size_t account_memory(const Account *a);
+/* The longest run of occupied slots in the file index: what a lookup may
+ * probe at worst (tests: names users plant must not pile up). */
+size_t account_index_longest_run(const Account *a);

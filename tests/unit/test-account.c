@@ -269,6 +269,33 @@ static void test_dir_gen_tells_reused_ids_apart(void **state) {
  * each with a file, added, found, swept or removed one by one, in a few CPU
  * seconds at most (the sibling search, the sweep's restarts and a pass over
  * all files per removed directory made this hours). */
+/* A user plants entry names that differ only in their last characters:
+ * packed, only the last of the 20 bytes differ. The index's hash must still
+ * spread them (it once folded only the first 16 bytes: every one of them in
+ * one run, each insert probing all the others). */
+static void test_planted_names_do_not_pile_up(void **state) {
+        enum { N = 20000 };
+        Account *a;
+        DirId l1, l2;
+        char name[40];
+
+        assert_int_equal(account_new(&a), 0);
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "0", &l1), 1);
+        assert_int_equal(account_dir_add(a, l1, "0", &l2), 1);
+        for (unsigned i = 0; i < N; i++) {
+                /* 2 hex + 24 fixed base32hex + 5 varying: 31 chars, then R */
+                memcpy(name, "00aaaaaaaaaaaaaaaaaaaaaaaa", 26);
+                for (unsigned k = 0, v = i; k < 5; k++, v /= 32)
+                        name[26 + k] = FIXTURE_B32[v % 32];
+                name[31] = 'R';
+                name[32] = '\0';
+                assert_int_equal(account_file_set(a, l2, name, 8, i), 1);
+        }
+        assert_int_equal(account_totals(a)->kind_files[CCACHE_KIND_RESULT], N);
+        assert_true(account_index_longest_run(a) < 200);
+        account_free(a);
+}
+
 static void test_many_directories_no_quadratic_work(void **state) {
         enum { N = 100000 };
         static DirId ids[N];
@@ -654,6 +681,7 @@ int main(void) {
                 cmocka_unit_test(test_dir_hook_and_stats),
                 cmocka_unit_test(test_dir_gen_tells_reused_ids_apart),
                 cmocka_unit_test(test_many_directories_no_quadratic_work),
+                cmocka_unit_test(test_planted_names_do_not_pile_up),
                 cmocka_unit_test(test_hard_links_count_once),
                 cmocka_unit_test(test_memory_counts_heap_names),
                 cmocka_unit_test(test_entries_since),
