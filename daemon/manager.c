@@ -572,9 +572,10 @@ int manager_reload(Manager *m, char *err, size_t errlen) {
                 log_notice("state_dir changes to %s at the next start; %s stays until then.", c->state_dir,
                            m->state_dir);
         old = m->config;
+        remotes_adopt(remotes, m->remotes);   /* shares kept the same way: no rescan */
         remotes_free(m->remotes);
         m->remotes = remotes;
-        remotes_start(m->remotes);   /* the old ones let go of the shares' locks */
+        remotes_start(m->remotes);   /* the old ones let go of the other shares' locks */
         old_caches = m->caches;
         old_n = m->n_caches;
         m->config = c;

@@ -3,6 +3,7 @@
  * remote, a Cache (cache.h, in a remote layout) kept per file: remote. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cache.h"
 #include "remote-redis.h"
@@ -59,6 +60,27 @@ int remotes_new(sd_event *e, Watch *w, Alerter *alerter, const Config *c, Remote
 fail:
         remotes_free(rs);
         return r;
+}
+
+/* The same share, kept the same way: what it knows stays valid. */
+static bool same_share(const CacheConfig *a, const CacheConfig *b) {
+        return strcmp(a->name, b->name) == 0 && strcmp(a->path, b->path) == 0 && a->layout == b->layout &&
+               a->clock == b->clock && a->watch_mode == b->watch_mode;
+}
+
+void remotes_adopt(Remotes *rs, Remotes *old) {
+        for (size_t i = 0; old && i < rs->config->n_remotes; i++) {
+                const CacheConfig *cc = &rs->config->remotes[i].cache;
+
+                for (size_t j = 0; rs->shares[i] && j < old->config->n_remotes; j++) {
+                        if (!old->shares[j] || !same_share(cache_config(old->shares[j]), cc))
+                                continue;
+                        cache_free(rs->shares[i]);   /* never started: holds nothing */
+                        rs->shares[i] = TAKE_PTR(old->shares[j]);
+                        cache_set_config(rs->shares[i], cc);
+                        break;
+                }
+        }
 }
 
 void remotes_start(Remotes *rs) {

@@ -19,6 +19,10 @@ typedef struct Remotes Remotes;
  * -errno (nothing left running). */
 int remotes_new(sd_event *e, Watch *w, Alerter *alerter, const Config *c, Remotes **ret);
 void remotes_start(Remotes *rs);
+/* Before old is freed (a reload): each share of rs that old keeps under the
+ * same name and path, layout, clock and watch is taken over from old with
+ * all it knows (no rescan), on rs's config from now on. Accepts old NULL. */
+void remotes_adopt(Remotes *rs, Remotes *old);
 /* inotify lost events: every share is rescanned. Accepts NULL. */
 void remotes_events_lost(Remotes *rs);
 /* The share (a file: remote's Cache) named name, or NULL. Borrowed. */

@@ -96,6 +96,29 @@ share_daemon() {
         [ "$(share_field entry_files)" -eq 16 ]
 }
 
+@test "reload keeps a share as it is (no rescan), with its new cap; a share dropped lets go of its lock" {
+        share_volume
+        on "$HOST_A" 10 a
+        config 'max_size = "1G";'
+        start_ready
+        wait_share
+        [ "$(grep -c "Cache s: scanned" "$BATS_TEST_TMPDIR/daemon.log")" -eq 1 ]
+        sed -i 's/max_size = "1G"; }/max_size = "40k"; }/' "$BATS_TEST_TMPDIR/ck.conf"
+        grep -q 'max_size = "40k"' "$BATS_TEST_TMPDIR/ck.conf"
+        ctl reload
+        [ "$(share_field max_size_bytes)" -eq 40000 ]
+        wait_for "[ \"\$(share_field evicted_files_total)\" -ge 1 ] && [ \"\$(share_field state)\" = ok ]" 20
+        [ "$(share_field size_bytes)" -le 40000 ]
+        [ "$(grep -c "Cache s: scanned" "$BATS_TEST_TMPDIR/daemon.log")" -eq 1 ]   # not scanned again
+        [ "$(share_field scan.rescans)" -eq 0 ]
+        wait_for "[ \"\$(share_daemon)\" = \"\$(share_disk)\" ]"
+        # Dropped from the config: the lock is free for another keeper.
+        write_config 1G ''
+        ctl reload
+        [ "$(status_jq '.remotes | length')" -eq 0 ]
+        flock -n "$SHARE/.cachekeeper.lock" true
+}
+
 # setup_lru ATTRS: host A stores 20 objects (40 entries), all aged two days;
 # host B then hits the first 5 (10 entries). Leaves HIT (the hit entries).
 setup_lru() {
