@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* gencache: builds synthetic ccache trees for the benchmark and the tests
  * (ccache's layout and entry names, realistic or tiny sizes, spread mtimes),
+ * or a file: remote storage directory (a share: bare keys, subdirs or flat),
  * hard-link copies of a tree, and bare unlinks of a victim list.
  * A test tool: it trusts its arguments and never runs against a live cache
  * unless asked to (--add). */
@@ -150,8 +151,16 @@ static void raise_fd_limit(void) {
         }
 }
 
+/* Which tree: a local cache, or a share in one of ccache's remote layouts. */
+typedef enum {
+        LAYOUT_LOCAL,
+        LAYOUT_REMOTE_SUBDIRS, /* <first 2 key chars>/<rest of the key> */
+        LAYOUT_REMOTE_FLAT,    /* <key> in the root */
+} Layout;
+
 typedef struct {
         uint64_t seed;
+        Layout layout;
         double deep_fraction;
         bool v413;
         bool tiny;
@@ -164,7 +173,7 @@ typedef struct {
 typedef struct {
         int root_fd;
         int l1_fd[16];
-        int l2_fd[256];
+        int l2_fd[256]; /* a share's <2 chars> dirs, opened on demand; -1 until then */
         int *l3_fd; /* 4096, opened on demand; -1 until then */
         uint64_t l2_files[256], l2_bytes[256];
 } Tree;
@@ -176,6 +185,22 @@ static int l3_dir(Tree *t, int l12, int l3) {
                 *slot = mkdir_open(t->l2_fd[l12], name, 0777);
         }
         return *slot;
+}
+
+/* The directory a share's entry goes in (the key's first 2 chars are hex in
+ * both key schemes) and sets *name to the rest of the key. */
+static int share_dir(Tree *t, const Options *o, char *key, char **name) {
+        if (o->layout == LAYOUT_REMOTE_FLAT) {
+                *name = key;
+                return t->root_fd;
+        }
+        int l12 = hexval(key[0]) * 16 + hexval(key[1]);
+        if (t->l2_fd[l12] < 0) {
+                char dir[3] = { key[0], key[1], 0 };
+                t->l2_fd[l12] = mkdir_open(t->root_fd, dir, 0777);
+        }
+        *name = key + 2;
+        return t->l2_fd[l12];
 }
 
 /* Fills key with a ccache ≤4.12 key (4 hex + 29 base32hex) or a 4.13 key (40 hex). */
@@ -237,6 +262,45 @@ static uint64_t write_stats(Tree *t, int l1, Rng *r) {
         return write_small(t->l1_fd[l1], "stats", text, false);
 }
 
+/* A local cache's 16 L1 and 256 L2 directories, all made up front; a
+ * share's directories are made as its keys need them. */
+static void open_tree(Tree *t, const char *dir, const Options *o) {
+        bool local = o->layout == LAYOUT_LOCAL;
+        if (mkdir(dir, local ? 01777 : 0777) < 0 && errno != EEXIST)
+                die("cannot create", dir);
+        t->root_fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (t->root_fd < 0)
+                die("cannot open", dir);
+        for (int i = 0; i < 16; i++) {
+                char name[2] = { hex_chars[i], 0 };
+                t->l1_fd[i] = local ? mkdir_open(t->root_fd, name, 0777) : -1;
+                for (int j = 0; j < 16; j++) {
+                        char name2[2] = { hex_chars[j], 0 };
+                        t->l2_fd[i * 16 + j] = local ? mkdir_open(t->l1_fd[i], name2, 0777) : -1;
+                }
+        }
+}
+
+/* What goes beside the entries (unless --add): a local cache's stats,
+ * CACHEDIR.TAGs and ccache.conf; a share's one CACHEDIR.TAG in its root. */
+static void write_meta(Tree *t, const Options *o, Rng *rng, uint64_t *files, uint64_t *bytes) {
+        if (o->layout != LAYOUT_LOCAL) {
+                *bytes += write_small(t->root_fd, "CACHEDIR.TAG", cachedir_tag, false);
+                (*files)++;
+                return;
+        }
+        for (int i = 0; i < 16; i++) {
+                *bytes += write_stats(t, i, rng);
+                *bytes += write_small(t->l1_fd[i], "CACHEDIR.TAG", cachedir_tag, false);
+                *files += 2;
+        }
+        uint64_t b = write_small(t->root_fd, "ccache.conf", "max_size = 100G\n", true);
+        if (b != UINT64_MAX) {
+                (*files)++;
+                *bytes += b;
+        }
+}
+
 static int generate(const char *dir, uint64_t n, const Options *o) {
         double t0 = now_seconds();
         Tree t;
@@ -244,20 +308,7 @@ static int generate(const char *dir, uint64_t n, const Options *o) {
         rng_seed(&rng, o->seed);
         umask(0);
         raise_fd_limit();
-
-        if (mkdir(dir, 01777) < 0 && errno != EEXIST)
-                die("cannot create", dir);
-        t.root_fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (t.root_fd < 0)
-                die("cannot open", dir);
-        for (int i = 0; i < 16; i++) {
-                char name[2] = { hex_chars[i], 0 };
-                t.l1_fd[i] = mkdir_open(t.root_fd, name, 0777);
-                for (int j = 0; j < 16; j++) {
-                        char name2[2] = { hex_chars[j], 0 };
-                        t.l2_fd[i * 16 + j] = mkdir_open(t.l1_fd[i], name2, 0777);
-                }
-        }
+        open_tree(&t, dir, o);
         t.l3_fd = malloc(4096 * sizeof(int));
         if (!t.l3_fd)
                 die("out of memory", NULL);
@@ -288,10 +339,16 @@ static int generate(const char *dir, uint64_t n, const Options *o) {
                 off_t size = pick_size(&rng, o, result);
                 int64_t mtime_ns = now_ns - (int64_t)(rng_unit(&rng) * (double)span_ns);
 
-                int l1 = hexval(key[0]), l12 = l1 * 16 + hexval(key[1]);
-                int dir_fd = is_deep ? l3_dir(&t, l12, hexval(key[2])) : t.l2_fd[l12];
-                char *name = key + (is_deep ? 3 : 2);
-                if (!o->v413) {
+                int l12 = hexval(key[0]) * 16 + hexval(key[1]);
+                char *name;
+                int dir_fd;
+                if (o->layout != LAYOUT_LOCAL)
+                        dir_fd = share_dir(&t, o, key, &name); /* a bare key */
+                else {
+                        dir_fd = is_deep ? l3_dir(&t, l12, hexval(key[2])) : t.l2_fd[l12];
+                        name = key + (is_deep ? 3 : 2);
+                }
+                if (!o->v413 && o->layout == LAYOUT_LOCAL) {
                         key[len] = result ? 'R' : 'M';
                         key[len + 1] = 0;
                 }
@@ -321,7 +378,7 @@ static int generate(const char *dir, uint64_t n, const Options *o) {
                 created++;
                 bytes += b;
                 deep += is_deep;
-                manifests += !o->v413 && !result;
+                manifests += !o->v413 && o->layout == LAYOUT_LOCAL && !result; /* named so */
                 if (!o->quiet && created % 100000 == 0)
                         fprintf(stderr, "gencache: %llu files...\r", (unsigned long long)created);
         }
@@ -332,18 +389,8 @@ static int generate(const char *dir, uint64_t n, const Options *o) {
         }
 
         uint64_t meta_files = 0, meta_bytes = 0;
-        if (!o->add) {
-                for (int i = 0; i < 16; i++) {
-                        meta_bytes += write_stats(&t, i, &rng);
-                        meta_bytes += write_small(t.l1_fd[i], "CACHEDIR.TAG", cachedir_tag, false);
-                        meta_files += 2;
-                }
-                uint64_t b = write_small(t.root_fd, "ccache.conf", "max_size = 100G\n", true);
-                if (b != UINT64_MAX) {
-                        meta_files++;
-                        meta_bytes += b;
-                }
-        }
+        if (!o->add)
+                write_meta(&t, o, &rng, &meta_files, &meta_bytes);
         if (!o->quiet)
                 fprintf(stderr, "%30s\r", "");
         printf("gencache: files=%llu bytes=%llu entries=%llu entry_bytes=%llu manifests=%llu "
@@ -512,6 +559,12 @@ static void usage(FILE *out) {
                 "  --seed=N         random seed (default 1): same seed, same tree\n"
                 "  --deep=FRACTION  put this fraction of entries at depth 3 (<l1>/<l2>/<l3>/name)\n"
                 "  --v413           ccache 4.13 names (40 hex, no R/M suffix); default 4.12 style\n"
+                "  --remote[=subdirs|flat]  a file: remote storage directory (a share) instead\n"
+                "                   of a local cache: entries named by the bare key (4 hex +\n"
+                "                   29 base32hex, or 40 hex with --v413; no R/M suffix), in\n"
+                "                   <first 2 key chars>/<rest> (subdirs, the default) or in\n"
+                "                   DIR itself (flat); one CACHEDIR.TAG in DIR, no stats, no\n"
+                "                   ccache.conf; same sizes and times as a local cache\n"
                 "  --tiny           every file 0 or 1 byte (for 1M files quickly)\n"
                 "  --add            add entries to an existing cache: no stats, CACHEDIR.TAG or\n"
                 "                   ccache.conf; use a different --seed than before\n"
@@ -519,11 +572,13 @@ static void usage(FILE *out) {
                 "  --days=D         spread of the mtimes in days (default 30)\n"
                 "  --quiet          no progress on stderr\n\n"
                 "Entries: 60 %% results <key>R (log-normal sizes, median 30 kB, up to 4 MiB),\n"
-                "40 %% manifests <key>M (1-4 kB); mtimes uniform over the --days before --now.\n"
+                "40 %% manifests <key>M (1-4 kB); mtimes uniform over the --days before --now,\n"
+                "atime = mtime (a share's LRU clock may be either).\n"
                 "Without --add it also writes <l1>/stats (ccache 4.12 counters matching the\n"
                 "entries), <l1>/CACHEDIR.TAG and, if absent, ccache.conf (max_size = 100G).\n\n"
                 "Prints one line: gencache: files=N bytes=B (Σ st_blocks*512 of what it created)\n"
                 "entries=E entry_bytes=EB manifests=M deep=D collisions=C seconds=S\n"
+                "(manifests: entries named <key>M; 0 with --v413 or --remote)\n"
                 "--hardlink-copy links every non-directory (stats and ccache.conf are copied, so\n"
                 "a tool rewriting them in one copy leaves the others alone), keeps modes and\n"
                 "mtimes, and stays on SRC's filesystem. --unlink-list times only the unlinks.\n");
@@ -531,11 +586,12 @@ static void usage(FILE *out) {
 
 int main(int argc, char **argv) {
         enum { OPT_SEED = 256, OPT_DEEP, OPT_V413, OPT_TINY, OPT_ADD, OPT_NOW, OPT_DAYS,
-               OPT_QUIET, OPT_LINK, OPT_UNLINK };
+               OPT_QUIET, OPT_LINK, OPT_UNLINK, OPT_REMOTE };
         static const struct option longopts[] = {
                 { "seed", required_argument, NULL, OPT_SEED },
                 { "deep", required_argument, NULL, OPT_DEEP },
                 { "v413", no_argument, NULL, OPT_V413 },
+                { "remote", optional_argument, NULL, OPT_REMOTE },
                 { "tiny", no_argument, NULL, OPT_TINY },
                 { "add", no_argument, NULL, OPT_ADD },
                 { "now", required_argument, NULL, OPT_NOW },
@@ -564,6 +620,14 @@ int main(int argc, char **argv) {
                                 goto bad;
                         break;
                 case OPT_V413: o.v413 = true; break;
+                case OPT_REMOTE:
+                        if (!optarg || strcmp(optarg, "subdirs") == 0)
+                                o.layout = LAYOUT_REMOTE_SUBDIRS;
+                        else if (strcmp(optarg, "flat") == 0)
+                                o.layout = LAYOUT_REMOTE_FLAT;
+                        else
+                                goto bad;
+                        break;
                 case OPT_TINY: o.tiny = true; break;
                 case OPT_ADD: o.add = true; break;
                 case OPT_QUIET: o.quiet = true; break;
@@ -595,8 +659,8 @@ int main(int argc, char **argv) {
                         goto bad;
                 return unlink_list(unlink_file, argv[optind]);
         }
-        if (argc - optind != 2)
-                goto bad;
+        if (argc - optind != 2 || (o.layout != LAYOUT_LOCAL && o.deep_fraction > 0))
+                goto bad; /* a share has no depth 3 */
         char *end;
         uint64_t n = strtoull(argv[optind + 1], &end, 10);
         if (*end || !*argv[optind + 1])
