@@ -378,7 +378,7 @@ static void remote_watch_mode(Cache *c, int fd) {
         if (c->config->watch_mode != CACHE_WATCH_AUTO)
                 snprintf(c->watch_reason, sizeof(c->watch_reason), "configured%s%s%s",
                          net && !c->poll ? " (on " : "", net && !c->poll ? net : "",
-                         net && !c->poll ? ": other hosts' stores go unseen between rescans)" : "");
+                         net && !c->poll ? ": other hosts' stores go unseen until a rescan)" : "");
         else if (net)
                 snprintf(c->watch_reason, sizeof(c->watch_reason), "%s: other hosts' changes raise no inotify event", net);
         else
@@ -812,7 +812,8 @@ static int scans_open_dir(void *userdata, DirId d) {
         return dir_open(userdata, d);
 }
 
-/* The first scan is over: the figures are whole, trims may run. */
+/* A full scan is over: for a share, what it showed of the clocks (a first
+ * scan whose clock changed is done again: true). */
 static bool scans_full_done(void *userdata, uint64_t touched, uint64_t read) {
         Cache *c = userdata;
         CacheClock was = c->clock;
@@ -828,6 +829,7 @@ static bool scans_full_done(void *userdata, uint64_t touched, uint64_t read) {
         return c->clock != was;
 }
 
+/* The first scan is over: the figures are whole, trims may run. */
 static void scans_scanned(void *userdata) {
         Cache *c = userdata;
 

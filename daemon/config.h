@@ -117,6 +117,11 @@ static inline bool cache_config_is_remote(const CacheConfig *cc) {
         return cc->layout != CACHE_LAYOUT_LOCAL;
 }
 
+/* How the logs name it: "Cache t", "Remote s". */
+static inline const char *cache_config_what(const CacheConfig *cc) {
+        return cache_config_is_remote(cc) ? "Remote" : "Cache";
+}
+
 /* remote.h: one entry of `remotes` (ccache remote storage watched or kept). */
 typedef struct RemoteConfig RemoteConfig;
 

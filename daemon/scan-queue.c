@@ -94,15 +94,17 @@ static void rescan_done(ScanQueue *q, size_t removed, usec_t took) {
         h->at = event_now(q->event, CLOCK_REALTIME);
         h->duration = took;
         if ((q->round_added || q->round_changed || removed) && !cache_config_is_remote(q->config))
-                log_notice("Cache %s: %s rescan corrected drift: %llu files added, %llu changed, %zu removed.",
-                           q->config->name, q->scan_reason, (unsigned long long) q->round_added,
-                           (unsigned long long) q->round_changed, removed);
+                log_notice("%s %s: %s rescan corrected drift: %llu files added, %llu changed, %zu removed.",
+                           cache_config_what(q->config), q->config->name, q->scan_reason,
+                           (unsigned long long) q->round_added, (unsigned long long) q->round_changed, removed);
         else if (q->round_added || q->round_changed || removed)   /* a share's paced rescans find what others did */
-                log_info("Cache %s: %s rescan: %llu files added, %llu changed, %zu removed.", q->config->name,
+                log_info("%s %s: %s rescan: %llu files added, %llu changed, %zu removed.",
+                         cache_config_what(q->config), q->config->name,
                          q->scan_reason, (unsigned long long) q->round_added, (unsigned long long) q->round_changed,
                          removed);
         else
-                log_info("Cache %s: %s rescan found no drift (%llu files, %.1f s).", q->config->name,
+                log_info("%s %s: %s rescan found no drift (%llu files, %.1f s).",
+                         cache_config_what(q->config), q->config->name,
                          q->scan_reason, (unsigned long long) t->files, (double) took / USEC_PER_SEC);
 }
 
@@ -116,7 +118,8 @@ static void round_end(ScanQueue *q, usec_t now) {
         if (q->unwatched_round && q->n_queue == 0)
                 unwatched_round_done(q, now);
         if (q->round_errors)
-                log_warning("Cache %s: %llu directories could not be read during the scan.", q->config->name,
+                log_warning("%s %s: %llu directories could not be read during the scan.",
+                            cache_config_what(q->config), q->config->name,
                             (unsigned long long) q->round_errors);
         if (!q->round_full)
                 return;
@@ -130,8 +133,9 @@ static void round_end(ScanQueue *q, usec_t now) {
                 rescan_done(q, removed, took);
                 return;
         }
-        log_info("Cache %s: scanned %s in %.2f s: %llu files, %s.", q->config->name, q->config->path,
-                 (double) took / USEC_PER_SEC, (unsigned long long) t->files, format_size(t->bytes, size, sizeof(size)));
+        log_info("%s %s: scanned %s in %.2f s: %llu files, %s.", cache_config_what(q->config), q->config->name,
+                 q->config->path, (double) took / USEC_PER_SEC, (unsigned long long) t->files,
+                 format_size(t->bytes, size, sizeof(size)));
         q->scanned = true;
         q->env.scanned(q->env.userdata);
 }
@@ -164,7 +168,8 @@ static int on_source(sd_event_source *s, void *userdata) {
         if (r > 0)
                 return 0;
         if (r < 0) {
-                log_error_errno(r, "Cache %s: scan failed: %m; retrying in a minute.", q->config->name);
+                log_error_errno(r, "%s %s: scan failed: %m; retrying in a minute.", cache_config_what(q->config),
+                                q->config->name);
                 q->scan = scan_free(q->scan);
                 q->round = false;   /* no sweep: a half-listed directory would lose files */
                 q->full_pending = true;
@@ -275,7 +280,7 @@ static void scan_next(ScanQueue *q, usec_t now) {
         r = scan_new(q->account, next.dir, fd, q->gen, q->env.callbacks, q->env.userdata, &q->scan);
         close(fd);
         if (r < 0) {
-                log_error_errno(r, "Cache %s: cannot start a scan: %m", q->config->name);
+                log_error_errno(r, "%s %s: cannot start a scan: %m", cache_config_what(q->config), q->config->name);
                 return;
         }
         q->scan_started = now;

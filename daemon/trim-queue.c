@@ -69,8 +69,9 @@ static void cap_not_reached(TrimQueue *q, const TrimResult *r, usec_t now) {
         char f[32], k[32], why[256], message[512];
 
         snprintf(message, sizeof(message),
-                 "Cache %s is still over its cap after trimming (%s of %s): %s; retrying in %llu s.",
-                 q->config->name, format_size(account_totals(q->account)->bytes, f, sizeof(f)),
+                 "%s %s is still over its cap after trimming (%s of %s): %s; retrying in %llu s.",
+                 cache_config_what(q->config), q->config->name,
+                 format_size(account_totals(q->account)->bytes, f, sizeof(f)),
                  format_size(q->config->max_size_bytes, k, sizeof(k)), trim_result_why(r, why, sizeof(why)),
                  (unsigned long long) (TRIM_BACKOFF_USEC / USEC_PER_SEC));
         q->env.alert(q->env.userdata, ALERT_CACHE_TRIM_FAILED, LOG_ERR, message);
@@ -90,12 +91,13 @@ static void finish(TrimQueue *q, int error) {
         /* A dry run is its caller's business: last_trim stays the last real one. */
         if (!r->dry_run)
                 record(q, r, order.reason, now);
-        log_debug("Cache %s: %s trim planned %llu files in %llu slices, %.1f ms.", q->config->name, order.reason,
+        log_debug("%s %s: %s trim planned %llu files in %llu slices, %.1f ms.",
+                  cache_config_what(q->config), q->config->name, order.reason,
                   (unsigned long long) r->planned_files, (unsigned long long) r->planning_slices,
                   (double) r->planning_usec / USEC_PER_MSEC);
         if (!r->dry_run)
-                log_info("Cache %s: %s trim %s: evicted %llu files, %s in %.2f s; %llu kept as used since, "
-                         "%llu in locked directories.", q->config->name, order.reason,
+                log_info("%s %s: %s trim %s: evicted %llu files, %s in %.2f s; %llu kept as used since, "
+                         "%llu in locked directories.", cache_config_what(q->config), q->config->name, order.reason,
                          error < 0 ? "stopped" : "done", (unsigned long long) r->files,
                          format_size(r->bytes, f, sizeof(f)), (double) (now - q->trim_started) / USEC_PER_SEC,
                          (unsigned long long) r->saved, (unsigned long long) r->locked_dirs);
@@ -212,7 +214,7 @@ void trim_queue_check_cap(TrimQueue *q) {
             (q->trim && (!trim_result(q->trim)->dry_run || dry_run_yield(q) < 0)))
                 return;
         if (begin(q, &(TrimOrder) { .reason = "cap" }) < 0)
-                log_error("Cache %s: out of memory planning a trim.", q->config->name);
+                log_error("%s %s: out of memory planning a trim.", cache_config_what(q->config), q->config->name);
 }
 
 /* Starts what comes next: the cap trim if due (cap_first), else the
@@ -316,11 +318,13 @@ const TrimHistory *trim_queue_history(const TrimQueue *q) {
 
 static void counters_report(TrimQueue *q, const CountersFlush *f) {
         if (f->broken)
-                log_notice("Cache %s: broke %u stale ccache lock%s (unchanged for %llu s, or left by a "
-                           "cachekeeperd that is gone).", q->config->name, f->broken, f->broken == 1 ? "" : "s",
+                log_notice("%s %s: broke %u stale ccache lock%s (unchanged for %llu s, or left by a "
+                           "cachekeeperd that is gone).",
+                           cache_config_what(q->config), q->config->name, f->broken, f->broken == 1 ? "" : "s",
                            (unsigned long long) (CCACHE_LOCK_STALE_USEC / USEC_PER_SEC));
         if (f->recounted)
-                log_notice("Cache %s: recounted ccache's counters of %u level-2 director%s.", q->config->name,
+                log_notice("%s %s: recounted ccache's counters of %u level-2 director%s.",
+                           cache_config_what(q->config), q->config->name,
                            f->recounted, f->recounted == 1 ? "y" : "ies");
         if (f->failed)
                 log_warning_errno(f->error, "Cache %s: cannot update ccache's counters in %s/%s/stats (%m); "

@@ -102,14 +102,14 @@ share_daemon() {
         config 'max_size = "1G";'
         start_ready
         wait_share
-        [ "$(grep -c "Cache s: scanned" "$BATS_TEST_TMPDIR/daemon.log")" -eq 1 ]
+        [ "$(grep -c "Remote s: scanned" "$BATS_TEST_TMPDIR/daemon.log")" -eq 1 ]
         sed -i 's/max_size = "1G"; }/max_size = "40k"; }/' "$BATS_TEST_TMPDIR/ck.conf"
         grep -q 'max_size = "40k"' "$BATS_TEST_TMPDIR/ck.conf"
         ctl reload
         [ "$(share_field max_size_bytes)" -eq 40000 ]
         wait_for "[ \"\$(share_field evicted_files_total)\" -ge 1 ] && [ \"\$(share_field state)\" = ok ]" 20
         [ "$(share_field size_bytes)" -le 40000 ]
-        [ "$(grep -c "Cache s: scanned" "$BATS_TEST_TMPDIR/daemon.log")" -eq 1 ]   # not scanned again
+        [ "$(grep -c "Remote s: scanned" "$BATS_TEST_TMPDIR/daemon.log")" -eq 1 ]   # not scanned again
         [ "$(share_field scan.rescans)" -eq 0 ]
         wait_for "[ \"\$(share_daemon)\" = \"\$(share_disk)\" ]"
         # Dropped from the config: the lock is free for another keeper.
