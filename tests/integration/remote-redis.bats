@@ -221,6 +221,61 @@ while True:
         [ "$err" = "no answer within 4s (timeout)" ] || { echo "last_error: $err" >&2; false; }
 }
 
+@test "a SCAN whose cursor never ends: the round ends after 200,000 calls, the next poll comes, status answers" {
+        # A fake server: the INFOs a poll asks, then SCAN cursors that never
+        # come back to 0. Each connection's SCAN count goes to scans.log.
+        /usr/bin/python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1]); s.listen(16)
+info = b"# Memory\r\nused_memory:1000\r\nmaxmemory:8000000\r\nmaxmemory_policy:allkeys-lru\r\n" \
+       b"evicted_keys:0\r\nkeyspace_hits:0\r\nkeyspace_misses:0\r\nconnected_clients:1\r\n"
+def bulk(b): return b"$%d\r\n%s\r\n" % (len(b), b)
+while True:
+    c, _ = s.accept()
+    buf, scans = b"", 0
+    while True:
+        d = c.recv(65536)
+        if not d: break
+        buf += d
+        out = []
+        while True:                     # whole commands: *N then N bulk strings
+            if not buf.startswith(b"*"): buf = b""; break
+            head = buf.find(b"\r\n")
+            if head < 0: break
+            n, pos, args = int(buf[1:head]), head + 2, []
+            for _ in range(n):
+                e = buf.find(b"\r\n", pos)
+                if e < 0: break
+                ln = int(buf[pos + 1:e]); pos = e + 2
+                if len(buf) < pos + ln + 2: break
+                args.append(buf[pos:pos + ln]); pos += ln + 2
+            if len(args) < n: break
+            buf = buf[pos:]
+            cmd = args[0].upper()
+            if cmd == b"SCAN": scans += 1; out.append(b"*2\r\n" + bulk(b"7") + b"*0\r\n")
+            elif cmd == b"INFO": out.append(bulk(info))
+            elif cmd == b"CONFIG": out.append(b"*2\r\n" + bulk(b"maxmemory-policy") + bulk(b"allkeys-lru"))
+            else: out.append(b"+OK\r\n")
+        if out: c.sendall(b"".join(out))
+    c.close()
+    with open(sys.argv[2], "a") as f: f.write("scans=%d\n" % scans)
+' "$BATS_TEST_TMPDIR/endless.sock" "$BATS_TEST_TMPDIR/scans.log" 3>&- &
+        LISTENER=$!
+        wait_for "[ -S '$BATS_TEST_TMPDIR/endless.sock' ]" 5
+        config '' "redis+unix:$BATS_TEST_TMPDIR/endless.sock"
+        start_ready
+        ctl -t 5 status --json > /dev/null   # answers while the SCANs go on
+        # The first round stops at the bound and closes its connection.
+        wait_for "[ -s '$BATS_TEST_TMPDIR/scans.log' ]" 180
+        [ "$(head -1 "$BATS_TEST_TMPDIR/scans.log")" = scans=200000 ]
+        [ "$(remote_field state)" = ok ]
+        [ "$(remote_field ccache_keys)" = null ]   # unknown, not a count of what was seen
+        [ "$(remote_field used_memory_bytes)" -eq 1000 ]
+        # ... and the polls go on: a second connection.
+        wait_for "[ \$(remote_field polls_total) -ge 2 ]" 180
+}
+
 @test "password_file: wrong owner or modes refused with FILE:LINE; the secret never shows" {
         pw=$BATS_TEST_TMPDIR/redis.pass
         secret="s3cr3t-$RANDOM-never-shown"
