@@ -184,7 +184,7 @@ cap_for() {
         start_ready
         wait_for "[ \"\$(share_field evicted_files_total)\" -ge 25 ] && [ \"\$(share_field state)\" = ok ]" 20
         [ "$(share_field clock_configured)" = auto ]
-        [ "$(share_field clock)" = mtime ] || { status_jq ".remotes" >&3; cat "$BATS_TEST_TMPDIR/daemon.log" >&3; stat "$(head -1 "$BATS_TEST_TMPDIR/hit")" >&3; false; }
+        [ "$(share_field clock)" = mtime ] || { status_jq ".remotes" >&2; cat "$BATS_TEST_TMPDIR/daemon.log" >&2; stat "$(head -1 "$BATS_TEST_TMPDIR/hit")" >&2; false; }
         [ "$(share_field clock_evidence.touched_files)" -ge 1 ]
         while read -r f; do [ -f "$f" ] || { echo "hit entry $f evicted" >&2; false; }; done < "$BATS_TEST_TMPDIR/hit"
         [ "$(entries | wc -l)" -le 12 ]
@@ -290,7 +290,7 @@ ctl2_share() {
         as_nobody touch -h -d '3 days ago' "$SHARE/stats" "$SHARE/${key%?}zR" "$SHARE/zz/$key"
         config "max_size = \"40K\"; layout = \"flat\";"
         start_ready
-        wait_for "[ \"\$(share_field evicted_files_total)\" -ge 10 ]" 20 || { status_jq . >&3; cat "$BATS_TEST_TMPDIR/daemon.log" >&3; ls -la "$SHARE" >&3; false; }
+        wait_for "[ \"\$(share_field evicted_files_total)\" -ge 10 ]" 20 || { status_jq . >&2; cat "$BATS_TEST_TMPDIR/daemon.log" >&2; ls -la "$SHARE" >&2; false; }
         wait_share ok 20
         [ "$(cat "$BATS_TEST_TMPDIR/victim")" = precious ]
         [ -f "$SHARE/.cachekeeper.lock" ] && [ ! -L "$SHARE/.cachekeeper.lock" ]
