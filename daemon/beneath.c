@@ -20,7 +20,8 @@ static int open_beneath(int root_fd, const char *rel, uint64_t flags) {
 }
 
 int beneath_open_dir(int root_fd, const char *rel) {
-        return open_beneath(root_fd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        /* "": the root itself (a share's flat layout keeps its entries there) */
+        return open_beneath(root_fd, rel[0] ? rel : ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
 int beneath_open_file(int root_fd, const char *rel) {

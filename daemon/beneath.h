@@ -4,7 +4,8 @@
  * mount. Every deletion and chmod below the root starts here. */
 #pragma once
 
-/* Opens directory rel ("b/4", relative to root_fd) with openat2(2) and
+/* Opens directory rel ("b/4", relative to root_fd; "" is the root itself,
+ * opened anew) with openat2(2) and
  * RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV |
  * RESOLVE_NO_MAGICLINKS. Returns the fd (O_CLOEXEC) or -errno: -ELOOP for a
  * symlink on the way, -EXDEV for a mount point, -ENOENT, -ENOTDIR. */

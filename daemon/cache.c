@@ -111,15 +111,11 @@ int cache_root_get(Cache *c) {
  * symlink or into another filesystem. */
 static int dir_open(Cache *c, DirId d) {
         char rel[PATH_MAX];
-        int root, fd, r;
+        int root, r;
 
         root = cache_root_get(c);
         if (root < 0)
                 return root;
-        if (d == DIR_ROOT) {
-                fd = fcntl(root, F_DUPFD_CLOEXEC, 3);
-                return fd < 0 ? -errno : fd;
-        }
         r = account_dir_path(c->account, d, rel, sizeof(rel));
         if (r < 0)
                 return r;

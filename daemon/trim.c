@@ -169,8 +169,7 @@ static int do_group(Trim *t, const StepEnv *env, const char *rel, size_t start, 
 
         if (l2 && content_lock(t, env, rel, seen, &lock, &lockdir) == 0)
                 return 0;
-        /* A share's flat layout has its entries in the root itself. */
-        dirfd = rel[0] ? beneath_open_dir(env->root_fd, rel) : fcntl(env->root_fd, F_DUPFD_CLOEXEC, 3);
+        dirfd = beneath_open_dir(env->root_fd, rel);
         for (size_t i = start; dirfd >= 0 && i < end; i++) {
                 const Victim *v = &t->plan.victims[i];
                 char fname[CCACHE_NAME_MAX + 256];
