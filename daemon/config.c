@@ -72,8 +72,10 @@ static const char *const remote_keys[] = {
         "layout", "trim_to", "clock", "watch", "rescan_interval", NULL,
 };
 /* Keys that mean something for one kind of remote only. */
-static const char *const redis_only_keys[] = { "poll_interval", "timeout", "warn_free", "crit_free", NULL };
-static const char *const file_only_keys[] = { "trim_to", "clock", "watch", "rescan_interval", NULL };
+static const char *const redis_only_keys[] = { "password_file", "poll_interval", "timeout", "warn_free", "crit_free",
+                                               NULL };
+static const char *const file_only_keys[] = { "max_size", "layout", "trim_to", "clock", "watch", "rescan_interval",
+                                              NULL };
 
 _printf_(3, 4)
 static int fail(Ctx *ctx, const config_setting_t *s, const char *fmt, ...) {
@@ -719,33 +721,12 @@ static int get_password_file(Ctx *ctx, const config_setting_t *g, RemoteConfig *
 
         if (!s)
                 return 0;
-        if (rc->u.kind != REMOTE_REDIS)
-                return fail(ctx, s, "'password_file' is for redis remotes only");
         r = get_path(ctx, g, "password_file", &rc->password_file);
         if (r <= 0)
                 return r;
         r = remote_password_file_check(rc->password_file, why, sizeof(why));
         if (r < 0)
                 return fail(ctx, s, "password_file '%s' %s", rc->password_file, why);
-        return 1;
-}
-
-static int get_layout(Ctx *ctx, const config_setting_t *g, RemoteConfig *rc) {
-        const config_setting_t *s = NULL;
-        const char *v;
-        int r;
-
-        r = get_string(ctx, g, "layout", "\"subdirs\"", &s, &v);
-        if (r <= 0)
-                return r;
-        if (rc->u.kind != REMOTE_FILE)
-                return fail(ctx, s, "'layout' is for file: remotes only");
-        if (strcmp(v, "subdirs") == 0)
-                rc->layout = REMOTE_LAYOUT_SUBDIRS;
-        else if (strcmp(v, "flat") == 0)
-                rc->layout = REMOTE_LAYOUT_FLAT;
-        else
-                return fail(ctx, s, "'layout' must be \"subdirs\" or \"flat\" (ccache's layouts), not \"%s\"", v);
         return 1;
 }
 
@@ -773,22 +754,24 @@ static int get_choice(Ctx *ctx, const config_setting_t *g, const char *key, cons
  * CacheConfig, the defaults but for what the remote sets. */
 static int parse_file_remote(Ctx *ctx, const config_setting_t *g, RemoteConfig *rc) {
         CacheConfig *cc = &rc->cache;
-        int clock = CACHE_CLOCK_AUTO, watch = CACHE_WATCH_AUTO, r;
+        int layout = 0, clock = CACHE_CLOCK_AUTO, watch = CACHE_WATCH_AUTO, r;
 
-        *cc = (CacheConfig) {
-                .max_size_bytes = rc->max_size_bytes, .trim_to = DEFAULT_TRIM_TO, .regret_alert = DEFAULT_REGRET_ALERT,
-                .layout = rc->layout == REMOTE_LAYOUT_FLAT ? CACHE_LAYOUT_REMOTE_FLAT : CACHE_LAYOUT_REMOTE_SUBDIRS,
-                .rescan_interval_usec = REMOTE_DEFAULT_RESCAN_USEC,
-        };
-        memcpy(cc->max_size_text, rc->max_size_text, sizeof(cc->max_size_text));
+        *cc = (CacheConfig) { .trim_to = DEFAULT_TRIM_TO, .regret_alert = DEFAULT_REGRET_ALERT,
+                              .rescan_interval_usec = REMOTE_DEFAULT_RESCAN_USEC };
         if (!(cc->name = strdup(rc->name)) || !(cc->path = strdup(rc->u.path)))
                 return -ENOMEM;
-        if ((r = parse_alarms(ctx, g, cc)) < 0 || (r = get_fraction(ctx, g, "trim_to", &cc->trim_to)) < 0 ||
+        r = get_size(ctx, g, "max_size", &cc->max_size_bytes, cc->max_size_text);
+        if (r == 0)
+                return fail(ctx, g, "remote %s: a file: remote needs max_size (ccache never trims it: the keeper "
+                            "does, to this cap), e.g. max_size = \"500G\";", rc->name);
+        if (r < 0 || (r = parse_alarms(ctx, g, cc)) < 0 || (r = get_fraction(ctx, g, "trim_to", &cc->trim_to)) < 0 ||
+            (r = get_choice(ctx, g, "layout", (const char *const[]) { "subdirs", "flat", NULL }, &layout)) < 0 ||
             (r = get_choice(ctx, g, "clock", (const char *const[]) { "mtime", "atime", "auto", NULL }, &clock)) < 0 ||
             (r = get_choice(ctx, g, "watch", (const char *const[]) { "inotify", "poll", "auto", NULL }, &watch)) < 0 ||
             (r = get_window(ctx, g, "rescan_interval", REMOTE_RESCAN_MIN_USEC, REMOTE_RESCAN_MAX_USEC,
                             "a paced rescan keeps the figures within it of the truth", &cc->rescan_interval_usec)) < 0)
                 return r;
+        cc->layout = layout ? CACHE_LAYOUT_REMOTE_FLAT : CACHE_LAYOUT_REMOTE_SUBDIRS;
         cc->clock = (CacheClock) clock;
         cc->watch_mode = (CacheWatchMode) watch;
         if (strcmp(cc->path, "/") == 0)
@@ -827,29 +810,19 @@ static int parse_remote(Ctx *ctx, const config_setting_t *g, RemoteConfig *rc) {
                 if ((s = config_setting_get_member(g, *k)))
                         return fail(ctx, s, "'%s' is for %s remotes only", *k,
                                     rc->u.kind == REMOTE_FILE ? "redis" : "file:");
+        if (rc->u.kind == REMOTE_FILE)
+                return parse_file_remote(ctx, g, rc);
         rc->poll_interval_usec = REMOTE_DEFAULT_POLL_USEC;
         rc->timeout_usec = REMOTE_DEFAULT_TIMEOUT_USEC;
         rc->warn_free = (Threshold) { .kind = THRESHOLD_PERCENT, .percent = 10 };
         rc->crit_free = (Threshold) { .kind = THRESHOLD_PERCENT, .percent = 5 };
-        if ((r = get_password_file(ctx, g, rc)) < 0 || (r = get_layout(ctx, g, rc)) < 0 ||
+        if ((r = get_password_file(ctx, g, rc)) < 0 ||
             (r = get_duration(ctx, g, "poll_interval", false, &rc->poll_interval_usec)) < 0 ||
             (r = get_duration(ctx, g, "timeout", false, &rc->timeout_usec)) < 0 ||
             (r = get_threshold(ctx, g, "warn_free", false, &rc->warn_free)) < 0 ||
             (r = get_threshold(ctx, g, "crit_free", false, &rc->crit_free)) < 0 ||
             (r = check_order(ctx, g, "warn_free", &rc->warn_free, "crit_free", &rc->crit_free)) < 0)
                 return r;
-        r = get_size(ctx, g, "max_size", &rc->max_size_bytes, rc->max_size_text);
-        if (r < 0)
-                return r;
-        if (r > 0 && rc->u.kind != REMOTE_FILE)
-                return fail(ctx, config_setting_get_member(g, "max_size"),
-                            "'max_size' is for file: remotes only (a redis server's cap is its maxmemory)");
-        if (rc->u.kind == REMOTE_FILE) {
-                if (r == 0)
-                        return fail(ctx, g, "remote %s: a file: remote needs max_size (ccache never trims it: "
-                                    "the keeper does, to this cap), e.g. max_size = \"500G\";", rc->name);
-                return parse_file_remote(ctx, g, rc);
-        }
         return 0;
 }
 
@@ -1257,9 +1230,8 @@ static void dump_remotes(const Config *c, FILE *f) {
                         dump_threshold(f, "    ", "warn_free", &rc->warn_free, "bytes");
                         dump_threshold(f, "    ", "crit_free", &rc->crit_free, "bytes");
                 } else {
-                        if (rc->max_size_bytes)
-                                dump_size(f, "    ", "max_size", rc->max_size_text, rc->max_size_bytes, "bytes");
-                        dump_string(f, "    ", "layout", remote_layout_name(rc->layout));
+                        dump_size(f, "    ", "max_size", rc->cache.max_size_text, rc->cache.max_size_bytes, "bytes");
+                        dump_string(f, "    ", "layout", remote_layout_name(rc->cache.layout));
                         fprintf(f, "    trim_to = %s;\n", format_exact(rc->cache.trim_to, 1, buf, sizeof(buf)));
                         dump_string(f, "    ", "clock", cache_clock_name(rc->cache.clock));
                         dump_string(f, "    ", "watch", cache_watch_mode_name(rc->cache.watch_mode));

@@ -19,8 +19,8 @@ const char *remote_kind_name(RemoteKind k) {
         return k == REMOTE_FILE ? "file" : "redis";
 }
 
-const char *remote_layout_name(RemoteLayout l) {
-        return l == REMOTE_LAYOUT_FLAT ? "flat" : "subdirs";
+const char *remote_layout_name(CacheLayout l) {
+        return l == CACHE_LAYOUT_REMOTE_FLAT ? "flat" : "subdirs";
 }
 
 void remote_url_done(RemoteUrl *u) {

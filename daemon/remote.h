@@ -25,11 +25,6 @@ typedef enum RemoteKind {
         REMOTE_FILE,            /* file:/path (ccache's layout, kept as a cache: cache.h) */
 } RemoteKind;
 
-typedef enum RemoteLayout {
-        REMOTE_LAYOUT_SUBDIRS,  /* <2 chars>/<rest of key> (ccache's default) */
-        REMOTE_LAYOUT_FLAT,
-} RemoteLayout;
-
 /* A URL taken apart. Strings are the struct's own (remote_url_done). */
 typedef struct RemoteUrl {
         RemoteKind kind;
@@ -49,12 +44,9 @@ typedef struct RemoteConfig {
         usec_t timeout_usec;    /* connect and each reply */
         Threshold warn_free;    /* redis: of maxmemory, under a non-evicting policy */
         Threshold crit_free;
-        uint64_t max_size_bytes; /* file: the cap (0: none) */
-        char max_size_text[CONFIG_SIZE_TEXT_MAX];  /* as configured, for -t */
-        RemoteLayout layout;    /* file: */
         /* file: the share kept as a cache (cache.h): name, path, max_size,
-         * trim_to, clock, watch, rescan_interval; its other settings are
-         * the defaults and mean nothing for a remote. */
+         * layout, trim_to, clock, watch, rescan_interval; its other
+         * settings are the defaults and mean nothing for a remote. */
         CacheConfig cache;
 } RemoteConfig;
 
@@ -66,7 +58,7 @@ int remote_url_parse(const char *url, RemoteUrl *ret, char *err, size_t len);
 void remote_url_done(RemoteUrl *u);
 
 const char *remote_kind_name(RemoteKind k);
-const char *remote_layout_name(RemoteLayout l);
+const char *remote_layout_name(CacheLayout l);   /* "subdirs" or "flat" */
 const char *cache_clock_name(CacheClock c);
 const char *cache_watch_mode_name(CacheWatchMode m);
 

@@ -127,7 +127,7 @@ static json_object *file_status(const RemoteConfig *rc, Cache *share) {
         json_object_object_add(o, "name", json_object_new_string(rc->name));
         json_object_object_add(o, "url", json_object_new_string(rc->url));
         json_object_object_add(o, "kind", json_object_new_string("file"));
-        json_object_object_add(o, "layout", json_object_new_string(remote_layout_name(rc->layout)));
+        json_object_object_add(o, "layout", json_object_new_string(remote_layout_name(rc->cache.layout)));
         cache_remote_status(share, o);
         return o;
 }
