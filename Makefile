@@ -4,6 +4,8 @@
 #   make test       unit tests (plain and ASan+UBSan), golden config tests, integration tests
 #   make bench      speed and memory figures beside the reference tools
 #   make fuzz       libFuzzer on the parsers, FUZZ_SECONDS each
+#   make soak       a compressed busy day against the daemon, SOAK_SECONDS long
+#                   (default 3600), SOAK_SEED to replay one (default random)
 #   make test-boot  boot a minimal Debian under systemd-nspawn, install the .deb there, test it
 #   make install    DESTDIR=, PREFIX=/usr/local, SYSCONFDIR=/etc
 #   make deb        the Debian package, in build/deb/ (checked by lintian)
@@ -52,7 +54,7 @@ HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPERS     := $(HELPER_SRCS:tests/helpers/%.c=$(B)/tests/helpers/%)
 
 .SECONDARY:
-.PHONY: all deps test-deps run test unit-tests bench install uninstall clean test-boot deb
+.PHONY: all deps test-deps run test unit-tests bench soak install uninstall clean test-boot deb
 all: $(B)/cachekeeperd $(B)/cachectl
 
 # On a fresh machine: install what is missing (as root) or say how. The
@@ -119,6 +121,14 @@ test: all $(UNIT_TESTS) $(SAN_TESTS) $(HELPERS) $(B)/asan/cachekeeperd $(B)/asan
 
 bench: all $(HELPERS) | $(B)/.deps-test-ok
 	CK_BUILD=$(abspath $(B)) tests/bench/run
+
+# The soak (tests/soak/run): writers, a hostile user, reloads, trims, a
+# volume filling, kill -9 mid-trim, an oracle throughout; a table at the end.
+# Its short form (90 s) is tests/integration/soak.bats, in make test.
+SOAK_SECONDS ?= 3600
+SOAK_SEED    ?=
+soak: all $(HELPERS) | $(B)/.deps-test-ok
+	CK_BUILD=$(abspath $(B)) tests/soak/run --duration $(SOAK_SECONDS) $(if $(SOAK_SEED),--seed $(SOAK_SEED))
 
 # Units are substituted at install time, not at build time, so that
 # `make && make install PREFIX=/usr` cannot install stale paths. Every
