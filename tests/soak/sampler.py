@@ -5,7 +5,8 @@ one request per connection as cachectl does, every INTERVAL seconds until
 killed, and prints one JSON line per sample: "t" (CLOCK_MONOTONIC when the
 request began), "ms" (connect to the end of the reply) and, per cache,
 [size_bytes, files, max_size_bytes, stored_bytes_total, stored_files_total,
-trimming (0/1), the last trim's seconds, its reason]; or "err" when the daemon
+trimming (0/1), the last trim's seconds, its reason], and "vol": the first
+volume's [avail_bytes, alert]; or "err" when the daemon
 could not be reached or answered badly. Its own process, so that what the
 oracle does meanwhile never delays a measurement.
 
@@ -42,6 +43,8 @@ def main():
                 rec["ms"] = round((time.monotonic() - t0) * 1000, 2)
                 if not reply.get("ok"):
                     raise OSError(f"refused: {reply.get('error')}")
+                for v in reply["result"]["volumes"][:1]:
+                    rec["vol"] = [v["avail_bytes"], v["alert"]]
                 for c in reply["result"]["caches"]:
                     last = c.get("last_trim") or {}
                     rec[c["name"]] = [c["size_bytes"], c["files"], c["max_size_bytes"],
