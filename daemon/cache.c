@@ -30,6 +30,8 @@
 #include "upkeep.h"
 #include "volume.h"
 
+_Static_assert(TRIM_CAP_PRIORITY == WATCH_PRIORITY, "the cap trim takes turns with the events (trim-queue.h)");
+
 static void close_iteration_fds(Cache *c) {
         if (c->evdir_fd >= 0)
                 close(c->evdir_fd);
@@ -784,17 +786,20 @@ static void trims_changed(void *userdata) {
                 c->changed(c, c->userdata);
 }
 
-static void trims_alert(void *userdata, AlertKind kind, int priority, const char *message) {
+static void trims_alert(void *userdata, AlertKind kind, int priority, const char *level, const char *message) {
         Cache *c = userdata;
 
         /* A share over its cap that cannot be trimmed fills its volume for
-         * every host: remote-level, recovered once it is within again. */
+         * every host: remote-level, recovered once it is within again (the
+         * share's own recovery, below its cap, not the trim's). */
         if (c->remote && kind == ALERT_CACHE_TRIM_FAILED) {
-                c->remote_level = true;
-                cache_alert_level(c, ALERT_REMOTE_LEVEL, LOG_CRIT, "critical", "%s", message);
+                if (!level) {
+                        c->remote_level = true;
+                        cache_alert_level(c, ALERT_REMOTE_LEVEL, LOG_CRIT, "critical", "%s", message);
+                }
                 return;
         }
-        cache_alert(c, kind, priority, "%s", message);
+        cache_alert_level(c, kind, priority, level, "%s", message);
 }
 
 static bool trims_atime(void *userdata) {
