@@ -193,6 +193,12 @@ static Alert held_alert(const Held *h) {
         };
 }
 
+/* How severe an alert is, for the gate: the higher, the more (LOG_CRIT
+ * above LOG_WARNING above a recovery at LOG_NOTICE or LOG_INFO). */
+static int alert_rank(int priority) {
+        return LOG_DEBUG - (priority < LOG_EMERG ? LOG_EMERG : priority > LOG_DEBUG ? LOG_DEBUG : priority);
+}
+
 /* The window an alert kind counts in. cache-unavailable and cache-available
  * are one state seen from both sides: they share a window, so that a folded
  * "unavailable" can never be delivered after the "available" that ended it. */
@@ -245,7 +251,7 @@ static int on_window_end(sd_event_source *src, uint64_t usec, void *userdata) {
 
                         if (w->timer != src)
                                 continue;
-                        n = alert_gate_flush(&w->gate, now, a->min_interval_usec);
+                        n = alert_gate_flush(&w->gate, now, a->min_interval_usec, alert_rank(w->held.priority));
                         if (n > 0)
                                 window_flush(a, s, w, n);
                         else if (w->gate.folded > 0 && window_arm(a, w) < 0)
@@ -282,6 +288,7 @@ void alert_emit(Alerter *a, const Alert *al) {
         const char *who = al->mount ? al->mount : al->cache ? al->cache : al->remote ? al->remote : "";
         Subject *s = subject(a, who);
         Window *w;
+        uint64_t superseded = 0;
         usec_t now;
 
         if (!s) {
@@ -291,9 +298,13 @@ void alert_emit(Alerter *a, const Alert *al) {
         }
         now = event_now(a->event, CLOCK_MONOTONIC);
         w = &s->windows[window_kind(al->kind)];
-        if (alert_gate_offer(&w->gate, now, a->min_interval_usec))
-                deliver(a, s, al, 0);
-        else {
+        if (alert_gate_offer(&w->gate, now, a->min_interval_usec, alert_rank(al->priority), &superseded)) {
+                /* An escalation over folded alerts: it is the newer state,
+                 * and stands for them (the window's timer finds none left). */
+                if (superseded > 0)
+                        held_done(&w->held);
+                deliver(a, s, al, superseded);
+        } else {
                 a->folded++;
                 window_fold(a, s, w, al);
         }

@@ -6,7 +6,9 @@
  * command is logged, never fatal. At most one record and run per subject and
  * kind per alert_min_interval: the first of a burst goes out at once, the
  * rest are folded into one record and run at the end of the window, which
- * carries the latest alert and CACHEKEEPER_FOLDED, how many it stands for. */
+ * carries the latest alert and CACHEKEEPER_FOLDED, how many it stands for.
+ * An escalation is never folded: an alert of a higher priority than any sent
+ * in the window (warning, then critical) goes out at once (alert-gate.h). */
 #pragma once
 
 #include <stdint.h>
