@@ -85,6 +85,80 @@ blocks_of() { xargs -r stat -c %b | awk '{ s += $1 * 512 } END { print s + 0 }';
         ctl status > /dev/null
 }
 
+@test "writers: a directory of real entries renamed into the running cache is read: its purge works without a restart" {
+        start_ready
+        wait_for '[ "$(cache_field t writers_pending)" = 0 ]' 30
+        OTHER=$BATS_TEST_TMPDIR/other
+        mkdir "$OTHER"
+        compile "$OTHER" 8                                 # Debian's ccache, into another cache
+        debian=$(ccache --version | awk 'NR == 1 { print $3 }')
+        # Each of its directories renamed over the empty one the daemon made
+        # (rename(2) replaces an empty directory).
+        for d in "$OTHER"/?/?; do
+                mv -T "$d" "$CACHE/${d#"$OTHER"/}"
+        done
+        moved=$(find "$CACHE" -name '*[RM]' | wc -l)
+        [ "$moved" -gt 0 ]
+        # The scan of what came in finds them; the pass reads them.
+        wait_for '[ "$(writer "$debian" "" entries)" = "$moved" ]' 60
+        [ "$(cache_field t writers_pending)" = 0 ]
+        run ctl trim t --written-by "$debian"
+        [ "$status" -eq 0 ]
+        [[ "$output" == *"evicted $moved files"* ]]
+        [ -z "$(find "$CACHE" -name '*[RM]')" ]
+}
+
+@test "writers: an entry renamed within the cache (4.13 renaming a legacy entry it hits) is read under its new name" {
+        /usr/bin/python3 "$ENTRY" "$(legacy 4)" 4.12.3 ""
+        start_ready
+        wait_for '[ "$(writer 4.12.3 "" entries)" = 1 ]' 30
+        mv "$(legacy 4)" "$(hex 4)"                        # one cookie: no store, a new name
+        wait_for '[ "$(cache_field t files)" = "$(find "$CACHE" -type f | wc -l)" ] && [ -e "$(hex 4)" ]'
+        wait_for '[ "$(cache_field t writers_pending)" = 0 ]' 30
+        [ "$(writer 4.12.3 "" entries)" = 1 ]
+        [ "$(writer 4.12.3 "" stores_24h)" = 0 ]
+}
+
+@test "writers: 41 planted versions fill the table; a purge says it may miss entries; once they are gone their slots serve root's writer" {
+        open_test_dir
+        install -m 0755 "$ENTRY" "$BATS_TEST_TMPDIR/entry.py"   # nobody runs a copy, never the checkout
+        start_ready
+        for i in $(seq 1 41); do
+                as_nobody /usr/bin/python3 "$BATS_TEST_TMPDIR/entry.py" "$(legacy $i)" "9.$i" ""
+        done
+        wait_for '[ "$(status_jq "[.caches[0].writers[].entries] | add")" = 41 ]' 30
+        # Root's ccache stores after them: its writer is beyond the table.
+        compile "$CACHE" 3
+        debian=$(ccache --version | awk 'NR == 1 { print $3 }')
+        beyond='.caches[0].writers[] | select(.header == "beyond the table") | .entries'
+        wait_for '[ "$(status_jq -r "$beyond")" = 15 ]' 30
+        [ "$(writer "$debian" "" entries)" = "" ]
+
+        # A purge now may miss root's entries, and says so: reply and output.
+        run "$HELPERS/sockpoke" "$BATS_TEST_TMPDIR/ck.sock" send \
+                "{\"cmd\":\"trim\",\"dry_run\":true,\"caches\":[\"t\"],\"written_by\":\"$debian\"}"$'\n'
+        [ "$status" -eq 0 ]
+        [ "$(head -n 1 <<<"$output" | jq '.result.t.beyond_table_files')" = 15 ]
+        run ctl trim t --written-by "$debian"
+        [ "$status" -eq 0 ]
+        [[ "$output" == *"evicted 0 files"*"may have missed some: 15 entries are of writers beyond the daemon's table"* ]]
+        [ "$(find "$CACHE" -mindepth 3 -name '*[RM]' ! -path '*/a/b/*' | wc -l)" = 6 ]
+
+        # The planted entries go; the next purge frees their slots and has
+        # root's entries read again ("try again" meanwhile), then finds them.
+        for i in $(seq 1 41); do as_nobody rm "$(legacy $i)"; done
+        wait_for '[ "$(status_jq "[.caches[0].writers[].entries] | add")" = 6 ]' 30
+        wait_for 'ctl trim t --written-by "$debian" --dry-run 2>/dev/null | grep -q "would evict 6 files"' 60
+        [ "$(writer "$debian" "" entries)" = 6 ]
+        [ "$(status_jq -r "$beyond")" = 0 ]                 # (its stores of 24 h stay)
+        [ "$(status_jq '.caches[0].writers | map(select(.ccache_version != null)) | length')" = 1 ]
+        run ctl trim t --written-by "$debian"
+        [ "$status" -eq 0 ]
+        [[ "$output" == *"evicted 6 files"* ]]
+        [[ "$output" != *"may have missed"* ]]
+        [ -z "$(find "$CACHE" -mindepth 3 -name '*[RM]')" ]
+}
+
 @test "trim --written-by and --namespace: exactly that writer's entries go, ccache's counters follow, for admins only" {
         open_test_dir
         compile "$CACHE" 10                                # Debian's ccache: 20 entries
