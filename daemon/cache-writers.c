@@ -388,16 +388,20 @@ static void family_bytes(const Cache *c, uint64_t ret[_FAMILY_MAX]) {
 
 void cache_writers_check(Cache *c, usec_t now) {
         uint64_t stores[_FAMILY_MAX], bytes[_FAMILY_MAX], twins;
-        unsigned n = family_stores_24h(&c->families, now / USEC_PER_SEC, stores, &twins);
         char message[512], size[32];
         size_t len;
+        bool mix;
 
-        if ((n > 1) == c->version_mix)
+        (void) family_stores_24h(&c->families, now / USEC_PER_SEC, stores, &twins);
+        mix = family_mix(stores, c->version_mix);
+        if (mix == c->version_mix)
                 return;
-        c->version_mix = n > 1;
+        c->version_mix = mix;
         if (!c->version_mix) {
                 cache_alert_level(c, ALERT_CACHE_VERSION_MIX, LOG_NOTICE, "ok",
-                                  "Cache %s: one key family of ccache versions has stored for 24 hours.", c->config->name);
+                                  "Cache %s: one key family of ccache versions has stored for 24 hours "
+                                  "(others, if any, stored fewer than %d entries or under %.1f %% of them).",
+                                  c->config->name, FAMILY_MIX_MIN_STORES / 2, FAMILY_MIX_PERMILLE / 20.0);
                 return;
         }
         cache_counts_refresh(c, 0);
