@@ -53,8 +53,10 @@
 #define CACHE_WRITER_TAGS    (CACHE_WRITER_FIRST + CACHE_WRITERS_MAX)
 /* Directories named in the one line that sums up a round of mode repairs. */
 #define CACHE_REPAIR_EXAMPLES 3
-/* The header pass over existing entries: files looked at per slice. */
+/* The header pass over existing entries: headers read per slice, and
+ * files looked at (their tag byte) at most. */
 #define CACHE_WRITERS_SLICE  512
+#define CACHE_WRITERS_LOOK   65536
 /* A full table gives the slots of writers whose entries are all gone to new
  * ones, after a count of the entries by tag (a pass over the account): at
  * most this often when a header finds the table full; at every purge. */

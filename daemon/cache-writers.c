@@ -174,8 +174,10 @@ void cache_writers_moved(Cache *c, DirId d, const char *name, CcacheKind kind, i
         account_file_set_tag(c->account, f, read_tag(c, kind, open_entry(dirfd, name)));
 }
 
-/* One slice of the pass: up to CACHE_WRITERS_SLICE files from where the
- * last one stopped; the entries among them not read yet (and, after a
+/* One slice of the pass: up to CACHE_WRITERS_SLICE headers read, and
+ * CACHE_WRITERS_LOOK files looked at, from where the last one stopped (a
+ * pass again over a cache read already costs a tag byte a file); the
+ * entries among them not read yet (and, after a
  * reclaim, those beyond the table) are read, each opened beneath the root
  * by its path. At the end, once more from the start if the scans found
  * files meanwhile. */
@@ -184,7 +186,8 @@ static int on_writers_pass(sd_event_source *s, void *userdata) {
         FileId limit = account_file_limit(c->account);
         int root = cache_root_get(c);
 
-        for (unsigned n = 0; root >= 0 && c->writers_next < limit && n < CACHE_WRITERS_SLICE; n++, c->writers_next++) {
+        for (unsigned n = 0, looked = 0; root >= 0 && c->writers_next < limit && n < CACHE_WRITERS_SLICE &&
+                                         looked < CACHE_WRITERS_LOOK; looked++, c->writers_next++) {
                 FileId f = c->writers_next;
                 uint8_t tag = account_file_tag(c->account, f);
                 char rel[PATH_MAX], name[CCACHE_NAME_MAX];
@@ -199,6 +202,7 @@ static int on_writers_pass(sd_event_source *s, void *userdata) {
                         continue;
                 snprintf(rel + len, sizeof(rel) - len, "/%s", name);
                 account_file_set_tag(c->account, f, read_tag(c, fi.kind, beneath_open_file(root, rel)));
+                n++;
         }
         if (root >= 0 && c->writers_next >= limit && c->writers_again) {
                 c->writers_again = false;
