@@ -661,9 +661,11 @@ static void file_activity(Cache *c, DirId d, int dirfd, const char *name, uint32
         /* A share's headers are not read: reading would move the atimes
          * its LRU may go by. */
         if (r == 1 && (mask & (IN_MOVED_TO | IN_CREATE | IN_CLOSE_WRITE))) {
-                if (cache_activity_appeared(c, d, fi.kind, name, stx->stx_blocks * 512, mask & IN_MOVED_TO ? cookie : 0) &&
-                    !c->remote)
-                        cache_writers_stored(c, d, name, fi.kind, dirfd);
+                if (cache_activity_appeared(c, d, fi.kind, name, stx->stx_blocks * 512, mask & IN_MOVED_TO ? cookie : 0)) {
+                        if (!c->remote)
+                                cache_writers_stored(c, d, name, fi.kind, dirfd);
+                } else
+                        cache_writers_moved(c, d, name, fi.kind, dirfd);   /* renamed within: no store, a new name */
         } else if (r != 1 && (mask & IN_ATTRIB) && stx->stx_mtime.tv_sec == stx->stx_ctime.tv_sec &&
                    stx->stx_mtime.tv_nsec == stx->stx_ctime.tv_nsec) {
                 cache_activity_refreshed(c, stx->stx_blocks * 512);
@@ -830,6 +832,13 @@ static bool scans_full_done(void *userdata, uint64_t touched, uint64_t read) {
         return c->clock != was;
 }
 
+/* A scan after the first found files new to the account (a directory
+ * renamed in, an unwatched one's): their headers are read too, or a purge
+ * by writer would wait for them for good. */
+static void scans_found(void *userdata) {
+        cache_writers_rescan(userdata);
+}
+
 /* The first scan is over: the figures are whole, trims may run. */
 static void scans_scanned(void *userdata) {
         Cache *c = userdata;
@@ -886,7 +895,8 @@ int cache_new(sd_event *e, Watch *w, Alerter *alerter, const CacheConfig *config
                 return r;
         r = scan_queue_new(e, c->account, config,
                            &(ScanQueueEnv) { .open_dir = scans_open_dir, .scanned = scans_scanned,
-                                             .full_done = scans_full_done, .callbacks = &c->scan_cb, .userdata = c },
+                                             .full_done = scans_full_done, .found = scans_found,
+                                             .callbacks = &c->scan_cb, .userdata = c },
                            &c->scans);
         if (r < 0)
                 return r;

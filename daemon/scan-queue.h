@@ -43,6 +43,9 @@ typedef struct ScanQueueEnv {
          * what the scans record changed (a share's clock): the first scan
          * is then done again before scanned. May be NULL. */
         bool (*full_done)(void *userdata, uint64_t touched, uint64_t read);
+        /* A round of scans (full or subtree) after the first full scan is
+         * over and added files the account did not know. May be NULL. */
+        void (*found)(void *userdata);
         const ScanCallbacks *callbacks;   /* handed to every scan, with userdata */
         void *userdata;
 } ScanQueueEnv;
