@@ -397,15 +397,14 @@ static int on_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
 
 /* AUTH [user] password, the password read now and wiped at once. */
 static int queue_auth(RedisRemote *r) {
-        char pw[REMOTE_PASSWORD_MAX];
+        char pw[REMOTE_PASSWORD_MAX], why[200];
         int n, q;
 
         if (!r->rc->password_file)
                 return 0;
-        n = remote_password_read(r->rc->password_file, pw, sizeof(pw));
+        n = remote_password_read(r->rc->password_file, pw, sizeof(pw), why, sizeof(why));
         if (n < 0) {
-                snprintf(r->last_error, sizeof(r->last_error), "cannot read password_file '%s': %s",
-                         r->rc->password_file, n == -EPERM ? "wrong owner or mode (root, 0600)" : strerror(-n));
+                snprintf(r->last_error, sizeof(r->last_error), "password_file '%s' refused: %s", r->rc->password_file, why);
                 return n;
         }
         if (r->rc->u.user)

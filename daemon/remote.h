@@ -62,16 +62,21 @@ const char *remote_layout_name(CacheLayout l);   /* "subdirs" or "flat" */
 const char *cache_clock_name(CacheClock c);
 const char *cache_watch_mode_name(CacheWatchMode m);
 
-/* Whether the file at path may hold a secret: a regular file (not a
- * symlink), owned by root, with no permission for group or other. Returns 0,
- * or -errno (cannot stat: -ENOENT ...), or -EPERM with why in err. */
+/* Whether the file at path may hold a secret: every directory from / down
+ * to it a real directory (no symlink on the way) owned by root and
+ * writable by no one else (or sticky: in a sticky root directory no one
+ * else can replace root's entries), the file itself a regular file (not a
+ * symlink, a FIFO, a device: stat'ed before it is opened, opened
+ * O_NONBLOCK|O_NOFOLLOW|O_NOCTTY, checked again on the fd), owned by root,
+ * with no permission for group or other. Never blocks. Returns 0, or -errno
+ * (cannot stat: -ENOENT ...) with why in err, -EPERM for a refusal. */
 int remote_password_file_check(const char *path, char *err, size_t len);
 
-/* Reads the first line of password_file (re-checked on the open fd, as
- * remote_password_file_check) into buf (len bytes, NUL-terminated, no
- * newline). Returns its length, or -errno (-EPERM: wrong owner or mode,
- * -E2BIG: longer than len - 1). buf is wiped on failure. */
-int remote_password_read(const char *path, char *buf, size_t len);
+/* Reads the first line of password_file, after the checks above (made
+ * again at each call), into buf (len bytes, NUL-terminated, no newline).
+ * Returns its length, or -errno with why in err (errlen bytes; -EPERM:
+ * refused, -E2BIG: longer than len - 1). buf is wiped on failure. */
+int remote_password_read(const char *path, char *buf, size_t len, char *err, size_t errlen);
 
 /* Frees what rc owns (not rc itself). */
 void remote_config_done(RemoteConfig *rc);

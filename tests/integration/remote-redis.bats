@@ -57,8 +57,20 @@ EOS
 }
 
 teardown() {
+        # A daemon waiting in open() on a FIFO never sees its SIGTERM.
+        if [ -n "${PWDIR:-}" ] && [ -n "${DAEMON_PID:-}" ] &&
+                [ "$(cat "/proc/$DAEMON_PID/wchan" 2>/dev/null)" = wait_for_partner ]; then
+                echo "the daemon waits in open() on the FIFO: killed" >&2
+                kill -KILL "$DAEMON_PID"
+        fi
         stop_daemon
         [ -z "${LISTENER:-}" ] || kill "$LISTENER" 2>/dev/null || true
+        [ -z "${PWDIR:-}" ] || rm -rf "$PWDIR"
+}
+
+# as_nobody CMD...: runs CMD as nobody, without any group.
+as_nobody() {
+        setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
 }
 
 # config REMOTE-SETTINGS [URL]: cache t, remote r polled every second
@@ -323,6 +335,38 @@ while True:
         stop_daemon
         ! grep -rq -- "$secret" "$BATS_TEST_TMPDIR/daemon.log" "$ALERTS" 2>/dev/null
         ! ctl status --json 2>/dev/null | grep -q -- "$secret"
+        rcli -a "$secret" --no-auth-warning config set requirepass '' > /dev/null
+}
+
+@test "password_file: a FIFO planted by nobody in a directory it may write: refused at each poll, status answers" {
+        # Outside the test's own directories, so that nobody can reach it.
+        PWDIR=$(mktemp -d /tmp/ck-pw.XXXXXX)
+        chmod 755 "$PWDIR"
+        secret="s3cr3t-$RANDOM"
+        printf '%s\n' "$secret" > "$PWDIR/redis.pass"
+        chmod 600 "$PWDIR/redis.pass"
+        rcli config set requirepass "$secret" > /dev/null
+        config "password_file = \"$PWDIR/redis.pass\";"
+        start_ready
+        wait_for "[ \"\$(remote_field state)\" = ok ]" 10
+        # The directory given away (a mistake): its owner swaps the file for
+        # a FIFO no one ever writes.
+        chown 65534:65534 "$PWDIR"
+        as_nobody sh -c 'rm -f "$1/redis.pass" && mkfifo -m 600 "$1/redis.pass"' sh "$PWDIR"
+        [ -p "$PWDIR/redis.pass" ]
+        polls=$(remote_field polls_total)
+        wait_for "[ \$(remote_field polls_total) -ge $((polls + 3)) ]" 30
+        [ "$(remote_field state)" = unreachable ]
+        err=$(remote_field last_error)
+        [[ "$err" == "password_file '$PWDIR/redis.pass' refused: is in directory '$PWDIR', owned by uid 65534, who could replace the file"* ]] || { echo "last_error: $err" >&2; false; }
+        ctl -t 5 status > /dev/null
+        # Given back to root, the FIFO is refused for what it is.
+        chown 0:0 "$PWDIR"
+        wait_for "[[ \"\$(remote_field last_error)\" == *\"redis.pass' refused: is not a regular file\" ]]" 15
+        # At start too: -t refuses it (and never waits on it).
+        run --separate-stderr timeout 20 "$CKD" -t -c "$BATS_TEST_TMPDIR/ck.conf"
+        [ "$status" -eq 1 ]
+        [[ "$stderr" == *"password_file '$PWDIR/redis.pass' is not a regular file" ]] || { echo "$stderr" >&2; false; }
         rcli -a "$secret" --no-auth-warning config set requirepass '' > /dev/null
 }
 

@@ -117,32 +117,99 @@ static void test_password_file(void **state) {
         assert_int_equal(write(fd, "sesame\nsecond line\n", 19), 19);
         close(fd);
         assert_int_equal(remote_password_file_check(path, err, sizeof(err)), 0);
-        assert_int_equal(remote_password_read(path, buf, sizeof(buf)), 6);
+        assert_int_equal(remote_password_read(path, buf, sizeof(buf), err, sizeof(err)), 6);
         assert_string_equal(buf, "sesame");
         /* Too long for the buffer: refused, wiped. */
-        assert_int_equal(remote_password_read(path, buf, 5), -E2BIG);
+        assert_int_equal(remote_password_read(path, buf, 5, err, sizeof(err)), -E2BIG);
         assert_int_equal(buf[0], 0);
 
         assert_int_equal(chmod(path, 0640), 0);
         assert_int_equal(remote_password_file_check(path, err, sizeof(err)), -EPERM);
         assert_non_null(strstr(err, "must be owned by root and not readable by group or other"));
         assert_non_null(strstr(err, "mode 0640"));
-        assert_int_equal(remote_password_read(path, buf, sizeof(buf)), -EPERM);
+        assert_int_equal(remote_password_read(path, buf, sizeof(buf), err, sizeof(err)), -EPERM);
         assert_int_equal(chmod(path, 0600), 0);
         assert_int_equal(chown(path, 65534, 0), 0);
         assert_int_equal(remote_password_file_check(path, err, sizeof(err)), -EPERM);
         assert_non_null(strstr(err, "owned by uid 65534"));
-        assert_int_equal(remote_password_read(path, buf, sizeof(buf)), -EPERM);
+        assert_int_equal(remote_password_read(path, buf, sizeof(buf), err, sizeof(err)), -EPERM);
         assert_int_equal(chown(path, 0, 0), 0);
 
         assert_int_equal(symlink(path, link), 0);
         assert_int_equal(remote_password_file_check(link, err, sizeof(err)), -EPERM);
         assert_string_equal(err, "is not a regular file");
-        assert_int_equal(remote_password_read(link, buf, sizeof(buf)), -ELOOP);
+        assert_int_equal(remote_password_read(link, buf, sizeof(buf), err, sizeof(err)), -EPERM);
+        assert_string_equal(err, "is not a regular file");
         unlink(link);
         unlink(path);
         assert_int_equal(remote_password_file_check(path, err, sizeof(err)), -ENOENT);
         rmdir(dir);
+}
+
+/* A FIFO at password_file (no writer: an open without O_NONBLOCK waits for
+ * ever) is refused at once, by the check and by the read. The alarm turns a
+ * wait into a failure. */
+static void test_password_fifo(void **state) {
+        char dir[] = "/tmp/test-remote-XXXXXX", path[64], buf[32], err[256];
+
+        if (geteuid() != 0)
+                skip();
+        assert_non_null(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/pass", dir);
+        assert_int_equal(mkfifo(path, 0600), 0);
+        alarm(10);
+        assert_int_equal(remote_password_file_check(path, err, sizeof(err)), -EPERM);
+        assert_string_equal(err, "is not a regular file");
+        assert_int_equal(remote_password_read(path, buf, sizeof(buf), err, sizeof(err)), -EPERM);
+        assert_string_equal(err, "is not a regular file");
+        alarm(0);
+        unlink(path);
+        rmdir(dir);
+}
+
+/* A directory on the way that someone else could write: refused, whatever
+ * the file's own modes; a sticky one is fine (no one else can replace
+ * root's entries in it); a symlink on the way is refused. */
+static void test_password_dirs(void **state) {
+        char top[] = "/tmp/test-remote-XXXXXX", sub[64], path[80], link[64], via[80], err[256];
+        int fd;
+
+        if (geteuid() != 0)
+                skip();
+        assert_non_null(mkdtemp(top));
+        snprintf(sub, sizeof(sub), "%s/sub", top);
+        snprintf(path, sizeof(path), "%s/pass", sub);
+        snprintf(link, sizeof(link), "%s/link", top);
+        snprintf(via, sizeof(via), "%s/pass", link);
+        assert_int_equal(mkdir(sub, 0755), 0);
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+        assert_true(fd >= 0);
+        close(fd);
+        assert_int_equal(remote_password_file_check(path, err, sizeof(err)), 0);
+
+        assert_int_equal(chmod(sub, 0777), 0);
+        assert_int_equal(remote_password_file_check(path, err, sizeof(err)), -EPERM);
+        if (!strstr(err, "is in directory '") || !strstr(err, "/sub' (mode 0777), writable by others"))
+                fail_msg("%s", err);
+        assert_int_equal(chmod(sub, 0775), 0);
+        assert_int_equal(remote_password_file_check(path, err, sizeof(err)), -EPERM);
+        assert_int_equal(chmod(sub, 01777), 0);
+        assert_int_equal(remote_password_file_check(path, err, sizeof(err)), 0);
+        assert_int_equal(chmod(sub, 0755), 0);
+        assert_int_equal(chown(top, 65534, 65534), 0);
+        assert_int_equal(remote_password_file_check(path, err, sizeof(err)), -EPERM);
+        if (!strstr(err, "owned by uid 65534, who could replace the file"))
+                fail_msg("%s", err);
+        assert_int_equal(chown(top, 0, 0), 0);
+
+        assert_int_equal(symlink(sub, link), 0);
+        assert_int_equal(remote_password_file_check(via, err, sizeof(err)), -EPERM);
+        if (!strstr(err, "/link', a symlink or not a directory"))
+                fail_msg("%s", err);
+        unlink(link);
+        unlink(path);
+        rmdir(sub);
+        rmdir(top);
 }
 
 /* A Redis 7 reply, abridged, with \r\n as the server sends it. */
@@ -269,6 +336,8 @@ int main(void) {
                 cmocka_unit_test(test_url_good),
                 cmocka_unit_test(test_url_bad),
                 cmocka_unit_test(test_password_file),
+                cmocka_unit_test(test_password_fifo),
+                cmocka_unit_test(test_password_dirs),
                 cmocka_unit_test(test_info_parse),
                 cmocka_unit_test(test_info_hostile),
                 cmocka_unit_test(test_policy_and_level),
