@@ -50,10 +50,11 @@ static const Column volume_columns[] = {
         [V_NOTE] = { "NOTE", 0 },
 };
 
-enum { R_REMOTE, R_STATE, R_USED, R_MAX, R_POLICY, R_KEYS, R_EVICTED, R_WHERE };
+enum { R_REMOTE, R_STATE, R_AGE, R_USED, R_MAX, R_POLICY, R_KEYS, R_EVICTED, R_WHERE };
 static const Column remote_columns[] = {
         [R_REMOTE] = { "REMOTE", 0 },
         [R_STATE] = { "STATE", 0 },
+        [R_AGE] = { "AGE", SCOLS_FL_RIGHT },
         [R_USED] = { "USED", SCOLS_FL_RIGHT },
         [R_MAX] = { "/ MAX", 0 },
         [R_POLICY] = { "POLICY", 0 },
@@ -282,14 +283,18 @@ static int remote_row(struct libscols_table *tb, json_object *rm) {
         if (!ln)
                 return -ENOMEM;
         if ((r = cell(ln, R_REMOTE, NULL, "%s", protocol_field_str(rm, "name"))) < 0 ||
-            (r = cell(ln, R_STATE, state_color(strcmp(state, "unreachable") == 0 ? "unavailable" : state), "%s", state)) < 0 ||
+            (r = cell(ln, R_STATE, state_color(strcmp(state, "unreachable") == 0 || strcmp(state, "refused") == 0
+                                                       ? "unavailable" : state), "%s", state)) < 0 ||
             (r = cell(ln, R_WHERE, NULL, "%s%s%s", protocol_field_str(rm, "url"), *err ? ": " : "", err)) < 0)
                 return r;
         if (strcmp(protocol_field_str(rm, "kind"), "file") == 0 && strcmp(state, "unavailable") != 0)
                 return share_cells(ln, rm);
         if (!polled)
                 return 0;
-        if ((r = cell(ln, R_USED, NULL, "%s", format_size(protocol_field_u64(rm, "used_memory_bytes"), s1, sizeof(s1)))) < 0 ||
+        /* How old the figures are: a round that hangs, a server gone. */
+        if ((r = cell(ln, R_AGE, NULL, "%s", format_duration(protocol_field_u64(rm, "figures_age_seconds") * USEC_PER_SEC,
+                                                               s1, sizeof(s1)))) < 0 ||
+            (r = cell(ln, R_USED, NULL, "%s", format_size(protocol_field_u64(rm, "used_memory_bytes"), s1, sizeof(s1)))) < 0 ||
             (r = cell(ln, R_MAX, NULL, "/ %s", max ? format_size(max, s2, sizeof(s2)) : "no max")) < 0 ||
             (r = cell(ln, R_POLICY, NULL, "%s", *protocol_field_str(rm, "policy") ? protocol_field_str(rm, "policy")
                                                                                    : "unknown")) < 0 ||

@@ -329,6 +329,7 @@ void remote_config_done(RemoteConfig *rc) {
         free(rc->name);
         free(rc->url);
         free(rc->password_file);
+        free(rc->server_user);
         remote_url_done(&rc->u);
         *rc = (RemoteConfig) { 0 };
 }

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "config.h"
 #include "util.h"
@@ -16,6 +17,8 @@
 #define REMOTE_PASSWORD_MAX     512     /* bytes of a password_file's first line */
 #define REMOTE_DEFAULT_POLL_USEC    (30 * USEC_PER_SEC)
 #define REMOTE_DEFAULT_TIMEOUT_USEC (5 * USEC_PER_SEC)
+#define REMOTE_DEFAULT_ROUND_TIMEOUT_USEC (60 * USEC_PER_SEC)
+#define REMOTE_DEFAULT_SERVER_USER  "redis"
 #define REMOTE_DEFAULT_RESCAN_USEC  (10 * 60 * USEC_PER_SEC)
 #define REMOTE_RESCAN_MIN_USEC      USEC_PER_SEC
 #define REMOTE_RESCAN_MAX_USEC      (86400 * USEC_PER_SEC)
@@ -42,6 +45,10 @@ typedef struct RemoteConfig {
         char *password_file;    /* redis: NULL, or an absolute path (checked at load) */
         usec_t poll_interval_usec;
         usec_t timeout_usec;    /* connect and each reply */
+        usec_t round_timeout_usec; /* a whole round (>= timeout_usec) */
+        char *server_user;      /* redis: who may hold the port AUTH goes to (and root) */
+        uid_t server_uid;       /* its uid, when server_uid_known (looked up at load) */
+        bool server_uid_known;
         Threshold warn_free;    /* redis: of maxmemory, under a non-evicting policy */
         Threshold crit_free;
         /* file: the share kept as a cache (cache.h): name, path, max_size,
