@@ -704,7 +704,7 @@ static int owner_check(RedisRemote *r) {
         else
                 snprintf(user, sizeof(user), " (no such user here)");
         snprintf(r->last_error, sizeof(r->last_error), "the password was not sent: %s is held by uid %u, not root or "
-                 "server_user %s%s; another user may have taken it while Redis was down", where, (unsigned) uid,
+                 "server_user %.64s%s; another user may have taken it while Redis was down", where, (unsigned) uid,
                  rc->server_user, user);
         return -EPERM;
 }
