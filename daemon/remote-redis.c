@@ -76,7 +76,7 @@ struct RedisRemote {
         bool polled, reachable, ccache_keys_known;
         uint64_t ccache_keys;
         usec_t last_ok;                 /* realtime of the last good round (0: none) */
-        char last_error[320];
+        char last_error[384];
         char scan_error[160];           /* the last good round's: why ccache_keys is unknown */
         bool last_refused;              /* the last round ended refused */
         uint64_t rounds, failures;
@@ -680,14 +680,14 @@ static void round_start(RedisRemote *r) {
 static int owner_check(RedisRemote *r) {
         const RemoteConfig *rc = r->rc;
         int fd = r->ac->c.fd, local = peer_is_local(fd), k;
-        char where[128], user[96] = "";
+        char where[100], user[32] = "";
         uid_t uid = 0;
 
         k = peer_owner(fd, &uid);
         if (k == -ENOENT && local == 0)
                 return 0;
         if (rc->u.path)
-                snprintf(where, sizeof(where), "socket %.100s", rc->u.path);
+                snprintf(where, sizeof(where), "socket %.80s", rc->u.path);
         else
                 snprintf(where, sizeof(where), strchr(rc->u.host, ':') ? "port [%s]:%u" : "port %s:%u", rc->u.host,
                          (unsigned) rc->u.port);
