@@ -276,7 +276,7 @@ static int remote_row(struct libscols_table *tb, json_object *rm) {
         const char *state = protocol_field_str(rm, "state"), *err = protocol_field_str(rm, "last_error");
         bool polled = strcmp(protocol_field_str(rm, "kind"), "redis") == 0 &&
                       protocol_field_get(rm, "used_memory_bytes") != NULL;
-        uint64_t max = protocol_field_u64(rm, "maxmemory_bytes");
+        uint64_t max = protocol_field_u64(rm, "maxmemory_bytes"), age;
         char s1[32], s2[32];
         int r;
 
@@ -292,8 +292,8 @@ static int remote_row(struct libscols_table *tb, json_object *rm) {
         if (!polled)
                 return 0;
         /* How old the figures are: a round that hangs, a server gone. */
-        if ((r = cell(ln, R_AGE, NULL, "%s", format_duration(protocol_field_u64(rm, "figures_age_seconds") * USEC_PER_SEC,
-                                                               s1, sizeof(s1)))) < 0 ||
+        age = protocol_field_u64(rm, "figures_age_seconds");
+        if ((r = cell(ln, R_AGE, NULL, "%s", age ? format_duration(age * USEC_PER_SEC, s1, sizeof(s1)) : "0s")) < 0 ||
             (r = cell(ln, R_USED, NULL, "%s", format_size(protocol_field_u64(rm, "used_memory_bytes"), s1, sizeof(s1)))) < 0 ||
             (r = cell(ln, R_MAX, NULL, "/ %s", max ? format_size(max, s2, sizeof(s2)) : "no max")) < 0 ||
             (r = cell(ln, R_POLICY, NULL, "%s", *protocol_field_str(rm, "policy") ? protocol_field_str(rm, "policy")
