@@ -298,7 +298,9 @@ static int remote_row(struct libscols_table *tb, json_object *rm) {
             (r = cell(ln, R_MAX, NULL, "/ %s", max ? format_size(max, s2, sizeof(s2)) : "no max")) < 0 ||
             (r = cell(ln, R_POLICY, NULL, "%s", *protocol_field_str(rm, "policy") ? protocol_field_str(rm, "policy")
                                                                                    : "unknown")) < 0 ||
-            (r = cell(ln, R_KEYS, NULL, "%llu", (unsigned long long) protocol_field_u64(rm, "ccache_keys"))) < 0)
+            (r = protocol_field_get(rm, "ccache_keys")   /* null: the last SCAN stopped short */
+                         ? cell(ln, R_KEYS, NULL, "%llu", (unsigned long long) protocol_field_u64(rm, "ccache_keys"))
+                         : cell(ln, R_KEYS, NULL, "-")) < 0)
                 return r;
         return cell(ln, R_EVICTED, NULL, "%llu", (unsigned long long) protocol_field_u64(rm, "evicted_keys_total"));
 }

@@ -429,8 +429,8 @@ static void on_policy(redisAsyncContext *ac, void *reply_, void *userdata) {
 
 /* Sends a command of this round (hiredis's format: %s, %b ...), counted
  * in pending: a reply nothing asked for cuts the connection (hiredis 0.14
- * would abort() on it: async.c asserts a context without a callback is
- * subscribed). */
+ * asserts, in async.c, that a context with no callback waiting is
+ * subscribed; a round ends with its last reply, so none should come). */
 static int command(RedisRemote *r, redisCallbackFn *fn, const char *fmt, ...) {
         va_list ap;
         int q;

@@ -9,7 +9,6 @@ server whose SCAN ends at once):
              LIMIT bytes (default 256M) are sent, then nothing
   array      INFO answered by an array announced as 200M elements, of which
              LIMIT elements (default 1M) are sent, then nothing
-  extra      INFO answered, and one more reply nothing asked for
   slowscan   each SCAN answered after 1.8 s, its cursor never back to 0
   listen     no answer at all: each connection's bytes appended to the
              file GO (a listener taking a port while Redis is down)
@@ -96,7 +95,7 @@ def serve(c):
                 misbehave(c)
                 return
             if cmd == b"INFO":
-                out.append(bulk(INFO) + (b"+OK\r\n" if go and MODE == "extra" else b""))
+                out.append(bulk(INFO))
             elif cmd == b"CONFIG":
                 out.append(b"*2\r\n" + bulk(b"maxmemory-policy") + bulk(b"allkeys-lru"))
             elif cmd == b"SCAN" and MODE == "slowscan":
