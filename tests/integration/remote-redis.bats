@@ -395,7 +395,9 @@ while True:
         cp "$TOP/tests/helpers/fake-redis.py" "$PWDIR/"
         chmod 644 "$PWDIR/fake-redis.py"
         install -o 65534 -m 600 /dev/null "$PWDIR/got"
-        as_nobody /usr/bin/python3 "$PWDIR/fake-redis.py" listen 0 "$PWDIR/got" > "$BATS_TEST_TMPDIR/port" 3>&- &
+        # Not through as_nobody: $! must be the listener itself.
+        setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 "$PWDIR/fake-redis.py" listen 0 "$PWDIR/got" \
+                > "$BATS_TEST_TMPDIR/port" 3>&- &
         LISTENER=$!
         wait_for "[ -s '$BATS_TEST_TMPDIR/port' ]" 10
         port=$(cat "$BATS_TEST_TMPDIR/port")
@@ -405,7 +407,8 @@ while True:
         chmod 600 "$pw"
         config "password_file = \"$pw\";" "redis://127.0.0.1:$port"
         start_ready
-        wait_for "[ \"\$(remote_field state)\" = refused ]" 15
+        wait_for "[ \"\$(remote_field state)\" = refused ]" 15 ||
+                { echo "state $(remote_field state); the listener got: $(cat -v "$PWDIR/got")" >&2; false; }
         redis_uid=$(id -u redis 2>/dev/null || echo '')
         err=$(remote_field last_error)
         [[ "$err" == "the password was not sent: port 127.0.0.1:$port is held by uid 65534, not root or server_user redis"*"; another user may have taken it while Redis was down" ]] || { echo "last_error: $err" >&2; false; }

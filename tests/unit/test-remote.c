@@ -11,12 +11,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "activity.h"
+#include "peer.h"
 #include "redis-info.h"
 #include "remote-errors.h"
 #include "remote.h"
@@ -212,6 +217,71 @@ static void test_password_dirs(void **state) {
         rmdir(top);
 }
 
+/* A TCP listener on 127.0.0.1 (any port) opened by uid, in a child that
+ * lives until killed; its port through a pipe. */
+static pid_t listener_as(uid_t uid, uint16_t *ret_port) {
+        int p[2];
+        pid_t pid;
+
+        assert_int_equal(pipe(p), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+                socklen_t n = sizeof(a);
+                int s;
+
+                if (setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+                        _exit(1);
+                s = socket(AF_INET, SOCK_STREAM, 0);
+                if (s < 0 || bind(s, (struct sockaddr *) &a, sizeof(a)) < 0 || listen(s, 4) < 0 ||
+                    getsockname(s, (struct sockaddr *) &a, &n) < 0 ||
+                    write(p[1], &a.sin_port, sizeof(a.sin_port)) != sizeof(a.sin_port))
+                        _exit(1);
+                pause();        /* never accepts: the connection waits in its queue */
+                _exit(0);
+        }
+        close(p[1]);
+        assert_int_equal(read(p[0], ret_port, sizeof(*ret_port)), sizeof(*ret_port));
+        close(p[0]);
+        return pid;
+}
+
+/* The owner of the far end of a loopback TCP connection, as the kernel's
+ * sock_diag tells it: the uid that opened the listener, even for a
+ * connection still in its accept queue; a Unix socket's by SO_PEERCRED. */
+static void test_peer_owner(void **state) {
+        static const uid_t uids[] = { 0, 65534 };
+        int sv[2];
+        uid_t uid;
+
+        if (geteuid() != 0)
+                skip();
+        for (size_t i = 0; i < sizeof(uids) / sizeof(uids[0]); i++) {
+                struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+                pid_t pid = listener_as(uids[i], &a.sin_port);
+                int c = socket(AF_INET, SOCK_STREAM, 0);
+
+                assert_true(c >= 0);
+                assert_false(peer_connected(c));
+                assert_int_equal(connect(c, (struct sockaddr *) &a, sizeof(a)), 0);
+                assert_true(peer_connected(c));
+                assert_int_equal(peer_is_local(c), 1);
+                uid = 4242;
+                assert_int_equal(peer_owner(c, &uid), 0);
+                assert_int_equal(uid, uids[i]);
+                close(c);
+                kill(pid, SIGKILL);
+                waitpid(pid, NULL, 0);
+        }
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+        assert_int_equal(peer_owner(sv[0], &uid), 0);
+        assert_int_equal(uid, 0);
+        assert_int_equal(peer_is_local(sv[0]), 1);
+        close(sv[0]);
+        close(sv[1]);
+}
+
 /* A Redis 7 reply, abridged, with \r\n as the server sends it. */
 static const char INFO_MEMORY[] =
         "# Memory\r\nused_memory:8123456\r\nused_memory_human:7.75M\r\nused_memory_rss:12000000\r\n"
@@ -338,6 +408,7 @@ int main(void) {
                 cmocka_unit_test(test_password_file),
                 cmocka_unit_test(test_password_fifo),
                 cmocka_unit_test(test_password_dirs),
+                cmocka_unit_test(test_peer_owner),
                 cmocka_unit_test(test_info_parse),
                 cmocka_unit_test(test_info_hostile),
                 cmocka_unit_test(test_policy_and_level),
