@@ -35,8 +35,8 @@
  * 16 kB read), the reply no more objects. */
 #define REPLY_BYTES_MAX (4U << 20)
 #define REPLY_ELEMENTS_MAX 100000U
-/* One round's replies at most, all SCANs together (32M keys: more than a
- * ccache Redis of any size holds): past it the key count is unknown. */
+/* One round's replies at most, all SCANs together (64M keys: more than a
+ * ccache Redis of hundreds of GB holds): past it the key count is unknown. */
 #define ROUND_BYTES_MAX (2048ULL << 20)
 #define ROUND_ELEMENTS_MAX (64ULL << 20)
 #define SAMPLES 1442U                   /* a day of minute samples, and both ends */
