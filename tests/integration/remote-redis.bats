@@ -7,7 +7,11 @@
 # healthy and evicts; a killed server is remote-unreachable, and recovers
 # when it is back; a server that accepts and never answers is unreachable
 # too, and status keeps answering; a password_file with wrong modes is
-# refused with FILE:LINE, and the secret is never shown.
+# refused with FILE:LINE, and the secret is never shown. Attacks (issue
+# 20): a FIFO planted at password_file, a listener nobody bound on the
+# Redis port (it gets no password; real Redis as root does), a fake server
+# (tests/helpers/fake-redis.py) sending a 4 GB string, a 200M-element
+# array, or SCANs 1.8 s apart.
 # tests/run: alongside
 load helper
 
