@@ -40,6 +40,8 @@ typedef enum AlertKind {
         ALERT_REMOTE_LEVEL,       /* "remote-level": a non-evicting redis remote's memory level changed */
         ALERT_REMOTE_ERRORS,      /* "remote-errors": a cache's ccache counted remote storage errors or
                                    * timeouts within remote_errors_window ("warning"), or none since ("ok") */
+        ALERT_REMOTE_AUTH_REFUSED, /* "remote-auth-refused": the socket a redis remote's password would go to is
+                                    * not held by root or server_user ("critical"), or is again ("ok") */
         _ALERT_KIND_MAX,
 } AlertKind;
 
