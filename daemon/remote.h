@@ -45,8 +45,9 @@ typedef struct RemoteConfig {
         Threshold warn_free;    /* redis: of maxmemory, under a non-evicting policy */
         Threshold crit_free;
         /* file: the share kept as a cache (cache.h): name, path, max_size,
-         * layout, trim_to, clock, watch, rescan_interval; its other
-         * settings are the defaults and mean nothing for a remote. */
+         * layout, trim_to, clock, watch, rescan_interval, mode (of the
+         * root); its other settings are the defaults and mean nothing for
+         * a remote. */
         CacheConfig cache;
 } RemoteConfig;
 
