@@ -265,11 +265,15 @@ void cache_upkeep_file_event(Cache *c, DirId d, const char *name, uint32_t mask)
                 (void) upkeep_dir(root, rel, cache_on_repair, c);
 }
 
-/* The configuration changed (a reload): ccache.conf follows at once. */
+/* The configuration changed (a reload): the root's mode and ccache.conf
+ * follow at once. */
 void cache_upkeep_reconfigured(Cache *c) {
         int root;
 
-        if (!c->remote && c->available && (root = cache_root_get(c)) >= 0)
+        if (!c->available || (root = cache_root_get(c)) < 0)
+                return;
+        cache_upkeep_root(c, root);
+        if (!c->remote)
                 cache_upkeep_conf(c, root);
 }
 

@@ -342,6 +342,10 @@ quarantined() {
         [ "$(stat -c %a "$SHARE")" = 1777 ]
         run as_nobody mv "$SHARE/.cachekeeper.lock" "$SHARE/gone"
         [ "$status" -ne 0 ]
+        # Another mode configured: the reload puts it on at once.
+        sed -i 's/max_size = "40K"; }/max_size = "40K"; mode = "1775"; }/' "$BATS_TEST_TMPDIR/ck.conf"
+        ctl reload
+        wait_for "[ \"\$(stat -c %a '$SHARE')\" = 1775 ]"
 }
 
 @test "jam (as nobody): a full directory swapped in for the lock while the share is kept goes aside; bounded, and kept" {
