@@ -307,6 +307,12 @@ ctl2_share() {
         [ "$(share_field size_bytes)" -le $((40 * 1024)) ]
 }
 
+# python3 -c "$EXCHANGE" A B: swaps the names A and B in one step.
+EXCHANGE='import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.renameat2(-100, sys.argv[1].encode(), -100, sys.argv[2].encode(), 2) != 0:
+    sys.exit(os.strerror(ctypes.get_errno()))'
+
 # quarantined SLOT: the quarantine's slot SLOT.
 quarantined() {
         echo "$SHARE/.cachekeeper.quarantine/$1"
@@ -360,10 +366,12 @@ quarantined() {
         config 'max_size = "1G";'
         start_ready
         wait_share
-        # Swapped, nine times over: the quarantine takes eight, then says it is full.
+        # Swapped (in one step: renameat2(RENAME_EXCHANGE)), nine times
+        # over: the quarantine takes eight, then says it is full.
         for i in 1 2 3 4 5 6 7 8 9; do
-                as_nobody sh -c "cd '$SHARE' && mkdir j$i && echo precious$i > j$i/file && \
-                        mv .cachekeeper.lock stolen$i && mv j$i .cachekeeper.lock"
+                as_nobody sh -c "cd '$SHARE' && mkdir j$i && echo precious$i > j$i/file"
+                as_nobody /usr/bin/python3 -c "$EXCHANGE" "$SHARE/j$i" "$SHARE/.cachekeeper.lock"
+                as_nobody mv "$SHARE/j$i" "$SHARE/stolen$i"
                 [ $i -eq 9 ] && break
                 wait_for "[ -f \"$(quarantined $((i - 1)))/file\" ] && [ -f '$SHARE/.cachekeeper.lock' ]" 20 || { cat "$BATS_TEST_TMPDIR/daemon.log" >&2; ls -la "$SHARE" >&2; false; }
                 [ "$(cat "$(quarantined $((i - 1)))/file")" = "precious$i" ]
