@@ -179,7 +179,8 @@ struct Cache {
         bool clock_scanned;               /* a full scan gave the evidence below */
         uint64_t clock_touched, clock_read; /* its entries touched (mtime moved by a hit), read (atime moved) */
         uint64_t clock_entries;           /* the entries that scan left in the account */
-        bool mtime_refresh_seen;          /* a hit refreshing mtime, seen since the start */
+        bool mtime_refresh_seen;          /* inotify showed a hit refreshing mtime since the start
+                                           * (the status's warning; never the clock: a touch looks the same) */
         bool remote_level;                /* remote-level (over the cap, cannot trim) stands */
         int root_mode_error;              /* the root's mode could not be kept: -errno, logged once */
 };

@@ -82,9 +82,10 @@ void cache_repairs_report(Cache *c) {
                 return;
         c->repairs_unreported = 0;
         if (n == 1) {
-                cache_alert(c, ALERT_CACHE_MODE, LOG_WARNING, "%s %s: repaired the mode of %s%s%s: was %04o, now %04o%s",
-                            cache_config_what(c->config), name, path, *first ? "/" : "", first, (unsigned) (c->repair_was & 07777),
-                            (unsigned) (c->repair_now & 07777),
+                cache_alert(c, ALERT_CACHE_MODE, LOG_WARNING,
+                            "%s %s: repaired the mode of %s%s%s: was %04o, now %04o%s",
+                            cache_config_what(c->config), name, path, *first ? "/" : "", first,
+                            (unsigned) (c->repair_was & 07777), (unsigned) (c->repair_now & 07777),
                             *first ? " (a writer with a restrictive umask, or root in a container?)" : "");
                 return;
         }
