@@ -187,14 +187,28 @@ struct Cache {
         ScanCallbacks scan_cb;            /* the scans' callbacks; .atime follows clock */
         usec_t rescan_next;               /* monotonic: the next paced rescan (0: after the first scan) */
         bool clock_scanned;               /* a full scan gave the evidence below */
-        uint64_t clock_touched, clock_read; /* its files touched (mtime moved by a hit), read (atime moved) */
-        bool mtime_refresh_seen;          /* a hit refreshing mtime, seen since the start */
+        uint64_t clock_touched, clock_read; /* its entries touched (mtime moved by a hit), read (atime moved) */
+        uint64_t clock_entries;           /* the entries that scan left in the account */
+        bool mtime_refresh_seen;          /* inotify showed a hit refreshing mtime since the start
+                                           * (the status's warning; never the clock: a touch looks the same) */
         bool remote_level;                /* remote-level (over the cap, cannot trim) stands */
+        int root_mode_error;              /* the root's mode could not be kept: -errno, logged once */
 };
 
 /* Directories of the account without an inotify watch. */
 static inline size_t cache_unwatched_dirs(Cache *c) {
         return c->available ? account_totals(c->account)->dirs - c->watches : 0;
+}
+
+/* ccache's entries in the account now (every kind of entry). */
+static inline uint64_t cache_entry_files(Cache *c) {
+        const AccountTotals *t = account_totals(c->account);
+        uint64_t n = 0;
+
+        for (int k = 0; k < _CCACHE_KIND_MAX; k++)
+                if (ccache_kind_is_entry((CcacheKind) k))
+                        n += t->kind_files[k];
+        return n;
 }
 
 /* cache.c */
@@ -280,6 +294,7 @@ void cache_on_repair(const UpkeepReport *r, void *userdata);
  * first few directories): called after each loop iteration. */
 void cache_repairs_report(Cache *c);
 void cache_upkeep(Cache *c);
+void cache_upkeep_root(Cache *c, int root);
 void cache_upkeep_conf(Cache *c, int root);
 void cache_upkeep_event(Cache *c, DirId d, const char *name);
 void cache_upkeep_file_event(Cache *c, DirId d, const char *name, uint32_t mask);

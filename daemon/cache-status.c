@@ -388,7 +388,10 @@ void cache_remote_status(Cache *c, json_object *o) {
         JSON_ADD(o, "clock", json_object_new_string(cache_clock_name(c->clock)));
         JSON_ADD(o, "clock_configured", json_object_new_string(cache_clock_name(cc->clock)));
         JSON_ADD(e, "scanned", json_object_new_boolean(c->clock_scanned));
+        JSON_ADD(e, "entry_files", JSON_U64(c->clock_entries));
         JSON_ADD(e, "touched_files", JSON_U64(c->clock_touched));
+        JSON_ADD(e, "mtime_min_touched", JSON_U64(REMOTE_CLOCK_MTIME_MIN_TOUCHED));
+        JSON_ADD(e, "mtime_min_share", json_double(REMOTE_CLOCK_MTIME_MIN_PERMILLE / 1000.0));
         JSON_ADD(e, "read_files", JSON_U64(c->clock_read));
         JSON_ADD(e, "mtime_refresh_seen", json_object_new_boolean(c->mtime_refresh_seen));
         JSON_ADD(o, "clock_evidence", e);

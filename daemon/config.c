@@ -70,13 +70,13 @@ static const char *const cache_keys[] = {
 
 static const char *const remote_keys[] = {
         "name", "url", "password_file", "poll_interval", "timeout", "round_timeout", "server_user", "warn_free",
-        "crit_free", "max_size", "layout", "trim_to", "clock", "watch", "rescan_interval", NULL,
+        "crit_free", "max_size", "layout", "trim_to", "clock", "watch", "rescan_interval", "mode", NULL,
 };
 /* Keys that mean something for one kind of remote only. */
 static const char *const redis_only_keys[] = { "password_file", "poll_interval", "timeout", "round_timeout",
                                                "server_user", "warn_free", "crit_free", NULL };
 static const char *const file_only_keys[] = { "max_size", "layout", "trim_to", "clock", "watch", "rescan_interval",
-                                              NULL };
+                                              "mode", NULL };
 
 _printf_(3, 4)
 static int fail(Ctx *ctx, const config_setting_t *s, const char *fmt, ...) {
@@ -782,7 +782,7 @@ static int parse_file_remote(Ctx *ctx, const config_setting_t *g, RemoteConfig *
         int layout = 0, clock = CACHE_CLOCK_AUTO, watch = CACHE_WATCH_AUTO, r;
 
         *cc = (CacheConfig) { .trim_to = DEFAULT_TRIM_TO, .regret_alert = DEFAULT_REGRET_ALERT,
-                              .rescan_interval_usec = REMOTE_DEFAULT_RESCAN_USEC };
+                              .rescan_interval_usec = REMOTE_DEFAULT_RESCAN_USEC, .mode = DEFAULT_MODE };
         if (!(cc->name = strdup(rc->name)) || !(cc->path = strdup(rc->u.path)))
                 return -ENOMEM;
         r = get_size(ctx, g, "max_size", &cc->max_size_bytes, cc->max_size_text);
@@ -793,6 +793,7 @@ static int parse_file_remote(Ctx *ctx, const config_setting_t *g, RemoteConfig *
             (r = get_choice(ctx, g, "layout", (const char *const[]) { "subdirs", "flat", NULL }, &layout)) < 0 ||
             (r = get_choice(ctx, g, "clock", (const char *const[]) { "mtime", "atime", "auto", NULL }, &clock)) < 0 ||
             (r = get_choice(ctx, g, "watch", (const char *const[]) { "inotify", "poll", "auto", NULL }, &watch)) < 0 ||
+            (r = get_mode(ctx, g, "mode", &cc->mode)) < 0 ||
             (r = get_window(ctx, g, "rescan_interval", REMOTE_RESCAN_MIN_USEC, REMOTE_RESCAN_MAX_USEC,
                             "a paced rescan keeps the figures within it of the truth", &cc->rescan_interval_usec)) < 0)
                 return r;
@@ -1269,6 +1270,7 @@ static void dump_remotes(const Config *c, FILE *f) {
                         dump_string(f, "    ", "clock", cache_clock_name(rc->cache.clock));
                         dump_string(f, "    ", "watch", cache_watch_mode_name(rc->cache.watch_mode));
                         dump_duration(f, "    ", "rescan_interval", rc->cache.rescan_interval_usec);
+                        fprintf(f, "    mode = \"%04o\";\n", (unsigned) rc->cache.mode);
                 }
                 fprintf(f, "  }%s\n", i + 1 < c->n_remotes ? "," : "");
         }

@@ -319,6 +319,21 @@ const char *cache_clock_name(CacheClock c) {
         return c == CACHE_CLOCK_ATIME ? "atime" : c == CACHE_CLOCK_AUTO ? "auto" : "mtime";
 }
 
+CacheClock remote_clock_decide(CacheClock configured, CacheClock current, uint64_t entries, uint64_t touched) {
+        if (configured != CACHE_CLOCK_AUTO)
+                return configured;
+        if (touched > entries)
+                touched = entries;   /* (entries counted since the scan: cannot be fewer) */
+        if (current == CACHE_CLOCK_MTIME)
+                return touched >= REMOTE_CLOCK_ATIME_BELOW_TOUCHED &&
+                                       touched * 1000 >= entries * REMOTE_CLOCK_ATIME_BELOW_PERMILLE
+                               ? CACHE_CLOCK_MTIME
+                               : CACHE_CLOCK_ATIME;
+        return touched >= REMOTE_CLOCK_MTIME_MIN_TOUCHED && touched * 1000 >= entries * REMOTE_CLOCK_MTIME_MIN_PERMILLE
+                       ? CACHE_CLOCK_MTIME
+                       : CACHE_CLOCK_ATIME;
+}
+
 const char *cache_watch_mode_name(CacheWatchMode m) {
         return m == CACHE_WATCH_POLL ? "poll" : m == CACHE_WATCH_AUTO ? "auto" : "inotify";
 }

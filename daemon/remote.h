@@ -52,8 +52,9 @@ typedef struct RemoteConfig {
         Threshold warn_free;    /* redis: of maxmemory, under a non-evicting policy */
         Threshold crit_free;
         /* file: the share kept as a cache (cache.h): name, path, max_size,
-         * layout, trim_to, clock, watch, rescan_interval; its other
-         * settings are the defaults and mean nothing for a remote. */
+         * layout, trim_to, clock, watch, rescan_interval, mode (of the
+         * root); its other settings are the defaults and mean nothing for
+         * a remote. */
         CacheConfig cache;
 } RemoteConfig;
 
@@ -84,6 +85,24 @@ int remote_password_file_check(const char *path, char *err, size_t len);
  * Returns its length, or -errno with why in err (errlen bytes; -EPERM:
  * refused, -E2BIG: longer than len - 1). buf is wiped on failure. */
 int remote_password_read(const char *path, char *buf, size_t len, char *err, size_t errlen);
+
+/* A share's clock under "auto" (README "Remote storage"): least recently
+ * used by atime, unless a full scan shows many entries touched (mtime
+ * set by utimensat(NULL) after the entry was written: the hits of writers
+ * with update-mtime=true, or a user's touch), both in count and in share
+ * of the entries, so one touch (or a few) never decides it; and back to
+ * atime once that evidence is gone, with hysteresis (half of each) so a
+ * share near the line does not flap. Only ccache entries count: the
+ * keeper's own lock file, its quarantine and other files never do. */
+#define REMOTE_CLOCK_MTIME_MIN_TOUCHED   8       /* entries touched, at least, */
+#define REMOTE_CLOCK_MTIME_MIN_PERMILLE  10      /* and 1 % of the entries, to go by mtime */
+#define REMOTE_CLOCK_ATIME_BELOW_TOUCHED 4       /* by atime again below either */
+#define REMOTE_CLOCK_ATIME_BELOW_PERMILLE 5
+
+/* The clock a share configured with clock (mtime, atime: that one; auto:
+ * decided) goes by after a full scan that found touched of its entries
+ * entries touched, while it went by current (CACHE_CLOCK_MTIME or _ATIME). */
+CacheClock remote_clock_decide(CacheClock configured, CacheClock current, uint64_t entries, uint64_t touched);
 
 /* Frees what rc owns (not rc itself). */
 void remote_config_done(RemoteConfig *rc);

@@ -401,6 +401,40 @@ static void test_remote_errors(void **state) {
         activity_free(a);
 }
 
+/* "auto": many entries touched, in count and in share, to go by mtime; back
+ * to atime once the evidence is gone, with hysteresis; mtime and atime as
+ * configured whatever the entries show. */
+static void test_clock_decide(void **state) {
+        const CacheClock A = CACHE_CLOCK_ATIME, M = CACHE_CLOCK_MTIME, AUTO = CACHE_CLOCK_AUTO;
+
+        assert_int_equal(remote_clock_decide(M, M, 1000, 0), M);
+        assert_int_equal(remote_clock_decide(A, A, 1000, 1000), A);
+        /* One touch, a few: never, however few the entries. */
+        assert_int_equal(remote_clock_decide(AUTO, A, 0, 0), A);
+        assert_int_equal(remote_clock_decide(AUTO, A, 1, 1), A);
+        assert_int_equal(remote_clock_decide(AUTO, A, 40, 7), A);
+        /* Enough in count, and in share: 8 of 40 (20 %), 10 of 1000 (1 %). */
+        assert_int_equal(remote_clock_decide(AUTO, A, 40, 8), M);
+        assert_int_equal(remote_clock_decide(AUTO, A, 1000, 10), M);
+        /* Enough in count, not in share: 99 of 10,000 (0.99 %). */
+        assert_int_equal(remote_clock_decide(AUTO, A, 10000, 99), A);
+        assert_int_equal(remote_clock_decide(AUTO, A, 10000, 100), M);
+        /* A 50M-entry share: half a million touched. */
+        assert_int_equal(remote_clock_decide(AUTO, A, 50000000, 499999), A);
+        assert_int_equal(remote_clock_decide(AUTO, A, 50000000, 500000), M);
+        /* Back: only below half of either (no flapping at the line). */
+        assert_int_equal(remote_clock_decide(AUTO, M, 1000, 7), M);
+        assert_int_equal(remote_clock_decide(AUTO, M, 1000, 5), M);
+        assert_int_equal(remote_clock_decide(AUTO, M, 1000, 4), A);
+        assert_int_equal(remote_clock_decide(AUTO, M, 40, 4), M);
+        assert_int_equal(remote_clock_decide(AUTO, M, 40, 3), A);
+        assert_int_equal(remote_clock_decide(AUTO, M, 40, 0), A);
+        assert_int_equal(remote_clock_decide(AUTO, M, 0, 0), A);
+        /* Counts at the top of the range do not overflow. */
+        assert_int_equal(remote_clock_decide(AUTO, A, UINT64_MAX / 1000, UINT64_MAX / 1000), M);
+        assert_int_equal(remote_clock_decide(AUTO, A, 100, 500), M);   /* more touched than entries: all */
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_url_good),
@@ -413,6 +447,7 @@ int main(void) {
                 cmocka_unit_test(test_info_hostile),
                 cmocka_unit_test(test_policy_and_level),
                 cmocka_unit_test(test_remote_errors),
+                cmocka_unit_test(test_clock_decide),
         };
         return cmocka_run_group_tests_name("remote", tests, NULL, NULL);
 }
