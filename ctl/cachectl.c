@@ -441,6 +441,9 @@ static void print_trim_result(const char *name, json_object *r) {
                 printf("; %llu directories left, locked by ccache", (unsigned long long) protocol_field_u64(r, "locked_dirs"));
         if (protocol_field_u64(r, "errors"))
                 printf("; %llu errors (see the daemon's log)", (unsigned long long) protocol_field_u64(r, "errors"));
+        if (protocol_field_u64(r, "beyond_table_files"))
+                printf("; may have missed some: %llu entries are of writers beyond the daemon's table, not looked at",
+                       (unsigned long long) protocol_field_u64(r, "beyond_table_files"));
         printf("\n");
 }
 

@@ -107,7 +107,7 @@ static void check_share(Findings *f, json_object *r) {
                 find(f, REPORT_WARNING, "remote %s: %s", name, protocol_field_str(r, "clock_warning"));
 }
 
-/* A remote: unreachable (critical), a redis that will fill and refuse
+/* A remote: unreachable or refused (its password not sent: critical), a redis that will fill and refuse
  * stores (remote-policy, warning), its memory level under such a policy. */
 static void check_remote(Findings *f, json_object *r) {
         const char *name = protocol_field_str(r, "name"), *level = protocol_field_str(r, "level");
@@ -119,6 +119,8 @@ static void check_remote(Findings *f, json_object *r) {
         }
         if (strcmp(protocol_field_str(r, "state"), "unreachable") == 0)
                 find(f, REPORT_CRITICAL, "remote %s unreachable: %s", name, protocol_field_str(r, "last_error"));
+        if (strcmp(protocol_field_str(r, "state"), "refused") == 0)
+                find(f, REPORT_CRITICAL, "remote %s refused: %s", name, protocol_field_str(r, "last_error"));
         if (alert_stands(r, "remote-policy"))
                 find(f, REPORT_WARNING, "remote %s will fill and refuse stores (maxmemory %s, policy %s)", name,
                      format_size(protocol_field_u64(r, "maxmemory_bytes"), s1, sizeof(s1)),

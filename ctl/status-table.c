@@ -50,10 +50,11 @@ static const Column volume_columns[] = {
         [V_NOTE] = { "NOTE", 0 },
 };
 
-enum { R_REMOTE, R_STATE, R_USED, R_MAX, R_POLICY, R_KEYS, R_EVICTED, R_WHERE };
+enum { R_REMOTE, R_STATE, R_AGE, R_USED, R_MAX, R_POLICY, R_KEYS, R_EVICTED, R_WHERE };
 static const Column remote_columns[] = {
         [R_REMOTE] = { "REMOTE", 0 },
         [R_STATE] = { "STATE", 0 },
+        [R_AGE] = { "AGE", SCOLS_FL_RIGHT },
         [R_USED] = { "USED", SCOLS_FL_RIGHT },
         [R_MAX] = { "/ MAX", 0 },
         [R_POLICY] = { "POLICY", 0 },
@@ -275,25 +276,31 @@ static int remote_row(struct libscols_table *tb, json_object *rm) {
         const char *state = protocol_field_str(rm, "state"), *err = protocol_field_str(rm, "last_error");
         bool polled = strcmp(protocol_field_str(rm, "kind"), "redis") == 0 &&
                       protocol_field_get(rm, "used_memory_bytes") != NULL;
-        uint64_t max = protocol_field_u64(rm, "maxmemory_bytes");
+        uint64_t max = protocol_field_u64(rm, "maxmemory_bytes"), age;
         char s1[32], s2[32];
         int r;
 
         if (!ln)
                 return -ENOMEM;
         if ((r = cell(ln, R_REMOTE, NULL, "%s", protocol_field_str(rm, "name"))) < 0 ||
-            (r = cell(ln, R_STATE, state_color(strcmp(state, "unreachable") == 0 ? "unavailable" : state), "%s", state)) < 0 ||
+            (r = cell(ln, R_STATE, state_color(strcmp(state, "unreachable") == 0 || strcmp(state, "refused") == 0
+                                                       ? "unavailable" : state), "%s", state)) < 0 ||
             (r = cell(ln, R_WHERE, NULL, "%s%s%s", protocol_field_str(rm, "url"), *err ? ": " : "", err)) < 0)
                 return r;
         if (strcmp(protocol_field_str(rm, "kind"), "file") == 0 && strcmp(state, "unavailable") != 0)
                 return share_cells(ln, rm);
         if (!polled)
                 return 0;
-        if ((r = cell(ln, R_USED, NULL, "%s", format_size(protocol_field_u64(rm, "used_memory_bytes"), s1, sizeof(s1)))) < 0 ||
+        /* How old the figures are: a round that hangs, a server gone. */
+        age = protocol_field_u64(rm, "figures_age_seconds");
+        if ((r = cell(ln, R_AGE, NULL, "%s", age ? format_duration(age * USEC_PER_SEC, s1, sizeof(s1)) : "0s")) < 0 ||
+            (r = cell(ln, R_USED, NULL, "%s", format_size(protocol_field_u64(rm, "used_memory_bytes"), s1, sizeof(s1)))) < 0 ||
             (r = cell(ln, R_MAX, NULL, "/ %s", max ? format_size(max, s2, sizeof(s2)) : "no max")) < 0 ||
             (r = cell(ln, R_POLICY, NULL, "%s", *protocol_field_str(rm, "policy") ? protocol_field_str(rm, "policy")
                                                                                    : "unknown")) < 0 ||
-            (r = cell(ln, R_KEYS, NULL, "%llu", (unsigned long long) protocol_field_u64(rm, "ccache_keys"))) < 0)
+            (r = protocol_field_get(rm, "ccache_keys")   /* null: the last SCAN stopped short */
+                         ? cell(ln, R_KEYS, NULL, "%llu", (unsigned long long) protocol_field_u64(rm, "ccache_keys"))
+                         : cell(ln, R_KEYS, NULL, "-")) < 0)
                 return r;
         return cell(ln, R_EVICTED, NULL, "%llu", (unsigned long long) protocol_field_u64(rm, "evicted_keys_total"));
 }

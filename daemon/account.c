@@ -189,6 +189,14 @@ static int pack_entry(const Account *a, DirId d, const char *name, uint8_t *pack
         return ccache_pack_remote_name(name, remote_dir_chars(a->layout), packed, ret_code);
 }
 
+bool account_name_is_entry(const Account *a, DirId d, const char *name) {
+        uint8_t packed[CCACHE_PACKED_SIZE], code;
+        int kind;
+
+        kind = pack_entry(a, d, name, packed, &code);   /* (checks d first) */
+        return kind >= 0 && ccache_kind_is_entry((CcacheKind) kind);
+}
+
 /* Builds the lookup key for name in d. The probe borrows name for heap form. */
 static void make_probe(const Account *a, DirId d, const char *name, File *p) {
         const Dir *dir = &a->dirs[d];

@@ -95,6 +95,10 @@ AccountLayout account_layout(const Account *a);
  * directory not in use. */
 bool account_entry_dir(const Account *a, DirId d);
 
+/* Is name, a file directly in d, one of ccache's entries (by its name and
+ * its directory, as the account classes it)? No lookup. */
+bool account_name_is_entry(const Account *a, DirId d, const char *name);
+
 /* Called for each directory about to be forgotten (by account_dir_remove,
  * account_scan_sweep or account_clear, the root included by the latter), so
  * the owner can drop what it keyed on the DirId, such as its inotify watch. */

@@ -66,6 +66,7 @@ static const struct {
         [ALERT_REMOTE_POLICY] = { "remote-policy", "5c3e1a9b7d2f4e608b1a4c9d3e7f2a64" },
         [ALERT_REMOTE_LEVEL] = { "remote-level", "9e2d4c6a8b1f4a37b5c0d2e4f6a8c1e3" },
         [ALERT_REMOTE_ERRORS] = { "remote-errors", "3a7c9e1b5d4f4b2a8c6e0f2a4b6d8e19" },
+        [ALERT_REMOTE_AUTH_REFUSED] = { "remote-auth-refused", "c804c9c38f824661b90070e6fab07f70" },
 };
 
 const char *alert_kind_name(AlertKind k) {
@@ -193,6 +194,12 @@ static Alert held_alert(const Held *h) {
         };
 }
 
+/* How severe an alert is, for the gate: the higher, the more (LOG_CRIT
+ * above LOG_WARNING above a recovery at LOG_NOTICE or LOG_INFO). */
+static int alert_rank(int priority) {
+        return LOG_DEBUG - (priority < LOG_EMERG ? LOG_EMERG : priority > LOG_DEBUG ? LOG_DEBUG : priority);
+}
+
 /* The window an alert kind counts in. cache-unavailable and cache-available
  * are one state seen from both sides: they share a window, so that a folded
  * "unavailable" can never be delivered after the "available" that ended it. */
@@ -245,7 +252,7 @@ static int on_window_end(sd_event_source *src, uint64_t usec, void *userdata) {
 
                         if (w->timer != src)
                                 continue;
-                        n = alert_gate_flush(&w->gate, now, a->min_interval_usec);
+                        n = alert_gate_flush(&w->gate, now, a->min_interval_usec, alert_rank(w->held.priority));
                         if (n > 0)
                                 window_flush(a, s, w, n);
                         else if (w->gate.folded > 0 && window_arm(a, w) < 0)
@@ -282,6 +289,7 @@ void alert_emit(Alerter *a, const Alert *al) {
         const char *who = al->mount ? al->mount : al->cache ? al->cache : al->remote ? al->remote : "";
         Subject *s = subject(a, who);
         Window *w;
+        uint64_t superseded = 0;
         usec_t now;
 
         if (!s) {
@@ -291,9 +299,13 @@ void alert_emit(Alerter *a, const Alert *al) {
         }
         now = event_now(a->event, CLOCK_MONOTONIC);
         w = &s->windows[window_kind(al->kind)];
-        if (alert_gate_offer(&w->gate, now, a->min_interval_usec))
-                deliver(a, s, al, 0);
-        else {
+        if (alert_gate_offer(&w->gate, now, a->min_interval_usec, alert_rank(al->priority), &superseded)) {
+                /* An escalation over folded alerts: it is the newer state,
+                 * and stands for them (the window's timer finds none left). */
+                if (superseded > 0)
+                        held_done(&w->held);
+                deliver(a, s, al, superseded);
+        } else {
                 a->folded++;
                 window_fold(a, s, w, al);
         }

@@ -6,7 +6,9 @@
  * command is logged, never fatal. At most one record and run per subject and
  * kind per alert_min_interval: the first of a burst goes out at once, the
  * rest are folded into one record and run at the end of the window, which
- * carries the latest alert and CACHEKEEPER_FOLDED, how many it stands for. */
+ * carries the latest alert and CACHEKEEPER_FOLDED, how many it stands for.
+ * An escalation is never folded: an alert of a higher priority than any sent
+ * in the window (warning, then critical) goes out at once (alert-gate.h). */
 #pragma once
 
 #include <stdint.h>
@@ -38,6 +40,8 @@ typedef enum AlertKind {
         ALERT_REMOTE_LEVEL,       /* "remote-level": a non-evicting redis remote's memory level changed */
         ALERT_REMOTE_ERRORS,      /* "remote-errors": a cache's ccache counted remote storage errors or
                                    * timeouts within remote_errors_window ("warning"), or none since ("ok") */
+        ALERT_REMOTE_AUTH_REFUSED, /* "remote-auth-refused": the socket a redis remote's password would go to is
+                                    * not held by root or server_user ("critical"), or is again ("ok") */
         _ALERT_KIND_MAX,
 } AlertKind;
 

@@ -53,10 +53,17 @@
 #define CACHE_WRITER_TAGS    (CACHE_WRITER_FIRST + CACHE_WRITERS_MAX)
 /* Directories named in the one line that sums up a round of mode repairs. */
 #define CACHE_REPAIR_EXAMPLES 3
-/* The header pass over existing entries: files looked at per slice. */
+/* The header pass over existing entries: headers read per slice, and
+ * files looked at (their tag byte) at most. */
 #define CACHE_WRITERS_SLICE  512
+#define CACHE_WRITERS_LOOK   65536
+/* A full table gives the slots of writers whose entries are all gone to new
+ * ones, after a count of the entries by tag (a pass over the account): at
+ * most this often when a header finds the table full; at every purge. */
+#define CACHE_WRITERS_RECLAIM_USEC (60 * USEC_PER_SEC)
 
 typedef struct CacheWriter {
+        bool used;                        /* the slot names a writer (tags from CACHE_WRITER_FIRST) */
         char version[256], ns[256];       /* "" for the tags below CACHE_WRITER_FIRST */
         struct {
                 uint32_t hour, stores, hits;
@@ -136,9 +143,12 @@ struct Cache {
 
         /* cache-writers.c: who wrote the entries (their headers) */
         CacheWriter *writers;             /* CACHE_WRITER_TAGS, by tag */
-        size_t n_writers;                 /* tags from CACHE_WRITER_FIRST in use */
+        size_t n_writers;                 /* tags from CACHE_WRITER_FIRST handed out (some freed since: !used) */
         sd_event_source *writers_pass;    /* reads the headers of entries not read yet, at idle priority */
         FileId writers_next;
+        bool writers_again;               /* scans found entries while the pass ran: once more from 0 */
+        bool writers_retry_other;         /* slots were freed: the pass reads CACHE_WRITER_OTHER's again */
+        usec_t writers_reclaim_at;        /* monotonic: the next reclaim a full table may run */
         uint64_t tag_files[256], tag_bytes[256];  /* entries by tag, counted with the working set */
         bool cap_small;                   /* a cache-cap-small alert stands */
         FamilyStores families;            /* stores by key family over 24 h (cache-writers.c) */
@@ -177,14 +187,28 @@ struct Cache {
         ScanCallbacks scan_cb;            /* the scans' callbacks; .atime follows clock */
         usec_t rescan_next;               /* monotonic: the next paced rescan (0: after the first scan) */
         bool clock_scanned;               /* a full scan gave the evidence below */
-        uint64_t clock_touched, clock_read; /* its files touched (mtime moved by a hit), read (atime moved) */
-        bool mtime_refresh_seen;          /* a hit refreshing mtime, seen since the start */
+        uint64_t clock_touched, clock_read; /* its entries touched (mtime moved by a hit), read (atime moved) */
+        uint64_t clock_entries;           /* the entries that scan left in the account */
+        bool mtime_refresh_seen;          /* inotify showed a hit refreshing mtime since the start
+                                           * (the status's warning; never the clock: a touch looks the same) */
         bool remote_level;                /* remote-level (over the cap, cannot trim) stands */
+        int root_mode_error;              /* the root's mode could not be kept: -errno, logged once */
 };
 
 /* Directories of the account without an inotify watch. */
 static inline size_t cache_unwatched_dirs(Cache *c) {
         return c->available ? account_totals(c->account)->dirs - c->watches : 0;
+}
+
+/* ccache's entries in the account now (every kind of entry). */
+static inline uint64_t cache_entry_files(Cache *c) {
+        const AccountTotals *t = account_totals(c->account);
+        uint64_t n = 0;
+
+        for (int k = 0; k < _CCACHE_KIND_MAX; k++)
+                if (ccache_kind_is_entry((CcacheKind) k))
+                        n += t->kind_files[k];
+        return n;
 }
 
 /* cache.c */
@@ -221,13 +245,21 @@ void cache_activity_settle(Cache *c);
 void cache_activity_evicted(void *userdata, DirId d, const char *name, uint64_t bytes, int64_t mtime);
 /* cache-writers.c: the headers of new entries are read as they are stored
  * (dirfd: their directory), of hit ones not read yet at their hit, and of
- * those the scans found by a pass at idle priority, started (again) after
- * each scan. */
+ * those the scans found by a pass at idle priority, started (again) by
+ * cache_writers_rescan after the first scan and after each later one that
+ * found files new to the account (a directory renamed in). */
 int cache_writers_init(Cache *c);
 void cache_writers_done(Cache *c);
 void cache_writers_stored(Cache *c, DirId d, const char *name, CcacheKind kind, int dirfd);
 void cache_writers_hit(Cache *c, DirId d, const char *name, CcacheKind kind, int dirfd);
 void cache_writers_rescan(Cache *c);
+/* An entry new to the account that was no store (renamed within the
+ * cache): its header read now, unless the pass will (before the first
+ * scan is over). */
+void cache_writers_moved(Cache *c, DirId d, const char *name, CcacheKind kind, int dirfd);
+/* The entries whose writer is not known yet: not read, and those beyond
+ * the table while the pass reads them again (writers_pending). */
+uint64_t cache_writers_unread(const Cache *c);
 /* cache-status.c: the working set (ws_*) and the entries by writer
  * (tag_*) counted again when older than max_age (status: CACHE_WS_USEC;
  * the advice: 0, counted once per loop iteration at most). */
@@ -262,6 +294,7 @@ void cache_on_repair(const UpkeepReport *r, void *userdata);
  * first few directories): called after each loop iteration. */
 void cache_repairs_report(Cache *c);
 void cache_upkeep(Cache *c);
+void cache_upkeep_root(Cache *c, int root);
 void cache_upkeep_conf(Cache *c, int root);
 void cache_upkeep_event(Cache *c, DirId d, const char *name);
 void cache_upkeep_file_event(Cache *c, DirId d, const char *name, uint32_t mask);

@@ -134,6 +134,8 @@ static json_object *trim_result_json(const TrimResult *r, const char *reason, us
         JSON_ADD(o, "stats_failures", JSON_U64(r->stats_failures));
         JSON_ADD(o, "stats_deferred", JSON_U64(r->stats_deferred));
         JSON_ADD(o, "locks_broken", JSON_U64(r->locks_broken));
+        if (r->beyond_table)
+                JSON_ADD(o, "beyond_table_files", JSON_U64(r->beyond_table));
         return o;
 }
 
@@ -240,7 +242,7 @@ static void status_working_set(Cache *c, json_object *o) {
         JSON_ADD(o, "working_set_files", files);
         JSON_ADD(o, "working_set_bytes", bytes);
         JSON_ADD(o, "writers", cache_writers_json(c));
-        JSON_ADD(o, "writers_pending", JSON_U64(c->tag_files[CACHE_WRITER_UNREAD]));
+        JSON_ADD(o, "writers_pending", JSON_U64(cache_writers_unread(c)));
         JSON_ADD(o, "key_families", cache_families_json(c, event_now(c->event, CLOCK_REALTIME)));
 }
 
@@ -386,7 +388,10 @@ void cache_remote_status(Cache *c, json_object *o) {
         JSON_ADD(o, "clock", json_object_new_string(cache_clock_name(c->clock)));
         JSON_ADD(o, "clock_configured", json_object_new_string(cache_clock_name(cc->clock)));
         JSON_ADD(e, "scanned", json_object_new_boolean(c->clock_scanned));
+        JSON_ADD(e, "entry_files", JSON_U64(c->clock_entries));
         JSON_ADD(e, "touched_files", JSON_U64(c->clock_touched));
+        JSON_ADD(e, "mtime_min_touched", JSON_U64(REMOTE_CLOCK_MTIME_MIN_TOUCHED));
+        JSON_ADD(e, "mtime_min_share", json_double(REMOTE_CLOCK_MTIME_MIN_PERMILLE / 1000.0));
         JSON_ADD(e, "read_files", JSON_U64(c->clock_read));
         JSON_ADD(e, "mtime_refresh_seen", json_object_new_boolean(c->mtime_refresh_seen));
         JSON_ADD(o, "clock_evidence", e);

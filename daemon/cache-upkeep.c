@@ -82,9 +82,10 @@ void cache_repairs_report(Cache *c) {
                 return;
         c->repairs_unreported = 0;
         if (n == 1) {
-                cache_alert(c, ALERT_CACHE_MODE, LOG_WARNING, "Cache %s: repaired the mode of %s%s%s: was %04o, now %04o%s",
-                            name, path, *first ? "/" : "", first, (unsigned) (c->repair_was & 07777),
-                            (unsigned) (c->repair_now & 07777),
+                cache_alert(c, ALERT_CACHE_MODE, LOG_WARNING,
+                            "%s %s: repaired the mode of %s%s%s: was %04o, now %04o%s",
+                            cache_config_what(c->config), name, path, *first ? "/" : "", first,
+                            (unsigned) (c->repair_was & 07777), (unsigned) (c->repair_now & 07777),
                             *first ? " (a writer with a restrictive umask, or root in a container?)" : "");
                 return;
         }
@@ -185,17 +186,30 @@ void cache_upkeep_conf(Cache *c, int root) {
                            upkeep_conf_found_name(res.found), (unsigned) (res.mode & 07777));
 }
 
+/* The root's configured mode, through its fd (opened without following
+ * anything: cache_root_get). A share's failure (root squashed on NFS, say)
+ * is logged once until it works again. */
+void cache_upkeep_root(Cache *c, int root) {
+        int r = upkeep_root(root, c->config->mode, cache_on_repair, c);
+
+        if (r < 0 && (!c->remote || r != c->root_mode_error))
+                log_warning_errno(r, "%s %s: cannot keep the mode of %s at %04o: %m", cache_config_what(c->config),
+                                  c->config->name, c->config->path, (unsigned) c->config->mode);
+        c->root_mode_error = r < 0 ? r : 0;
+}
+
 /* Everything that keeps the cache usable by every user, checked in full. */
 void cache_upkeep(Cache *c) {
-        int root, r;
+        int root;
 
-        if (c->remote)
-                return;   /* a share's modes and files are its writers' */
         if ((root = cache_root_get(c)) < 0)
                 return;
-        r = upkeep_root(root, c->config->mode, cache_on_repair, c);
-        if (r < 0)
-                log_warning_errno(r, "Cache %s: cannot keep the mode of %s: %m", c->config->name, c->config->path);
+        /* A share's root keeps its mode (the sticky bit keeps users from
+         * replacing each other's files and the share lock); the rest of a
+         * share is its writers'. */
+        cache_upkeep_root(c, root);
+        if (c->remote)
+                return;
         (void) upkeep_all_dirs(root, cache_on_repair, c);   /* each failure is reported */
         cache_upkeep_conf(c, root);
 }
@@ -217,10 +231,10 @@ void cache_upkeep_event(Cache *c, DirId d, const char *name) {
         char rel[PATH_MAX];
         int root;
 
-        if (c->remote || (root = cache_root_get(c)) < 0)
+        if ((c->remote && (d != DIR_ROOT || name)) || (root = cache_root_get(c)) < 0)
                 return;
         if (d == DIR_ROOT && !name) {
-                (void) upkeep_root(root, c->config->mode, cache_on_repair, c);
+                cache_upkeep_root(c, root);
                 return;
         }
         if (d == DIR_ROOT && strcmp(name, "ccache.conf") == 0) {
@@ -252,11 +266,15 @@ void cache_upkeep_file_event(Cache *c, DirId d, const char *name, uint32_t mask)
                 (void) upkeep_dir(root, rel, cache_on_repair, c);
 }
 
-/* The configuration changed (a reload): ccache.conf follows at once. */
+/* The configuration changed (a reload): the root's mode and ccache.conf
+ * follow at once. */
 void cache_upkeep_reconfigured(Cache *c) {
         int root;
 
-        if (!c->remote && c->available && (root = cache_root_get(c)) >= 0)
+        if (!c->available || (root = cache_root_get(c)) < 0)
+                return;
+        cache_upkeep_root(c, root);
+        if (!c->remote)
                 cache_upkeep_conf(c, root);
 }
 

@@ -5,7 +5,10 @@
  * (version, namespace) its tag, with the stores and hits of the last 24 h.
  * Headers are read as entries are stored, at a hit for one not read yet,
  * and for what the scans found by a pass at idle priority: never before
- * READY, never a whole cache in one loop iteration. */
+ * READY, never a whole cache in one loop iteration. The table has
+ * CACHE_WRITERS_MAX slots, so that planted headers cannot grow it; a writer
+ * whose entries are all gone gives its slot up when the table is full
+ * (reclaim), and the entries counted beyond the table are read again. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -21,24 +24,65 @@
 #include "human.h"
 #include "log.h"
 
+/* Frees the slots of the writers that hold no entry any more (counted now:
+ * one pass over the account), their 24 h figures with them. When one is
+ * freed and entries are counted beyond the table, the pass reads those
+ * again: their writer may get a slot now. Returns the slots freed. */
+static size_t writers_reclaim(Cache *c) {
+        size_t freed = 0;
+
+        c->writers_reclaim_at = event_now(c->event, CLOCK_MONOTONIC) + CACHE_WRITERS_RECLAIM_USEC;
+        c->ws_at = 0;   /* counted now: a count of this loop iteration may miss a tag just handed out */
+        cache_counts_refresh(c, 0);
+        for (size_t t = CACHE_WRITER_FIRST; t < CACHE_WRITER_FIRST + c->n_writers; t++)
+                if (c->writers[t].used && c->tag_files[t] == 0) {
+                        c->writers[t] = (CacheWriter) { .used = false };
+                        freed++;
+                }
+        if (freed > 0 && c->tag_files[CACHE_WRITER_OTHER] > 0 && !c->remote) {
+                c->writers_retry_other = true;
+                cache_writers_rescan(c);
+        }
+        return freed;
+}
+
+/* The writer of version and namespace ns in the table, or its new slot;
+ * 0 if the table is full. */
+static size_t writer_slot(Cache *c, const char *version, const char *ns) {
+        size_t free_slot = 0;
+
+        for (size_t t = CACHE_WRITER_FIRST; t < CACHE_WRITER_FIRST + c->n_writers; t++)
+                if (!c->writers[t].used) {
+                        if (!free_slot)
+                                free_slot = t;
+                } else if (strcmp(c->writers[t].version, version) == 0 && strcmp(c->writers[t].ns, ns) == 0)
+                        return t;
+        if (free_slot)
+                return free_slot;
+        return c->n_writers < CACHE_WRITERS_MAX ? CACHE_WRITER_FIRST + c->n_writers++ : 0;
+}
+
 /* The tag of the writer of h (NULL: no header), added to the table if new
- * and there is room. */
+ * and there is room (made by a reclaim, at most every
+ * CACHE_WRITERS_RECLAIM_USEC). */
 static uint8_t writer_tag(Cache *c, const CcacheHeader *h) {
-        size_t i;
+        size_t t;
 
         if (!h)
                 return CACHE_WRITER_UNKNOWN;
-        for (i = CACHE_WRITER_FIRST; i < CACHE_WRITER_FIRST + c->n_writers; i++)
-                if (strcmp(c->writers[i].version, h->version) == 0 && strcmp(c->writers[i].ns, h->ns) == 0)
-                        return (uint8_t) i;
-        if (c->n_writers == CACHE_WRITERS_MAX)
+        t = writer_slot(c, h->version, h->ns);
+        if (t == 0 && event_now(c->event, CLOCK_MONOTONIC) >= c->writers_reclaim_at && writers_reclaim(c) > 0)
+                t = writer_slot(c, h->version, h->ns);
+        if (t == 0)
                 return CACHE_WRITER_OTHER;
-        _Static_assert(sizeof(c->writers[i].version) == sizeof(h->version) && sizeof(c->writers[i].ns) == sizeof(h->ns),
-                       "a header's names fit the table");
-        memcpy(c->writers[i].version, h->version, sizeof(h->version));
-        memcpy(c->writers[i].ns, h->ns, sizeof(h->ns));
-        c->n_writers++;
-        return (uint8_t) i;
+        if (!c->writers[t].used) {
+                _Static_assert(sizeof(c->writers[t].version) == sizeof(h->version) &&
+                               sizeof(c->writers[t].ns) == sizeof(h->ns), "a header's names fit the table");
+                c->writers[t] = (CacheWriter) { .used = true };
+                memcpy(c->writers[t].version, h->version, sizeof(h->version));
+                memcpy(c->writers[t].ns, h->ns, sizeof(h->ns));
+        }
+        return (uint8_t) t;
 }
 
 /* The tag of the entry open as fd (closed here; < 0: it could not be
@@ -121,21 +165,36 @@ void cache_writers_hit(Cache *c, DirId d, const char *name, CcacheKind kind, int
         count(c, tag, false);
 }
 
-/* One slice of the pass: up to CACHE_WRITERS_SLICE files from where the
- * last one stopped; the entries among them not read yet are read, each
- * opened beneath the root by its path. */
+void cache_writers_moved(Cache *c, DirId d, const char *name, CcacheKind kind, int dirfd) {
+        FileId f = account_file_find(c->account, d, name);
+
+        if (c->remote || !scan_queue_scanned(c->scans) || f == FILE_NONE ||
+            account_file_tag(c->account, f) != CACHE_WRITER_UNREAD)
+                return;
+        account_file_set_tag(c->account, f, read_tag(c, kind, open_entry(dirfd, name)));
+}
+
+/* One slice of the pass: up to CACHE_WRITERS_SLICE headers read, and
+ * CACHE_WRITERS_LOOK files looked at, from where the last one stopped (a
+ * pass again over a cache read already costs a tag byte a file); the
+ * entries among them not read yet (and, after a
+ * reclaim, those beyond the table) are read, each opened beneath the root
+ * by its path. At the end, once more from the start if the scans found
+ * files meanwhile. */
 static int on_writers_pass(sd_event_source *s, void *userdata) {
         Cache *c = userdata;
         FileId limit = account_file_limit(c->account);
         int root = cache_root_get(c);
 
-        for (unsigned n = 0; root >= 0 && c->writers_next < limit && n < CACHE_WRITERS_SLICE; n++, c->writers_next++) {
+        for (unsigned n = 0, looked = 0; root >= 0 && c->writers_next < limit && n < CACHE_WRITERS_SLICE &&
+                                         looked < CACHE_WRITERS_LOOK; looked++, c->writers_next++) {
                 FileId f = c->writers_next;
+                uint8_t tag = account_file_tag(c->account, f);
                 char rel[PATH_MAX], name[CCACHE_NAME_MAX];
                 FileInfo fi;
                 size_t len;
 
-                if (account_file_tag(c->account, f) != CACHE_WRITER_UNREAD ||
+                if ((tag != CACHE_WRITER_UNREAD && !(tag == CACHE_WRITER_OTHER && c->writers_retry_other)) ||
                     account_file_info(c->account, f, &fi) < 0 || !ccache_kind_is_entry(fi.kind) ||
                     account_dir_path(c->account, fi.dir, rel, sizeof(rel)) < 0 ||
                     account_file_name(c->account, f, name, sizeof(name)) < 0 ||
@@ -143,15 +202,32 @@ static int on_writers_pass(sd_event_source *s, void *userdata) {
                         continue;
                 snprintf(rel + len, sizeof(rel) - len, "/%s", name);
                 account_file_set_tag(c->account, f, read_tag(c, fi.kind, beneath_open_file(root, rel)));
+                n++;
         }
-        if (root < 0 || c->writers_next >= limit)
+        if (root >= 0 && c->writers_next >= limit && c->writers_again) {
+                c->writers_again = false;
+                c->writers_next = 0;
+                return 0;
+        }
+        if (root < 0 || c->writers_next >= limit) {
+                c->writers_retry_other = false;
                 return sd_event_source_set_enabled(s, SD_EVENT_OFF);
+        }
         return 0;
 }
 
+/* A pass already running goes on and starts again from the first file at
+ * its end, so that the files behind it are read too: scans finding files
+ * faster than the pass reads never keep it from its end. */
 void cache_writers_rescan(Cache *c) {
+        int enabled = SD_EVENT_OFF;
+
         if (c->remote)
                 return;   /* reading a share's headers would move the atimes its LRU may go by */
+        if (sd_event_source_get_enabled(c->writers_pass, &enabled) >= 0 && enabled != SD_EVENT_OFF) {
+                c->writers_again = true;
+                return;
+        }
         c->writers_next = 0;
         (void) sd_event_source_set_enabled(c->writers_pass, SD_EVENT_ON);
 }
@@ -194,6 +270,8 @@ json_object *cache_writers_json(Cache *c) {
                 json_object *o;
                 uint64_t stores, hits;
 
+                if (t >= CACHE_WRITER_FIRST && !w->used)
+                        continue;
                 hours_24h(w, hour, &stores, &hits);
                 if (c->tag_files[t] == 0 && stores == 0 && hits == 0)
                         continue;
@@ -222,13 +300,31 @@ static int cmp_victim(const void *x, const void *y) {
 
 /* Does tag t name a writer of version (NULL: any) and namespace (NULL: any)? */
 static bool writer_matches(const Cache *c, size_t t, const char *version, const char *ns) {
-        return t >= CACHE_WRITER_FIRST && t < CACHE_WRITER_FIRST + c->n_writers &&
+        return t >= CACHE_WRITER_FIRST && t < CACHE_WRITER_FIRST + c->n_writers && c->writers[t].used &&
                (!version || strcmp(c->writers[t].version, version) == 0) && (!ns || strcmp(c->writers[t].ns, ns) == 0);
 }
 
+uint64_t cache_writers_unread(const Cache *c) {
+        return c->tag_files[CACHE_WRITER_UNREAD] + (c->writers_retry_other ? c->tag_files[CACHE_WRITER_OTHER] : 0);
+}
+
+/* Before a purge: entries beyond the table may be the purged writer's, so
+ * the slots of writers gone are given up first, and those entries read
+ * again. Entries left unread (whatever path left them) get the pass
+ * started: "try again" always comes true. */
 uint64_t cache_writers_pending(Cache *c) {
+        int enabled = SD_EVENT_OFF;
+
         cache_counts_refresh(c, 0);
-        return c->tag_files[CACHE_WRITER_UNREAD];
+        if (c->tag_files[CACHE_WRITER_OTHER] > 0 && !c->writers_retry_other)
+                (void) writers_reclaim(c);
+        if (c->tag_files[CACHE_WRITER_UNREAD] > 0 && !c->remote &&
+            sd_event_source_get_enabled(c->writers_pass, &enabled) >= 0 && enabled == SD_EVENT_OFF) {
+                log_debug("Cache %s: %llu entries not read yet and no pass running: starting one.", c->config->name,
+                          (unsigned long long) c->tag_files[CACHE_WRITER_UNREAD]);
+                cache_writers_rescan(c);
+        }
+        return cache_writers_unread(c);
 }
 
 int cache_trim_writer(Cache *c, const char *version, const char *ns, bool dry_run, cache_trim_done_t done,
@@ -243,7 +339,7 @@ int cache_trim_writer(Cache *c, const char *version, const char *ns, bool dry_ru
         if (!scan_queue_scanned(c->scans))
                 return -EAGAIN;
         cache_counts_refresh(c, 0);
-        if (c->tag_files[CACHE_WRITER_UNREAD] > 0)
+        if (cache_writers_unread(c) > 0)
                 return -EBUSY;   /* who wrote some entries is not known yet */
         for (size_t t = 0; t < 256; t++)
                 match[t] = writer_matches(c, t, version, ns);
@@ -269,12 +365,14 @@ int cache_trim_writer(Cache *c, const char *version, const char *ns, bool dry_ru
                 if (fi.mtime > plan.cutoff)
                         plan.cutoff = fi.mtime;
         }
-        qsort(plan.victims, plan.n, sizeof(*plan.victims), cmp_victim);
+        if (plan.n > 0)   /* no victims: victims is NULL, which qsort must not get */
+                qsort(plan.victims, plan.n, sizeof(*plan.victims), cmp_victim);
         plan.evictable_files = plan.n;
         plan.evictable_bytes = plan.bytes;
+        plan.beyond_table = c->tag_files[CACHE_WRITER_OTHER];   /* writers unknown: some may be the one asked for */
         if (dry_run) {
                 TrimResult r = { .dry_run = true, .planned_files = plan.n, .planned_bytes = plan.bytes,
-                                 .files = plan.n, .bytes = plan.bytes };
+                                 .files = plan.n, .bytes = plan.bytes, .beyond_table = plan.beyond_table };
 
                 evict_plan_done(&plan);
                 done(c, &r, userdata);
@@ -288,21 +386,26 @@ int cache_trim_writer(Cache *c, const char *version, const char *ns, bool dry_ru
 static void family_bytes(const Cache *c, uint64_t ret[_FAMILY_MAX]) {
         memset(ret, 0, _FAMILY_MAX * sizeof(*ret));
         for (size_t t = CACHE_WRITER_FIRST; t < CACHE_WRITER_FIRST + c->n_writers; t++)
-                ret[family_of(c->writers[t].version, false)] += c->tag_bytes[t];
+                if (c->writers[t].used)
+                        ret[family_of(c->writers[t].version, false)] += c->tag_bytes[t];
 }
 
 void cache_writers_check(Cache *c, usec_t now) {
         uint64_t stores[_FAMILY_MAX], bytes[_FAMILY_MAX], twins;
-        unsigned n = family_stores_24h(&c->families, now / USEC_PER_SEC, stores, &twins);
         char message[512], size[32];
         size_t len;
+        bool mix;
 
-        if ((n > 1) == c->version_mix)
+        (void) family_stores_24h(&c->families, now / USEC_PER_SEC, stores, &twins);
+        mix = family_mix(stores, c->version_mix);
+        if (mix == c->version_mix)
                 return;
-        c->version_mix = n > 1;
+        c->version_mix = mix;
         if (!c->version_mix) {
                 cache_alert_level(c, ALERT_CACHE_VERSION_MIX, LOG_NOTICE, "ok",
-                                  "Cache %s: one key family of ccache versions has stored for 24 hours.", c->config->name);
+                                  "Cache %s: one key family of ccache versions has stored for 24 hours "
+                                  "(others, if any, stored fewer than %d entries or under %.1f %% of them).",
+                                  c->config->name, FAMILY_MIX_MIN_STORES / 2, FAMILY_MIX_PERMILLE / 20.0);
                 return;
         }
         cache_counts_refresh(c, 0);

@@ -30,6 +30,8 @@
 #include "upkeep.h"
 #include "volume.h"
 
+_Static_assert(TRIM_CAP_PRIORITY == WATCH_PRIORITY, "the cap trim takes turns with the events (trim-queue.h)");
+
 static void close_iteration_fds(Cache *c) {
         if (c->evdir_fd >= 0)
                 close(c->evdir_fd);
@@ -381,18 +383,33 @@ static void remote_watch_mode(Cache *c, int fd) {
                 snprintf(c->watch_reason, sizeof(c->watch_reason), "local filesystem");
 }
 
+/* What a planted file was, in words. */
+static const char *planted_what(mode_t m) {
+        return S_ISDIR(m) ? "a directory" : S_ISLNK(m) ? "a symlink" : S_ISFIFO(m) ? "a FIFO" :
+               S_ISSOCK(m) ? "a socket" : S_ISREG(m) ? "a file" : "a device";
+}
+
 /* The share's lock: one keeper per share, across hosts (share-lock.h).
  * Returns 0 (held), or -errno with the share unavailable and why. */
 static int remote_lock(Cache *c, int root_fd) {
         usec_t now = event_now(c->event, CLOCK_REALTIME);
-        bool planted;
+        SharePlanted p;
         int fd;
 
-        fd = share_lock_take(root_fd, now, &c->share_holder, &planted);
-        if (planted)
-                log_warning("Remote %s: '%s' in %s was not ours (a symlink, FIFO, directory, hard link or another "
-                            "user's file): removed, and the share lock taken with a new one.", c->config->name,
-                            SHARE_LOCK_NAME, c->config->path);
+        fd = share_lock_take(root_fd, now, &c->share_holder, &p);
+        if (p.found && fd != -EMLINK)
+                log_warning("Remote %s: '%s' in %s was not ours (%s, mode %04o, owner uid %u): %s%s%s%s, and the "
+                            "share lock taken with a new one.", c->config->name, SHARE_LOCK_NAME, c->config->path,
+                            planted_what(p.mode), (unsigned) (p.mode & 07777), (unsigned) p.owner,
+                            *p.aside ? "moved aside, as it was, to " : "removed (it held nothing of its own)",
+                            *p.aside ? c->config->path : "", *p.aside ? "/" : "", p.aside);
+        if (fd == -EMLINK) {
+                set_unavailable(c, "a directory (owner uid %u) stands where the share lock %s/%s belongs and the "
+                                "quarantine %s/%s is full (%d slots): empty it to keep the share again",
+                                (unsigned) p.owner, c->config->path, SHARE_LOCK_NAME, c->config->path,
+                                SHARE_QUARANTINE_NAME, SHARE_QUARANTINE_SLOTS);
+                return fd;
+        }
         if (fd == -EBUSY) {
                 const ShareHolder *h = &c->share_holder;
                 long long age = (long long) (now / USEC_PER_SEC) - h->beat;
@@ -567,14 +584,22 @@ void cache_start(Cache *c) {
         cache_rescan(c, "initial");
 }
 
-/* A share's upkeep at monotonic now: the heartbeat; paced full rescans
- * where inotify does not see everything (poll mode) or does not see what
- * the clock needs (atimes: reads raise no event); remote-level recovered. */
+/* A share's upkeep at monotonic now: the heartbeat; the root's mode where
+ * no event tells of a chmod; paced full rescans where inotify does not see
+ * everything (poll mode), does not see what the clock needs (atimes: reads
+ * raise no event) or the clock is decided by what the entries show
+ * ("auto"); remote-level recovered. */
 static void remote_check(Cache *c, usec_t now) {
+        int root;
+
         remote_beat(c, now);
+        if (c->available && c->poll && (root = cache_root_get(c)) >= 0)
+                cache_upkeep_root(c, root);   /* no event tells of a chmod */
         if (!c->available || !scan_queue_scanned(c->scans))
                 return;
-        if ((c->poll || c->clock == CACHE_CLOCK_ATIME) && !scan_queue_current(c->scans, NULL, NULL)) {
+        /* "auto" looks again at each rescan which clock the entries show. */
+        if ((c->poll || c->clock == CACHE_CLOCK_ATIME || c->config->clock == CACHE_CLOCK_AUTO) &&
+            !scan_queue_current(c->scans, NULL, NULL)) {
                 if (c->rescan_next == 0)
                         c->rescan_next = now + c->config->rescan_interval_usec;
                 else if (now >= c->rescan_next) {
@@ -623,23 +648,32 @@ static bool entry_info(Cache *c, DirId d, const char *name, FileInfo *ret) {
                ccache_kind_is_entry(ret->kind);
 }
 
-/* The clock the account's times are now: a share in "auto" goes by atime
- * until a hit refreshing mtime shows that its writers set update-mtime=true
- * (then mtime, which reads that are no hits leave alone), from a rescan on. */
+/* The clock the account's times are now: a share in "auto" goes by what
+ * its entries showed at the last full scan (remote_clock_decide: many
+ * entries touched by hits of writers with update-mtime=true: mtime, which
+ * reads that are no hits leave alone; else atime), logged each way, and
+ * rescanned to read the other times. */
 static void remote_clock_check(Cache *c) {
-        if (c->config->clock != CACHE_CLOCK_AUTO || c->clock == CACHE_CLOCK_MTIME || !c->mtime_refresh_seen)
+        CacheClock want = remote_clock_decide(c->config->clock, c->clock, c->clock_entries, c->clock_touched);
+
+        if (want == c->clock)
                 return;
-        log_info("Remote %s: its writers refresh mtime on hits (update-mtime=true): least recently used is by mtime "
-                 "from now on; rescanning to read it.", c->config->name);
-        c->clock = CACHE_CLOCK_MTIME;
-        c->scan_cb.atime = false;
+        if (want == CACHE_CLOCK_MTIME)
+                log_notice("Remote %s: %llu of its %llu entries were touched after they were written (writers with "
+                           "update-mtime=true refresh mtime on hits): least recently used is by mtime from now on; "
+                           "rescanning to read it.", c->config->name, (unsigned long long) c->clock_touched,
+                           (unsigned long long) c->clock_entries);
+        else
+                log_notice("Remote %s: only %llu of its %llu entries show a touch now (mtime needs %u and %.1f%% of "
+                           "them, and keeps while %u and %.1f%% do): least recently used is by atime again; "
+                           "rescanning to read it.", c->config->name, (unsigned long long) c->clock_touched,
+                           (unsigned long long) c->clock_entries, REMOTE_CLOCK_MTIME_MIN_TOUCHED,
+                           REMOTE_CLOCK_MTIME_MIN_PERMILLE / 10.0, REMOTE_CLOCK_ATIME_BELOW_TOUCHED,
+                           REMOTE_CLOCK_ATIME_BELOW_PERMILLE / 10.0);
+        c->clock = want;
+        c->scan_cb.atime = want == CACHE_CLOCK_ATIME;
         if (scan_queue_scanned(c->scans))
                 cache_rescan(c, "clock");   /* (a first scan is done again by its queue) */
-}
-
-static void remote_mtime_refreshed(Cache *c) {
-        c->mtime_refresh_seen = true;
-        remote_clock_check(c);
 }
 
 /* What an event on a file that is (still) there shows of ccache's
@@ -659,14 +693,18 @@ static void file_activity(Cache *c, DirId d, int dirfd, const char *name, uint32
         /* A share's headers are not read: reading would move the atimes
          * its LRU may go by. */
         if (r == 1 && (mask & (IN_MOVED_TO | IN_CREATE | IN_CLOSE_WRITE))) {
-                if (cache_activity_appeared(c, d, fi.kind, name, stx->stx_blocks * 512, mask & IN_MOVED_TO ? cookie : 0) &&
-                    !c->remote)
-                        cache_writers_stored(c, d, name, fi.kind, dirfd);
+                if (cache_activity_appeared(c, d, fi.kind, name, stx->stx_blocks * 512, mask & IN_MOVED_TO ? cookie : 0)) {
+                        if (!c->remote)
+                                cache_writers_stored(c, d, name, fi.kind, dirfd);
+                } else
+                        cache_writers_moved(c, d, name, fi.kind, dirfd);   /* renamed within: no store, a new name */
         } else if (r != 1 && (mask & IN_ATTRIB) && stx->stx_mtime.tv_sec == stx->stx_ctime.tv_sec &&
                    stx->stx_mtime.tv_nsec == stx->stx_ctime.tv_nsec) {
                 cache_activity_refreshed(c, stx->stx_blocks * 512);
+                /* A share's clock is decided by its full scans: one touch
+                 * by a user looks just like this. */
                 if (c->remote)
-                        remote_mtime_refreshed(c);
+                        c->mtime_refresh_seen = true;
                 else
                         cache_writers_hit(c, d, name, fi.kind, dirfd);
         } else
@@ -750,6 +788,11 @@ void cache_handle_event(Cache *c, uint32_t dir, uint32_t mask, uint32_t cookie, 
                         cache_upkeep_event(c, dir, NULL);
                 return;
         }
+        /* The share lock's name removed, replaced or planted: looked at
+         * now, not at the next beat. */
+        if (c->remote && dir == DIR_ROOT && (mask & (IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM)) &&
+            strcmp(name, SHARE_LOCK_NAME) == 0)
+                c->share_beat = 0;
         if (mask & IN_ISDIR) {
                 if (mask & (IN_CREATE | IN_MOVED_TO))
                         subdir_appeared(c, dir, name);
@@ -784,17 +827,20 @@ static void trims_changed(void *userdata) {
                 c->changed(c, c->userdata);
 }
 
-static void trims_alert(void *userdata, AlertKind kind, int priority, const char *message) {
+static void trims_alert(void *userdata, AlertKind kind, int priority, const char *level, const char *message) {
         Cache *c = userdata;
 
         /* A share over its cap that cannot be trimmed fills its volume for
-         * every host: remote-level, recovered once it is within again. */
+         * every host: remote-level, recovered once it is within again (the
+         * share's own recovery, below its cap, not the trim's). */
         if (c->remote && kind == ALERT_CACHE_TRIM_FAILED) {
-                c->remote_level = true;
-                cache_alert_level(c, ALERT_REMOTE_LEVEL, LOG_CRIT, "critical", "%s", message);
+                if (!level) {
+                        c->remote_level = true;
+                        cache_alert_level(c, ALERT_REMOTE_LEVEL, LOG_CRIT, "critical", "%s", message);
+                }
                 return;
         }
-        cache_alert(c, kind, priority, "%s", message);
+        cache_alert_level(c, kind, priority, level, "%s", message);
 }
 
 static bool trims_atime(void *userdata) {
@@ -819,10 +865,16 @@ static bool scans_full_done(void *userdata, uint64_t touched, uint64_t read) {
         c->clock_scanned = true;
         c->clock_touched = touched;
         c->clock_read = read;
-        if (touched > 0)
-                c->mtime_refresh_seen = true;
+        c->clock_entries = cache_entry_files(c);
         remote_clock_check(c);
         return c->clock != was;
+}
+
+/* A scan after the first found files new to the account (a directory
+ * renamed in, an unwatched one's): their headers are read too, or a purge
+ * by writer would wait for them for good. */
+static void scans_found(void *userdata) {
+        cache_writers_rescan(userdata);
 }
 
 /* The first scan is over: the figures are whole, trims may run. */
@@ -881,7 +933,8 @@ int cache_new(sd_event *e, Watch *w, Alerter *alerter, const CacheConfig *config
                 return r;
         r = scan_queue_new(e, c->account, config,
                            &(ScanQueueEnv) { .open_dir = scans_open_dir, .scanned = scans_scanned,
-                                             .full_done = scans_full_done, .callbacks = &c->scan_cb, .userdata = c },
+                                             .full_done = scans_full_done, .found = scans_found,
+                                             .callbacks = &c->scan_cb, .userdata = c },
                            &c->scans);
         if (r < 0)
                 return r;

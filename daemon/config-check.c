@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* cachekeeperd -t's warnings (config-check.h). */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <grp.h>
 #include <limits.h>
@@ -11,6 +12,7 @@
 
 #include "config-check.h"
 #include "human.h"
+#include "remote.h"
 #include "volume.h"
 
 #define CHECK_VOLUMES_MAX 64            /* volumes looked at; caches share them */
@@ -153,12 +155,42 @@ static void check_limits(Check *k, const char *where, const VolumeConfig *vc) {
                    &vc->crit_free_inodes, true);
 }
 
+static bool loopback_host(const char *host) {
+        struct in6_addr a6;
+        struct in_addr a4;
+
+        if (inet_pton(AF_INET, host, &a4) == 1)
+                return (ntohl(a4.s_addr) >> 24) == 127;
+        return inet_pton(AF_INET6, host, &a6) == 1 &&
+               (IN6_IS_ADDR_LOOPBACK(&a6) || (IN6_IS_ADDR_V4MAPPED(&a6) && a6.s6_addr[12] == 127));
+}
+
+/* A password sent where it can be read: over the network in the clear
+ * (hiredis 0.14 has no TLS), or to a local port when the server's user,
+ * who alone may hold it, is unknown here. */
+static void check_remotes(Check *k) {
+        for (size_t i = 0; i < k->config->n_remotes; i++) {
+                const RemoteConfig *rc = &k->config->remotes[i];
+
+                if (rc->u.kind != REMOTE_REDIS || !rc->password_file)
+                        continue;
+                if (rc->u.host && !loopback_host(rc->u.host))
+                        warn(k, "remote %s: the password goes to %s over TCP without TLS: anyone on the way can read "
+                             "it; prefer redis+unix: with the socket in a directory only root and the server's user "
+                             "can write", rc->name, rc->u.host);
+                if (!rc->server_uid_known)
+                        warn(k, "remote %s: server_user \"%s\" is no user here: the password goes only to a server "
+                             "running as root", rc->name, rc->server_user);
+        }
+}
+
 unsigned config_check(const Config *c, FILE *f) {
         Check k = { .config = c, .f = f };
         char where[PATH_MAX + 64];
 
         check_admin_group(&k);
         check_alert_command(&k);
+        check_remotes(&k);
         for (size_t i = 0; i < c->n_caches; i++)
                 /* Not mounted yet: what is there now is not its volume. */
                 if (!c->caches[i].require_mount || volume_is_mount_point(c->caches[i].require_mount) > 0)

@@ -71,7 +71,7 @@ typedef enum CacheLayout {
 typedef enum CacheClock {
         CACHE_CLOCK_MTIME,
         CACHE_CLOCK_ATIME,
-        CACHE_CLOCK_AUTO,            /* remote: atime, mtime once a hit is seen refreshing it */
+        CACHE_CLOCK_AUTO,            /* remote: decided by each full scan (remote_clock_decide) */
 } CacheClock;
 
 /* How a remote's figures are kept: inotify (local filesystems) or paced
@@ -105,8 +105,9 @@ typedef struct CacheConfig {
          * the cache's stats within this window. */
         usec_t remote_errors_window_usec; /* [CONFIG_REMOTE_ERRORS_WINDOW_MIN, _MAX] */
         /* A file: remote's (remote.h; CACHE_LAYOUT_LOCAL and the zero
-         * values for a cache): none of a local cache's upkeep (modes,
-         * ccache.conf, stats files, ccache's locks) applies to it. */
+         * values for a cache): none of a local cache's upkeep but the
+         * root's mode (ccache's directories' modes, ccache.conf, stats
+         * files, ccache's locks) applies to it. */
         CacheLayout layout;
         CacheClock clock;
         CacheWatchMode watch_mode;

@@ -30,6 +30,7 @@ typedef struct EvictPlan {
         int64_t cutoff;          /* newest mtime among the victims (0: none) */
         int64_t oldest_kept;     /* oldest mtime of an evictable file that stays (0: none stay) */
         uint64_t evictable_files, evictable_bytes;
+        uint64_t beyond_table;   /* a purge by writer: entries whose writer is not known (may match) */
 } EvictPlan;
 
 /* May this file (fi from account_file_info, name its file name) be evicted at

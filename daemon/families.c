@@ -137,6 +137,18 @@ void family_stores_add(FamilyStores *s, Family f, bool twin, uint64_t now) {
         h->twins += twin;
 }
 
+bool family_mix(const uint64_t *stores, bool was_mixed) {
+        uint64_t total = 0, min = was_mixed ? FAMILY_MIX_MIN_STORES / 2 : FAMILY_MIX_MIN_STORES;
+        uint64_t permille = was_mixed ? FAMILY_MIX_PERMILLE / 2 : FAMILY_MIX_PERMILLE;
+        unsigned n = 0;
+
+        for (size_t f = 0; f < _FAMILY_MAX; f++)
+                total += stores[f];
+        for (size_t f = 0; f < _FAMILY_MAX; f++)
+                n += stores[f] >= min && stores[f] * 1000 >= total * permille;
+        return n > 1;
+}
+
 unsigned family_stores_24h(const FamilyStores *s, uint64_t now, uint64_t *ret, uint64_t *ret_twins) {
         uint32_t hour = (uint32_t) (now / 3600);
         unsigned families = 0;

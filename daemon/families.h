@@ -52,3 +52,18 @@ void family_stores_add(FamilyStores *s, Family f, bool twin, uint64_t now);
 /* The stores by family (ret, _FAMILY_MAX) and the twins (ret_twins) over
  * the 24 hours before now; returns how many families stored. */
 unsigned family_stores_24h(const FamilyStores *s, uint64_t now, uint64_t *ret, uint64_t *ret_twins);
+
+/* cache-version-mix: a family takes part in a mix when, over 24 h, it
+ * stored FAMILY_MIX_MIN_STORES entries or more and at least
+ * FAMILY_MIX_PERMILLE / 1000 of all stores. Not one stray entry: a single
+ * entry a user plants (or a colleague's one-off compile with another
+ * ccache) is no mix worth a human; 10 stores are 5 compilations of ccache
+ * 4.x (a manifest and a result each), the smallest real build. Not a
+ * sliver: under 1 % of the stores, the other family's duplicates cost the
+ * cache under 1 % of its space and hits. Anyone who may write the cache
+ * may run another ccache for real, so this bounds strays, not intent. Once
+ * mixed (was_mixed), half of each keeps a family in, so that a family
+ * near the threshold does not flap. Is stores (_FAMILY_MAX) a mix? */
+#define FAMILY_MIX_MIN_STORES 10
+#define FAMILY_MIX_PERMILLE 10
+bool family_mix(const uint64_t *stores, bool was_mixed);

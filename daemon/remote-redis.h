@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /* One Redis remote, watched and never written: every poll_interval a fresh
  * non-blocking connection on the sd-event loop (hiredis's async API through
- * a small adapter) sends AUTH (with a password_file), SELECT (db), INFO
- * memory, stats, keyspace, clients, CONFIG GET maxmemory-policy and a SCAN
- * pass over ccache:* (COUNT 1000, one call in flight); connect and each
- * reply must come within timeout, or the round fails. Raises and recovers
- * remote-unreachable (two failed rounds in a row), remote-policy and
- * remote-level through the alert path. Logs its transitions. */
+ * a small adapter) sends AUTH (with a password_file, once the socket at the
+ * other end is known to be root's or server_user's, else the round is
+ * refused), SELECT (db), INFO memory, stats, keyspace, clients, CONFIG GET
+ * maxmemory-policy and a SCAN pass over ccache:* (COUNT 1000, one call in
+ * flight); connect and each reply must come within timeout, the whole round
+ * within round_timeout, each reply and the round's replies within fixed
+ * bounds of bytes and elements, or the round fails (past round_timeout or
+ * a round's bounds during SCAN: the key count is unknown). Raises and
+ * recovers remote-unreachable (two failed rounds in a row),
+ * remote-auth-refused, remote-policy and remote-level through the alert
+ * path. Logs its transitions. */
 #pragma once
 
 #include <json-c/json.h>

@@ -7,8 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "root-lock.h"
 #include "util.h"
 
@@ -34,21 +37,99 @@ static pid_t read_holder(int fd) {
         return pid > 0 && pid <= INT32_MAX ? (pid_t) pid : 0;
 }
 
+/* Whether a process of root's holds a flock on the file st describes, as
+ * /proc/locks tells (the pid that took each lock). 1: yes, 0: only other
+ * users' processes do (or none any more), -errno: cannot tell. */
+static int held_by_root(const struct stat *st) {
+        FILE *f = fopen("/proc/locks", "re");
+        char line[256];
+        int r = 0;
+
+        if (!f)
+                return -errno;
+        while (r == 0 && fgets(line, sizeof(line), f)) {
+                unsigned maj, min;
+                unsigned long long ino;
+                char kind[16], path[32];
+                struct stat ps;
+                int pid;
+
+                /* "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF" */
+                if (sscanf(line, "%*s %15s %*s %*s %d %x:%x:%llu", kind, &pid, &maj, &min, &ino) != 5 ||
+                    strcmp(kind, "FLOCK") != 0 || ino != (unsigned long long) st->st_ino ||
+                    makedev(maj, min) != st->st_dev)
+                        continue;
+                snprintf(path, sizeof(path), "/proc/%d", pid);
+                /* Gone since: no longer a holder. A daemon is always root's. */
+                if (stat(path, &ps) == 0 && ps.st_uid == 0)
+                        r = 1;
+        }
+        fclose(f);
+        return r;
+}
+
+/* The lock file fd (named name in dirfd) is held, but by no process of
+ * root's: another user opened it (the file was 0644 before this version)
+ * and holds it to keep every daemon off this root. Replaces the file with a
+ * new one only root can open, unless the name has changed meanwhile.
+ * Returns the new file's fd, -EBUSY if it is held after all, or -errno. */
+static int replace_hostile(int dirfd, const char *name, int fd) {
+        struct stat st, now;
+        int r, nfd;
+
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        r = held_by_root(&st);
+        if (r != 0)
+                return r < 0 ? r : -EBUSY;
+        if (fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) < 0 || now.st_ino != st.st_ino || now.st_dev != st.st_dev)
+                return -EBUSY;
+        if (unlinkat(dirfd, name, 0) < 0)
+                return -errno;
+        nfd = openat(dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+        if (nfd < 0)
+                return errno == EEXIST ? -EBUSY : -errno;   /* another daemon was quicker */
+        if (flock(nfd, LOCK_EX | LOCK_NB) < 0) {
+                r = errno == EWOULDBLOCK ? -EBUSY : -errno;
+                close(nfd);
+                return r;
+        }
+        log_warning("The lock %s in the state directory was held by another user's process, not a "
+                    "cachekeeperd: replaced with one only root can open.", name);
+        return nfd;
+}
+
 int root_lock_take(int dirfd, const char *path, pid_t *ret_holder) {
         char name[ROOT_LOCK_NAME_MAX], *text = NULL;
         _cleanup_close_ int fd = -1;
+        struct stat st;
         int n;
 
         *ret_holder = 0;
+        /* 0600: no other user may open it, so none may hold it (flock needs
+         * only an open file). One an older version left 0644 is made so. */
         fd = openat(dirfd, root_lock_name(path, name, sizeof(name)),
-                    O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
+                    O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
         if (fd < 0)
                 return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EBADFD;
+        if ((st.st_mode & 07777) != 0600 && fchmod(fd, 0600) < 0)
+                return -errno;
         if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+                int nfd;
+
                 if (errno != EWOULDBLOCK)
                         return -errno;
                 *ret_holder = read_holder(fd);
-                return -EBUSY;
+                nfd = replace_hostile(dirfd, name, fd);
+                if (nfd < 0)
+                        return nfd == -EBUSY || *ret_holder > 0 ? -EBUSY : nfd;
+                close(fd);
+                fd = nfd;
+                *ret_holder = 0;
         }
         n = asprintf(&text, "%d %s\n", (int) getpid(), path);
         if (n < 0)

@@ -5,7 +5,10 @@
  * flock(LOCK_EX) for as long as the daemon keeps the cache and released by
  * the kernel when it exits, however it exits. The file holds the holder's
  * pid and the root's path, for the next daemon's message and for people.
- * Lock files are never removed (removing one races with a daemon taking it). */
+ * Lock files are 0600 (another user who could open one could hold it, and
+ * keep every daemon off that root), and are never removed (removing one
+ * races with a daemon taking it) but for one held by no process of root's
+ * (a daemon is always root's): that is another user's, and is replaced. */
 #pragma once
 
 #include <stddef.h>
@@ -19,6 +22,6 @@ char *root_lock_name(const char *path, char *buf, size_t len);
 
 /* Takes the lock of cache root path in state directory dirfd without
  * waiting, and writes our pid and path into it. Returns the lock's fd (the
- * lock is held until it is closed), -EBUSY when another open file holds it
+ * lock is held until it is closed), -EBUSY when another daemon holds it
  * (*ret_holder: the pid written there, 0 if none is yet), or -errno. */
 int root_lock_take(int dirfd, const char *path, pid_t *ret_holder);

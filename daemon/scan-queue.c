@@ -117,6 +117,8 @@ static void round_end(ScanQueue *q, usec_t now) {
         q->round = false;
         if (q->unwatched_round && q->n_queue == 0)
                 unwatched_round_done(q, now);
+        if (q->scanned && q->round_added > 0 && q->env.found)
+                q->env.found(q->env.userdata);
         if (q->round_errors)
                 log_warning("%s %s: %llu directories could not be read during the scan.",
                             cache_config_what(q->config), q->config->name,

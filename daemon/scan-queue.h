@@ -39,10 +39,14 @@ typedef struct ScanQueueEnv {
         /* The first full scan is over: the account is exact. */
         void (*scanned)(void *userdata);
         /* Any full scan is over (before scanned, for the first): how many
-         * files it found touched and read (ScanProgress). Returns true when
+         * of ccache's entries it found touched and read (ScanProgress;
+         * the totals are swept and exact by then). Returns true when
          * what the scans record changed (a share's clock): the first scan
          * is then done again before scanned. May be NULL. */
         bool (*full_done)(void *userdata, uint64_t touched, uint64_t read);
+        /* A round of scans (full or subtree) after the first full scan is
+         * over and added files the account did not know. May be NULL. */
+        void (*found)(void *userdata);
         const ScanCallbacks *callbacks;   /* handed to every scan, with userdata */
         void *userdata;
 } ScanQueueEnv;

@@ -382,8 +382,12 @@ static int add_file(Scan *s, Frame *f, const char *name, const Stat *st) {
         if (r < 0)
                 return r;
         s->progress.files++;
-        s->progress.touched += st->touched;
-        s->progress.read += st->read;
+        /* The clock's evidence is the entries': never the keeper's lock
+         * file (rewritten and read at each beat) nor anyone's other files. */
+        if ((st->touched || st->read) && account_name_is_entry(s->account, f->dir, name)) {
+                s->progress.touched += st->touched;
+                s->progress.read += st->read;
+        }
         s->progress.added += r == 1;
         s->progress.changed += r == 2;
         if (s->cb && s->cb->on_stats && strcmp(name, "stats") == 0) {

@@ -39,7 +39,8 @@ typedef struct ScanProgress {
         uint64_t deep;                 /* directories walked from a path below SCAN_DEPTH_MAX */
         uint64_t dropped;              /* directories left half-listed: forgotten by the account meanwhile */
         uint64_t batch;                /* regular files in the last directory buffer read */
-        /* How the files' times move (a remote's clock): mtime equal to
+        /* How the entries' times move (a remote's clock; ccache's entries
+         * only, account_name_is_entry): mtime equal to
          * ctime to the ns, atime not before them, and mtime two seconds or
          * more after the birth (set by utimensat(NULL) after the file was
          * written: a hit of a writer with update-mtime=true, or touch); and

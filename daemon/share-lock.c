@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "beneath.h"
 #include "share-lock.h"
 
 #define LINE_MAX_BYTES 512
@@ -69,12 +71,147 @@ static bool fresh_elsewhere(const ShareHolder *h, usec_t now) {
                (usec_t) h->beat * USEC_PER_SEC + SHARE_LOCK_STALE_USEC > now;
 }
 
-/* Opens the lock file: ours, or a new one in place of whatever was planted. */
-static int open_lock(int root_fd, bool *ret_planted) {
+/* Is the directory open as fd our quarantine: ours, 0700, on dev? */
+static bool quarantine_ours(int fd, dev_t dev) {
         struct stat st;
-        int fd;
 
-        *ret_planted = false;
+        return fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+               (st.st_mode & 07777) == 0700 && st.st_dev == dev;
+}
+
+/* A new empty directory of ours in root_fd under a random name
+ * (SHARE_QUARANTINE_NAME.XXXXXX, in name). Returns its fd or -errno. */
+static int fresh_quarantine(int root_fd, dev_t dev, char name[NAME_MAX + 1]) {
+        static const char chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+
+        for (int attempt = 0; attempt < 16; attempt++) {
+                unsigned char rnd[6];
+                char suffix[7];
+                struct stat st;
+                int fd;
+
+                if (getentropy(rnd, sizeof(rnd)) < 0)
+                        return -errno;
+                for (size_t i = 0; i < sizeof(rnd); i++)
+                        suffix[i] = chars[rnd[i] % (sizeof(chars) - 1)];
+                suffix[6] = '\0';
+                snprintf(name, NAME_MAX + 1, "%s.%s", SHARE_QUARANTINE_NAME, suffix);
+                if (mkdirat(root_fd, name, 0700) < 0) {
+                        if (errno == EEXIST)
+                                continue;
+                        return -errno;
+                }
+                fd = openat(root_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                /* Made by us: only a umask may have taken bits off. */
+                if (fd >= 0 && fstat(fd, &st) == 0 && st.st_uid == geteuid() && st.st_dev == dev &&
+                    fchmod(fd, 0700) == 0 && quarantine_ours(fd, dev))
+                        return fd;
+                if (fd >= 0)
+                        close(fd);
+                return -EEXIST;   /* swapped under us (a root without the sticky bit): next time */
+        }
+        return -EEXIST;
+}
+
+/* The quarantine's fd: ours as it stands, made, or swapped in for whatever
+ * squats its name (which goes into the new one's first slot). */
+static int open_quarantine(int root_fd) {
+        char name[NAME_MAX + 1];
+        struct stat root, ours, named;
+        int fd, r;
+
+        if (fstat(root_fd, &root) < 0)
+                return -errno;
+        fd = beneath_open_dir(root_fd, SHARE_QUARANTINE_NAME);
+        if (fd >= 0 && quarantine_ours(fd, root.st_dev))
+                return fd;
+        if (fd >= 0)
+                close(fd);
+        else if (fd != -ENOENT && fd != -ELOOP && fd != -ENOTDIR && fd != -EXDEV)
+                return fd;
+        fd = fresh_quarantine(root_fd, root.st_dev, name);
+        if (fd < 0)
+                return fd;
+        if (renameat2(root_fd, name, root_fd, SHARE_QUARANTINE_NAME, RENAME_NOREPLACE) == 0)
+                return fd;   /* nothing stood there */
+        r = -errno;
+        if (r == -EEXIST) {
+                /* A squatter: ours takes its place in one step, and it goes
+                 * into ours, under a name that is free in an empty one. */
+                if (renameat2(root_fd, name, root_fd, SHARE_QUARANTINE_NAME, RENAME_EXCHANGE) == 0) {
+                        if (renameat2(root_fd, name, fd, "0", RENAME_NOREPLACE) == 0)
+                                return fd;
+                        close(fd);   /* the squatter stays under the random name: left alone */
+                        return -errno;
+                }
+                r = -errno;
+        }
+        /* Ours, empty, never renamed: gone again (if it is still ours). */
+        if (fstat(fd, &ours) == 0 && fstatat(root_fd, name, &named, AT_SYMLINK_NOFOLLOW) == 0 &&
+            ours.st_ino == named.st_ino && ours.st_dev == named.st_dev)
+                (void) unlinkat(root_fd, name, AT_REMOVEDIR);
+        close(fd);
+        return r == -ENOENT ? -EAGAIN : r;   /* the squatter went meanwhile: next time */
+}
+
+int share_quarantine(int root_fd, const char *name, char *aside, size_t len) {
+        int q = open_quarantine(root_fd), r = -EMLINK;
+
+        if (q < 0)
+                return q;
+        for (int slot = 0; slot < SHARE_QUARANTINE_SLOTS; slot++) {
+                char s[16];
+
+                snprintf(s, sizeof(s), "%d", slot);
+                if (renameat2(root_fd, name, q, s, RENAME_NOREPLACE) == 0) {
+                        snprintf(aside, len, "%s/%s", SHARE_QUARANTINE_NAME, s);
+                        r = slot;
+                        break;
+                }
+                if (errno != EEXIST) {
+                        r = -errno;
+                        break;
+                }
+        }
+        close(q);
+        return r;
+}
+
+/* Clears the lock's name of what was planted there (*ret: what, where to). */
+static int clear_planted(int root_fd, SharePlanted *ret) {
+        struct stat st;
+        int r;
+
+        if (fstatat(root_fd, SHARE_LOCK_NAME, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        *ret = (SharePlanted) { .found = true, .mode = st.st_mode, .owner = st.st_uid };
+        /* What holds something goes aside; a directory cannot go otherwise. */
+        if (S_ISDIR(st.st_mode) || (S_ISREG(st.st_mode) && st.st_nlink == 1)) {
+                r = share_quarantine(root_fd, SHARE_LOCK_NAME, ret->aside, sizeof(ret->aside));
+                if (r >= 0 || r == -ENOENT)
+                        return 0;
+                if (r != -EMLINK || S_ISDIR(st.st_mode))
+                        return r;
+        }
+        /* A symlink, a FIFO, one more name of a file (or another user's
+         * file the full quarantine cannot take): only the name goes.
+         * unlinkat follows nothing. */
+        if (unlinkat(root_fd, SHARE_LOCK_NAME, 0) == 0 || errno == ENOENT)
+                return 0;
+        if (errno != EISDIR)
+                return -errno;
+        /* A directory swapped in since we looked. */
+        ret->mode = S_IFDIR;
+        r = share_quarantine(root_fd, SHARE_LOCK_NAME, ret->aside, sizeof(ret->aside));
+        return r == -ENOENT ? 0 : r < 0 ? r : 0;
+}
+
+/* Opens the lock file: ours, or a new one in place of whatever was planted. */
+static int open_lock(int root_fd, SharePlanted *ret_planted) {
+        struct stat st;
+        int fd, r;
+
+        *ret_planted = (SharePlanted) { 0 };
         for (int tries = 0; tries < 2; tries++) {
                 fd = openat(root_fd, SHARE_LOCK_NAME,
                             O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (tries ? O_EXCL : 0),
@@ -91,16 +228,15 @@ static int open_lock(int root_fd, bool *ret_planted) {
                         return -EEXIST;   /* planted again in between: next time */
                 /* A symlink, a FIFO, a directory, a hard link to some other
                  * file, another user's file (fs.protected_regular refuses
-                 * root's O_CREAT on it): planted. unlinkat follows nothing. */
-                if (unlinkat(root_fd, SHARE_LOCK_NAME, 0) < 0 &&
-                    (errno != EISDIR || unlinkat(root_fd, SHARE_LOCK_NAME, AT_REMOVEDIR) < 0) && errno != ENOENT)
-                        return -errno;
-                *ret_planted = true;
+                 * root's O_CREAT on it): planted. */
+                r = clear_planted(root_fd, ret_planted);
+                if (r < 0)
+                        return r;
         }
         return -EEXIST;
 }
 
-int share_lock_take(int root_fd, usec_t now, ShareHolder *ret_holder, bool *ret_planted) {
+int share_lock_take(int root_fd, usec_t now, ShareHolder *ret_holder, SharePlanted *ret_planted) {
         ShareHolder h;
         int fd, r;
 

@@ -36,7 +36,9 @@ struct TrimQueue {
         usec_t trim_started;              /* ... and when it began (monotonic) */
         TrimOrder *queue;                 /* what waits for it */
         size_t n_queue;
-        usec_t backoff_until;             /* monotonic */
+        usec_t backoff_until;             /* monotonic: after a cap trim that evicted nothing */
+        bool failed_alerted;              /* cache-trim-failed raised, its recovery not yet */
+        bool cap_again;                   /* the last cap trim was outpaced: the next is due */
         sd_event_source *source, *timer;  /* the slices; the retry of held locks */
         TrimHistory history;
 
@@ -63,19 +65,41 @@ static void record(TrimQueue *q, const TrimResult *r, const char *reason, usec_t
         h->last_over_cap = trim_queue_over_cap(q);
 }
 
-/* The cap trim r left the cache over its cap: said, and not tried again
- * for TRIM_BACKOFF_USEC. */
+/* The cap trim r left the cache over its cap without evicting anything:
+ * everything left is locked, in use or unreadable. Said (once per failure:
+ * the alert stands until a trim gets the cache under its cap), and not
+ * tried again for TRIM_BACKOFF_USEC unless something changes (a reload, a
+ * manual trim). A trim that made progress but was outpaced by writers is
+ * no failure: the next one starts at once (start_next). */
 static void cap_not_reached(TrimQueue *q, const TrimResult *r, usec_t now) {
         char f[32], k[32], why[256], message[512];
 
+        q->backoff_until = now + TRIM_BACKOFF_USEC;
+        if (q->failed_alerted)
+                return;
         snprintf(message, sizeof(message),
                  "%s %s is still over its cap after trimming (%s of %s): %s; retrying in %llu s.",
                  cache_config_what(q->config), q->config->name,
                  format_size(account_totals(q->account)->bytes, f, sizeof(f)),
                  format_size(q->config->max_size_bytes, k, sizeof(k)), trim_result_why(r, why, sizeof(why)),
                  (unsigned long long) (TRIM_BACKOFF_USEC / USEC_PER_SEC));
-        q->env.alert(q->env.userdata, ALERT_CACHE_TRIM_FAILED, LOG_ERR, message);
-        q->backoff_until = now + TRIM_BACKOFF_USEC;
+        q->env.alert(q->env.userdata, ALERT_CACHE_TRIM_FAILED, LOG_ERR, NULL, message);
+        q->failed_alerted = true;
+}
+
+/* A trim got the cache back within its cap after cap_not_reached said it
+ * could not: the recovery. */
+static void cap_reached(TrimQueue *q) {
+        char f[32], k[32], message[512];
+
+        if (!q->failed_alerted)
+                return;
+        q->failed_alerted = false;
+        snprintf(message, sizeof(message), "%s %s is within its cap again (%s of %s).",
+                 cache_config_what(q->config), q->config->name,
+                 format_size(account_totals(q->account)->bytes, f, sizeof(f)),
+                 format_size(q->config->max_size_bytes, k, sizeof(k)));
+        q->env.alert(q->env.userdata, ALERT_CACHE_TRIM_FAILED, LOG_INFO, "ok", message);
 }
 
 /* Ends the running trim (error: why it stopped early, or 0) and tells its
@@ -101,7 +125,12 @@ static void finish(TrimQueue *q, int error) {
                          error < 0 ? "stopped" : "done", (unsigned long long) r->files,
                          format_size(r->bytes, f, sizeof(f)), (double) (now - q->trim_started) / USEC_PER_SEC,
                          (unsigned long long) r->saved, (unsigned long long) r->locked_dirs);
-        if (!r->dry_run && q->history.last_over_cap && strcmp(order.reason, "cap") == 0)
+        /* Over the cap after a cap trim: with progress (the cache grew
+         * meanwhile), the next trim starts at once; without, back off. */
+        q->cap_again = !r->dry_run && q->history.last_over_cap && strcmp(order.reason, "cap") == 0 &&
+                       r->files > 0 && error >= 0;
+        if (!r->dry_run && q->history.last_over_cap && strcmp(order.reason, "cap") == 0 && r->files == 0 &&
+            error >= 0)
                 cap_not_reached(q, r, now);
         q->order = (TrimOrder) { 0 };
         if (order.done)
@@ -154,7 +183,10 @@ static void run(TrimQueue *q) {
                 return;
         }
         finish(q, r);
-        start_next(q, r >= 0);
+        /* Outpaced by writers, the cap trims follow each other for as long
+         * as the writers keep on: a real trim queued meanwhile (which brings
+         * the size down too) gets its turn first, not after them. */
+        start_next(q, r >= 0 && !(q->cap_again && q->n_queue > 0 && !q->queue[0].dry_run));
 }
 
 static int on_source(sd_event_source *s, void *userdata) {
@@ -184,6 +216,12 @@ static int begin(TrimQueue *q, TrimOrder *order) {
         q->order = *order;
         q->order.has_plan = false;
         q->trim_started = event_now(q->event, CLOCK_MONOTONIC);
+        /* Only the cap trim stands level with the events: a build flooding
+         * the cache with events must not starve the trim that holds its cap
+         * (the loop takes them in turns: a batch of events, a slice). Every
+         * other trim yields to them. */
+        (void) sd_event_source_set_priority(q->source, strcmp(q->order.reason, "cap") == 0 ? TRIM_CAP_PRIORITY
+                                                                                            : SD_EVENT_PRIORITY_IDLE);
         (void) sd_event_source_set_enabled(q->source, SD_EVENT_ON);
         changed(q);
         return 0;
@@ -210,6 +248,8 @@ static int dry_run_yield(TrimQueue *q) {
 void trim_queue_check_cap(TrimQueue *q) {
         /* The cap comes first: before anything queued, and before a dry run
          * (which anyone may ask for, so they cannot hold it off). */
+        if (q->failed_alerted && q->started && !trim_queue_over_cap(q))
+                cap_reached(q);   /* by a trim, a reload, or ccache's own cleanup */
         if (!trim_queue_over_cap(q) || event_now(q->event, CLOCK_MONOTONIC) < q->backoff_until ||
             (q->trim && (!trim_result(q->trim)->dry_run || dry_run_yield(q) < 0)))
                 return;
@@ -359,6 +399,9 @@ void trim_queue_recover(TrimQueue *q, int root_fd) {
 
 void trim_queue_set_config(TrimQueue *q, const CacheConfig *config) {
         q->config = config;
+        /* A new cap (or the same one, reloaded: the operator acted) is worth
+         * a try now, not at the end of a backoff the old one earned. */
+        q->backoff_until = 0;
 }
 
 int trim_queue_new(sd_event *e, Cache *cache, Account *account, const CacheConfig *config, const TrimQueueEnv *env,
@@ -383,7 +426,7 @@ int trim_queue_new(sd_event *e, Cache *cache, Account *account, const CacheConfi
         (void) sd_event_source_set_description(q->source, "cache-trim");
         (void) sd_event_source_set_description(q->timer, "cache-trim-wait");
         (void) sd_event_source_set_description(q->counters_timer, "cache-counters");
-        /* Trimming yields to everything else: the socket and events first. */
+        /* Trimming yields to the socket, and but for the cap to events (begin). */
         (void) sd_event_source_set_priority(q->source, SD_EVENT_PRIORITY_IDLE);
         (void) sd_event_source_set_enabled(q->source, SD_EVENT_OFF);
         (void) sd_event_source_set_enabled(q->timer, SD_EVENT_OFF);

@@ -20,9 +20,16 @@
 #include "evict.h"
 #include "trim.h"
 
-/* After an automatic trim that left the cache over its cap (nothing more it
- * may evict), wait this long before trying again instead of spinning. */
+/* After an automatic trim that left the cache over its cap having evicted
+ * nothing (what is left is locked, in use or unreadable), wait this long
+ * before trying again instead of spinning. A reload ends the wait. A trim
+ * that evicted but was outpaced by writers is followed by the next at once. */
 #define TRIM_BACKOFF_USEC (60 * USEC_PER_SEC)
+
+/* The cap trim's slices run at the inotify sources' priority (WATCH_PRIORITY,
+ * checked where both are known): a flood of events takes turns with them,
+ * never starves them. Other trims run at idle priority. */
+#define TRIM_CAP_PRIORITY (SD_EVENT_PRIORITY_NORMAL + 1)
 
 typedef struct TrimQueue TrimQueue;
 
@@ -35,8 +42,9 @@ typedef struct TrimQueueEnv {
         int (*root)(void *userdata, dev_t *ret_dev);
         /* A trim began or ended: the cache's state changed. */
         void (*changed)(void *userdata);
-        /* An alert about the cache, message for a person. */
-        void (*alert)(void *userdata, AlertKind kind, int priority, const char *message);
+        /* An alert about the cache (level NULL, or "ok" for a recovery),
+         * message for a person. */
+        void (*alert)(void *userdata, AlertKind kind, int priority, const char *level, const char *message);
         /* A ccache entry was evicted (TrimEnv.evicted; not for a trim whose
          * reason is "written-by"); may be NULL. */
         void (*evicted)(void *userdata, DirId dir, const char *name, uint64_t bytes, int64_t mtime);
@@ -59,7 +67,7 @@ static inline void trim_queue_freep(TrimQueue **q) {
 }
 
 /* The cache's config after a reload (borrowed): the cap, trim_to and the
- * name the next decisions use. */
+ * name the next decisions use. Ends a backoff: the cap is tried again. */
 void trim_queue_set_config(TrimQueue *q, const CacheConfig *config);
 
 /* The cache is available and scanned: trims may run (the cap is checked by

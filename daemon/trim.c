@@ -93,7 +93,8 @@ int trim_new_with_plan(EvictPlan *plan, uint64_t target_bytes, bool dry_run, Tri
         }
         t->plan = *plan;
         *plan = (EvictPlan) { 0 };
-        t->result = (TrimResult) { .target_bytes = target_bytes, .dry_run = dry_run };
+        t->result = (TrimResult) { .target_bytes = target_bytes, .dry_run = dry_run,
+                                   .beyond_table = t->plan.beyond_table };
         plan_ready(t);
         *ret = t;
         return 0;

@@ -37,6 +37,8 @@ typedef struct TrimResult {
         uint64_t locks_broken;               /* stale ccache locks broken on the way */
         uint64_t planning_slices;            /* steps the planning took ... */
         usec_t planning_usec;                /* ... and their time (not in status) */
+        uint64_t beyond_table;               /* a purge by writer: entries whose writer is beyond the
+                                              * table, not looked at (EvictPlan.beyond_table) */
         bool dry_run;
 } TrimResult;
 

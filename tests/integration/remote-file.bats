@@ -307,6 +307,142 @@ ctl2_share() {
         [ "$(share_field size_bytes)" -le $((40 * 1024)) ]
 }
 
+# python3 -c "$EXCHANGE" A B: swaps the names A and B in one step.
+EXCHANGE='import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.renameat2(-100, sys.argv[1].encode(), -100, sys.argv[2].encode(), 2) != 0:
+    sys.exit(os.strerror(ctypes.get_errno()))'
+
+# quarantined SLOT: the quarantine's slot SLOT.
+quarantined() {
+        echo "$SHARE/.cachekeeper.quarantine/$1"
+}
+
+@test "jam (as nobody): a full directory planted at the lock before the first keeper goes aside intact; the share is kept" {
+        share_volume
+        chmod 0777 "$SHARE"    # as a share may be found: no sticky bit
+        open_test_dir
+        on "$HOST_A" 10 a
+        find "$SHARE" -type f -exec touch -d '2 days ago' {} +
+        # A directory with files in it where the lock belongs, and the
+        # quarantine's name taken in advance too.
+        as_nobody sh -c "cd '$SHARE' && mkdir .cachekeeper.lock .cachekeeper.lock/sub .cachekeeper.quarantine && \
+                echo precious > .cachekeeper.lock/file && echo deep > .cachekeeper.lock/sub/x && \
+                echo squat > .cachekeeper.quarantine/0"
+        config 'max_size = "40K";'
+        start_ready
+        wait_for "[ \"\$(share_field evicted_files_total)\" -ge 5 ] && [ \"\$(share_field state)\" = ok ]" 20 || { status_jq .remotes >&2; cat "$BATS_TEST_TMPDIR/daemon.log" >&2; false; }
+        [ "$(share_field size_bytes)" -le "$(share_field max_size_bytes)" ]
+        grep -Eq "^cachekeeperd $(hostname) $DAEMON_PID [0-9]+$" "$SHARE/.cachekeeper.lock"
+        # The quarantine is the keeper's (no user can put anything in it);
+        # the squatter went in first, then the planted directory, as they were.
+        [ "$(stat -c '%u %a' "$SHARE/.cachekeeper.quarantine")" = "0 700" ]
+        [ "$(cat "$(quarantined 0)/0")" = squat ]
+        [ "$(cat "$(quarantined 1)/file")" = precious ]
+        [ "$(cat "$(quarantined 1)/sub/x")" = deep ]
+        [ "$(stat -c %u "$(quarantined 1)")" -eq 65534 ]
+        [ "$(find "$SHARE" -maxdepth 1 -name '.cachekeeper.quarantine*' | wc -l)" -eq 1 ]
+        grep -q "'.cachekeeper.lock' in $SHARE was not ours (a directory, mode 0755, owner uid 65534): moved aside, as it was, to $(quarantined 1)" "$BATS_TEST_TMPDIR/daemon.log"
+        # The root's mode is a cache root's (mode, 1777 by default): no
+        # other user may now replace the keeper's lock.
+        [ "$(stat -c %a "$SHARE")" = 1777 ]
+        run as_nobody mv "$SHARE/.cachekeeper.lock" "$SHARE/gone"
+        [ "$status" -ne 0 ]
+        # Another mode configured: the reload puts it on at once.
+        sed -i 's/max_size = "40K"; }/max_size = "40K"; mode = "1775"; }/' "$BATS_TEST_TMPDIR/ck.conf"
+        ctl reload
+        wait_for "[ \"\$(stat -c %a '$SHARE')\" = 1775 ]"
+}
+
+@test "jam (as nobody): a full directory swapped in for the lock while the share is kept goes aside; bounded, and kept" {
+        share_volume
+        on "$HOST_A" 10 a
+        find "$SHARE" -type f -exec touch -d '2 days ago' {} +
+        # The share's root belongs to a build user (ccache made it): the
+        # sticky bit does not keep its owner from renaming the lock.
+        chown 65534 "$SHARE"
+        chmod 0777 "$SHARE"
+        open_test_dir
+        config 'max_size = "1G";'
+        start_ready
+        wait_share
+        # Swapped (in one step: renameat2(RENAME_EXCHANGE)), nine times
+        # over: the quarantine takes eight, then says it is full.
+        for i in 1 2 3 4 5 6 7 8 9; do
+                as_nobody sh -c "cd '$SHARE' && mkdir j$i && echo precious$i > j$i/file"
+                as_nobody /usr/bin/python3 -c "$EXCHANGE" "$SHARE/j$i" "$SHARE/.cachekeeper.lock"
+                as_nobody mv "$SHARE/j$i" "$SHARE/stolen$i"
+                [ $i -eq 9 ] && break
+                wait_for "[ -f \"$(quarantined $((i - 1)))/file\" ] && [ -f '$SHARE/.cachekeeper.lock' ]" 20 || { cat "$BATS_TEST_TMPDIR/daemon.log" >&2; ls -la "$SHARE" >&2; false; }
+                [ "$(cat "$(quarantined $((i - 1)))/file")" = "precious$i" ]
+        done
+        wait_share unavailable 20
+        share_field reason | grep -q "quarantine $SHARE/.cachekeeper.quarantine is full (8 slots)"
+        [ -d "$SHARE/.cachekeeper.lock" ]
+        [ "$(ls "$SHARE/.cachekeeper.quarantine" | wc -l)" -eq 8 ]
+        [ "$(find "$SHARE" -maxdepth 1 -name '.cachekeeper.quarantine*' | wc -l)" -eq 1 ]
+        # The admin empties it: kept again, and trimmed to a new cap.
+        rm -rf "$SHARE/.cachekeeper.quarantine"
+        wait_share ok 20
+        [ "$(cat "$(quarantined 0)/file")" = precious9 ]
+        # (the users' nine stolen locks and the quarantine hold 12 blocks)
+        sed -i 's/max_size = "1G"; }/max_size = "100K"; }/' "$BATS_TEST_TMPDIR/ck.conf"
+        ctl reload
+        wait_for "[ \"\$(share_field evicted_files_total)\" -ge 5 ] && [ \"\$(share_field state)\" = ok ]" 20
+        [ "$(share_field size_bytes)" -le "$(share_field max_size_bytes)" ]
+        for i in 1 2 3 4 5 6 7 8 9; do [ -f "$SHARE/stolen$i" ]; done   # the user's own renames, left alone
+        [ "$(stat -c %a "$SHARE")" = 1777 ]   # the root's mode, kept
+}
+
+# rescans_after N: waits for two more full rescans than N (the second
+# started after whatever the test did).
+rescans_after() {
+        wait_for "[ \"\$(share_field scan.rescans)\" -ge $(($1 + 2)) ]" 20
+}
+
+@test "clock auto: a restart and one touch keep the share's clock; many touched entries switch it, and it switches back" {
+        share_volume relatime
+        open_test_dir
+        on "$HOST_A" 20 f
+        [ "$(entries | wc -l)" -eq 40 ]
+        find "$SHARE" -type f -exec chmod 666 {} +    # writers with umask 000
+        find "$SHARE" -type f -exec touch -d '2 days ago' {} +
+        config 'max_size = "1G"; rescan_interval = "1s";'
+        start_ready
+        wait_share
+        [ "$(share_field clock)" = atime ]
+        # The keeper's own lock, rewritten and read at each take and beat,
+        # is no touched entry: a restart keeps the clock.
+        born=$(date +%s)
+        wait_for "[ \$(date +%s) -gt $((born + 2)) ]"
+        stop_daemon
+        start_ready
+        wait_share
+        [ "$(share_field clock)" = atime ] || { status_jq .remotes >&2; cat "$BATS_TEST_TMPDIR/daemon.log" >&2; false; }
+        rescans_after 0
+        [ "$(share_field clock)" = atime ]
+        [ "$(share_field clock_evidence.touched_files)" -eq 0 ]
+        [ "$(share_field clock_evidence.entry_files)" -eq 40 ]
+        ctl status | grep -E '^s +ok .*lru:atime'
+        # One touch by a user: one entry's evidence, no switch.
+        as_nobody touch "$(entries | head -1)"
+        rescans_after "$(share_field scan.rescans)"
+        [ "$(share_field clock_evidence.touched_files)" -eq 1 ]
+        [ "$(share_field clock)" = atime ]
+        # Many (10 of 40: 8 and 1 % are needed): by mtime.
+        entries | head -10 > "$BATS_TEST_TMPDIR/touched"
+        xargs -a "$BATS_TEST_TMPDIR/touched" "${AS_NOBODY[@]}" touch
+        wait_for "[ \"\$(share_field clock)\" = mtime ]" 20
+        [ "$(share_field clock_evidence.touched_files)" -eq 10 ]
+        grep -q "Remote s: 10 of its 40 entries were touched after they were written" "$BATS_TEST_TMPDIR/daemon.log"
+        # The evidence goes (those entries' times set back: mtime is no
+        # longer the change time): back to atime, logged.
+        xargs -a "$BATS_TEST_TMPDIR/touched" touch -d '1 day ago'
+        wait_for "[ \"\$(share_field clock)\" = atime ]" 20
+        [ "$(share_field clock_evidence.touched_files)" -eq 0 ]
+        grep -q "Remote s: only 0 of its 40 entries show a touch now .*: least recently used is by atime again" "$BATS_TEST_TMPDIR/daemon.log"
+}
+
 @test "remote-level: a share over its cap that cannot be trimmed is critical, then ok" {
         share_volume
         open_test_dir

@@ -7,7 +7,11 @@
 # healthy and evicts; a killed server is remote-unreachable, and recovers
 # when it is back; a server that accepts and never answers is unreachable
 # too, and status keeps answering; a password_file with wrong modes is
-# refused with FILE:LINE, and the secret is never shown.
+# refused with FILE:LINE, and the secret is never shown. Attacks (issue
+# 20): a FIFO planted at password_file, a listener nobody bound on the
+# Redis port (it gets no password; real Redis as root does), a fake server
+# (tests/helpers/fake-redis.py) sending a 4 GB string, a 200M-element
+# array, or SCANs 1.8 s apart.
 # tests/run: alongside
 load helper
 
@@ -57,8 +61,35 @@ EOS
 }
 
 teardown() {
+        # A daemon waiting in open() on a FIFO never sees its SIGTERM.
+        if [ -n "${PWDIR:-}" ] && [ -n "${DAEMON_PID:-}" ] &&
+                [ "$(cat "/proc/$DAEMON_PID/wchan" 2>/dev/null)" = wait_for_partner ]; then
+                echo "the daemon waits in open() on the FIFO: killed" >&2
+                kill -KILL "$DAEMON_PID"
+        fi
         stop_daemon
         [ -z "${LISTENER:-}" ] || kill "$LISTENER" 2>/dev/null || true
+        [ -z "${PWDIR:-}" ] || rm -rf "$PWDIR"
+        [ -z "${FAKE:-}" ] || kill "$FAKE" 2>/dev/null || true
+        [ -z "${TCP_REDIS:-}" ] || kill "$(cat "$TCP_REDIS")" 2>/dev/null || true
+}
+
+# fake MODE: tests/helpers/fake-redis.py MODE on $BATS_TEST_TMPDIR/fake.sock
+# (misbehaving once $BATS_TEST_TMPDIR/go exists), pid in FAKE.
+fake() {
+        /usr/bin/python3 "$TOP/tests/helpers/fake-redis.py" "$1" "$BATS_TEST_TMPDIR/fake.sock" "$BATS_TEST_TMPDIR/go" 3>&- &
+        FAKE=$!
+        wait_for "[ -S '$BATS_TEST_TMPDIR/fake.sock' ]" 10
+}
+
+# kB of the daemon's memory: vm VmRSS, vm VmHWM (the peak).
+vm() {
+        awk -v k="$1:" '$1 == k { print $2 }' "/proc/$DAEMON_PID/status"
+}
+
+# as_nobody CMD...: runs CMD as nobody, without any group.
+as_nobody() {
+        setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
 }
 
 # config REMOTE-SETTINGS [URL]: cache t, remote r polled every second
@@ -263,7 +294,8 @@ while True:
 ' "$BATS_TEST_TMPDIR/endless.sock" "$BATS_TEST_TMPDIR/scans.log" 3>&- &
         LISTENER=$!
         wait_for "[ -S '$BATS_TEST_TMPDIR/endless.sock' ]" 5
-        config '' "redis+unix:$BATS_TEST_TMPDIR/endless.sock"
+        # round_timeout well past the time 200,000 calls take here.
+        config 'round_timeout = "10m";' "redis+unix:$BATS_TEST_TMPDIR/endless.sock"
         start_ready
         ctl -t 5 status --json > /dev/null   # answers while the SCANs go on
         # The first round stops at the bound and closes its connection.
@@ -271,6 +303,7 @@ while True:
         [ "$(head -1 "$BATS_TEST_TMPDIR/scans.log")" = scans=200000 ]
         [ "$(remote_field state)" = ok ]
         [ "$(remote_field ccache_keys)" = null ]   # unknown, not a count of what was seen
+        [ "$(remote_field scan_error)" = "SCAN stopped after 200000 calls (its cursor never came back to 0)" ]
         [ "$(remote_field used_memory_bytes)" -eq 1000 ]
         # ... and the polls go on: a second connection.
         wait_for "[ \$(remote_field polls_total) -ge 2 ]" 180
@@ -324,6 +357,165 @@ while True:
         ! grep -rq -- "$secret" "$BATS_TEST_TMPDIR/daemon.log" "$ALERTS" 2>/dev/null
         ! ctl status --json 2>/dev/null | grep -q -- "$secret"
         rcli -a "$secret" --no-auth-warning config set requirepass '' > /dev/null
+}
+
+@test "password_file: a FIFO planted by nobody in a directory it may write: refused at each poll, status answers" {
+        # Outside the test's own directories, so that nobody can reach it.
+        PWDIR=$(mktemp -d /tmp/ck-pw.XXXXXX)
+        chmod 755 "$PWDIR"
+        secret="s3cr3t-$RANDOM"
+        printf '%s\n' "$secret" > "$PWDIR/redis.pass"
+        chmod 600 "$PWDIR/redis.pass"
+        rcli config set requirepass "$secret" > /dev/null
+        config "password_file = \"$PWDIR/redis.pass\";"
+        start_ready
+        wait_for "[ \"\$(remote_field state)\" = ok ]" 10
+        # The directory given away (a mistake): its owner swaps the file for
+        # a FIFO no one ever writes.
+        chown 65534:65534 "$PWDIR"
+        as_nobody sh -c 'rm -f "$1/redis.pass" && mkfifo -m 600 "$1/redis.pass"' sh "$PWDIR"
+        [ -p "$PWDIR/redis.pass" ]
+        polls=$(remote_field polls_total)
+        wait_for "[ \$(remote_field polls_total) -ge $((polls + 3)) ]" 30
+        [ "$(remote_field state)" = unreachable ]
+        err=$(remote_field last_error)
+        [[ "$err" == "password_file '$PWDIR/redis.pass' refused: is in directory '$PWDIR', owned by uid 65534, who could replace the file"* ]] || { echo "last_error: $err" >&2; false; }
+        ctl -t 5 status > /dev/null
+        # Given back to root, the FIFO is refused for what it is.
+        chown 0:0 "$PWDIR"
+        wait_for "[[ \"\$(remote_field last_error)\" == *\"redis.pass' refused: is not a regular file\" ]]" 15
+        # At start too: -t refuses it (and never waits on it).
+        run --separate-stderr timeout 20 "$CKD" -t -c "$BATS_TEST_TMPDIR/ck.conf"
+        [ "$status" -eq 1 ]
+        [[ "$stderr" == *"password_file '$PWDIR/redis.pass' is not a regular file" ]] || { echo "$stderr" >&2; false; }
+        rcli -a "$secret" --no-auth-warning config set requirepass '' > /dev/null
+}
+
+@test "a listener nobody bound on the Redis port never gets the password: refused, said, alerted; real Redis as root gets it" {
+        # The attacker's listener, from a world-readable copy, recording
+        # every byte it receives into a file of its own.
+        PWDIR=$(mktemp -d /tmp/ck-listen.XXXXXX)
+        chmod 755 "$PWDIR"
+        cp "$TOP/tests/helpers/fake-redis.py" "$PWDIR/"
+        chmod 644 "$PWDIR/fake-redis.py"
+        install -o 65534 -m 600 /dev/null "$PWDIR/got"
+        # Not through as_nobody: $! must be the listener itself.
+        setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 "$PWDIR/fake-redis.py" listen 0 "$PWDIR/got" \
+                > "$BATS_TEST_TMPDIR/port" 3>&- &
+        LISTENER=$!
+        wait_for "[ -s '$BATS_TEST_TMPDIR/port' ]" 10
+        port=$(cat "$BATS_TEST_TMPDIR/port")
+        secret="s3cr3t-$RANDOM-for-redis-only"
+        pw=$BATS_TEST_TMPDIR/redis.pass
+        printf '%s\n' "$secret" > "$pw"
+        chmod 600 "$pw"
+        config "password_file = \"$pw\";" "redis://127.0.0.1:$port"
+        start_ready
+        wait_for "[ \"\$(remote_field state)\" = refused ]" 15 ||
+                { echo "state $(remote_field state); the listener got: $(cat -v "$PWDIR/got")" >&2; false; }
+        redis_uid=$(id -u redis 2>/dev/null || echo '')
+        err=$(remote_field last_error)
+        [[ "$err" == "the password was not sent: port 127.0.0.1:$port is held by uid 65534, not root or server_user redis"*"; another user may have taken it while Redis was down" ]] || { echo "last_error: $err" >&2; false; }
+        wait_for "[ \$(alerts 'remote-auth-refused critical') -eq 1 ]" 10
+        grep -q "^remote-auth-refused critical r | Remote r (redis://127.0.0.1:$port): the password was not sent: port 127.0.0.1:$port is held by uid 65534" "$ALERTS"
+        [ "$(remote_field 'alerts | index("remote-auth-refused") != null')" = true ]
+        run ctl check
+        [ "$status" -eq 2 ]
+        [[ "$output" == *"remote r refused: the password was not sent: "* ]]
+        ctl status | grep -q "^r  *refused  .*is held by uid 65534"
+        # Several polls, and the listener saw connections but not a byte.
+        polls=$(remote_field polls_total)
+        wait_for "[ \$(remote_field polls_total) -ge $((polls + 2)) ]" 15
+        [ ! -s "$PWDIR/got" ] || { echo "the listener got: $(cat -v "$PWDIR/got")" >&2; false; }
+        [ "$(alerts 'remote-auth-refused critical')" -eq 1 ]
+        [ "$(alerts remote-unreachable)" -eq 0 ]
+
+        # The real server back on its port, as root: it gets AUTH and works,
+        # and the alert recovers.
+        kill "$LISTENER"
+        wait "$LISTENER" 2>/dev/null || true
+        LISTENER=
+        TCP_REDIS=$BATS_TEST_TMPDIR/tcp-redis.pid
+        redis-server --port "$port" --bind 127.0.0.1 --requirepass "$secret" --save '' --appendonly no \
+                --dir "$BATS_TEST_TMPDIR" --pidfile "$TCP_REDIS" --logfile "$BATS_TEST_TMPDIR/tcp-redis.log" \
+                --daemonize yes 3>&-
+        wait_for "[ \"\$(remote_field state)\" = ok ]" 20 || { remote_field last_error; cat "$BATS_TEST_TMPDIR/tcp-redis.log"; } >&2
+        [ "$(remote_field used_memory_bytes)" -gt 0 ]
+        [ "$(remote_field last_error)" = null ]
+        wait_for "[ \$(alerts 'remote-auth-refused ok') -eq 1 ]" 10
+        grep -q "^remote-auth-refused ok r | Remote r (redis://127.0.0.1:$port): the password goes to the server's user again\.$" "$ALERTS"
+        [ "$(remote_field 'alerts | index("remote-auth-refused") != null')" = false ]
+        ! grep -rq -- "$secret" "$BATS_TEST_TMPDIR/daemon.log" "$ALERTS"
+}
+
+@test "-t warns for a password over TCP to another host (no TLS) and for a server_user that is no user" {
+        pw=$BATS_TEST_TMPDIR/redis.pass
+        printf 'x\n' > "$pw"
+        chmod 600 "$pw"
+        config "password_file = \"$pw\";" "redis://10.1.2.3:6379"
+        run --separate-stderr "$CKD" -t -c "$BATS_TEST_TMPDIR/ck.conf"
+        [ "$status" -eq 0 ]
+        [[ "$stderr" == *"warning: remote r: the password goes to 10.1.2.3 over TCP without TLS: anyone on the way can read it; prefer redis+unix:"* ]] || { echo "$stderr" >&2; false; }
+        [[ "$output" == *'server_user = "redis";'* ]]
+        [[ "$output" == *'round_timeout = "60s";'* ]]
+        config "password_file = \"$pw\";" "redis://127.0.0.1:6379"
+        run --separate-stderr "$CKD" -t -c "$BATS_TEST_TMPDIR/ck.conf"
+        [ "$status" -eq 0 ]
+        [[ "$stderr" != *"without TLS"* ]]
+        config "password_file = \"$pw\"; server_user = \"no-such-user-here\";" "redis://127.0.0.1:6379"
+        run --separate-stderr "$CKD" -t -c "$BATS_TEST_TMPDIR/ck.conf"
+        [ "$status" -eq 1 ]
+        [[ "$stderr" == *'server_user: no user "no-such-user-here" on this host' ]] || { echo "$stderr" >&2; false; }
+        REMOTE_TIMEOUT=10s config 'round_timeout = "5s";'
+        run --separate-stderr "$CKD" -t -c "$BATS_TEST_TMPDIR/ck.conf"
+        [ "$status" -eq 1 ]
+        [[ "$stderr" == *"remote r: round_timeout must be at least timeout" ]]
+}
+
+@test "a 4 GB bulk string: cut at 4 MiB, memory stays bounded, status says why" {
+        fake bulk
+        REMOTE_TIMEOUT=10s config '' "redis+unix:$BATS_TEST_TMPDIR/fake.sock"
+        start_ready
+        wait_for "[ \"\$(remote_field state)\" = ok ]" 15
+        rss0=$(vm VmRSS)
+        touch "$BATS_TEST_TMPDIR/go"
+        wait_for "[ \"\$(remote_field last_error)\" = 'a reply of more than 4194304 bytes: disconnected' ]" 30 || { remote_field last_error >&2; false; }
+        [ "$(remote_field state)" = unreachable ]
+        growth=$(( $(vm VmHWM) - rss0 ))
+        echo "peak RSS growth: $growth kB" >&2
+        [ "$growth" -lt 65536 ]
+        ctl -t 5 status > /dev/null
+}
+
+@test "an array of 200M elements: refused before it is allocated, memory stays bounded" {
+        fake array
+        REMOTE_TIMEOUT=10s config '' "redis+unix:$BATS_TEST_TMPDIR/fake.sock"
+        start_ready
+        wait_for "[ \"\$(remote_field state)\" = ok ]" 15
+        rss0=$(vm VmRSS)
+        touch "$BATS_TEST_TMPDIR/go"
+        wait_for "[ \"\$(remote_field last_error)\" = 'a reply of more than 4194304 bytes or 100000 elements: disconnected' ]" 30 || { remote_field last_error >&2; false; }
+        growth=$(( $(vm VmHWM) - rss0 ))
+        echo "peak RSS growth: $growth kB" >&2
+        [ "$growth" -lt 65536 ]
+}
+
+@test "a SCAN answered every 1.8 s: the round ends at round_timeout, figures_age_seconds shows how old the figures are" {
+        fake slowscan
+        touch "$BATS_TEST_TMPDIR/go"
+        REMOTE_TIMEOUT=3s config 'round_timeout = "6s";' "redis+unix:$BATS_TEST_TMPDIR/fake.sock"
+        start_ready
+        [ "$(remote_field figures_age_seconds)" = null ]
+        # Each SCAN comes within timeout; the round ends by its deadline.
+        wait_for "[ \$(remote_field polls_total) -ge 1 ]" 30
+        [ "$(remote_field state)" = ok ]
+        [ "$(remote_field used_memory_bytes)" -eq 1000 ]
+        [ "$(remote_field ccache_keys)" = null ]
+        [[ "$(remote_field scan_error)" =~ ^SCAN\ stopped\ at\ round_timeout\ \(6s\)\ after\ [0-9]+\ calls$ ]] || { remote_field scan_error >&2; false; }
+        # While the next round runs, the figures grow old, and say so.
+        wait_for "[ \$(remote_field figures_age_seconds) -ge 4 ]" 20
+        ctl status | grep -Eq '^r  *ok  *[0-9]+s  *1\.0k / 8\.0M  *allkeys-lru  *-  '
+        wait_for "[ \$(remote_field polls_total) -ge 2 ]" 30
 }
 
 @test "remotes: bad settings are FILE:LINE errors" {

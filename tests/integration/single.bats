@@ -10,6 +10,7 @@ setup() {
 }
 
 teardown() {
+        [ -z "${HOLDER:-}" ] || { kill "$HOLDER" 2>/dev/null; wait "$HOLDER" 2>/dev/null; } || true
         [ -z "${SECOND_PID:-}" ] || { kill -TERM "$SECOND_PID" 2>/dev/null; wait "$SECOND_PID" 2>/dev/null; } || true
         stop_daemon
 }
@@ -92,4 +93,33 @@ EOC
         stop_daemon
         wait_for "[ \"\$(ctl2 status --json | jq -r '.caches[] | select(.name == \"t\") | .state')\" = ok ]" 10
         grep -qx "$SECOND_PID $BATS_TEST_TMPDIR/cache" "$BATS_TEST_TMPDIR"/state/root-*.lock
+}
+
+@test "another user cannot keep the daemon off a root by holding its lock file (as nobody)" {
+        start_ready
+        lock=$(ls "$BATS_TEST_TMPDIR"/state/root-*.lock)
+        [ "$(stat -c %a "$lock")" = 600 ]
+        stop_daemon
+        open_test_dir
+        chmod 755 "$BATS_TEST_TMPDIR/state"
+        # 0600: nobody cannot even open it to hold it
+        run "${AS_NOBODY[@]}" flock -n -s "$lock" true
+        [ "$status" -ne 0 ]
+        # As an older version left it (0644): nobody opens it and holds it;
+        # the daemon starts anyway, replacing it with one only root opens.
+        chmod 644 "$lock"
+        "${AS_NOBODY[@]}" /usr/bin/python3 -c 'import fcntl, sys, time
+f = open(sys.argv[1]); fcntl.flock(f, fcntl.LOCK_SH); time.sleep(600)' "$lock" > /dev/null 2>&1 3>&- &
+        HOLDER=$!
+        wait_for "grep -q ' FLOCK .* READ ' /proc/locks" 10
+        start_ready
+        grep -q "was held by another user's process, not a cachekeeperd: replaced" "$BATS_TEST_TMPDIR/daemon.log"
+        ctl status --json | jq -e '.caches[0].state == "ok"'
+        [ "$(stat -c %a "$lock")" = 600 ]
+        grep -qx "$DAEMON_PID $BATS_TEST_TMPDIR/cache" "$lock"
+        # and a second daemon is still refused: root's lock is respected
+        second_config
+        run --separate-stderr timeout 30 "$CKD" -c "$BATS_TEST_TMPDIR/ck2.conf"
+        [ "$status" -eq 1 ]
+        [[ "$stderr" == *"another cachekeeperd (pid $DAEMON_PID) keeps"* ]]
 }

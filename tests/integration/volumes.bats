@@ -101,6 +101,34 @@ alerts() {
         [[ "$output" == "CACHEKEEPER UNKNOWN - "*"cannot be reached"* ]]
 }
 
+@test "an escalation is never folded: warning, then critical 5 s later, each run within 2 s of its crossing (alert_min_interval 1m)" {
+        setup_volume 100M
+        # the default alert_min_interval (1m): no alert_min_interval line
+        cat > "$BATS_TEST_TMPDIR/alert-at.sh" <<'EOS'
+#!/bin/sh
+echo "$(date +%s.%N) $CACHEKEEPER_EVENT $CACHEKEEPER_LEVEL" >> "$1"
+EOS
+        chmod +x "$BATS_TEST_TMPDIR/alert-at.sh"
+        write_config_caches "{ name = \"t\"; path = \"$VOL/cache\"; max_size = \"1G\"; }" 'audit_interval = "0s";' \
+                "alert_command = [ \"$BATS_TEST_TMPDIR/alert-at.sh\", \"$ALERTS\" ];" \
+                'volumes = { check_interval = "100ms"; warn_free = "20%"; crit_free = "10%"; hysteresis = "2%"; };'
+        start_ready
+        warned=$(date +%s.%N)
+        fill_to 15
+        wait_for "grep -q ' volume-level warning' '$ALERTS'" 5
+        sleep 5                                              # the scenario: 5 s apart, within the minute
+        crit=$(date +%s.%N)
+        fill_to 5
+        wait_for "grep -q ' volume-level critical' '$ALERTS'" 5
+        cat "$ALERTS"
+        read -r at_warn _ < <(grep ' volume-level warning' "$ALERTS")
+        read -r at_crit _ < <(grep ' volume-level critical' "$ALERTS")
+        echo "warning ran $(jq -n "$at_warn - $warned") s after its crossing, critical $(jq -n "$at_crit - $crit") s"
+        jq -en "$at_warn - $warned <= 2 and $at_crit - $crit <= 2"
+        # The critical run went out on its own, not folded with anything.
+        [ "$(grep -c . "$ALERTS")" -eq 2 ]
+}
+
 @test "on a loop-mounted ext4 (f_bavail below f_bfree): the levels follow available space" {
         truncate -s 128M "$BATS_TEST_TMPDIR/ext4.img"
         mkfs.ext4 -q -F -m 5 -b 4096 "$BATS_TEST_TMPDIR/ext4.img"

@@ -485,6 +485,8 @@ static void expect_kind(Account *a, DirId d, const char *name, CcacheKind kind) 
         assert_int_equal(account_file_info(a, f, &fi), 0);
         if (fi.kind != kind)
                 fail_msg("\"%s\": kind %s, want %s", name, ccache_kind_name(fi.kind), ccache_kind_name(kind));
+        /* The scans' clock evidence asks the same by name alone. */
+        assert_int_equal(account_name_is_entry(a, d, name), ccache_kind_is_entry(kind));
         assert_int_equal(account_file_name(a, f, back, sizeof(back)), 0);
         assert_string_equal(back, name);
 }
@@ -529,6 +531,7 @@ static void test_remote_subdirs_layout(void **state) {
         expect_kind(a, hex, "stats", CCACHE_KIND_OTHER);                     /* no stats files here */
         expect_kind(a, hex, REMOTE_SUBDIRS_NAME ".tmp.AbC123", CCACHE_KIND_TMP);
         expect_kind(a, DIR_ROOT, "CACHEDIR.TAG", CCACHE_KIND_OTHER);
+        expect_kind(a, DIR_ROOT, ".cachekeeper.lock", CCACHE_KIND_OTHER);    /* the keeper's own */
         expect_kind(a, DIR_ROOT, REMOTE_FLAT_NAME, CCACHE_KIND_OTHER);
         expect_kind(a, DIR_ROOT, REMOTE_SUBDIRS_NAME, CCACHE_KIND_OTHER);
         expect_kind(a, DIR_ROOT, "stats", CCACHE_KIND_OTHER);

@@ -54,8 +54,8 @@ static void test_gate_burst(void **state) {
         AlertGate g = { 0 };
 
         for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
-                uint64_t got = steps[i].op == 'o' ? alert_gate_offer(&g, steps[i].now, 60 * S)
-                                                  : alert_gate_flush(&g, steps[i].now, 60 * S);
+                uint64_t got = steps[i].op == 'o' ? alert_gate_offer(&g, steps[i].now, 60 * S, 0, NULL)
+                                                  : alert_gate_flush(&g, steps[i].now, 60 * S, 0);
                 if (got != steps[i].want)
                         fail_msg("step %zu (%c at %llu): got %llu, want %llu", i, steps[i].op,
                                  (unsigned long long) steps[i].now, (unsigned long long) got,
@@ -66,35 +66,63 @@ static void test_gate_burst(void **state) {
 static void test_gate_due(void **state) {
         AlertGate g = { 0 };
 
-        assert_true(alert_gate_offer(&g, 0, 60 * S));          /* now 0 is a time like any other */
-        assert_false(alert_gate_offer(&g, 59 * S, 60 * S));
+        assert_true(alert_gate_offer(&g, 0, 60 * S, 0, NULL));          /* now 0 is a time like any other */
+        assert_false(alert_gate_offer(&g, 59 * S, 60 * S, 0, NULL));
         assert_int_equal(alert_gate_due(&g, 60 * S), 60 * S);
-        assert_int_equal(alert_gate_flush(&g, 60 * S, 60 * S), 1);
+        assert_int_equal(alert_gate_flush(&g, 60 * S, 60 * S, 0), 1);
         assert_int_equal(alert_gate_due(&g, 60 * S), 120 * S);
         /* saturates instead of wrapping to the past */
         g = (AlertGate) { .sent = true, .last_usec = UINT64_MAX - 10, .folded = 1 };
         assert_int_equal(alert_gate_due(&g, 60 * S), UINT64_MAX);
-        assert_int_equal(alert_gate_flush(&g, UINT64_MAX - 5, 60 * S), 0);
+        assert_int_equal(alert_gate_flush(&g, UINT64_MAX - 5, 60 * S, 0), 0);
+}
+
+static void test_gate_escalation(void **state) {
+        /* ranks: 1 ok, 3 warning, 5 critical; interval 60 s */
+        AlertGate g = { 0 };
+        uint64_t superseded = 99;
+
+        assert_true(alert_gate_offer(&g, 1000 * S, 60 * S, 3, &superseded));    /* warning: at once */
+        assert_int_equal(superseded, 0);
+        assert_true(alert_gate_offer(&g, 1005 * S, 60 * S, 5, &superseded));    /* critical 5 s later: at once */
+        assert_int_equal(superseded, 0);
+        assert_int_equal(g.folded, 0);
+        /* the window restarted with the critical run: a repeat and a recovery fold */
+        assert_false(alert_gate_offer(&g, 1010 * S, 60 * S, 5, NULL));
+        assert_false(alert_gate_offer(&g, 1020 * S, 60 * S, 1, NULL));
+        assert_false(alert_gate_offer(&g, 1030 * S, 60 * S, 3, NULL));          /* warning again: not above critical */
+        assert_int_equal(g.folded, 3);
+        assert_int_equal(alert_gate_flush(&g, 1064 * S, 60 * S, 3), 0);          /* not due before 1065 */
+        assert_int_equal(alert_gate_flush(&g, 1065 * S, 60 * S, 3), 3);
+        /* the flushed warning set the window's rank: critical goes out at
+         * once, and stands for what was folded after the flush */
+        assert_false(alert_gate_offer(&g, 1070 * S, 60 * S, 1, NULL));
+        assert_false(alert_gate_offer(&g, 1071 * S, 60 * S, 3, NULL));
+        assert_true(alert_gate_offer(&g, 1072 * S, 60 * S, 5, &superseded));
+        assert_int_equal(superseded, 2);
+        assert_int_equal(g.folded, 0);
+        assert_int_equal(alert_gate_due(&g, 60 * S), 1132 * S);
+        assert_int_equal(alert_gate_flush(&g, 1132 * S, 60 * S, 5), 0);          /* nothing left to flush */
 }
 
 static void test_gate_zero_interval(void **state) {
         AlertGate g = { 0 };
 
         for (int i = 0; i < 100; i++)
-                assert_true(alert_gate_offer(&g, 5 * S, 0));
+                assert_true(alert_gate_offer(&g, 5 * S, 0, 0, NULL));
         assert_int_equal(g.folded, 0);
-        assert_int_equal(alert_gate_flush(&g, 5 * S, 0), 0);
+        assert_int_equal(alert_gate_flush(&g, 5 * S, 0, 0), 0);
 }
 
 static void test_gate_interval_changed(void **state) {
         AlertGate g = { 0 };
 
         /* folded under 1 h, then the interval becomes 1 s (a reload): due at once */
-        assert_true(alert_gate_offer(&g, 10 * S, 3600 * S));
-        assert_false(alert_gate_offer(&g, 11 * S, 3600 * S));
-        assert_int_equal(alert_gate_flush(&g, 12 * S, 3600 * S), 0);
+        assert_true(alert_gate_offer(&g, 10 * S, 3600 * S, 0, NULL));
+        assert_false(alert_gate_offer(&g, 11 * S, 3600 * S, 0, NULL));
+        assert_int_equal(alert_gate_flush(&g, 12 * S, 3600 * S, 0), 0);
         assert_int_equal(alert_gate_due(&g, S), 11 * S);
-        assert_int_equal(alert_gate_flush(&g, 12 * S, S), 1);
+        assert_int_equal(alert_gate_flush(&g, 12 * S, S, 0), 1);
 }
 
 /* --------------------------------------------------------------- the Alerter */
@@ -193,8 +221,9 @@ static void test_burst_ends_with_latest_state(void **state) {
         size_t n;
 
         assert_int_equal(alerter_new(f->event, f->argv, 5 * S, 300 * MS, &f->alerter), 0);
-        /* warning goes out; critical and back to ok within the window: one
-         * more run, carrying ok and the count */
+        /* warning goes out; critical within the window is an escalation: at
+         * once; back to ok within the window: folded, one more run carrying
+         * ok and the count */
         emit_level(f->alerter, "warning", 4);
         emit_level(f->alerter, "critical", 2);
         emit_level(f->alerter, "ok", 5);
@@ -202,18 +231,20 @@ static void test_burst_ends_with_latest_state(void **state) {
         emit_cache(f->alerter, ALERT_CACHE_MODE, "mode1");
         for (int i = 2; i <= 50; i++)
                 emit_cache(f->alerter, ALERT_CACHE_MODE, i == 50 ? "mode50" : "modeN");
-        assert_int_equal(alerter_folded(f->alerter), 2 + 49);
-        run_until(f, 4);
+        assert_int_equal(alerter_folded(f->alerter), 1 + 49);
+        run_until(f, 5);
         runs(f, &n);
-        assert_int_equal(n, 4);
-        assert_int_equal(alerter_runs(f->alerter), 4);
+        assert_int_equal(n, 5);
+        assert_int_equal(alerter_runs(f->alerter), 5);
         assert_int_equal(alerter_failures(f->alerter), 0);
         /* order across subjects is the loop's; within each it is the events' */
         assert_non_null(strstr(runs(f, &n), "volume-level warning /v 0\n"));
-        assert_non_null(strstr(runs(f, &n), "volume-level ok /v 2\n"));
+        assert_non_null(strstr(runs(f, &n), "volume-level critical /v 0\n"));
+        assert_non_null(strstr(runs(f, &n), "volume-level ok /v 1\n"));
         assert_non_null(strstr(runs(f, &n), "cache-mode - c 0\n"));
         assert_non_null(strstr(runs(f, &n), "cache-mode - c 49\n"));
-        assert_true(strstr(runs(f, &n), "warning /v 0") < strstr(runs(f, &n), "ok /v 2"));
+        assert_true(strstr(runs(f, &n), "warning /v 0") < strstr(runs(f, &n), "critical /v 0"));
+        assert_true(strstr(runs(f, &n), "critical /v 0") < strstr(runs(f, &n), "ok /v 1"));
 }
 
 static void test_message_says_how_many(void **state) {
@@ -284,7 +315,7 @@ static void test_free_with_alerts_folded(void **state) {
          * folded (ASan checks nothing leaks) */
         assert_int_equal(alerter_new(f->event, NULL, 5 * S, 3600 * S, &f->alerter), 0);
         emit_level(f->alerter, "warning", 4);
-        emit_level(f->alerter, "critical", 2);
+        emit_level(f->alerter, "warning", 4);
         assert_int_equal(alerter_folded(f->alerter), 1);
         f->alerter = alerter_free(f->alerter);
         runs(f, &n);
@@ -364,6 +395,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_gate_burst),
                 cmocka_unit_test(test_gate_due),
+                cmocka_unit_test(test_gate_escalation),
                 cmocka_unit_test(test_gate_zero_interval),
                 cmocka_unit_test(test_gate_interval_changed),
                 cmocka_unit_test_setup_teardown(test_burst_ends_with_latest_state, setup, teardown),

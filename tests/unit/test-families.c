@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Key families: the version a header names, the other scheme's name of a
  * key (checked against Python's base32hex on a name ccache 4.7.5 wrote),
- * and the stores of the last 24 hours by family. */
+ * the stores of the last 24 hours by family, and when they are a mix. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -65,11 +65,50 @@ static void test_stores_24h(void **state) {
         assert_int_equal(family_stores_24h(&s, t0 + 50 * 3600, n, &twins), 0);
 }
 
+static void test_mix(void **state) {
+        uint64_t n[_FAMILY_MAX] = { 0 };
+
+        /* one stray entry of another family beside a busy writer: no mix */
+        n[FAMILY_LEGACY] = 10;
+        n[FAMILY_413] = 1;
+        assert_false(family_mix(n, false));
+        n[FAMILY_413] = FAMILY_MIX_MIN_STORES - 1;
+        assert_false(family_mix(n, false));
+        n[FAMILY_413] = FAMILY_MIX_MIN_STORES;
+        assert_true(family_mix(n, false));
+        /* enough stores, but a sliver of the cache's: under 1 % */
+        n[FAMILY_LEGACY] = 100000;
+        n[FAMILY_413] = 999;
+        assert_false(family_mix(n, false));
+        n[FAMILY_413] = 1011;                           /* 1 % of the 101011 stores */
+        assert_true(family_mix(n, false));
+        /* once mixed, half of each keeps it: no flapping at the threshold */
+        n[FAMILY_413] = 600;
+        assert_false(family_mix(n, false));
+        assert_true(family_mix(n, true));
+        n[FAMILY_413] = 400;
+        assert_false(family_mix(n, true));
+        n[FAMILY_LEGACY] = 20;
+        n[FAMILY_413] = FAMILY_MIX_MIN_STORES / 2;
+        assert_true(family_mix(n, true));
+        n[FAMILY_413] = FAMILY_MIX_MIN_STORES / 2 - 1;
+        assert_false(family_mix(n, true));
+        /* one family alone is never a mix; three small ones are none either */
+        n[FAMILY_413] = 0;
+        assert_false(family_mix(n, true));
+        n[FAMILY_LEGACY] = n[FAMILY_413] = n[FAMILY_414] = 3;
+        assert_false(family_mix(n, false));
+        n[FAMILY_414] = 10;
+        n[FAMILY_413] = 10;
+        assert_true(family_mix(n, false));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_family_of),
                 cmocka_unit_test(test_twin_names),
                 cmocka_unit_test(test_stores_24h),
+                cmocka_unit_test(test_mix),
         };
         return cmocka_run_group_tests_name("families", tests, NULL, NULL);
 }

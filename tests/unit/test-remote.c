@@ -11,12 +11,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "activity.h"
+#include "peer.h"
 #include "redis-info.h"
 #include "remote-errors.h"
 #include "remote.h"
@@ -117,32 +122,164 @@ static void test_password_file(void **state) {
         assert_int_equal(write(fd, "sesame\nsecond line\n", 19), 19);
         close(fd);
         assert_int_equal(remote_password_file_check(path, err, sizeof(err)), 0);
-        assert_int_equal(remote_password_read(path, buf, sizeof(buf)), 6);
+        assert_int_equal(remote_password_read(path, buf, sizeof(buf), err, sizeof(err)), 6);
         assert_string_equal(buf, "sesame");
         /* Too long for the buffer: refused, wiped. */
-        assert_int_equal(remote_password_read(path, buf, 5), -E2BIG);
+        assert_int_equal(remote_password_read(path, buf, 5, err, sizeof(err)), -E2BIG);
         assert_int_equal(buf[0], 0);
 
         assert_int_equal(chmod(path, 0640), 0);
         assert_int_equal(remote_password_file_check(path, err, sizeof(err)), -EPERM);
         assert_non_null(strstr(err, "must be owned by root and not readable by group or other"));
         assert_non_null(strstr(err, "mode 0640"));
-        assert_int_equal(remote_password_read(path, buf, sizeof(buf)), -EPERM);
+        assert_int_equal(remote_password_read(path, buf, sizeof(buf), err, sizeof(err)), -EPERM);
         assert_int_equal(chmod(path, 0600), 0);
         assert_int_equal(chown(path, 65534, 0), 0);
         assert_int_equal(remote_password_file_check(path, err, sizeof(err)), -EPERM);
         assert_non_null(strstr(err, "owned by uid 65534"));
-        assert_int_equal(remote_password_read(path, buf, sizeof(buf)), -EPERM);
+        assert_int_equal(remote_password_read(path, buf, sizeof(buf), err, sizeof(err)), -EPERM);
         assert_int_equal(chown(path, 0, 0), 0);
 
         assert_int_equal(symlink(path, link), 0);
         assert_int_equal(remote_password_file_check(link, err, sizeof(err)), -EPERM);
         assert_string_equal(err, "is not a regular file");
-        assert_int_equal(remote_password_read(link, buf, sizeof(buf)), -ELOOP);
+        assert_int_equal(remote_password_read(link, buf, sizeof(buf), err, sizeof(err)), -EPERM);
+        assert_string_equal(err, "is not a regular file");
         unlink(link);
         unlink(path);
         assert_int_equal(remote_password_file_check(path, err, sizeof(err)), -ENOENT);
         rmdir(dir);
+}
+
+/* A FIFO at password_file (no writer: an open without O_NONBLOCK waits for
+ * ever) is refused at once, by the check and by the read. The alarm turns a
+ * wait into a failure. */
+static void test_password_fifo(void **state) {
+        char dir[] = "/tmp/test-remote-XXXXXX", path[64], buf[32], err[256];
+
+        if (geteuid() != 0)
+                skip();
+        assert_non_null(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/pass", dir);
+        assert_int_equal(mkfifo(path, 0600), 0);
+        alarm(10);
+        assert_int_equal(remote_password_file_check(path, err, sizeof(err)), -EPERM);
+        assert_string_equal(err, "is not a regular file");
+        assert_int_equal(remote_password_read(path, buf, sizeof(buf), err, sizeof(err)), -EPERM);
+        assert_string_equal(err, "is not a regular file");
+        alarm(0);
+        unlink(path);
+        rmdir(dir);
+}
+
+/* A directory on the way that someone else could write: refused, whatever
+ * the file's own modes; a sticky one is fine (no one else can replace
+ * root's entries in it); a symlink on the way is refused. */
+static void test_password_dirs(void **state) {
+        char top[] = "/tmp/test-remote-XXXXXX", sub[64], path[80], link[64], via[80], err[256];
+        int fd;
+
+        if (geteuid() != 0)
+                skip();
+        assert_non_null(mkdtemp(top));
+        snprintf(sub, sizeof(sub), "%s/sub", top);
+        snprintf(path, sizeof(path), "%s/pass", sub);
+        snprintf(link, sizeof(link), "%s/link", top);
+        snprintf(via, sizeof(via), "%s/pass", link);
+        assert_int_equal(mkdir(sub, 0755), 0);
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+        assert_true(fd >= 0);
+        close(fd);
+        assert_int_equal(remote_password_file_check(path, err, sizeof(err)), 0);
+
+        assert_int_equal(chmod(sub, 0777), 0);
+        assert_int_equal(remote_password_file_check(path, err, sizeof(err)), -EPERM);
+        if (!strstr(err, "is in directory '") || !strstr(err, "/sub' (mode 0777), writable by others"))
+                fail_msg("%s", err);
+        assert_int_equal(chmod(sub, 0775), 0);
+        assert_int_equal(remote_password_file_check(path, err, sizeof(err)), -EPERM);
+        assert_int_equal(chmod(sub, 01777), 0);
+        assert_int_equal(remote_password_file_check(path, err, sizeof(err)), 0);
+        assert_int_equal(chmod(sub, 0755), 0);
+        assert_int_equal(chown(top, 65534, 65534), 0);
+        assert_int_equal(remote_password_file_check(path, err, sizeof(err)), -EPERM);
+        if (!strstr(err, "owned by uid 65534, who could replace the file"))
+                fail_msg("%s", err);
+        assert_int_equal(chown(top, 0, 0), 0);
+
+        assert_int_equal(symlink(sub, link), 0);
+        assert_int_equal(remote_password_file_check(via, err, sizeof(err)), -EPERM);
+        if (!strstr(err, "/link', a symlink or not a directory"))
+                fail_msg("%s", err);
+        unlink(link);
+        unlink(path);
+        rmdir(sub);
+        rmdir(top);
+}
+
+/* A TCP listener on 127.0.0.1 (any port) opened by uid, in a child that
+ * lives until killed; its port through a pipe. */
+static pid_t listener_as(uid_t uid, uint16_t *ret_port) {
+        int p[2];
+        pid_t pid;
+
+        assert_int_equal(pipe(p), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+                socklen_t n = sizeof(a);
+                int s;
+
+                if (setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+                        _exit(1);
+                s = socket(AF_INET, SOCK_STREAM, 0);
+                if (s < 0 || bind(s, (struct sockaddr *) &a, sizeof(a)) < 0 || listen(s, 4) < 0 ||
+                    getsockname(s, (struct sockaddr *) &a, &n) < 0 ||
+                    write(p[1], &a.sin_port, sizeof(a.sin_port)) != sizeof(a.sin_port))
+                        _exit(1);
+                pause();        /* never accepts: the connection waits in its queue */
+                _exit(0);
+        }
+        close(p[1]);
+        assert_int_equal(read(p[0], ret_port, sizeof(*ret_port)), sizeof(*ret_port));
+        close(p[0]);
+        return pid;
+}
+
+/* The owner of the far end of a loopback TCP connection, as the kernel's
+ * sock_diag tells it: the uid that opened the listener, even for a
+ * connection still in its accept queue; a Unix socket's by SO_PEERCRED. */
+static void test_peer_owner(void **state) {
+        static const uid_t uids[] = { 0, 65534 };
+        int sv[2];
+        uid_t uid;
+
+        if (geteuid() != 0)
+                skip();
+        for (size_t i = 0; i < sizeof(uids) / sizeof(uids[0]); i++) {
+                struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+                pid_t pid = listener_as(uids[i], &a.sin_port);
+                int c = socket(AF_INET, SOCK_STREAM, 0);
+
+                assert_true(c >= 0);
+                assert_false(peer_connected(c));
+                assert_int_equal(connect(c, (struct sockaddr *) &a, sizeof(a)), 0);
+                assert_true(peer_connected(c));
+                assert_int_equal(peer_is_local(c), 1);
+                uid = 4242;
+                assert_int_equal(peer_owner(c, &uid), 0);
+                assert_int_equal(uid, uids[i]);
+                close(c);
+                kill(pid, SIGKILL);
+                waitpid(pid, NULL, 0);
+        }
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+        assert_int_equal(peer_owner(sv[0], &uid), 0);
+        assert_int_equal(uid, 0);
+        assert_int_equal(peer_is_local(sv[0]), 1);
+        close(sv[0]);
+        close(sv[1]);
 }
 
 /* A Redis 7 reply, abridged, with \r\n as the server sends it. */
@@ -264,15 +401,53 @@ static void test_remote_errors(void **state) {
         activity_free(a);
 }
 
+/* "auto": many entries touched, in count and in share, to go by mtime; back
+ * to atime once the evidence is gone, with hysteresis; mtime and atime as
+ * configured whatever the entries show. */
+static void test_clock_decide(void **state) {
+        const CacheClock A = CACHE_CLOCK_ATIME, M = CACHE_CLOCK_MTIME, AUTO = CACHE_CLOCK_AUTO;
+
+        assert_int_equal(remote_clock_decide(M, M, 1000, 0), M);
+        assert_int_equal(remote_clock_decide(A, A, 1000, 1000), A);
+        /* One touch, a few: never, however few the entries. */
+        assert_int_equal(remote_clock_decide(AUTO, A, 0, 0), A);
+        assert_int_equal(remote_clock_decide(AUTO, A, 1, 1), A);
+        assert_int_equal(remote_clock_decide(AUTO, A, 40, 7), A);
+        /* Enough in count, and in share: 8 of 40 (20 %), 10 of 1000 (1 %). */
+        assert_int_equal(remote_clock_decide(AUTO, A, 40, 8), M);
+        assert_int_equal(remote_clock_decide(AUTO, A, 1000, 10), M);
+        /* Enough in count, not in share: 99 of 10,000 (0.99 %). */
+        assert_int_equal(remote_clock_decide(AUTO, A, 10000, 99), A);
+        assert_int_equal(remote_clock_decide(AUTO, A, 10000, 100), M);
+        /* A 50M-entry share: half a million touched. */
+        assert_int_equal(remote_clock_decide(AUTO, A, 50000000, 499999), A);
+        assert_int_equal(remote_clock_decide(AUTO, A, 50000000, 500000), M);
+        /* Back: only below half of either (no flapping at the line). */
+        assert_int_equal(remote_clock_decide(AUTO, M, 1000, 7), M);
+        assert_int_equal(remote_clock_decide(AUTO, M, 1000, 5), M);
+        assert_int_equal(remote_clock_decide(AUTO, M, 1000, 4), A);
+        assert_int_equal(remote_clock_decide(AUTO, M, 40, 4), M);
+        assert_int_equal(remote_clock_decide(AUTO, M, 40, 3), A);
+        assert_int_equal(remote_clock_decide(AUTO, M, 40, 0), A);
+        assert_int_equal(remote_clock_decide(AUTO, M, 0, 0), A);
+        /* Counts at the top of the range do not overflow. */
+        assert_int_equal(remote_clock_decide(AUTO, A, UINT64_MAX / 1000, UINT64_MAX / 1000), M);
+        assert_int_equal(remote_clock_decide(AUTO, A, 100, 500), M);   /* more touched than entries: all */
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_url_good),
                 cmocka_unit_test(test_url_bad),
                 cmocka_unit_test(test_password_file),
+                cmocka_unit_test(test_password_fifo),
+                cmocka_unit_test(test_password_dirs),
+                cmocka_unit_test(test_peer_owner),
                 cmocka_unit_test(test_info_parse),
                 cmocka_unit_test(test_info_hostile),
                 cmocka_unit_test(test_policy_and_level),
                 cmocka_unit_test(test_remote_errors),
+                cmocka_unit_test(test_clock_decide),
         };
         return cmocka_run_group_tests_name("remote", tests, NULL, NULL);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The share lock (share-lock.h): one keeper per file: remote, by flock and
  * by a heartbeat line; whatever is planted under its name goes, never
- * followed. */
+ * followed: what holds something into a bounded quarantine, as it was. */
 #include <errno.h>
 #include <limits.h>
 #include <fcntl.h>
@@ -75,11 +75,11 @@ static void test_exclusive_names_holder(void **state) {
         int root = fresh_dir(dir, "exclusive"), a, b;
         char line[256], host[SHARE_LOCK_HOST_MAX], want[300];
         ShareHolder h;
-        bool planted;
+        SharePlanted planted;
 
         a = share_lock_take(root, NOW, &h, &planted);
         assert_true(a >= 0);
-        assert_false(planted);
+        assert_false(planted.found);
         gethostname(host, sizeof(host));
         read_line(root, line, sizeof(line));
         snprintf(want, sizeof(want), "cachekeeperd %s %d 1800000000\n", host, (int) getpid());
@@ -105,7 +105,7 @@ static void test_exclusive_names_holder(void **state) {
 static void test_other_host_heartbeat(void **state) {
         int root = fresh_dir(dir, "heartbeat"), fd;
         ShareHolder h;
-        bool planted;
+        SharePlanted planted;
 
         /* Fresh (within SHARE_LOCK_STALE_USEC): kept off, though flock is ours. */
         put_line(root, "cachekeeperd builder-7 4242 1799999950\n");
@@ -129,7 +129,7 @@ static void test_other_host_heartbeat(void **state) {
 static void test_replaced_file_is_stale(void **state) {
         int root = fresh_dir(dir, "replaced"), fd;
         ShareHolder h;
-        bool planted;
+        SharePlanted planted;
 
         fd = share_lock_take(root, NOW, &h, &planted);
         assert_true(fd >= 0);
@@ -147,7 +147,7 @@ static void test_planted(void **state) {
         char target[PATH_MAX], buf[64];
         struct stat st;
         ShareHolder h;
-        bool planted;
+        SharePlanted planted;
 
         snprintf(target, sizeof(target), "%s/victim", dir);
         victim = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -156,13 +156,13 @@ static void test_planted(void **state) {
         /* A symlink to a file of root's. */
         assert_int_equal(symlinkat(target, root, SHARE_LOCK_NAME), 0);
         fd = share_lock_take(root, NOW, &h, &planted);
-        assert_true(fd >= 0 && planted);
+        assert_true(fd >= 0 && planted.found);
         close(fd);
         /* A hard link to it. */
         assert_int_equal(unlinkat(root, SHARE_LOCK_NAME, 0), 0);
         assert_int_equal(linkat(AT_FDCWD, target, root, SHARE_LOCK_NAME, 0), 0);
         fd = share_lock_take(root, NOW, &h, &planted);
-        assert_true(fd >= 0 && planted);
+        assert_true(fd >= 0 && planted.found);
         assert_int_equal(fstat(fd, &st), 0);
         assert_int_equal(st.st_nlink, 1);
         close(fd);
@@ -170,12 +170,12 @@ static void test_planted(void **state) {
         assert_int_equal(unlinkat(root, SHARE_LOCK_NAME, 0), 0);
         assert_int_equal(mkfifoat(root, SHARE_LOCK_NAME, 0666), 0);
         fd = share_lock_take(root, NOW, &h, &planted);
-        assert_true(fd >= 0 && planted);
+        assert_true(fd >= 0 && planted.found);
         close(fd);
         assert_int_equal(unlinkat(root, SHARE_LOCK_NAME, 0), 0);
         assert_int_equal(mkdirat(root, SHARE_LOCK_NAME, 0777), 0);
         fd = share_lock_take(root, NOW, &h, &planted);
-        assert_true(fd >= 0 && planted);
+        assert_true(fd >= 0 && planted.found);
         assert_int_equal(fstat(fd, &st), 0);
         assert_true(S_ISREG(st.st_mode));
         close(fd);
@@ -189,6 +189,94 @@ static void test_planted(void **state) {
         close(root);
 }
 
+static void read_file_at(int dirfd, const char *path, char *buf, size_t len) {
+        int fd = openat(dirfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        ssize_t n;
+
+        assert_true(fd >= 0);
+        n = read(fd, buf, len - 1);
+        assert_true(n >= 0);
+        buf[n] = '\0';
+        close(fd);
+}
+
+static void plant_full_dir(int root, const char *what) {
+        int fd;
+
+        assert_int_equal(mkdirat(root, SHARE_LOCK_NAME, 0755), 0);
+        fd = openat(root, SHARE_LOCK_NAME "/file", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, what, strlen(what)), (ssize_t) strlen(what));
+        close(fd);
+}
+
+/* A directory with files in it (rmdir cannot take it): moved aside as it
+ * was, into a quarantine of ours whose name a squatter (here a symlink out
+ * of the share) cannot keep; the slots are bounded, then -EMLINK. */
+static void test_quarantine(void **state) {
+        int root = fresh_dir(dir, "quarantine"), fd;
+        char outside[PATH_MAX], buf[64], slot[64];
+        struct stat st;
+        ShareHolder h;
+        SharePlanted planted;
+
+        snprintf(outside, sizeof(outside), "%s/outside", dir);
+        assert_int_equal(mkdir(outside, 0755), 0);
+        assert_int_equal(symlinkat(outside, root, SHARE_QUARANTINE_NAME), 0);
+        plant_full_dir(root, "precious0");
+        fd = share_lock_take(root, NOW, &h, &planted);
+        assert_true(fd >= 0);
+        assert_true(planted.found && S_ISDIR(planted.mode));
+        /* The squatter (the symlink, not followed) took slot 0, the plant 1. */
+        assert_string_equal(planted.aside, SHARE_QUARANTINE_NAME "/1");
+        assert_int_equal(fstatat(root, SHARE_QUARANTINE_NAME, &st, AT_SYMLINK_NOFOLLOW), 0);
+        assert_true(S_ISDIR(st.st_mode));
+        assert_int_equal(st.st_mode & 07777, 0700);
+        assert_int_equal(st.st_uid, geteuid());
+        assert_int_equal(fstatat(root, SHARE_QUARANTINE_NAME "/0", &st, AT_SYMLINK_NOFOLLOW), 0);
+        assert_true(S_ISLNK(st.st_mode));
+        read_file_at(root, SHARE_QUARANTINE_NAME "/1/file", buf, sizeof(buf));
+        assert_string_equal(buf, "precious0");
+        assert_int_equal(rmdir(outside), 0);   /* nothing went there */
+        close(fd);
+        /* Swapped in again and again: each goes aside, into the next slot. */
+        for (int i = 2; i < SHARE_QUARANTINE_SLOTS; i++) {
+                char what[32];
+
+                assert_int_equal(unlinkat(root, SHARE_LOCK_NAME, 0), 0);
+                snprintf(what, sizeof(what), "precious%d", i);
+                plant_full_dir(root, what);
+                fd = share_lock_take(root, NOW, &h, &planted);
+                assert_true(fd >= 0);
+                snprintf(slot, sizeof(slot), "%s/%d", SHARE_QUARANTINE_NAME, i);
+                assert_string_equal(planted.aside, slot);
+                snprintf(slot, sizeof(slot), "%s/%d/file", SHARE_QUARANTINE_NAME, i);
+                read_file_at(root, slot, buf, sizeof(buf));
+                assert_string_equal(buf, what);
+                close(fd);
+        }
+        /* Full: a directory stays where it is (never emptied or removed),
+         * and no name beyond the slots is made. */
+        assert_int_equal(unlinkat(root, SHARE_LOCK_NAME, 0), 0);
+        plant_full_dir(root, "last");
+        assert_int_equal(share_lock_take(root, NOW, &h, &planted), -EMLINK);
+        assert_true(planted.found && S_ISDIR(planted.mode));
+        read_file_at(root, SHARE_LOCK_NAME "/file", buf, sizeof(buf));
+        assert_string_equal(buf, "last");
+        snprintf(slot, sizeof(slot), "%s/%d", SHARE_QUARANTINE_NAME, SHARE_QUARANTINE_SLOTS);
+        assert_int_equal(fstatat(root, slot, &st, AT_SYMLINK_NOFOLLOW), -1);
+        /* A FIFO then: only its name goes (it holds nothing). */
+        assert_int_equal(unlinkat(root, SHARE_LOCK_NAME "/file", 0), 0);
+        assert_int_equal(unlinkat(root, SHARE_LOCK_NAME, AT_REMOVEDIR), 0);
+        assert_int_equal(mkfifoat(root, SHARE_LOCK_NAME, 0666), 0);
+        fd = share_lock_take(root, NOW, &h, &planted);
+        assert_true(fd >= 0);
+        assert_true(planted.found && S_ISFIFO(planted.mode));
+        assert_string_equal(planted.aside, "");
+        close(fd);
+        close(root);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_parse),
@@ -196,6 +284,7 @@ int main(void) {
                 cmocka_unit_test(test_other_host_heartbeat),
                 cmocka_unit_test(test_replaced_file_is_stale),
                 cmocka_unit_test(test_planted),
+                cmocka_unit_test(test_quarantine),
         };
         return cmocka_run_group_tests_name("share-lock", tests, setup, teardown);
 }
