@@ -3,44 +3,94 @@
 """The soak's sampler: asks the daemon for its status over the real socket,
 one request per connection as cachectl does, every INTERVAL seconds until
 killed, and prints one JSON line per sample: "t" (CLOCK_MONOTONIC when the
-request began), "ms" (connect to the end of the reply) and, per cache,
+request began), "ms" (connect to the end of the reply), "ctl_ms" (the same
+for a trivial echo server at the daemon's priority, asked at the same
+moment: what any process was waiting for a core right then) and, per cache,
 [size_bytes, files, max_size_bytes, stored_bytes_total, stored_files_total,
 trimming (0/1), the last trim's seconds, its reason], and "vol": the first
-volume's [avail_bytes, alert]; or "err" when the daemon
-could not be reached or answered badly. Its own process, so that what the
-oracle does meanwhile never delays a measurement.
+volume's [avail_bytes, alert]; or "err" when the daemon could not be reached
+or answered badly. Its own process, so that what the oracle does meanwhile
+never delays a measurement.
 
-Usage: sampler.py SOCKET INTERVAL OUTPUT"""
+Usage: sampler.py SOCKET INTERVAL OUTPUT CONTROL_SOCKET
+       sampler.py --echo CONTROL_SOCKET    the echo server"""
 import json
 import os
+import select
 import socket
 import sys
 import time
 
 
-def ask(path):
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.settimeout(10)
-        s.connect(path)
-        s.sendall(b'{"cmd":"status"}\n')
-        reply = bytearray()
-        while not reply.endswith(b"\n"):
-            chunk = s.recv(1 << 16)
-            if not chunk:
-                raise OSError("connection closed before the reply ended")
-            reply += chunk
-    return json.loads(reply)
+def start(path, line):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(10)
+    s.connect(path)
+    s.sendall(line)
+    s.setblocking(False)
+    return s
+
+
+def ask_both(path, control):
+    """Asks the daemon and the echo server at once; returns (reply, ms,
+    control ms)."""
+    t0 = time.monotonic()
+    pending = {}
+    c = start(control, b"ping\n")
+    pending[c] = bytearray()
+    d = start(path, b'{"cmd":"status"}\n')
+    pending[d] = bytearray()
+    took = {}
+    try:
+        while pending:
+            ready, _, _ = select.select(list(pending), [], [], 10)
+            if not ready:
+                raise OSError("no reply within 10 s")
+            for s in ready:
+                chunk = s.recv(1 << 16)
+                if not chunk:
+                    raise OSError("connection closed before the reply ended")
+                pending[s] += chunk
+                if pending[s].endswith(b"\n"):
+                    took[s] = (time.monotonic() - t0) * 1000, bytes(pending.pop(s))
+    finally:
+        c.close()
+        d.close()
+    return json.loads(took[d][1]), took[d][0], took[c][0]
+
+
+def echo(path):
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(path)
+    srv.listen(64)
+    while True:
+        conn, _ = srv.accept()
+        with conn:
+            conn.settimeout(5)
+            data = b""
+            try:
+                while not data.endswith(b"\n"):
+                    chunk = conn.recv(4096)
+                    if not chunk:
+                        break
+                    data += chunk
+                conn.sendall(data)
+            except OSError:
+                pass
 
 
 def main():
-    path, interval, output = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+    if sys.argv[1] == "--echo":
+        echo(sys.argv[2])
+        return
+    path, interval, output, control = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4]
     with open(output, "a", buffering=1) as out:
         while True:
             t0 = time.monotonic()
             rec = {"t": round(t0, 4)}
             try:
-                reply = ask(path)
-                rec["ms"] = round((time.monotonic() - t0) * 1000, 2)
+                reply, ms, ctl_ms = ask_both(path, control)
+                rec["ms"], rec["ctl_ms"] = round(ms, 2), round(ctl_ms, 2)
                 if not reply.get("ok"):
                     raise OSError(f"refused: {reply.get('error')}")
                 for v in reply["result"]["volumes"][:1]:
