@@ -52,7 +52,7 @@
 #define PROTOCOL_HISTORY_DAYS_MAX    90U
 /* Rows in one reply, over every cache it holds: a request for more (count
  * times the caches asked for) is refused. Two caches' 90 days of hours;
- * a row is at most ~470 bytes on the wire, so a reply stays well under
+ * a row is at most 635 bytes on the wire, so a reply stays well under
  * PROTOCOL_REPLY_MAX. */
 #define PROTOCOL_HISTORY_ROWS_MAX (2U * PROTOCOL_HISTORY_HOURS_MAX)
 
@@ -181,7 +181,7 @@ json_object *protocol_history_row(const ProtocolHistoryRow *r);
  * serialises to, written to buf (PROTOCOL_HISTORY_ROW_TEXT_MAX bytes) with
  * its NUL; returns its length. No allocation: for replies of thousands of
  * rows, written a slice at a time (control_reply_stream). */
-#define PROTOCOL_HISTORY_ROW_TEXT_MAX 768U      /* a row of every figure UINT64_MAX is 659 bytes */
+#define PROTOCOL_HISTORY_ROW_TEXT_MAX 768U      /* a row of every figure at its widest is 635 bytes */
 size_t protocol_history_row_text(const ProtocolHistoryRow *r, char *buf);
 
 /* An ok reply written in pieces: PROTOCOL_OK_HEAD, the result's JSON, then
