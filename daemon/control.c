@@ -259,10 +259,14 @@ static int connection_flush(Connection *conn) {
                         return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
                 conn->out_start += (size_t) n;
         }
-        /* Done: give back what a big reply took. */
-        free(conn->out);
-        conn->out = NULL;
-        conn->out_start = conn->out_end = conn->out_alloc = 0;
+        /* Done: give back what a big reply took; a streamed one keeps its
+         * buffer for the next slice. */
+        conn->out_start = conn->out_end = 0;
+        if (!conn->fill) {
+                free(conn->out);
+                conn->out = NULL;
+                conn->out_alloc = 0;
+        }
         return 0;
 }
 

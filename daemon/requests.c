@@ -127,18 +127,8 @@ static void history_reply_free(void *userdata) {
 static void history_add_row(const ProtocolHistoryRow *row, void *userdata) {
         HistoryReply *h = userdata;
 
-        if (h->n_rows == h->alloc_rows) {
-                size_t n = h->alloc_rows ? 2 * h->alloc_rows : 64;
-                ProtocolHistoryRow *p = reallocarray(h->rows, n, sizeof(*p));
-
-                if (!p) {
-                        h->failed = true;
-                        return;
-                }
-                h->rows = p;
-                h->alloc_rows = n;
-        }
-        h->rows[h->n_rows++] = *row;
+        if (h->n_rows < h->alloc_rows)  /* never more than asked for: room made for them all */
+                h->rows[h->n_rows++] = *row;
 }
 
 /* Copies the rows of cache c, the next in h->caches. */
@@ -234,9 +224,12 @@ static void handle_history(Manager *m, ControlRequest *req, json_object *request
                 return;
         }
         h = calloc(1, sizeof(*h));
-        if (h)
+        if (h) {
                 h->caches = calloc(only ? 1 : m->n_caches ?: 1, sizeof(*h->caches));
-        if (!h || !h->caches) {
+                h->alloc_rows = (size_t) q.count * (only ? 1 : m->n_caches);
+                h->rows = reallocarray(NULL, h->alloc_rows ?: 1, sizeof(*h->rows));
+        }
+        if (!h || !h->caches || !h->rows) {
                 history_reply_free(h);
                 control_reply_error(req, "out of memory");
                 return;
