@@ -294,6 +294,11 @@ PY
         write_config_caches "{ name = \"t\"; path = \"$CACHE\"; max_size = \"1G\"; }, { name = \"u\"; path = \"$CACHE2\"; max_size = \"1G\"; }"
         start_ready
         open_test_dir
+        # root's status without the flood, for scale: on a machine this
+        # loaded with other work, the bound is 4 times that if it is more
+        read -r _ quiet _ < <(timeout 40 python3 "$TOP/tests/helpers/status-latency.py" \
+                "$BATS_TEST_TMPDIR/ck.sock" 100 0.02 99)
+        bound=$(( ${quiet%.*} * 4 > 100 ? ${quiet%.*} * 4 : 100 ))
         # six users, each looping the biggest reply (2 x 2160 rows, 2 MB), read
         # whole, as fast as the daemon sends it (tests/helpers/history-flood.py)
         flooders="60011 60012 60013 60014 60015 60016"
@@ -310,10 +315,10 @@ PY
                 "$BATS_TEST_TMPDIR/ck.sock" 300 0.02 99 || echo "timed-out - -")
         touch "$F/stop"
         wait "$flood"
-        echo "# status under the flood: worst $worst ms, p99 $p99 ms, median $median ms;" \
+        echo "# status under the flood: worst $worst ms, p99 $p99 ms (bound $bound ms; quiet p99 $quiet ms), median $median ms;" \
              "replies (and failures) per flooder: $(cd "$F" && cat $flooders | tr '\n' ' ')" >&3
         [ "$worst" != timed-out ]
-        [ "${p99%.*}" -lt 100 ]
+        [ "${p99%.*}" -lt "$bound" ]
         # and the flood was served too, whole, none starved
         for u in $flooders; do
                 read -r replies failures < "$F/$u"
