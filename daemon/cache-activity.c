@@ -265,7 +265,9 @@ static void state_name(const Cache *c, const char *suffix, char *buf, size_t siz
 
 /* Logs what a load of the state file name (what: "history") said. */
 static void loaded(const Cache *c, int r, const char *what, const char *dir, const char *name, const char *message) {
-        if (r == HISTORY_FILE_OK)
+        if (r == HISTORY_FILE_OK && message[0])
+                log_warning("Cache %s: %s (in %s).", c->config->name, message, dir);
+        else if (r == HISTORY_FILE_OK)
                 log_debug("Cache %s: %s loaded from %s/%s.", c->config->name, what, dir, name);
         else if (r < 0)
                 log_warning_errno(r, "Cache %s: cannot read its %s %s/%s, starting empty: %m", c->config->name, what,

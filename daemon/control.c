@@ -24,6 +24,11 @@
 #define CONTROL_ACCEPT_BATCH 16                    /* accepts per wakeup: a flood can't starve the loop */
 #define CONTROL_RETRY_USEC   (100 * USEC_PER_MSEC) /* pause after EMFILE & co. instead of spinning */
 #define CONTROL_PEER_GROUPS  64                    /* supplementary groups read at once; more take a second call */
+/* A streamed reply's next slice: after every request line that is read and
+ * every reply that is flushed (normal priority), after inotify (watch.h),
+ * before the background scans and trims (idle). A status asked for while
+ * six clients stream history waits for at most the slice being written. */
+#define CONTROL_FILL_PRIORITY (SD_EVENT_PRIORITY_NORMAL + 5)
 
 typedef struct Connection Connection;
 
@@ -40,12 +45,17 @@ struct Connection {
         Connection *prev, *next;
         int fd;
         sd_event_source *io_source, *timer_source, *defer_source;
+        sd_event_source *fill_source;   /* the next slice of a streamed reply */
         ControlPeer peer;               /* peer.groups points to groups */
         gid_t *groups;
         bool privileged;                /* may use the reserved slots; no per-uid limit */
         usec_t since;                   /* accepted or last answered: the idle timeout runs from here */
         usec_t line_start;              /* when the first byte of the line in in[] was read */
         ControlRequest *pending;        /* held by the handler until it answers */
+        control_fill_t fill;            /* set while a streamed reply is written (control_reply_stream) */
+        void (*fill_free)(void *);
+        void *fill_userdata;
+        size_t fill_bytes;              /* of the streamed line written so far */
         char in[PROTOCOL_REQUEST_MAX];  /* at most one request line, newline included */
         size_t in_len;
         char *out;                      /* unflushed output is out[out_start..out_end) */
@@ -74,6 +84,17 @@ static usec_t control_now(const Control *c) {
         return event_now(c->event, CLOCK_MONOTONIC);
 }
 
+/* Ends the streamed reply, complete or not: its userdata goes. */
+static void connection_stream_end(Connection *conn) {
+        if (!conn->fill)
+                return;
+        if (conn->fill_free)
+                conn->fill_free(conn->fill_userdata);
+        conn->fill = NULL;
+        conn->fill_free = NULL;
+        conn->fill_userdata = NULL;
+}
+
 static void connection_free(Connection *conn) {
         Control *c = conn->control;
 
@@ -86,10 +107,12 @@ static void connection_free(Connection *conn) {
         c->n_connections--;
         if (conn->pending)
                 conn->pending->connection = NULL;
+        connection_stream_end(conn);
         /* Sources go before the fd they watch. */
         sd_event_source_disable_unref(conn->io_source);
         sd_event_source_disable_unref(conn->timer_source);
         sd_event_source_disable_unref(conn->defer_source);
+        sd_event_source_disable_unref(conn->fill_source);
         close(conn->fd);
         free(conn->out);
         free(conn->groups);
@@ -126,16 +149,15 @@ static char *error_line(const char *fmt, ...) {
         return line;
 }
 
-/* Appends a malloc'd line (taken over; NULL means out of memory). A client
- * whose unread output would pass the cap is dropped instead. */
-static void connection_queue(Connection *conn, char *line) {
-        _cleanup_free_ char *l = line;
-        size_t len, queued = conn->out_end - conn->out_start, n;
+/* Room for len more bytes of output: where they go (at out + out_end), or
+ * NULL with the client marked to drop (out of memory, or its unread output
+ * would pass the cap). */
+static char *connection_reserve(Connection *conn, size_t len) {
+        size_t queued = conn->out_end - conn->out_start, n;
         char *p;
 
-        if (!l || conn->drop)
+        if (conn->drop)
                 goto drop;
-        len = strlen(l);
         if (queued + len > conn->control->output_max) {
                 log_debug("Control client pid %d does not read its replies, dropping it",
                           (int) conn->peer.pid);
@@ -157,11 +179,63 @@ static void connection_queue(Connection *conn, char *line) {
                 conn->out = p;
                 conn->out_alloc = n;
         }
-        memcpy(conn->out + conn->out_end, l, len);
-        conn->out_end += len;
-        return;
+        return conn->out + conn->out_end;
 drop:
         conn->drop = true;
+        return NULL;
+}
+
+/* Appends a malloc'd line (taken over; NULL means out of memory). A client
+ * whose unread output would pass the cap is dropped instead. */
+static void connection_queue(Connection *conn, char *line) {
+        _cleanup_free_ char *l = line;
+        size_t len;
+        char *p;
+
+        if (!l) {
+                conn->drop = true;
+                return;
+        }
+        len = strlen(l);
+        p = connection_reserve(conn, len);
+        if (!p)
+                return;
+        memcpy(p, l, len);
+        conn->out_end += len;
+}
+
+/* Writes the next slice of a streamed reply, once the client has taken all
+ * but less than a slice of its output: so a big reply is encoded a slice per
+ * turn of the loop, between other clients' turns, and never queued whole. */
+static void connection_fill(Connection *conn) {
+        size_t len = 0;
+        char *p;
+        int r;
+
+        if (!conn->fill || conn->drop || conn->out_end - conn->out_start >= CONTROL_SLICE_BYTES)
+                return;
+        p = connection_reserve(conn, CONTROL_SLICE_BYTES);
+        if (!p)
+                return;
+        r = conn->fill(p, CONTROL_SLICE_BYTES, &len, conn->fill_userdata);
+        assert(len <= CONTROL_SLICE_BYTES);
+        conn->out_end += len;
+        conn->fill_bytes += len;
+        if (r >= 0 && conn->fill_bytes > PROTOCOL_REPLY_MAX) {
+                log_warning("Control reply of more than %u bytes is too large, dropping the client",
+                            (unsigned) PROTOCOL_REPLY_MAX);
+                r = -EMSGSIZE;
+        }
+        if (r < 0) {
+                log_debug_errno(r, "Control client pid %d: reply failed midway, dropping it: %m",
+                                (int) conn->peer.pid);
+                conn->drop = true;
+        }
+        if (r <= 0) {
+                connection_stream_end(conn);
+                /* Answered in full: the clocks restart, as at any answer. */
+                conn->since = conn->line_start = control_now(conn->control);
+        }
 }
 
 static void connection_queue_error(Connection *conn, const char *fmt, ...) _printf_(2, 3);
@@ -185,10 +259,14 @@ static int connection_flush(Connection *conn) {
                         return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
                 conn->out_start += (size_t) n;
         }
-        /* Done: give back what a big reply took. */
-        free(conn->out);
-        conn->out = NULL;
-        conn->out_start = conn->out_end = conn->out_alloc = 0;
+        /* Done: give back what a big reply took; a streamed one keeps its
+         * buffer for the next slice. */
+        conn->out_start = conn->out_end = 0;
+        if (!conn->fill) {
+                free(conn->out);
+                conn->out = NULL;
+                conn->out_alloc = 0;
+        }
         return 0;
 }
 
@@ -257,7 +335,7 @@ static void connection_dispatch(Connection *conn, const char *line, size_t len) 
 /* Hands complete lines to the handler one at a time: stops while a request
  * is pending; connection_run() resumes here once it is answered. */
 static void connection_process(Connection *conn) {
-        while (!conn->pending && !conn->closing && !conn->drop) {
+        while (!conn->pending && !conn->fill && !conn->closing && !conn->drop) {
                 char *nl = memchr(conn->in, '\n', conn->in_len);
                 size_t len;
 
@@ -288,25 +366,33 @@ static void connection_process(Connection *conn) {
 /* Reads only with no request pending or buffered, so a client cannot make
  * us queue more than one line. */
 static bool connection_wants_input(const Connection *conn) {
-        return !conn->pending && !conn->closing && !conn->read_eof &&
+        return !conn->pending && !conn->fill && !conn->closing && !conn->read_eof &&
                 !memchr(conn->in, '\n', conn->in_len);
 }
 
 /* When the client has had its chance: with part of a line buffered, the
- * line timeout after its first byte; else the idle timeout after the last
- * answer (or the accept). Bytes that complete no request move neither. */
+ * line timeout after its first byte; else, or while a streamed reply is
+ * written, the idle timeout after the last answer (or the accept). Bytes
+ * that complete no request move neither. */
 static usec_t connection_deadline(const Connection *conn) {
         const Control *c = conn->control;
 
-        return conn->in_len > 0 ? conn->line_start + c->line_usec : conn->since + c->idle_usec;
+        return conn->in_len > 0 && !conn->fill ? conn->line_start + c->line_usec : conn->since + c->idle_usec;
 }
 
 /* Brings the event mask and the timer in line with the state: read only
- * when connection_wants_input(), write only with output. The timer stops
- * while a request is pending: a long trim is not idleness. */
+ * when connection_wants_input(), write only with output; the next slice of
+ * a streamed reply on the next turn once the socket took nearly all. The
+ * timer stops while a request is pending: a long trim is not idleness. */
 static int connection_update(Connection *conn) {
         uint32_t events = 0;
         int r;
+
+        if (conn->fill && conn->out_end - conn->out_start < CONTROL_SLICE_BYTES) {
+                r = sd_event_source_set_enabled(conn->fill_source, SD_EVENT_ONESHOT);
+                if (r < 0)
+                        return r;
+        }
 
         if (connection_wants_input(conn))
                 events |= EPOLLIN;
@@ -335,8 +421,16 @@ static void connection_run(Connection *conn, uint32_t revents) {
         if ((revents & EPOLLIN) && connection_wants_input(conn))  /* revents may be stale */
                 r = connection_read(conn);
         if (r >= 0) {
+                bool streaming = conn->fill;
+
                 connection_process(conn);
+                connection_fill(conn);
                 r = connection_flush(conn);
+                /* A streamed line just ended: the next request line, if one
+                 * is buffered already, on the next turn. */
+                if (r >= 0 && streaming && !conn->fill &&
+                    sd_event_source_set_enabled(conn->defer_source, SD_EVENT_ONESHOT) < 0)
+                        conn->drop = true;
         }
         if (r >= 0 && (conn->drop || (conn->closing && conn->out_start == conn->out_end)))
                 return connection_free(conn);
@@ -361,7 +455,7 @@ static int connection_defer(sd_event_source *s, void *userdata) {
 static int connection_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         Connection *conn = userdata;
 
-        if (conn->in_len > 0) {
+        if (conn->in_len > 0 && !conn->fill) {
                 log_debug("Control client pid %d (uid %u) sent no whole request line in time, closing",
                           (int) conn->peer.pid, (unsigned) conn->peer.uid);
                 if (conn->out_start == conn->out_end)   /* else it would land inside a reply */
@@ -412,6 +506,12 @@ static int connection_new(Control *c, int fd, const ControlPeer *peer, gid_t *gr
                 r = sd_event_add_defer(c->event, &conn->defer_source, connection_defer, conn);
         if (r >= 0)
                 r = sd_event_source_set_enabled(conn->defer_source, SD_EVENT_OFF);
+        if (r >= 0)
+                r = sd_event_add_defer(c->event, &conn->fill_source, connection_defer, conn);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(conn->fill_source, SD_EVENT_OFF);
+        if (r >= 0)
+                r = sd_event_source_set_priority(conn->fill_source, CONTROL_FILL_PRIORITY);
         if (r < 0) {
                 connection_free(conn);
                 return r;
@@ -419,6 +519,7 @@ static int connection_new(Control *c, int fd, const ControlPeer *peer, gid_t *gr
         (void) sd_event_source_set_description(conn->io_source, "control-connection");
         (void) sd_event_source_set_description(conn->timer_source, "control-deadline");
         (void) sd_event_source_set_description(conn->defer_source, "control-resume");
+        (void) sd_event_source_set_description(conn->fill_source, "control-slice");
         return 0;
 }
 
@@ -474,7 +575,7 @@ static const char *admission(const Control *c, const ControlPeer *peer, bool pri
         /* Never more than the limit: admission_decide lets none in beyond it. */
         for (; a && n < ELEMENTSOF(slots); a = a->next)
                 slots[n++] = (AdmissionSlot) { .uid = a->peer.uid, .privileged = a->privileged,
-                                              .busy = a->pending != NULL };
+                                              .busy = a->pending || a->fill };
         r = admission_decide(&limits, slots, n, peer->uid, privileged, &victim, buf, size);
         *ret_displace = NULL;
         if (r < 0)
@@ -653,17 +754,23 @@ static void request_send(ControlRequest *req, char *line) {
         free(line);
 }
 
-/* Sends req's last line (taken over) and frees req. */
-static void request_end(ControlRequest *req, char *line) {
+/* Ends req, answered: its connection reads again (or writes its streamed
+ * reply), its clocks restart; frees req. */
+static void request_finish(ControlRequest *req) {
         Connection *conn = req->connection;
 
-        request_send(req, line);
         if (conn) {
                 conn->pending = NULL;
                 conn->since = conn->line_start = control_now(conn->control);
                 connection_kick(conn);
         }
         request_free(req);
+}
+
+/* Sends req's last line (taken over) and frees req. */
+static void request_end(ControlRequest *req, char *line) {
+        request_send(req, line);
+        request_finish(req);
 }
 
 int control_new(sd_event *e, const char *path, int listen_fd, control_handler_t handler,
@@ -807,4 +914,48 @@ void control_send_progress(ControlRequest *req, json_object *progress) {
         request_send(req, protocol_encode_progress(progress));
         if (req->connection)
                 connection_kick(req->connection);
+}
+
+/* The whole streamed line for a local request's sink, or NULL (too large,
+ * out of memory, fill failed). */
+static char *stream_whole(control_fill_t fill, void *userdata) {
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0, n;
+        char *p;
+        int r;
+
+        do {
+                if (len > PROTOCOL_REPLY_MAX)
+                        return NULL;
+                p = realloc(buf, len + CONTROL_SLICE_BYTES + 1);
+                if (!p)
+                        return NULL;
+                buf = p;
+                n = 0;
+                r = fill(buf + len, CONTROL_SLICE_BYTES, &n, userdata);
+                assert(n <= CONTROL_SLICE_BYTES);
+                len += n;
+                buf[len] = 0;
+        } while (r > 0);
+        return r == 0 && len <= PROTOCOL_REPLY_MAX ? TAKE_PTR(buf) : NULL;
+}
+
+void control_reply_stream(ControlRequest *req, control_fill_t fill, void (*free_userdata)(void *), void *userdata) {
+        Connection *conn = req->connection;
+
+        assert(req && fill);
+        if (conn && !conn->drop) {
+                assert(!conn->fill);
+                conn->fill = fill;
+                conn->fill_free = free_userdata;
+                conn->fill_userdata = userdata;
+                conn->fill_bytes = 0;
+                request_finish(req);    /* the first slice on the connection's next turn */
+                return;
+        }
+        if (!conn && req->sink)
+                request_send(req, stream_whole(fill, userdata) ?: protocol_encode_error("reply too large"));
+        if (free_userdata)
+                free_userdata(userdata);
+        request_finish(req);
 }

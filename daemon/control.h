@@ -26,6 +26,7 @@
 #define CONTROL_IDLE_USEC       (10 * USEC_PER_SEC)   /* no request for this long after the last answer */
 #define CONTROL_LINE_USEC       (2 * USEC_PER_SEC)    /* from a request's first byte to its newline */
 #define CONTROL_OUTPUT_MAX      (4u << 20)            /* unread reply bytes before we give up on a client (one whole reply: PROTOCOL_REPLY_MAX) */
+#define CONTROL_SLICE_BYTES     (64u << 10)           /* a streamed reply is written this much at a time (control_reply_stream) */
 
 typedef struct Control Control;
 typedef struct ControlRequest ControlRequest;
@@ -120,3 +121,28 @@ void control_reply_ok(ControlRequest *req, json_object *result);
 void control_reply_error(ControlRequest *req, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Sends a progress line (protocol_encode_progress; progress borrowed); req stays open. */
 void control_send_progress(ControlRequest *req, json_object *progress);
+
+/* Writes the next piece of a streamed reply line into buf (size bytes, at
+ * least CONTROL_SLICE_BYTES), no more than that, and stores its length in
+ * *ret_len. Returns 1 while more is to come, 0 when the piece ends the line
+ * (its newline included), or -errno: the client is then dropped, never sent
+ * a line cut short. */
+typedef int (*control_fill_t)(char *buf, size_t size, size_t *ret_len, void *userdata);
+
+/* Answers req (and ends it) with a reply too big to write at once without
+ * holding up everyone else (a history of thousands of rows): fill writes
+ * it a slice at a time, on the loop, one slice per turn of the connection,
+ * and only once the client has taken all but less than a slice of what it
+ * was sent. Between two slices the loop serves the other clients: a big
+ * reply costs them one slice's encoding, never the whole; and each such
+ * client holds one or two slices of output, never the whole line. fill
+ * must encode from what userdata holds (a copy of the figures), never
+ * from state that may go meanwhile. No other request of the connection
+ * is read until the line is complete. The idle timeout runs from the
+ * answer, as for any reply: a client that does not take the line within
+ * it is closed. userdata is handed to free_userdata exactly once: when the
+ * line is complete, the client is gone or dropped (a line of more than
+ * PROTOCOL_REPLY_MAX is dropped too), or at once for a request with no
+ * client left. A local request (control_request_new_local) gets the whole
+ * line at once. */
+void control_reply_stream(ControlRequest *req, control_fill_t fill, void (*free_userdata)(void *), void *userdata);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ccache-lock.h"
@@ -301,12 +302,14 @@ static int open_checked(int dirfd, const char *name, int *ret_fd, char *detail, 
         return HISTORY_FILE_OK;
 }
 
-/* Decodes the payload of a good file of version vi (an index) into obj.
- * Returns 0 or -EBADMSG. */
-typedef int (*decode_t)(void *obj, size_t vi, const uint8_t *payload, usec_t now);
+/* Decodes the payload of a good file of version vi (an index) into obj;
+ * what of it was dropped, if anything, goes to note (size bytes, left as
+ * it is when nothing was). Returns 0 or -EBADMSG. */
+typedef int (*decode_t)(void *obj, size_t vi, const uint8_t *payload, usec_t now, char *note, size_t size);
 
 /* Reads, checks and decodes dirfd/name of format f into obj. Returns a
- * HistoryFileStatus (detail set when bad) or -errno. */
+ * HistoryFileStatus (detail set when bad, or when good but not all of it
+ * was loaded) or -errno. */
 static int load(const Format *f, int dirfd, const char *name, decode_t decode, void *obj, usec_t now, char *detail,
                 size_t size) {
         _cleanup_free_ uint8_t *buf = NULL;
@@ -327,7 +330,7 @@ static int load(const Format *f, int dirfd, const char *name, decode_t decode, v
         r = file_check(f, buf, n, &vi, detail, size);
         if (r != HISTORY_FILE_OK)
                 return r;
-        r = decode(obj, vi, buf + HISTORY_FILE_HEADER_BYTES, now);
+        r = decode(obj, vi, buf + HISTORY_FILE_HEADER_BYTES, now, detail, size);
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
@@ -381,7 +384,7 @@ static void sweep_temporaries(int dirfd, const char *name) {
 /* Loads dirfd/name of format f into obj (history_file_load). */
 static int file_load(const Format *f, int dirfd, const char *name, decode_t decode, void *obj, usec_t now,
                      char *message, size_t message_size) {
-        char detail[160] = "", aside[NAME_MAX + 1];
+        char detail[320] = "", aside[NAME_MAX + 1];
         int r, k;
 
         assert(name && obj && message && message_size > 0);
@@ -390,6 +393,8 @@ static int file_load(const Format *f, int dirfd, const char *name, decode_t deco
                 return -EINVAL;
         sweep_temporaries(dirfd, name);
         r = load(f, dirfd, name, decode, obj, now, detail, sizeof(detail));
+        if (r == HISTORY_FILE_OK && detail[0])
+                snprintf(message, message_size, "%s '%s' %s", f->What, name, detail);
         if (r < 0 || r == HISTORY_FILE_OK || r == HISTORY_FILE_MISSING)
                 return r;
 
@@ -403,15 +408,89 @@ static int file_load(const Format *f, int dirfd, const char *name, decode_t deco
         return r;
 }
 
-static int decode_history(void *obj, size_t vi, const uint8_t *payload, usec_t now) {
-        return activity_decode(obj, payload, history_events(vi), now);
+/* Whether the encoded bucket at p (bytes long) holds a figure: a count or
+ * bytes of some kind (its first 8 bytes, the cache's size then, are not). */
+static bool bucket_has_figures(const uint8_t *p, size_t bytes) {
+        for (size_t i = 8; i < bytes; i++)
+                if (p[i])
+                        return true;
+        return false;
+}
+
+/* "YYYY-MM-DD HH:MM" (UTC) of minute m since the epoch. */
+static void format_minute(uint64_t m, char *buf, size_t size) {
+        time_t t = (time_t) (m * 60);
+        struct tm tm;
+
+        if (m > (uint64_t) INT64_MAX / 60 || !gmtime_r(&t, &tm) || strftime(buf, size, "%Y-%m-%d %H:%M", &tm) == 0)
+                snprintf(buf, size, "minute %ju", (uintmax_t) m);
+}
+
+/* A file whose newest minute is after now (written by a clock that was
+ * ahead, or forged): activity_decode drops its buckets after now, as when
+ * the clock steps back (activity_advance). They cannot be placed: history
+ * ends at now, so they would stay unseen until their time came and then be
+ * added to what really happens in it; the clock that dated them was wrong.
+ * The buckets up to now are kept. Says in note (size bytes) what goes: how
+ * many buckets that held figures and the span they cover; left as it is
+ * when the file is not from the future. */
+static void future_note(const uint8_t *payload, unsigned events, usec_t now, char *note, size_t size) {
+        const size_t bucket = ACTIVITY_BUCKET_BYTES_OF(events);
+        const uint8_t *minutes = payload + 24, *hours = minutes + ACTIVITY_MINUTES * bucket;
+        uint64_t head, now_min = now / ((usec_t) ACTIVITY_MINUTE_SEC * USEC_PER_SEC), first = UINT64_MAX, last = 0;
+        size_t n_minutes = 0, n_hours = 0;
+        char newest[32], from[32], to[32];
+        bool far;
+
+        (void) le_get64(payload, &head);
+        if (head <= now_min || head < ACTIVITY_HOURS * 60)
+                return;
+        /* As activity_advance steps back: a whole ring ahead, now's hour goes too. */
+        far = head - now_min >= ACTIVITY_MINUTES;
+        for (uint64_t i = 0; i < ACTIVITY_MINUTES; i++) {
+                uint64_t m = head - (ACTIVITY_MINUTES - 1) + i;
+
+                if (m > now_min && bucket_has_figures(minutes + i * bucket, bucket)) {
+                        n_minutes++;
+                        first = m < first ? m : first;
+                        last = m + 1 > last ? m + 1 : last;
+                }
+        }
+        for (uint64_t i = 0; i < ACTIVITY_HOURS; i++) {
+                uint64_t h = head / 60 - (ACTIVITY_HOURS - 1) + i;
+
+                if ((h > now_min / 60 || (far && h == now_min / 60)) && bucket_has_figures(hours + i * bucket, bucket)) {
+                        n_hours++;
+                        first = h * 60 < first ? h * 60 : first;
+                        last = (h + 1) * 60 > last ? (h + 1) * 60 : last;
+                }
+        }
+        format_minute(head, newest, sizeof(newest));
+        if (n_minutes + n_hours == 0) {
+                snprintf(note, size, "is dated %ju min in the future (its newest minute %s UTC): no bucket after now "
+                         "held figures, the rest is loaded", (uintmax_t) (head - now_min), newest);
+                return;
+        }
+        format_minute(first, from, sizeof(from));
+        format_minute(last, to, sizeof(to));
+        snprintf(note, size, "is dated %ju min in the future (its newest minute %s UTC): dropped the %zu minute and "
+                 "%zu hour buckets with figures from then, spanning %s to %s UTC; the rest is loaded",
+                 (uintmax_t) (head - now_min), newest, n_minutes, n_hours, from, to);
+}
+
+static int decode_history(void *obj, size_t vi, const uint8_t *payload, usec_t now, char *note, size_t size) {
+        int r = activity_decode(obj, payload, history_events(vi), now);
+
+        if (r >= 0)
+                future_note(payload, history_events(vi), now, note, size);
+        return r;
 }
 
 int history_file_load(int dirfd, const char *name, Activity *a, usec_t now, char *message, size_t message_size) {
         return file_load(&history_format, dirfd, name, decode_history, a, now, message, message_size);
 }
 
-static int decode_regret(void *obj, size_t vi, const uint8_t *payload, usec_t now) {
+static int decode_regret(void *obj, size_t vi, const uint8_t *payload, usec_t now, char *note, size_t size) {
         return regret_decode(obj, payload);
 }
 

@@ -74,7 +74,10 @@ int history_file_save(int dirfd, const char *name, const Activity *a);
  * to now, realtime usec), once at start, before any save of name: the
  * temporaries a save cut short by a crash left are removed first. Never follows a symlink, refuses a file above
  * HISTORY_FILE_MAX_BYTES without reading it. Returns:
- *   HISTORY_FILE_OK: a holds the file's history;
+ *   HISTORY_FILE_OK: a holds the file's history; message is empty, or, for
+ *     a file dated after now (its clock was ahead, or it is forged), says
+ *     what was dropped (its buckets after now: how many held figures, the
+ *     span they cover; the rest is loaded): log it once;
  *   HISTORY_FILE_MISSING: no such file, a unchanged, nothing to say;
  *   another HistoryFileStatus: the file is bad, a unchanged; it was renamed
  *     to "<name>.corrupt-<unix seconds>" (".<n>" added if that exists) and

@@ -3,6 +3,7 @@
  * No I/O, no logging: errors come back as -errno and a message. */
 #include <assert.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -306,15 +307,23 @@ int protocol_decode_history(json_object *request, ProtocolHistory *ret, char *er
         return 0;
 }
 
+/* hits / (hits + misses) in s, as it goes on the wire; false without calls
+ * (the rate is null). */
+static bool hit_rate_text(uint64_t hits, uint64_t misses, double *ret, char s[static 32]) {
+        if (hits + misses == 0)
+                return false;
+        *ret = (double) hits / (double) (hits + misses);
+        snprintf(s, 32, "%.6g", *ret);  /* 0.9, not 0.90000000000000002 */
+        return true;
+}
+
 /* hits / (hits + misses), or null without calls. */
 static json_object *hit_rate(uint64_t hits, uint64_t misses) {
         double rate;
         char s[32];
 
-        if (hits + misses == 0)
+        if (!hit_rate_text(hits, misses, &rate, s))
                 return NULL;
-        rate = (double) hits / (double) (hits + misses);
-        snprintf(s, sizeof(s), "%.6g", rate);   /* 0.9, not 0.90000000000000002 */
         return json_object_new_double_s(rate, s);
 }
 
@@ -351,6 +360,89 @@ json_object *protocol_history_row(const ProtocolHistoryRow *r) {
         for (size_t i = 0; i < ELEMENTSOF(counts); i++)
                 put(o, counts[i].key, json_object_new_uint64(counts[i].value));
         return o;
+}
+
+/* Writes v in decimal at p; returns the end. */
+static char *put_u64(char *p, uint64_t v) {
+        char digits[20];
+        size_t n = 0;
+
+        do
+                digits[n++] = (char) ('0' + v % 10);
+        while ((v /= 10) > 0);
+        while (n > 0)
+                *p++ = digits[--n];
+        return p;
+}
+
+/* Writes string literal s (without its NUL) at p; returns the end. */
+#define PUT_LITERAL(p, s) ((char *) memcpy((p), (s), sizeof(s) - 1) + sizeof(s) - 1)
+#define ROW_KEY(key) ",\"" key "\":"
+
+size_t protocol_history_row_text(const ProtocolHistoryRow *r, char *buf) {
+        const uint64_t counts[] = {
+                r->refreshed, r->evictions, r->removals, r->stored_bytes, r->evicted_bytes, r->removed_bytes,
+                r->regretted, r->regretted_bytes, r->uncacheable, r->errors, r->remote_hits, r->remote_misses,
+                r->remote_errors,
+        };
+        /* protocol_history_row's keys of counts[], in its order. */
+        static const char *const keys[] = {
+                ROW_KEY(PROTOCOL_ROW_REFRESHED), ROW_KEY(PROTOCOL_ROW_EVICTIONS), ROW_KEY(PROTOCOL_ROW_REMOVALS),
+                ROW_KEY(PROTOCOL_ROW_STORED_BYTES), ROW_KEY(PROTOCOL_ROW_EVICTED_BYTES),
+                ROW_KEY(PROTOCOL_ROW_REMOVED_BYTES), ROW_KEY(PROTOCOL_ROW_REGRETTED),
+                ROW_KEY(PROTOCOL_ROW_REGRETTED_BYTES), ROW_KEY(PROTOCOL_ROW_UNCACHEABLE),
+                ROW_KEY(PROTOCOL_ROW_ERRORS), ROW_KEY(PROTOCOL_ROW_REMOTE_HITS), ROW_KEY(PROTOCOL_ROW_REMOTE_MISSES),
+                ROW_KEY(PROTOCOL_ROW_REMOTE_ERRORS),
+        };
+        char rate[32], *p = buf;
+        double unused;
+
+        static_assert(ELEMENTSOF(keys) == ELEMENTSOF(counts), "a key for each count");
+        /* The keys and their order of protocol_history_row, as json-c writes
+         * it; by hand, not snprintf: a reply has thousands of rows. */
+        p = PUT_LITERAL(p, "{\"" PROTOCOL_ROW_START "\":");
+        p = put_u64(p, r->start);
+        p = PUT_LITERAL(p, ROW_KEY(PROTOCOL_ROW_SECONDS));
+        p = put_u64(p, r->seconds);
+        p = PUT_LITERAL(p, ROW_KEY(PROTOCOL_ROW_STORES));
+        p = put_u64(p, r->stores);
+        p = PUT_LITERAL(p, ROW_KEY(PROTOCOL_ROW_HITS));
+        p = put_u64(p, r->hits);
+        p = PUT_LITERAL(p, ROW_KEY(PROTOCOL_ROW_MISSES));
+        p = put_u64(p, r->misses);
+        p = PUT_LITERAL(p, ROW_KEY(PROTOCOL_ROW_HIT_RATE));
+        if (hit_rate_text(r->hits, r->misses, &unused, rate)) {
+                size_t n = strlen(rate);
+
+                memcpy(p, rate, n);
+                p += n;
+        } else
+                p = PUT_LITERAL(p, "null");
+        p = PUT_LITERAL(p, ROW_KEY(PROTOCOL_ROW_SIZE_BYTES));
+        if (r->size_known)
+                p = put_u64(p, r->size_bytes);
+        else
+                p = PUT_LITERAL(p, "null");
+        for (size_t i = 0; i < ELEMENTSOF(counts); i++) {
+                size_t n = strlen(keys[i]);
+
+                memcpy(p, keys[i], n);
+                p = put_u64(p + n, counts[i]);
+        }
+        *p++ = '}';
+        *p = '\0';
+        assert((size_t) (p - buf) < PROTOCOL_HISTORY_ROW_TEXT_MAX);
+        return (size_t) (p - buf);
+}
+
+char *protocol_json_string(const char *s) {
+        json_object *o = json_object_new_string(s);
+        const char *text = o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+                                                                 JSON_C_TO_STRING_NOSLASHESCAPE) : NULL;
+        char *valid = text ? protocol_utf8_valid(text) : NULL;
+
+        json_object_put(o);
+        return valid;
 }
 
 /* {"ok":ok; the caller adds the rest, then calls reply_end. NULL on ENOMEM. */

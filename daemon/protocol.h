@@ -52,7 +52,7 @@
 #define PROTOCOL_HISTORY_DAYS_MAX    90U
 /* Rows in one reply, over every cache it holds: a request for more (count
  * times the caches asked for) is refused. Two caches' 90 days of hours;
- * a row is at most ~470 bytes on the wire, so a reply stays well under
+ * a row is at most 635 bytes on the wire, so a reply stays well under
  * PROTOCOL_REPLY_MAX. */
 #define PROTOCOL_HISTORY_ROWS_MAX (2U * PROTOCOL_HISTORY_HOURS_MAX)
 
@@ -177,6 +177,23 @@ unsigned protocol_history_max(unsigned seconds);
 /* The object of one history row (every PROTOCOL_ROW_* field); new
  * reference, NULL on ENOMEM. */
 json_object *protocol_history_row(const ProtocolHistoryRow *r);
+/* The same row as text, byte for byte what protocol_history_row's object
+ * serialises to, written to buf (PROTOCOL_HISTORY_ROW_TEXT_MAX bytes) with
+ * its NUL; returns its length. No allocation: for replies of thousands of
+ * rows, written a slice at a time (control_reply_stream). */
+#define PROTOCOL_HISTORY_ROW_TEXT_MAX 768U      /* a row of every figure at its widest is 635 bytes */
+size_t protocol_history_row_text(const ProtocolHistoryRow *r, char *buf);
+
+/* An ok reply written in pieces: PROTOCOL_OK_HEAD, the result's JSON, then
+ * PROTOCOL_OK_TAIL make the line protocol_encode_ok writes. */
+#define PROTOCOL_STR_(x) #x
+#define PROTOCOL_STR(x) PROTOCOL_STR_(x)
+#define PROTOCOL_OK_HEAD "{\"" PROTOCOL_FIELD_OK "\":true,\"" PROTOCOL_FIELD_RESULT "\":"
+#define PROTOCOL_OK_TAIL ",\"" PROTOCOL_FIELD_PROTOCOL "\":" PROTOCOL_STR(PROTOCOL_VERSION) "}\n"
+
+/* s as a JSON string, quotes and all, valid UTF-8 (as protocol_utf8_valid);
+ * malloc'd, NULL on ENOMEM. */
+char *protocol_json_string(const char *s);
 
 /* Lines the daemon sends, each with its newline, malloc'd; NULL on ENOMEM.
  * Replies carry "protocol": PROTOCOL_VERSION. Any byte sequence that is not

@@ -2,6 +2,7 @@
 /* The control requests: status and history for anyone; trim (dry runs for
  * anyone) and reload for root and admin_group, decided from the peer's
  * credentials. */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,54 +94,158 @@ static void handle_status(Manager *m, ControlRequest *req, json_object *request)
         json_object_put(result);
 }
 
-static void history_add_row(const ProtocolHistoryRow *row, void *userdata) {
-        json_object_array_add(userdata, protocol_history_row(row));
+/* A history reply, its figures copied at the request, written a slice at
+ * a time (control_reply_stream): [head of cache 0][rows][tail of cache 0]
+ * ... then the end of the line. A copy: a reload may free a cache before
+ * the last slice is written, and the rows stay those of one moment. */
+typedef struct HistoryReply {
+        bool all;                       /* {"caches":[...]}, not one cache's object */
+        size_t n_caches, cache;         /* caches; the one being written */
+        struct {
+                char *name;             /* a JSON string */
+                size_t first, n;        /* its rows in rows[] */
+        } *caches;
+        ProtocolHistoryRow *rows;
+        size_t n_rows, alloc_rows;
+        size_t row;                     /* the next row to write: rows[cache.first + row] */
+        bool head_done;                 /* the line's head, or this cache's, is written */
+        bool failed;                    /* ENOMEM while copying */
+} HistoryReply;
+
+static void history_reply_free(void *userdata) {
+        HistoryReply *h = userdata;
+
+        if (!h)
+                return;
+        for (size_t i = 0; i < h->n_caches; i++)
+                free(h->caches[i].name);
+        free(h->caches);
+        free(h->rows);
+        free(h);
 }
 
-/* {"cache":NAME,"buckets":[...]} of cache c. */
-static json_object *history_json(Cache *c, const ProtocolHistory *h, usec_t now) {
-        json_object *o = json_object_new_object(), *rows = json_object_new_array();
+static void history_add_row(const ProtocolHistoryRow *row, void *userdata) {
+        HistoryReply *h = userdata;
 
-        (void) cache_history(c, h->seconds, h->count, now, history_add_row, rows);
-        json_object_object_add(o, PROTOCOL_HISTORY_CACHE, json_object_new_string(cache_config(c)->name));
-        json_object_object_add(o, PROTOCOL_HISTORY_BUCKETS, rows);
-        return o;
+        if (h->n_rows < h->alloc_rows)  /* never more than asked for: room made for them all */
+                h->rows[h->n_rows++] = *row;
+}
+
+/* Copies the rows of cache c, the next in h->caches. */
+static void history_copy(HistoryReply *h, Cache *c, const ProtocolHistory *req, usec_t now) {
+        size_t i = h->n_caches++;
+
+        h->caches[i].first = h->n_rows;
+        h->caches[i].name = protocol_json_string(cache_config(c)->name);
+        if (!h->caches[i].name)
+                h->failed = true;
+        (void) cache_history(c, req->seconds, req->count, now, history_add_row, h);
+        h->caches[i].n = h->n_rows - h->caches[i].first;
+}
+
+/* Appends s to buf (room checked by the caller). */
+static size_t put_text(char *buf, size_t len, const char *s) {
+        size_t n = strlen(s);
+
+        memcpy(buf + len, s, n);
+        return len + n;
+}
+
+/* control_fill_t of a HistoryReply: whole rows while a row's worst case
+ * still fits; the short text around them (cache names are at most
+ * CONFIG_NAME_MAX bytes, 6 each once escaped) always does. */
+static int history_fill(char *buf, size_t size, size_t *ret_len, void *userdata) {
+        const size_t frame = 64 + 6 * CONFIG_NAME_MAX;
+        HistoryReply *h = userdata;
+        size_t len = 0;
+
+        assert(size >= frame + PROTOCOL_HISTORY_ROW_TEXT_MAX);
+        if (h->cache == 0 && !h->head_done && h->row == 0)
+                len = put_text(buf, len, h->all ? PROTOCOL_OK_HEAD "{\"" PROTOCOL_HISTORY_CACHES "\":[" :
+                                                   PROTOCOL_OK_HEAD);
+        while (h->cache < h->n_caches && len + frame + PROTOCOL_HISTORY_ROW_TEXT_MAX <= size) {
+                typeof(*h->caches) *c = &h->caches[h->cache];
+
+                if (!h->head_done) {
+                        len = put_text(buf, len, h->cache > 0 ? ",{\"" PROTOCOL_HISTORY_CACHE "\":" :
+                                                                "{\"" PROTOCOL_HISTORY_CACHE "\":");
+                        len = put_text(buf, len, c->name);
+                        len = put_text(buf, len, ",\"" PROTOCOL_HISTORY_BUCKETS "\":[");
+                        h->head_done = true;
+                }
+                while (h->row < c->n && len + 1 + PROTOCOL_HISTORY_ROW_TEXT_MAX + frame <= size) {
+                        if (h->row > 0)
+                                buf[len++] = ',';
+                        len += protocol_history_row_text(&h->rows[c->first + h->row], buf + len);
+                        h->row++;
+                }
+                if (h->row < c->n)
+                        break;
+                len = put_text(buf, len, "]}");
+                h->cache++;
+                h->row = 0;
+                h->head_done = false;
+        }
+        *ret_len = len;
+        if (h->cache < h->n_caches)
+                return 1;
+        if (len + frame > size)         /* the end on the next call */
+                return 1;
+        len = put_text(buf, len, h->all ? "]}" PROTOCOL_OK_TAIL : PROTOCOL_OK_TAIL);
+        *ret_len = len;
+        h->cache++;                     /* past the end: a call now would write nothing */
+        return 0;
 }
 
 /* A history request (protocol_decode_history): one cache's rows, or every
- * cache's; at most PROTOCOL_HISTORY_ROWS_MAX rows in all. */
+ * cache's; at most PROTOCOL_HISTORY_ROWS_MAX rows in all. Thousands of rows
+ * make a reply of megabytes: their figures are copied now (cheap), their
+ * text written a slice at a time (history_fill), so that status and every
+ * other client are served between two slices. */
 static void handle_history(Manager *m, ControlRequest *req, json_object *request) {
         usec_t now = event_now(m->event, CLOCK_REALTIME);
-        json_object *result, *caches;
-        ProtocolHistory h;
+        ProtocolHistory q;
         Cache *only = NULL;
+        HistoryReply *h;
         char err[256];
 
-        if (protocol_decode_history(request, &h, err, sizeof(err)) < 0) {
+        if (protocol_decode_history(request, &q, err, sizeof(err)) < 0) {
                 control_reply_error(req, "%s", err);
                 return;
         }
-        if (h.cache && !(only = find_cache(m, h.cache))) {
-                control_reply_error(req, "no cache named '%s'", h.cache);
+        if (q.cache && !(only = find_cache(m, q.cache))) {
+                control_reply_error(req, "no cache named '%s'", q.cache);
                 return;
         }
-        if (!only && (uint64_t) h.count * m->n_caches > PROTOCOL_HISTORY_ROWS_MAX) {
+        if (!only && (uint64_t) q.count * m->n_caches > PROTOCOL_HISTORY_ROWS_MAX) {
                 control_reply_error(req, "%u rows of each of %zu caches is more than one reply holds (%u rows): "
-                                    "name a cache, or ask for fewer rows", h.count, m->n_caches,
+                                    "name a cache, or ask for fewer rows", q.count, m->n_caches,
                                     PROTOCOL_HISTORY_ROWS_MAX);
                 return;
         }
-        if (only)
-                result = history_json(only, &h, now);
-        else {
-                result = json_object_new_object();
-                caches = json_object_new_array();
-                for (size_t i = 0; i < m->n_caches; i++)
-                        json_object_array_add(caches, history_json(m->caches[i], &h, now));
-                json_object_object_add(result, PROTOCOL_HISTORY_CACHES, caches);
+        h = calloc(1, sizeof(*h));
+        if (h) {
+                h->caches = calloc(only ? 1 : m->n_caches ?: 1, sizeof(*h->caches));
+                h->alloc_rows = (size_t) q.count * (only ? 1 : m->n_caches);
+                h->rows = reallocarray(NULL, h->alloc_rows ?: 1, sizeof(*h->rows));
         }
-        control_reply_ok(req, result);
-        json_object_put(result);
+        if (!h || !h->caches || !h->rows) {
+                history_reply_free(h);
+                control_reply_error(req, "out of memory");
+                return;
+        }
+        h->all = !only;
+        if (only)
+                history_copy(h, only, &q, now);
+        else
+                for (size_t i = 0; i < m->n_caches; i++)
+                        history_copy(h, m->caches[i], &q, now);
+        if (h->failed) {
+                history_reply_free(h);
+                control_reply_error(req, "out of memory");
+                return;
+        }
+        control_reply_stream(req, history_fill, history_reply_free, h);
 }
 
 static void handle_reload(Manager *m, ControlRequest *req) {

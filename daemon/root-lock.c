@@ -37,17 +37,14 @@ static pid_t read_holder(int fd) {
         return pid > 0 && pid <= INT32_MAX ? (pid_t) pid : 0;
 }
 
-/* Whether a process of root's holds a flock on the file st describes, as
- * /proc/locks tells (the pid that took each lock). 1: yes, 0: only other
- * users' processes do (or none any more), -errno: cannot tell. */
-static int held_by_root(const struct stat *st) {
+int flock_holders(const struct stat *st) {
         FILE *f = fopen("/proc/locks", "re");
         char line[256];
-        int r = 0;
+        int r = -ESRCH;
 
         if (!f)
                 return -errno;
-        while (r == 0 && fgets(line, sizeof(line), f)) {
+        while (r != 1 && fgets(line, sizeof(line), f)) {
                 unsigned maj, min;
                 unsigned long long ino;
                 char kind[16], path[32];
@@ -61,8 +58,8 @@ static int held_by_root(const struct stat *st) {
                         continue;
                 snprintf(path, sizeof(path), "/proc/%d", pid);
                 /* Gone since: no longer a holder. A daemon is always root's. */
-                if (stat(path, &ps) == 0 && ps.st_uid == 0)
-                        r = 1;
+                if (stat(path, &ps) == 0)
+                        r = ps.st_uid == 0 ? 1 : 0;
         }
         fclose(f);
         return r;
@@ -79,9 +76,9 @@ static int replace_hostile(int dirfd, const char *name, int fd) {
 
         if (fstat(fd, &st) < 0)
                 return -errno;
-        r = held_by_root(&st);
+        r = flock_holders(&st);
         if (r != 0)
-                return r < 0 ? r : -EBUSY;
+                return r == -ESRCH || r == 1 ? -EBUSY : r;
         if (fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) < 0 || now.st_ino != st.st_ino || now.st_dev != st.st_dev)
                 return -EBUSY;
         if (unlinkat(dirfd, name, 0) < 0)

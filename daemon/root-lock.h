@@ -12,6 +12,7 @@
 #pragma once
 
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #define ROOT_LOCK_NAME_MAX 32
@@ -25,3 +26,9 @@ char *root_lock_name(const char *path, char *buf, size_t len);
  * lock is held until it is closed), -EBUSY when another daemon holds it
  * (*ret_holder: the pid written there, 0 if none is yet), or -errno. */
 int root_lock_take(int dirfd, const char *path, pid_t *ret_holder);
+
+/* Who on this host holds a flock on the file st describes, as /proc/locks
+ * tells (the pid that took each lock): 1 a process of root's, 0 only other
+ * users' processes, -ESRCH none listed here (released since, or a lock
+ * another host holds on a network filesystem), or -errno. */
+int flock_holders(const struct stat *st);

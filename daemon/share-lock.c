@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "beneath.h"
+#include "root-lock.h"
 #include "share-lock.h"
 
 #define LINE_MAX_BYTES 512
@@ -206,6 +207,31 @@ static int clear_planted(int root_fd, SharePlanted *ret) {
         return r == -ENOENT ? 0 : r < 0 ? r : 0;
 }
 
+static int fix_mode(int fd) {
+        struct stat st;
+
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if ((st.st_mode & 07777) != 0600 && fchmod(fd, 0600) < 0)
+                return -errno;
+        return 0;
+}
+
+/* Our lock file fd's flock is held, and on this host by other users'
+ * processes only (a keeper is root's; a keeper on another host is not
+ * listed here, and is never taken for one): the name goes, if it is still
+ * fd's, so that a new file takes its place. Returns whether it went. */
+static bool held_by_user(int root_fd, int fd) {
+        struct stat st, named;
+
+        if (fstat(fd, &st) < 0 || flock_holders(&st) != 0)
+                return false;
+        if (fstatat(root_fd, SHARE_LOCK_NAME, &named, AT_SYMLINK_NOFOLLOW) < 0 || named.st_ino != st.st_ino ||
+            named.st_dev != st.st_dev)
+                return false;
+        return unlinkat(root_fd, SHARE_LOCK_NAME, 0) == 0;
+}
+
 /* Opens the lock file: ours, or a new one in place of whatever was planted. */
 static int open_lock(int root_fd, SharePlanted *ret_planted) {
         struct stat st;
@@ -215,7 +241,7 @@ static int open_lock(int root_fd, SharePlanted *ret_planted) {
         for (int tries = 0; tries < 2; tries++) {
                 fd = openat(root_fd, SHARE_LOCK_NAME,
                             O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (tries ? O_EXCL : 0),
-                            0644);
+                            0600);
                 if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
                     (st.st_uid == geteuid() || tries > 0))
                         return fd;
@@ -244,6 +270,20 @@ int share_lock_take(int root_fd, usec_t now, ShareHolder *ret_holder, SharePlant
         fd = open_lock(root_fd, ret_planted);
         if (fd < 0)
                 return fd;
+        /* 0600: a user who could open it could hold its flock and keep
+         * every keeper off the share. One an older version left 0644 is
+         * made so; one such a user holds already is ours to replace. */
+        r = fix_mode(fd);
+        if (r < 0) {
+                close(fd);
+                return r;
+        }
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK && held_by_user(root_fd, fd)) {
+                close(fd);
+                fd = open_lock(root_fd, ret_planted);
+                if (fd < 0)
+                        return fd;
+        }
         if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
                 r = errno == EWOULDBLOCK ? -EBUSY : -errno;
                 read_holder(fd, ret_holder);

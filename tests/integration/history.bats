@@ -125,6 +125,33 @@ corrupt() {
         done
 }
 
+@test "a history file dated in the future: what was dropped is said, the rest loaded" {
+        # A version-1 file whose newest minute is 2 h ahead, every bucket of
+        # it holding one store: as a clock that ran ahead would leave it.
+        mkdir -p "$STATE"
+        /usr/bin/python3 - "$STATE/t.history" <<'PY'
+import struct, sys, time, zlib
+head = int(time.time()) // 60 + 120
+minutes, hours = 1440, 2160
+bucket = struct.pack("<Q4Q11I", 0, 10, 0, 0, 0, 1, *([0] * 10))
+payload = struct.pack("<QQQ", head, head - 60 * hours, 1) + bucket * (minutes + hours)
+header = b"\x89CKHIST\n" + struct.pack("<6I", 1, 32, minutes, hours, len(bucket), len(payload))
+data = header + payload
+open(sys.argv[1], "wb").write(data + struct.pack("<I", zlib.crc32(data)))
+PY
+        start_ready
+        run grep "History file" "$BATS_TEST_TMPDIR/daemon.log"
+        echo "$output"
+        [ "${#lines[@]}" -eq 1 ]
+        # its 120 minutes after now (or 119, if a minute turned since), and
+        # the hours after this one: 1 or 2
+        [[ "$output" =~ "Cache t: History file 't.history' is dated 1"(19|20)" min in the future (its newest minute ".*" UTC): dropped the 1"(19|20)" minute and "[12]" hour buckets with figures from then, spanning ".*" UTC; the rest is loaded (in $STATE)." ]]
+        # the rest is there: a store in each of the last 24 hours up to now
+        [ "$(ctl history t --json --hours 24 | jq '[.buckets[].stores] | length')" -eq 24 ]
+        [ -f "$STATE/t.history" ]
+        ! ls "$STATE" | grep -q corrupt
+}
+
 @test "a state_dir that cannot be made costs the history, never the start" {
         write_config 1G "" "state_dir = \"$BATS_TEST_TMPDIR/no/such/state\";"
         start_ready

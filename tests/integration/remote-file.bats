@@ -23,6 +23,7 @@ EOS
 }
 
 teardown() {
+        [ -z "${HOLDER:-}" ] || { kill "$HOLDER" 2>/dev/null; wait "$HOLDER" 2>/dev/null; } || true
         stop_daemon
         [ -z "${DAEMON2:-}" ] || { kill "$DAEMON2" 2>/dev/null && wait "$DAEMON2" 2>/dev/null; } || true
         umount -l "$SV" 2>/dev/null || true
@@ -255,6 +256,32 @@ ctl2_share() {
         stop_daemon
         wait_for "[ \"\$(ctl2_share state)\" = ok ]" 10
         grep -Eq "^cachekeeperd $(hostname) $DAEMON2 " "$SHARE/.cachekeeper.lock"
+}
+
+@test "a user holding the share lock's flock cannot keep the share unkept (as nobody)" {
+        share_volume
+        on "$HOST_A" 2 a
+        config 'max_size = "1G";'
+        start_ready
+        wait_share
+        [ "$(stat -c %a "$SHARE/.cachekeeper.lock")" = 600 ]
+        stop_daemon
+        open_test_dir
+        # 0600: nobody cannot even open it to hold it
+        run "${AS_NOBODY[@]}" flock -n -s "$SHARE/.cachekeeper.lock" true
+        [ "$status" -ne 0 ]
+        # As an older version left it (0644): nobody opens it and holds its
+        # flock; the next keeper replaces it and keeps the share.
+        chmod 644 "$SHARE/.cachekeeper.lock"
+        "${AS_NOBODY[@]}" /usr/bin/python3 -c 'import fcntl, sys, time
+f = open(sys.argv[1]); fcntl.flock(f, fcntl.LOCK_SH); time.sleep(600)' "$SHARE/.cachekeeper.lock" > /dev/null 2>&1 3>&- &
+        HOLDER=$!
+        wait_for "grep -q ' FLOCK .* READ ' /proc/locks" 10
+        start_ready
+        wait_share ok 20
+        [ "$(stat -c %a "$SHARE/.cachekeeper.lock")" = 600 ]
+        grep -Eq "^cachekeeperd $(hostname) $DAEMON_PID " "$SHARE/.cachekeeper.lock"
+        kill "$HOLDER"
 }
 
 @test "another host's fresh heartbeat keeps us off (flock not shared); a stale one is taken over" {

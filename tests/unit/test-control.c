@@ -53,7 +53,52 @@ typedef struct Fixture {
         size_t n_peer_groups;
         char sunk[4][256];              /* lines a local request sent */
         unsigned n_sunk;
+        size_t stream_written;          /* by stream_fill, of all streams */
+        unsigned streams_freed;
 } Fixture;
+
+#define STREAM_PIECE 10000              /* stream_fill's most per call, less than a slice */
+
+/* A streamed reply: the ok line of a string of f->big_bytes 's', written
+ * at most STREAM_PIECE bytes a call. */
+typedef struct Stream {
+        Fixture *f;
+        char *line;
+        size_t len, pos;
+} Stream;
+
+static int stream_fill(char *buf, size_t size, size_t *ret_len, void *userdata) {
+        Stream *st = userdata;
+        size_t n = st->len - st->pos;
+
+        assert_true(size >= CONTROL_SLICE_BYTES);
+        n = n < STREAM_PIECE ? n : STREAM_PIECE;
+        memcpy(buf, st->line + st->pos, n);
+        st->pos += n;
+        st->f->stream_written += n;
+        *ret_len = n;
+        return st->pos < st->len;
+}
+
+static void stream_free(void *userdata) {
+        Stream *st = userdata;
+
+        st->f->streams_freed++;
+        free(st->line);
+        free(st);
+}
+
+/* The line a "stream" request gets, malloc'd. */
+static char *stream_line(size_t bytes) {
+        char *line = malloc(bytes + 64);
+        size_t n = strlen(PROTOCOL_OK_HEAD);
+
+        assert_non_null(line);
+        memcpy(line, PROTOCOL_OK_HEAD "\"", n + 1);
+        memset(line + n + 1, 's', bytes);
+        strcpy(line + n + 1 + bytes, "\"" PROTOCOL_OK_TAIL);
+        return line;
+}
 
 /* Runs the loop for usec; returns how many times it dispatched an event. */
 static unsigned run_for(Fixture *f, usec_t usec) {
@@ -97,6 +142,14 @@ static void handler(ControlRequest *req, const char *cmd, json_object *request, 
                 control_reply_ok(req, o);
                 json_object_put(o);
                 free(s);
+        } else if (strcmp(cmd, "stream") == 0) {
+                Stream *st = calloc(1, sizeof(*st));
+
+                assert_non_null(st);
+                st->f = f;
+                st->line = stream_line(f->big_bytes);
+                st->len = strlen(st->line);
+                control_reply_stream(req, stream_fill, stream_free, st);
         } else if (strcmp(cmd, "defer") == 0 || strcmp(cmd, "progress") == 0) {
                 assert_true(f->n_deferred < DEFERRED_MAX);
                 f->deferred[f->n_deferred++] = req;
@@ -677,6 +730,82 @@ static void test_non_reader_dropped(void **state) {
         client_close(&other);
 }
 
+/* Reads a pipe's worth without blocking into *buf (grown; *len bytes):
+ * returns how many newlines came. */
+static unsigned client_take(Client *cl, char **buf, size_t *len) {
+        unsigned lines = 0;
+        ssize_t n;
+
+        while ((n = recv(cl->fd, cl->buf, sizeof(cl->buf), MSG_DONTWAIT)) > 0) {
+                *buf = realloc(*buf, *len + (size_t) n + 1);
+                assert_non_null(*buf);
+                memcpy(*buf + *len, cl->buf, (size_t) n);
+                for (ssize_t i = 0; i < n; i++)
+                        lines += cl->buf[i] == '\n';
+                *len += (size_t) n;
+                (*buf)[*len] = 0;
+        }
+        assert_true(n < 0 && (errno == EAGAIN || errno == EINTR));   /* never EOF */
+        return lines;
+}
+
+/* Reads until lines whole lines are in *buf (malloc'd, *len bytes). */
+static void client_drain(Fixture *f, Client *cl, char **buf, size_t *len, unsigned lines) {
+        unsigned seen = 0;
+
+        *buf = NULL;
+        *len = 0;
+        RUN_UNTIL(f, (seen += client_take(cl, buf, len)) >= lines);
+}
+
+/* A streamed reply: written a slice at a time, only as its client reads,
+ * never holding up another client; whole and in order, the next request
+ * of the connection answered after it; its userdata freed once, also when
+ * the client goes midway. */
+static void test_streamed_reply(void **state) {
+        Fixture *f = *state;
+        _cleanup_free_ char *want = NULL, *got = NULL;
+        Client a, b, c;
+        size_t len, n;
+        json_object *o;
+
+        f->big_bytes = 3 << 20;
+        want = stream_line(f->big_bytes);
+        client_connect(&a, f->path);
+        client_sends(&a, "{\"cmd\":\"stream\"}\n{\"cmd\":\"status\"}\n");
+        RUN_UNTIL(f, f->stream_written > 0);
+        (void) run_for(f, 200 * USEC_PER_MSEC);
+        /* a reads nothing: what was written is what its socket holds, and a
+         * slice or two, far from the whole */
+        print_message("written while nobody read: %zu bytes\n", f->stream_written);
+        assert_true(f->stream_written < (1u << 20));
+        assert_int_equal(f->calls, 1);
+
+        client_connect(&b, f->path);
+        client_status(f, &b);                   /* not held up */
+
+        client_drain(f, &a, &got, &len, 2);
+        n = strlen(want);
+        assert_true(len > n);
+        assert_memory_equal(got, want, n);      /* the whole line, then status */
+        o = json_tokener_parse(got + n);
+        assert_int_equal(get_int(o, "ok"), 1);
+        json_object_put(o);
+        assert_int_equal(f->calls, 3);
+        assert_int_equal(f->streams_freed, 1);
+
+        /* A client that goes midway: its stream is freed with it. */
+        n = f->stream_written;
+        client_connect(&c, f->path);
+        client_sends(&c, "{\"cmd\":\"stream\"}\n");
+        RUN_UNTIL(f, f->stream_written > n + 100000);
+        client_close(&c);
+        RUN_UNTIL(f, f->streams_freed == 2);
+        client_close(&a);
+        client_close(&b);
+        RUN_UNTIL(f, control_connections(f->c) == 0);
+}
+
 static void test_disconnect_while_pending(void **state) {
         Fixture *f = *state;
         json_object *o = json_object_new_int(7);
@@ -882,6 +1011,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_idle_timeout, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_drip_keeps_nothing_open, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_non_reader_dropped, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_streamed_reply, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_disconnect_while_pending, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_progress_then_reply, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_one_request_at_a_time, setup, teardown),

@@ -169,6 +169,68 @@ static void test_round_trip(void **state) {
         close(dfd);
 }
 
+/* The sum of the events of kind k in a's buckets of seconds from since to
+ * until; *ret_last the start of the last such bucket with any. */
+static uint64_t sum_kind(const Activity *a, ActivityKind k, unsigned seconds, usec_t since, usec_t until,
+                         uint64_t *ret_last) {
+        ActivityIter it;
+        ActivityRow r;
+        uint64_t n = 0;
+
+        *ret_last = 0;
+        assert_int_equal(activity_iter_init(&it, a, since, until, seconds), (int) seconds);
+        while (activity_iter_next(&it, &r)) {
+                n += r.c.n[k];
+                if (r.c.n[k])
+                        *ret_last = r.start_sec;
+        }
+        return n;
+}
+
+/* A file dated after now (a clock that was ahead, or a forged file): its
+ * buckets after now are dropped, the rest loaded, and the message says what
+ * went: how many buckets held figures, the span they covered. */
+static void test_future_file(void **state) {
+        int dfd = new_dir();
+        Activity *a = NULL, *b = NULL;
+        usec_t now = T0 + 90 * MIN;
+        uint64_t last;
+        char msg[512] = "x";
+
+        /* One store a minute from 00:00 to 03:00 (181 minutes), moved to 03:10. */
+        assert_int_equal(activity_new(&a), 0);
+        for (usec_t k = 0; k <= 180; k++)
+                activity_add(a, ACTIVITY_STORE, 1, 10, T0 + k * MIN);
+        activity_advance(a, T0 + 190 * MIN);
+        assert_int_equal(history_file_save(dfd, NAME, a), 0);
+
+        /* Read 100 minutes before it was written: at 01:30. */
+        assert_int_equal(activity_new(&b), 0);
+        assert_int_equal(history_file_load(dfd, NAME, b, now, msg, sizeof(msg)), HISTORY_FILE_OK);
+        assert_string_equal(msg, "History file '" NAME "' is dated 100 min in the future (its newest minute "
+                                 "2026-11-30 03:10 UTC): dropped the 90 minute and 2 hour buckets with figures "
+                                 "from then, spanning 2026-11-30 01:31 to 2026-11-30 04:00 UTC; the rest is loaded");
+        /* Every minute up to now kept (00:00 to 01:30), none after. */
+        assert_int_equal(sum_kind(b, ACTIVITY_STORE, 60, T0, T0 + DAY, &last), 91);
+        assert_int_equal(last, (T0 + 90 * MIN) / USEC_PER_SEC);
+        /* Hours 00 and 01 (its minutes up to 01:30), none after. */
+        assert_int_equal(sum_kind(b, ACTIVITY_STORE, 3600, T0, T0 + DAY, &last), 91);
+        assert_int_equal(last, (T0 + HOUR) / USEC_PER_SEC);
+
+        /* 5 minutes ahead, nothing counted in them: said, nothing dropped. */
+        assert_int_equal(history_file_load(dfd, NAME, b, T0 + 185 * MIN, msg, sizeof(msg)), HISTORY_FILE_OK);
+        assert_string_equal(msg, "History file '" NAME "' is dated 5 min in the future (its newest minute "
+                                 "2026-11-30 03:10 UTC): no bucket after now held figures, the rest is loaded");
+        assert_int_equal(sum_kind(b, ACTIVITY_STORE, 60, T0, T0 + DAY, &last), 181);
+
+        /* At its own time, or after: nothing to say. */
+        assert_int_equal(history_file_load(dfd, NAME, b, T0 + 190 * MIN, msg, sizeof(msg)), HISTORY_FILE_OK);
+        assert_string_equal(msg, "");
+        activity_free(a);
+        activity_free(b);
+        close(dfd);
+}
+
 static void test_crash_leftovers_swept(void **state) {
         Activity *a = busy_activity();
         int dfd = new_dir();
@@ -485,6 +547,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_crc32_is_zlibs),
                 cmocka_unit_test(test_round_trip),
+                cmocka_unit_test(test_future_file),
                 cmocka_unit_test(test_missing),
                 cmocka_unit_test(test_crash_leftovers_swept),
                 cmocka_unit_test(test_truncated_at_every_length),

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -260,6 +261,54 @@ static void test_row_on_the_wire(void **state) {
         json_object_put(o);
 }
 
+/* protocol_history_row_text is protocol_history_row's object as json-c
+ * writes it, byte for byte, and fits PROTOCOL_HISTORY_ROW_TEXT_MAX; the
+ * pieces of a streamed reply make protocol_encode_ok's line. */
+static void test_row_text_is_json_cs(void **state) {
+        ProtocolHistoryRow rows[5] = {
+                { .start = 1795996800, .seconds = 60, .hits = 9, .misses = 1 },
+                { .start = 1795996800, .seconds = 3600, .stores = 3, .size_known = true, .size_bytes = 0 },
+                { .start = 0, .seconds = 86400, .hits = 1, .misses = 2, .regretted = 7, .remote_errors = 1 },
+                { .start = UINT64_MAX, .seconds = 86400, .hits = UINT64_MAX / 3, .misses = UINT64_MAX / 3,
+                  .size_known = true, .size_bytes = UINT64_MAX },
+        };
+        char text[PROTOCOL_HISTORY_ROW_TEXT_MAX], *line, *want;
+        size_t widest = 0;
+        json_object *o;
+
+        /* every figure at its widest */
+        rows[4] = rows[3];
+        rows[4].stores = rows[4].refreshed = rows[4].evictions = rows[4].removals = UINT64_MAX;
+        rows[4].stored_bytes = rows[4].evicted_bytes = rows[4].removed_bytes = UINT64_MAX;
+        rows[4].regretted = rows[4].regretted_bytes = rows[4].uncacheable = rows[4].errors = UINT64_MAX;
+        rows[4].remote_hits = rows[4].remote_misses = rows[4].remote_errors = UINT64_MAX;
+        for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
+                size_t n = protocol_history_row_text(&rows[i], text);
+
+                o = protocol_history_row(&rows[i]);
+                assert_string_equal(text, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+                                                                          JSON_C_TO_STRING_NOSLASHESCAPE));
+                assert_int_equal(n, strlen(text));
+                widest = n > widest ? n : widest;
+                json_object_put(o);
+        }
+        print_message("widest row text: %zu bytes\n", widest);
+        assert_true(widest < PROTOCOL_HISTORY_ROW_TEXT_MAX);
+
+        o = protocol_history_row(&rows[0]);
+        line = protocol_encode_ok(o);
+        assert_int_equal(asprintf(&want, PROTOCOL_OK_HEAD "%s" PROTOCOL_OK_TAIL,
+                                  json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)), (int) strlen(line));
+        assert_string_equal(line, want);
+        free(line);
+        free(want);
+        json_object_put(o);
+
+        line = protocol_json_string("a\"b\\c/\xff");
+        assert_string_equal(line, "\"a\\\"b\\\\c/\xef\xbf\xbd\"");
+        free(line);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_bad_requests),
@@ -267,6 +316,7 @@ int main(void) {
                 cmocka_unit_test(test_days_sum_hours),
                 cmocka_unit_test(test_days_cut_by_ring),
                 cmocka_unit_test(test_row_on_the_wire),
+                cmocka_unit_test(test_row_text_is_json_cs),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
