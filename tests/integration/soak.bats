@@ -7,9 +7,15 @@
 # the long form.
 load helper
 
+# Root's status p99 is held to 400 ms here, not the 100 ms of `make soak`:
+# this form shares two cores with the rest of make test, and the daemon's
+# part of a status reply measured 100-170 ms p99 at such times (its trims
+# and event batches, not the box: the control server's p99 stayed under
+# 10 ms). 400 ms still catches a loop that one user's big replies or a
+# long job starve (1.7-3.5 s before history replies were sliced).
 @test "soak, short form: a busy day in 90 s and every oracle check holds" {
         require_root
-        run env CK_BUILD="$CK_BUILD" "$TOP/tests/soak/run" --duration 90
+        run env CK_BUILD="$CK_BUILD" "$TOP/tests/soak/run" --duration 90 --status-p99-ms 400
         printf '%s\n' "$output" >&2
         [ "$status" -eq 0 ]
 }
