@@ -771,6 +771,9 @@ static void test_streamed_reply(void **state) {
 
         f->big_bytes = 3 << 20;
         want = stream_line(f->big_bytes);
+        /* The stream counts from its answer like any reply: on a loaded
+         * machine under ASan, 3 MB can take longer than the default 10 s. */
+        control_set_idle_timeout(f->c, 120 * USEC_PER_SEC);
         client_connect(&a, f->path);
         client_sends(&a, "{\"cmd\":\"stream\"}\n{\"cmd\":\"status\"}\n");
         RUN_UNTIL(f, f->stream_written > 0);
