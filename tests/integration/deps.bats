@@ -18,14 +18,16 @@ fake_dpkg_query() {
                 [ $# -eq 0 ] || echo "case \"\$3\" in $(echo "$@" | tr ' ' '|')) exit 1 ;; esac"
                 echo 'echo "install ok installed"'
         } > "$BATS_TEST_TMPDIR/bin/dpkg-query"
-        chmod 0755 "$BATS_TEST_TMPDIR/bin/dpkg-query"
-        chmod a+rx "$BATS_TEST_TMPDIR" "$(dirname "$BATS_TEST_TMPDIR")" "$(dirname "$(dirname "$BATS_TEST_TMPDIR")")"
+        chmod 0755 "$BATS_TEST_TMPDIR/bin" "$BATS_TEST_TMPDIR/bin/dpkg-query"
+        open_test_dir
 }
 
-# deps_as_user ARGS...: .ci/deps ARGS as nobody, with the fake dpkg-query.
+# deps_as_user ARGS...: .ci/deps ARGS as nobody (a copy of it: the checkout
+# may be where nobody cannot enter), with the fake dpkg-query.
 deps_as_user() {
-        run --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups \
-                env PATH="$BATS_TEST_TMPDIR/bin:/usr/bin:/bin" sh "$TOP/.ci/deps" "$@"
+        local deps
+        deps=$(world_copy "$TOP/.ci/deps")
+        run --separate-stderr "${AS_NOBODY[@]}" PATH="$BATS_TEST_TMPDIR/bin:/usr/bin:/bin" sh "$deps" "$@"
 }
 
 @test "missing packages: a user is told the exact apt-get line, and the check fails" {

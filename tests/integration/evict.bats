@@ -164,11 +164,11 @@ entries() {
         [ "$(find "$CACHE" -type f | wc -l)" -eq "$before" ]
         [ "$(cache_field t evicted_files_total)" -eq 0 ]
 
-        open_test_dir                   # other users reach the socket
-        run as_user 1234 "$CTL" -s "$BATS_TEST_TMPDIR/ck.sock" trim
+        ctl_copy=$(world_copy "$CTL")   # other users reach the socket, and a cachectl
+        run as_user 1234 "$ctl_copy" -s "$BATS_TEST_TMPDIR/ck.sock" trim
         [ "$status" -eq 1 ]
         [[ "$output" == *"permission denied"* ]]
-        run as_user 1234 "$CTL" -s "$BATS_TEST_TMPDIR/ck.sock" reload
+        run as_user 1234 "$ctl_copy" -s "$BATS_TEST_TMPDIR/ck.sock" reload
         [ "$status" -eq 1 ]
         [[ "$output" == *"permission denied"* ]]
         [ "$(find "$CACHE" -type f | wc -l)" -eq "$before" ]
@@ -178,7 +178,7 @@ entries() {
         [ "$status" -eq 2 ]
 
         # a member of admin_group may, and the figures are those of the dry run
-        run setpriv --reuid=1234 --regid=65534 --clear-groups "$CTL" -s "$BATS_TEST_TMPDIR/ck.sock" trim t --to "$((size / 2000))k"
+        run setpriv --reuid=1234 --regid=65534 --clear-groups "$ctl_copy" -s "$BATS_TEST_TMPDIR/ck.sock" trim t --to "$((size / 2000))k"
         [ "$status" -eq 0 ]
         [[ "$output" == "t: evicted $would files"* ]]
         [ "$(cache_field t evicted_files_total)" -eq "$would" ]

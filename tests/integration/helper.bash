@@ -176,17 +176,50 @@ open_test_dir() {
 }
 
 # as_user UID CMD...: runs CMD as uid and gid UID with no supplementary group.
+# Through env: setpriv keeps root's capabilities until its own exec, so a CMD
+# it executed itself would be reached even where the user cannot reach it;
+# env looks CMD up as the user, as the user's own shell would.
 as_user() {
         local id=$1
         shift
-        setpriv --reuid="$id" --regid="$id" --clear-groups "$@"
+        setpriv --reuid="$id" --regid="$id" --clear-groups env -- "$@"
 }
 
-# Runs a command as the unprivileged user nobody, with no groups. In the
-# background, use "${AS_NOBODY[@]}" CMD &, so that $! is the command itself.
-AS_NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+# Runs a command as the unprivileged user nobody, with no groups (through env,
+# as as_user). In the background, use "${AS_NOBODY[@]}" CMD &, so that $! is
+# the command itself (setpriv and env exec it).
+AS_NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups env --)
 as_nobody() {
         "${AS_NOBODY[@]}" "$@"
+}
+
+# world_copy FILE...: copies each FILE (a script, a helper, a binary: the ASan
+# cachectl is fine) into $BATS_TEST_TMPDIR/world, mode 0755 and reachable by
+# every user (open_test_dir), checks that nobody can read the copies, and
+# prints their paths, one a line. Whatever a test runs or reads as another
+# user comes from such a copy, never from the checkout or the build
+# directory: those may be where others cannot enter (root's home is 0700,
+# and CI runs the tests from a 0700 directory to prove it: .ci/run). A copy
+# keeps its name (cachectl's messages start with it): a file already copied
+# is reused, another of the same name goes to world/2/, world/3/...
+world_copy() {
+        local dir=$BATS_TEST_TMPDIR/world f sub n copy copies=()
+        open_test_dir
+        mkdir -p "$dir" && chmod 0755 "$dir" || return 1
+        for f; do
+                sub=$dir n=1
+                while [ -e "$sub/${f##*/}" ] && ! cmp -s "$f" "$sub/${f##*/}"; do
+                        n=$((n + 1)) sub=$dir/$n
+                done
+                copy=$sub/${f##*/}
+                if [ ! -e "$copy" ]; then
+                        mkdir -p -m 0755 "$sub" && install -m 0755 "$f" "$copy" || return 1
+                fi
+                copies+=("$copy")
+        done
+        as_nobody sh -c 'for f; do [ -r "$f" ] || { echo "world_copy: nobody cannot read $f" >&2; exit 1; }; done' \
+                _ "${copies[@]}" || return 1
+        printf '%s\n' "${copies[@]}"
 }
 
 # A private journald for this test, in the test's own mount namespace.

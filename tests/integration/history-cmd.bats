@@ -118,14 +118,14 @@ wait_history_calls() {
 }
 
 @test "history works for any user: nobody gets the same rows as root" {
-        open_test_dir
+        ctl_copy=$(world_copy "$CTL")
         start_ready
         compile "$CACHE" 3
         wait_history_calls t --minutes 5
-        run as_nobody "$CTL" -s "$BATS_TEST_TMPDIR/ck.sock" history t --json --minutes 5
+        run as_nobody "$ctl_copy" -s "$BATS_TEST_TMPDIR/ck.sock" history t --json --minutes 5
         [ "$status" -eq 0 ]
         [ "$(jq -r '[.buckets[].misses] | add' <<<"$output")" -eq 3 ]
-        run as_nobody "$CTL" -s "$BATS_TEST_TMPDIR/ck.sock" history --minutes 5
+        run as_nobody "$ctl_copy" -s "$BATS_TEST_TMPDIR/ck.sock" history --minutes 5
         [ "$status" -eq 0 ]
         [[ "${lines[0]}" == "t: "* ]]
 }
@@ -252,14 +252,14 @@ PY
 
         # One client asks for it and does not read; another, as nobody, still
         # gets status at once; the first then reads a whole, valid reply.
-        open_test_dir
-        /usr/bin/python3 - "$BATS_TEST_TMPDIR/ck.sock" "$CTL" <<'PY'
+        ctl_copy=$(world_copy "$CTL")
+        /usr/bin/python3 - "$BATS_TEST_TMPDIR/ck.sock" "$ctl_copy" <<'PY'
 import json, socket, subprocess, sys, time
 s = socket.socket(socket.AF_UNIX)
 s.connect(sys.argv[1])
 s.sendall(b'{"cmd":"history","seconds":3600,"count":2160}\n')
 t = time.monotonic()
-st = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.argv[2], "-s", sys.argv[1],
+st = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env", "--", sys.argv[2], "-s", sys.argv[1],
                      "status", "--json"], capture_output=True, timeout=30)
 took = time.monotonic() - t
 assert st.returncode == 0 and json.loads(st.stdout)["ready"], st

@@ -50,6 +50,7 @@ daemon_sound() {
         # going; audits every second; root's own trims besides.
         config 3M 1s
         mkdir "$BATS_TEST_TMPDIR/src" && chown 65534:65534 "$BATS_TEST_TMPDIR/src"
+        churn=$(world_copy "$TOP/tests/helpers/churn.py")
         start_ready
         BG_PIDS=
         "${AS_NOBODY[@]}" bash -c 'src=$1 C=$2
@@ -60,9 +61,9 @@ daemon_sound() {
         BG_PIDS="$BG_PIDS $!"
         (for i in $(seq 200); do ctl trim t --to 1M > /dev/null 2>&1; sleep 0.1; done) &
         BG_PIDS="$BG_PIDS $!"
-        "${AS_NOBODY[@]}" /usr/bin/python3 "$TOP/tests/helpers/churn.py" "$CACHE" 25 1 &
+        "${AS_NOBODY[@]}" /usr/bin/python3 "$churn" "$CACHE" 25 1 &
         churn1=$!
-        "${AS_NOBODY[@]}" /usr/bin/python3 "$TOP/tests/helpers/churn.py" "$CACHE" 25 2 &
+        "${AS_NOBODY[@]}" /usr/bin/python3 "$churn" "$CACHE" 25 2 &
         churn2=$!
         wait "$churn1" "$churn2"
         kill $BG_PIDS 2>/dev/null || true
@@ -136,8 +137,9 @@ dirs_equal() {
         wait_exact t "$CACHE"
         BG_PIDS=
         touch "$BATS_TEST_TMPDIR/before"
+        loop=$(world_copy "$TOP/tests/helpers/utime-loop.py")
         for u in 65534 65533; do
-                setpriv --reuid=$u --regid=$u --clear-groups /usr/bin/python3 "$TOP/tests/helpers/utime-loop.py" "$CACHE" 60 &
+                setpriv --reuid=$u --regid=$u --clear-groups /usr/bin/python3 "$loop" "$CACHE" 60 &
                 BG_PIDS="$BG_PIDS $!"
         done
         # the flood is on: both users' files have new times

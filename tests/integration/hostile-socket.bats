@@ -9,6 +9,7 @@ ADMIN_GID=4321          # ckadmin, a group of this test's own (see setup)
 setup() {
         require_root
         open_test_dir                   # other users must reach the socket
+        CTL_COPY=$(world_copy "$CTL")   # and a cachectl
         # admin_group names a group that exists in this mount namespace only
         cp /etc/group "$BATS_TEST_TMPDIR/group"
         echo "ckadmin:x:$ADMIN_GID:" >> "$BATS_TEST_TMPDIR/group"
@@ -143,7 +144,7 @@ EOF
         end=$((SECONDS + secs))
         while [ $SECONDS -lt $end ]; do
                 ctl status > /dev/null
-                as_user 4002 "$CTL" -s "$BATS_TEST_TMPDIR/ck.sock" status > /dev/null
+                as_user 4002 "$CTL_COPY" -s "$BATS_TEST_TMPDIR/ck.sock" status > /dev/null
                 sleep 1
         done
         wait "${pids[@]}"
@@ -177,11 +178,11 @@ unstalled() {
         # from now on, whoever reads /etc/group here waits for a writer that never comes
         mkfifo -m 644 "$BATS_TEST_TMPDIR/group.fifo"
         mount --bind "$BATS_TEST_TMPDIR/group.fifo" /etc/group
-        run unstalled timeout 10 setpriv --reuid=4002 --regid=4002 --clear-groups "$CTL" -s "$S" reload
+        run unstalled timeout 10 setpriv --reuid=4002 --regid=4002 --clear-groups "$CTL_COPY" -s "$S" reload
         [ "$status" -eq 1 ]
         [[ "$output" == *"permission denied: reload is for root and members of 'ckadmin'"* ]]
         # a member by a supplementary group only, as the socket says, may trim
-        run unstalled timeout 10 setpriv --reuid=4001 --regid=4001 --groups="$ADMIN_GID" "$CTL" -s "$S" trim
+        run unstalled timeout 10 setpriv --reuid=4001 --regid=4001 --groups="$ADMIN_GID" "$CTL_COPY" -s "$S" trim
         [ "$status" -eq 0 ]
         [[ "$output" == "t: evicted 0 files"* ]]
         run timeout 10 "$CTL" -s "$S" status
@@ -195,10 +196,10 @@ unstalled() {
         run ctl reload
         [ "$status" -eq 0 ]
         grep -q "admin_group 'ckadmin' is gid 4322" "$BATS_TEST_TMPDIR/daemon.log"
-        run setpriv --reuid=4001 --regid=4001 --groups="$ADMIN_GID" "$CTL" -s "$S" reload
+        run setpriv --reuid=4001 --regid=4001 --groups="$ADMIN_GID" "$CTL_COPY" -s "$S" reload
         [ "$status" -eq 1 ]
         # the primary group counts as well
-        run setpriv --reuid=4001 --regid=4322 --clear-groups "$CTL" -s "$S" reload
+        run setpriv --reuid=4001 --regid=4322 --clear-groups "$CTL_COPY" -s "$S" reload
         [ "$status" -eq 0 ]
         kill -0 "$DAEMON_PID"
 }
@@ -261,23 +262,24 @@ print(len(replies))' "$BATS_TEST_TMPDIR/replies"
 
 @test "at its connection limit the daemon turns a user away with a reason: cachectl exits 3, check says UNKNOWN" {
         S=$BATS_TEST_TMPDIR/ck.sock
-        setpriv --reuid=4000 --regid=4000 --clear-groups "$HELPERS/sockpoke" "$S" hold "$((8 + 2))" 30 \
+        sockpoke=$(world_copy "$HELPERS/sockpoke")
+        setpriv --reuid=4000 --regid=4000 --clear-groups "$sockpoke" "$S" hold "$((8 + 2))" 30 \
                 > "$BATS_TEST_TMPDIR/hold.out" &
         holder=$!
         wait_for "grep -q 'holding' '$BATS_TEST_TMPDIR/hold.out'" 5
-        run --separate-stderr as_user 4000 "$CTL" -s "$S" status
+        run --separate-stderr as_user 4000 "$CTL_COPY" -s "$S" status
         [ "$status" -eq 3 ]
         [ "$stderr" = "cachectl: cachekeeperd at $S turned the connection away: too many connections from uid 4000 (at most 8)" ]
-        run --separate-stderr as_user 4000 "$CTL" -s "$S" check
+        run --separate-stderr as_user 4000 "$CTL_COPY" -s "$S" check
         [ "$status" -eq 3 ]
         [ "$output" = "CACHEKEEPER UNKNOWN - cachekeeperd at $S turned the connection away: too many connections from uid 4000 (at most 8)" ]
         # everyone else is served meanwhile
-        run as_user 4001 "$CTL" -s "$S" status
+        run as_user 4001 "$CTL_COPY" -s "$S" status
         [ "$status" -eq 0 ]
         run ctl status
         [ "$status" -eq 0 ]
         # and the user itself, once its connections are gone
         kill "$holder"
         wait "$holder" || true
-        wait_for "as_user 4000 '$CTL' -s '$S' status > /dev/null 2>&1" 5
+        wait_for "as_user 4000 '$CTL_COPY' -s '$S' status > /dev/null 2>&1" 5
 }

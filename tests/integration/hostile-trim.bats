@@ -304,7 +304,8 @@ push_over_cap() {
 # `cachectl trim --dry-run ARGS` as fast as it can (the plain build of
 # cachectl: the clients' own CPU is not what is being tested).
 client_loops() {
-        local ctl=$CK_BUILD/cachectl sock=$BATS_TEST_TMPDIR/ck.sock
+        local ctl sock=$BATS_TEST_TMPDIR/ck.sock
+        ctl=$(world_copy "$CK_BUILD/cachectl")
         for i in 1 2 3 4; do
                 keep_as_nobody 'c=$1 s=$2; shift 2; while :; do "$c" -s "$s" trim --dry-run "$@"; done' "$ctl" "$sock" "$@"
         done
@@ -357,7 +358,8 @@ worst_push() {
         [ "$n" -ge 3 ]
         [ "$worst" -le $((2 * usual + 1000)) ]
         # nobody's were refused with a reason, root's were not limited
-        run as_nobody "$CTL" -s "$BATS_TEST_TMPDIR/ck.sock" trim --dry-run
+        ctl_copy=$(world_copy "$CTL")
+        run as_nobody "$ctl_copy" -s "$BATS_TEST_TMPDIR/ck.sock" trim --dry-run
         kill -0 "$DAEMON_PID"
 }
 
@@ -366,12 +368,13 @@ worst_push() {
         config 1T
         start_ready 30
         sock=$BATS_TEST_TMPDIR/ck.sock
+        ctl_copy=$(world_copy "$CTL")
         # two at once by nobody (both sent while the daemon is frozen): one
         # runs, the other is told why not
         kill -STOP "$DAEMON_PID"
-        "${AS_NOBODY[@]}" "$CTL" -s "$sock" trim --dry-run > "$BATS_TEST_TMPDIR/one" 2>&1 3>&- &
+        "${AS_NOBODY[@]}" "$ctl_copy" -s "$sock" trim --dry-run > "$BATS_TEST_TMPDIR/one" 2>&1 3>&- &
         p1=$!
-        "${AS_NOBODY[@]}" "$CTL" -s "$sock" trim --dry-run > "$BATS_TEST_TMPDIR/two" 2>&1 3>&- &
+        "${AS_NOBODY[@]}" "$ctl_copy" -s "$sock" trim --dry-run > "$BATS_TEST_TMPDIR/two" 2>&1 3>&- &
         p2=$!
         # both sent and waiting for the answer (cachectl polls its socket)
         wait_for "grep -qE 'poll|unix_stream_read' /proc/$p1/wchan && grep -qE 'poll|unix_stream_read' /proc/$p2/wchan" 5
@@ -385,15 +388,15 @@ worst_push() {
         grep -q "a dry run of uid 65534 is still running: one at a time" "$BATS_TEST_TMPDIR/one" "$BATS_TEST_TMPDIR/two"
         # one after the other: ten a minute
         for i in $(seq 2 10); do
-                run as_nobody "$CTL" -s "$sock" trim --dry-run
+                run as_nobody "$ctl_copy" -s "$sock" trim --dry-run
                 [ "$status" -eq 0 ]
         done
-        run as_nobody "$CTL" -s "$sock" trim --dry-run
+        run as_nobody "$ctl_copy" -s "$sock" trim --dry-run
         echo "$output"
         [ "$status" -eq 1 ]
         [[ "$output" == *"dry runs are limited to 10 a minute per user: uid 65534 may ask again in "* ]]
         # another user has limits of his own; root (and admin_group) none
-        run as_user 1234 "$CTL" -s "$sock" trim --dry-run
+        run as_user 1234 "$ctl_copy" -s "$sock" trim --dry-run
         [ "$status" -eq 0 ]
         for i in $(seq 1 12); do
                 run ctl trim --dry-run

@@ -87,11 +87,6 @@ vm() {
         awk -v k="$1:" '$1 == k { print $2 }' "/proc/$DAEMON_PID/status"
 }
 
-# as_nobody CMD...: runs CMD as nobody, without any group.
-as_nobody() {
-        setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
-}
-
 # config REMOTE-SETTINGS [URL]: cache t, remote r polled every second
 # (timeout $REMOTE_TIMEOUT, default 1s).
 config() {

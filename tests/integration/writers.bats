@@ -72,10 +72,10 @@ blocks_of() { xargs -r stat -c %b | awk '{ s += $1 * 512 } END { print s + 0 }';
 }
 
 @test "writers: a user planting a hundred versions and a FIFO: the table stays bounded, the daemon keeps serving" {
-        open_test_dir
+        entry=$(world_copy "$ENTRY")
         start_ready
         for i in $(seq 1 100); do
-                as_nobody /usr/bin/python3 "$ENTRY" "$(legacy $i)" "9.$i" "evil\\$i"
+                as_nobody /usr/bin/python3 "$entry" "$(legacy $i)" "9.$i" "evil\\$i"
         done
         as_nobody mkfifo "$(legacy 500)"
         wait_for '[ "$(status_jq "[.caches[0].writers[].entries] | add")" = 100 ]' 30
@@ -120,11 +120,10 @@ blocks_of() { xargs -r stat -c %b | awk '{ s += $1 * 512 } END { print s + 0 }';
 }
 
 @test "writers: 41 planted versions fill the table; a purge says it may miss entries; once they are gone their slots serve root's writer" {
-        open_test_dir
-        install -m 0755 "$ENTRY" "$BATS_TEST_TMPDIR/entry.py"   # nobody runs a copy, never the checkout
+        entry=$(world_copy "$ENTRY")
         start_ready
         for i in $(seq 1 41); do
-                as_nobody /usr/bin/python3 "$BATS_TEST_TMPDIR/entry.py" "$(legacy $i)" "9.$i" ""
+                as_nobody /usr/bin/python3 "$entry" "$(legacy $i)" "9.$i" ""
         done
         wait_for '[ "$(status_jq "[.caches[0].writers[].entries] | add")" = 41 ]' 30
         # Root's ccache stores after them: its writer is beyond the table.
@@ -174,10 +173,11 @@ blocks_of() { xargs -r stat -c %b | awk '{ s += $1 * 512 } END { print s + 0 }';
         [ "$status" -eq 2 ]
         run ctl trim t --written-by 4.13.6 --to 1k
         [ "$status" -eq 2 ]
-        run as_nobody "$CTL" -s "$BATS_TEST_TMPDIR/ck.sock" trim t --written-by 4.13.6
+        ctl_copy=$(world_copy "$CTL")
+        run as_nobody "$ctl_copy" -s "$BATS_TEST_TMPDIR/ck.sock" trim t --written-by 4.13.6
         [ "$status" -eq 1 ]
         [[ "$output" == *"permission denied"* ]]
-        run as_nobody "$CTL" -s "$BATS_TEST_TMPDIR/ck.sock" trim t --written-by 4.13.6 --dry-run
+        run as_nobody "$ctl_copy" -s "$BATS_TEST_TMPDIR/ck.sock" trim t --written-by 4.13.6 --dry-run
         [ "$status" -eq 0 ]
         [[ "$output" == *"6 files"* ]]
         [ "$(find "$CACHE" -type f | sort)" = "$(cat "$BATS_TEST_TMPDIR/before")" ]
@@ -257,13 +257,12 @@ EOP
         printf '#!/bin/sh\necho "$CACHEKEEPER_EVENT|$CACHEKEEPER_LEVEL|$CACHEKEEPER_MESSAGE" >> "$1"\n' > "$BATS_TEST_TMPDIR/alert.sh"
         chmod +x "$BATS_TEST_TMPDIR/alert.sh"
         write_config 1G "" "alert_command = [ \"$BATS_TEST_TMPDIR/alert.sh\", \"$ALERTS\" ];"
-        open_test_dir
-        install -m 0755 "$ENTRY" "$BATS_TEST_TMPDIR/entry.py"
+        entry=$(world_copy "$ENTRY")
         start_ready
         compile "$CACHE" 10                                # Debian's ccache: <= 4.12, 20 stores
         wait_for '[ "$(cache_field t stored_files_total)" = 20 ]'
         size=$(cache_field t size_bytes)
-        as_nobody /usr/bin/python3 "$BATS_TEST_TMPDIR/entry.py" "$(hex 1)" 4.13.6 ""
+        as_nobody /usr/bin/python3 "$entry" "$(hex 1)" 4.13.6 ""
         wait_for '[ "$(cache_field t stored_files_total)" = 21 ]'
         [ "$(status_jq '.caches[0].key_families.families | length')" = 2 ]   # seen, and shown
         # The next feed of the activity (it checks the mix) has gone by: the history has the new size.
