@@ -426,7 +426,7 @@ int trim_queue_new(sd_event *e, Cache *cache, Account *account, const CacheConfi
         (void) sd_event_source_set_description(q->source, "cache-trim");
         (void) sd_event_source_set_description(q->timer, "cache-trim-wait");
         (void) sd_event_source_set_description(q->counters_timer, "cache-counters");
-        /* Trimming yields to the socket, and but for the cap to events (begin). */
+        /* Trimming yields to the socket, and to events unless it holds the cap (begin). */
         (void) sd_event_source_set_priority(q->source, SD_EVENT_PRIORITY_IDLE);
         (void) sd_event_source_set_enabled(q->source, SD_EVENT_OFF);
         (void) sd_event_source_set_enabled(q->timer, SD_EVENT_OFF);
