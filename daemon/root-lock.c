@@ -123,7 +123,7 @@ int root_lock_take(int dirfd, const char *path, pid_t *ret_holder) {
                 *ret_holder = read_holder(fd);
                 nfd = replace_hostile(dirfd, name, fd);
                 if (nfd < 0)
-                        return nfd == -EBUSY || *ret_holder > 0 ? -EBUSY : nfd;
+                        return -EBUSY;   /* held, by a daemon or by what we cannot replace */
                 close(fd);
                 fd = nfd;
                 *ret_holder = 0;
