@@ -47,7 +47,10 @@ blocks_of() { xargs -r stat -c %b | awk '{ s += $1 * 512 } END { print s + 0 }';
         wait_for '[ "$(cache_field t writers_pending)" = 0 ]' 30
 
         [ "$(writer "$debian" "" entries)" = 10 ]
-        [ "$(writer "$debian" "" bytes)" = "$(find "$CACHE" -mindepth 3 -name '*[RM]' ! -path '*/a/b/*' | blocks_of)" ]
+        # The writers' figures are a snapshot of at most 5 s (CACHE_WS_USEC):
+        # one taken while the compiles' last events were in flight can
+        # stand a moment (1 run in 10 on a quiet box): wait for the next.
+        wait_for "[ \"\$(writer '$debian' '' bytes)\" = \"\$(find '$CACHE' -mindepth 3 -name '*[RM]' ! -path '*/a/b/*' | blocks_of)\" ]" 15
         [ "$(writer 4.13.6 "" entries)" = 3 ]
         [ "$(writer 4.9.1 ns-a entries)" = 2 ]
         [ "$(unknown entries)" = 1 ]
