@@ -198,11 +198,12 @@ static void queue_clear(ScanQueue *q) {
 static void full(ScanQueue *q, const char *reason, usec_t now) {
         if (!q->started)
                 return;
-        if (q->scan && q->scan_full)
-                return;   /* one is running already and will see everything */
         q->full_pending = true;
         snprintf(q->full_reason, sizeof(q->full_reason), "%s", reason);
         queue_clear(q);
+        /* One running already does not see what changed in the directories
+         * it has listed (events lost in an inotify overflow may be there):
+         * this one follows it. */
         scan_next(q, now);
 }
 

@@ -74,7 +74,9 @@ void scan_queue_start(ScanQueue *q);
 void scan_queue_stop(ScanQueue *q);
 
 /* Queues a full scan (reason is logged and reported); it replaces every
- * subtree scan queued. Nothing while stopped, or while a full scan runs. */
+ * subtree scan queued. Nothing while stopped. Asked for while a full scan
+ * runs, it follows that one (which may have listed already what changed):
+ * any number of asks meanwhile make one more scan, not more. */
 void scan_queue_full(ScanQueue *q, const char *reason);
 /* Queues a scan of directory d, just added to the account (nothing known
  * in it: its round needs no sweep). */

@@ -406,6 +406,47 @@ static bool scan_running(Cache *c) {
         return running;
 }
 
+static uint64_t rescans(Cache *c) {
+        json_object *o = cache_status_json(c), *scan, *v;
+        uint64_t n;
+
+        assert_true(json_object_object_get_ex(o, "scan", &scan));
+        assert_true(json_object_object_get_ex(scan, "rescans", &v));
+        n = json_object_get_uint64(v);
+        json_object_put(o);
+        return n;
+}
+
+/* Whether the scan running is a full one for reason. */
+static bool full_scan_running(Cache *c, const char *reason) {
+        json_object *o = cache_status_json(c), *scan, *v;
+        bool yes;
+
+        assert_true(json_object_object_get_ex(o, "scan", &scan));
+        yes = json_object_object_get_ex(scan, "reason", &v) && strcmp(json_object_get_string(v), reason) == 0;
+        json_object_put(o);
+        return yes;
+}
+
+/* A rescan asked for while a full one runs (an inotify overflow in the
+ * middle of one, under busy writers) runs again after it: the events lost
+ * may concern directories the running one has listed already. Without a
+ * watch on a/b (max_watches = 1), only rescans see an entry put there. */
+static void test_rescan_asked_during_one_follows_it(void **state) {
+        Fixture *f = *state;
+
+        start_scanned(f, "max_size = \"1G\"; max_watches = 1;");
+        assert_int_equal(rescans(f->c), 0);
+        cache_rescan(f->c, "overflow 1");
+        RUN_UNTIL(f, full_scan_running(f->c, "overflow 1"));
+        cache_rescan(f->c, "overflow 2");   /* events lost while it runs */
+        put_entry(f, "a/b", 1000);
+        RUN_UNTIL(f, rescans(f->c) == 2 && !scan_running(f->c));
+        assert_int_equal(status_u64(f->c, "entry_files"), FILES + 1);
+        run_for(f, 200 * USEC_PER_MSEC);
+        assert_int_equal(rescans(f->c), 2);   /* and no more: two asked, two done */
+}
+
 /* Directories without a watch (max_watches = 1: the root's only) are seen
  * by paced rescans: a round when cache_check finds one due, then none until
  * UNWATCHED_ROUND_MIN_USEC (at least) after it ended, in the loop's time
@@ -461,6 +502,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_unavailable, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_root_deleted, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_root_lost_ends_the_trims, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_rescan_asked_during_one_follows_it, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unwatched_rescanned_in_paced_rounds, setup, teardown),
         };
         return cmocka_run_group_tests_name("cache", tests, NULL, NULL);
