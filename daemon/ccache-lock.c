@@ -215,18 +215,12 @@ void ccache_lock_release(CcacheLock *l) {
 }
 
 int ccache_tmpfile(int dirfd, const char *base, mode_t mode, char *name, size_t len) {
-        static const char chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-
         for (int attempt = 0; attempt < 100; attempt++) {
-                unsigned char rnd[6];
                 char suffix[7];
-                int fd;
+                int fd, r = random_suffix(suffix);
 
-                if (getentropy(rnd, sizeof(rnd)) < 0)
-                        return -errno;
-                for (size_t i = 0; i < sizeof(rnd); i++)
-                        suffix[i] = chars[rnd[i] % (sizeof(chars) - 1)];
-                suffix[6] = '\0';
+                if (r < 0)
+                        return r;
                 snprintf(name, len, "%s.tmp.%s.tmp", base, suffix);
                 /* O_EXCL: never write into a file someone placed there. */
                 fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);

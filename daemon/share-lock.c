@@ -83,19 +83,13 @@ static bool quarantine_ours(int fd, dev_t dev) {
 /* A new empty directory of ours in root_fd under a random name
  * (SHARE_QUARANTINE_NAME.XXXXXX, in name). Returns its fd or -errno. */
 static int fresh_quarantine(int root_fd, dev_t dev, char name[NAME_MAX + 1]) {
-        static const char chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-
         for (int attempt = 0; attempt < 16; attempt++) {
-                unsigned char rnd[6];
                 char suffix[7];
                 struct stat st;
-                int fd;
+                int fd, r = random_suffix(suffix);
 
-                if (getentropy(rnd, sizeof(rnd)) < 0)
-                        return -errno;
-                for (size_t i = 0; i < sizeof(rnd); i++)
-                        suffix[i] = chars[rnd[i] % (sizeof(chars) - 1)];
-                suffix[6] = '\0';
+                if (r < 0)
+                        return r;
                 snprintf(name, NAME_MAX + 1, "%s.%s", SHARE_QUARANTINE_NAME, suffix);
                 if (mkdirat(root_fd, name, 0700) < 0) {
                         if (errno == EEXIST)

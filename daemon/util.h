@@ -29,6 +29,20 @@ typedef uint64_t usec_t;
 #define TAKE_PTR(p) ({ __typeof__(p) _p = (p); (p) = NULL; _p; })
 #define TAKE_FD(fd) ({ int _fd = (fd); (fd) = -1; _fd; })
 
+/* Six random letters and digits and a NUL into s, for a name nobody can
+ * guess ahead. Returns 0 or -errno. */
+static inline int random_suffix(char s[7]) {
+        static const char chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+        unsigned char rnd[6];
+
+        if (getentropy(rnd, sizeof(rnd)) < 0)
+                return -errno;
+        for (size_t i = 0; i < sizeof(rnd); i++)
+                s[i] = chars[rnd[i] % (sizeof(chars) - 1)];
+        s[6] = '\0';
+        return 0;
+}
+
 /* MurmurHash3's 64-bit finaliser: every input bit reaches every output bit. */
 static inline uint64_t hash_mix(uint64_t h) {
         h ^= h >> 33;
