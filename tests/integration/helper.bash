@@ -193,6 +193,18 @@ as_nobody() {
         "${AS_NOBODY[@]}" "$@"
 }
 
+# hold_lock_as_nobody FILE: nobody opens FILE and holds a shared flock on
+# it until killed (HOLDER: its pid, for the test's teardown); returns once
+# /proc/locks lists that lock on FILE's inode.
+hold_lock_as_nobody() {
+        local ino
+        ino=$(stat -c %i "$1")
+        "${AS_NOBODY[@]}" /usr/bin/python3 -c 'import fcntl, sys, time
+f = open(sys.argv[1]); fcntl.flock(f, fcntl.LOCK_SH); time.sleep(600)' "$1" > /dev/null 2>&1 3>&- &
+        HOLDER=$!
+        wait_for "grep -q ' FLOCK .* READ .*:$ino ' /proc/locks" 10
+}
+
 # world_copy FILE...: copies each FILE (a script, a helper, a binary: the ASan
 # cachectl is fine) into $BATS_TEST_TMPDIR/world, mode 0755 and reachable by
 # every user (open_test_dir), checks that nobody can read the copies, and

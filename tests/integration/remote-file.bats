@@ -273,10 +273,7 @@ ctl2_share() {
         # As an older version left it (0644): nobody opens it and holds its
         # flock; the next keeper replaces it and keeps the share.
         chmod 644 "$SHARE/.cachekeeper.lock"
-        "${AS_NOBODY[@]}" /usr/bin/python3 -c 'import fcntl, sys, time
-f = open(sys.argv[1]); fcntl.flock(f, fcntl.LOCK_SH); time.sleep(600)' "$SHARE/.cachekeeper.lock" > /dev/null 2>&1 3>&- &
-        HOLDER=$!
-        wait_for "grep -q ' FLOCK .* READ ' /proc/locks" 10
+        hold_lock_as_nobody "$SHARE/.cachekeeper.lock"
         start_ready
         wait_share ok 20
         [ "$(stat -c %a "$SHARE/.cachekeeper.lock")" = 600 ]

@@ -108,10 +108,7 @@ EOC
         # As an older version left it (0644): nobody opens it and holds it;
         # the daemon starts anyway, replacing it with one only root opens.
         chmod 644 "$lock"
-        "${AS_NOBODY[@]}" /usr/bin/python3 -c 'import fcntl, sys, time
-f = open(sys.argv[1]); fcntl.flock(f, fcntl.LOCK_SH); time.sleep(600)' "$lock" > /dev/null 2>&1 3>&- &
-        HOLDER=$!
-        wait_for "grep -q ' FLOCK .* READ ' /proc/locks" 10
+        hold_lock_as_nobody "$lock"
         start_ready
         grep -q "was held by another user's process, not a cachekeeperd: replaced" "$BATS_TEST_TMPDIR/daemon.log"
         ctl status --json | jq -e '.caches[0].state == "ok"'
