@@ -413,15 +413,22 @@ void evict_plan_done(EvictPlan *p) {
 }
 
 int evict_unlink(int dirfd, const char *name, dev_t dev, int64_t max_mtime, uint64_t blocks) {
-        return evict_unlink_clock(dirfd, name, dev, max_mtime, blocks, false);
+        return evict_unlink_clock(dirfd, name, dev, max_mtime, blocks, false, NULL);
 }
 
-int evict_unlink_clock(int dirfd, const char *name, dev_t dev, int64_t max_time, uint64_t blocks, bool atime) {
+int evict_unlink_clock(int dirfd, const char *name, dev_t dev, int64_t max_time, uint64_t blocks, bool atime,
+                       EvictSkipped *ret) {
+        EvictSkipped skipped = { 0 };
         struct statx stx;
 
+        if (!ret)
+                ret = &skipped;
+        *ret = (EvictSkipped) { 0 };
         if (statx(dirfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
-                  STATX_TYPE | STATX_MTIME | STATX_ATIME | STATX_BLOCKS, &stx) < 0)
+                  STATX_TYPE | STATX_MTIME | STATX_ATIME | STATX_BLOCKS | STATX_INO | STATX_NLINK, &stx) < 0) {
+                ret->gone = errno == ENOENT;
                 return errno == ENOENT ? 0 : -errno;
+        }
         /* Still the file that was planned: a regular file, here, no newer,
          * the same size. A hit since refreshed its mtime; a rewrite changed it.
          * That is enough without the inode (DESIGN.md §3 says "same inode"):
@@ -434,13 +441,20 @@ int evict_unlink_clock(int dirfd, const char *name, dev_t dev, int64_t max_time,
          * by a newer one (renamed from its temporary). The inode would cost
          * 8 bytes more per file (32 in the Account) and protect nothing
          * more: it is not kept. */
-        if (!S_ISREG(stx.stx_mode) || makedev(stx.stx_dev_major, stx.stx_dev_minor) != dev ||
-            (atime ? stx.stx_atime : stx.stx_mtime).tv_sec > max_time || stx.stx_blocks != blocks)
+        if (!S_ISREG(stx.stx_mode) || makedev(stx.stx_dev_major, stx.stx_dev_minor) != dev)
                 return 0;
+        if ((atime ? stx.stx_atime : stx.stx_mtime).tv_sec > max_time || stx.stx_blocks != blocks) {
+                *ret = (EvictSkipped) { .file = true, .blocks = stx.stx_blocks, .ino = stx.stx_ino,
+                                        .nlink = stx.stx_nlink,
+                                        .time = (atime ? stx.stx_atime : stx.stx_mtime).tv_sec };
+                return 0;
+        }
         /* unlinkat without AT_REMOVEDIR removes a name and never follows it.
          * Should the name be swapped for a symlink between the statx and here,
          * that link is what goes: nothing outside the directory is reached. */
-        if (unlinkat(dirfd, name, 0) < 0)
+        if (unlinkat(dirfd, name, 0) < 0) {
+                ret->gone = errno == ENOENT;
                 return errno == ENOENT ? 0 : -errno;
+        }
         return 1;
 }

@@ -75,7 +75,20 @@ EvictPlanner *evict_planner_free(EvictPlanner *p);
  * it stays) and still blocks 512-byte blocks. Never follows a symlink.
  * Returns 1 deleted, 0 skipped (gone or changed), or -errno. */
 int evict_unlink(int dirfd, const char *name, dev_t dev, int64_t max_mtime, uint64_t blocks);
+/* What evict_unlink_clock found at a name it skipped: nothing (gone), or
+ * a regular file on the cache's device as it is now (another kind of file,
+ * or on another device: neither). The caller's account was wrong about it,
+ * and is told, so that the next plan does not choose it again. */
+typedef struct EvictSkipped {
+        bool gone;                 /* no such name */
+        bool file;                 /* a regular file on dev: the figures below */
+        uint64_t blocks, ino, nlink;
+        int64_t time;              /* its atime or mtime, as asked */
+} EvictSkipped;
+
 /* The same with the time the plan ordered by: atime (a file: remote whose
  * readers leave mtime alone) or mtime: a file read or hit since the plan is
- * newer than max_time and stays. */
-int evict_unlink_clock(int dirfd, const char *name, dev_t dev, int64_t max_time, uint64_t blocks, bool atime);
+ * newer than max_time and stays. On a skip, *ret (if not NULL) says what was
+ * there instead. */
+int evict_unlink_clock(int dirfd, const char *name, dev_t dev, int64_t max_time, uint64_t blocks, bool atime,
+                       EvictSkipped *ret);

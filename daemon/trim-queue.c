@@ -65,8 +65,8 @@ static void record(TrimQueue *q, const TrimResult *r, const char *reason, usec_t
         h->last_over_cap = trim_queue_over_cap(q);
 }
 
-/* The cap trim r left the cache over its cap without evicting anything:
- * everything left is locked, in use or unreadable. Said (once per failure:
+/* The cap trim r left the cache over its cap without evicting anything or
+ * learning anything: everything left is locked, in use or unreadable. Said (once per failure:
  * the alert stands until a trim gets the cache under its cap), and not
  * tried again for TRIM_BACKOFF_USEC unless something changes (a reload, a
  * manual trim). A trim that made progress but was outpaced by writers is
@@ -108,6 +108,7 @@ static void finish(TrimQueue *q, int error) {
         const TrimResult *r = trim_result(q->trim);
         TrimOrder order = q->order;
         usec_t now = event_now(q->event, CLOCK_MONOTONIC);
+        bool progress;
         char f[32];
 
         (void) sd_event_source_set_enabled(q->source, SD_EVENT_OFF);
@@ -120,17 +121,21 @@ static void finish(TrimQueue *q, int error) {
                   (unsigned long long) r->planned_files, (unsigned long long) r->planning_slices,
                   (double) r->planning_usec / USEC_PER_MSEC);
         if (!r->dry_run)
-                log_info("%s %s: %s trim %s: evicted %llu files, %s in %.2f s; %llu kept as used since, "
-                         "%llu in locked directories.", cache_config_what(q->config), q->config->name, order.reason,
+                log_info("%s %s: %s trim %s: evicted %llu files, %s in %.2f s; %llu kept as used since "
+                         "(%llu of them news to the account), %llu in locked directories.",
+                         cache_config_what(q->config), q->config->name, order.reason,
                          error < 0 ? "stopped" : "done", (unsigned long long) r->files,
                          format_size(r->bytes, f, sizeof(f)), (double) (now - q->trim_started) / USEC_PER_SEC,
-                         (unsigned long long) r->saved, (unsigned long long) r->locked_dirs);
+                         (unsigned long long) r->saved, (unsigned long long) r->corrected,
+                         (unsigned long long) r->locked_dirs);
         /* Over the cap after a cap trim: with progress (the cache grew
-         * meanwhile), the next trim starts at once; without, back off. */
-        q->cap_again = !r->dry_run && q->history.last_over_cap && strcmp(order.reason, "cap") == 0 &&
-                       r->files > 0 && error >= 0;
-        if (!r->dry_run && q->history.last_over_cap && strcmp(order.reason, "cap") == 0 && r->files == 0 &&
-            error >= 0)
+         * meanwhile; or the account, stale after lost events, was put
+         * right: the next plan chooses other files), the next trim starts
+         * at once; without, back off. */
+        progress = r->files > 0 || r->corrected > 0;
+        q->cap_again = !r->dry_run && q->history.last_over_cap && strcmp(order.reason, "cap") == 0 && progress &&
+                       error >= 0;
+        if (!r->dry_run && q->history.last_over_cap && strcmp(order.reason, "cap") == 0 && !progress && error >= 0)
                 cap_not_reached(q, r, now);
         q->order = (TrimOrder) { 0 };
         if (order.done)

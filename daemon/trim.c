@@ -159,6 +159,20 @@ static void fix_counters(Trim *t, const StepEnv *env, const char *rel, uint64_t 
         t->result.locks_broken += f.broken;
 }
 
+/* The account said name in d was as the plan saw it; the disk said
+ * otherwise (skipped): the events that would have told it were lost (an
+ * inotify overflow, a watch that could not be added). The account takes
+ * what the disk said, so that the next plan, over the same account, does
+ * not choose the same stale files again and again until a rescan comes. */
+static void correct(Trim *t, const StepEnv *env, DirId d, const char *name, const EvictSkipped *skipped) {
+        if (skipped->file) {
+                if (account_file_set_inode(env->account, d, name, skipped->blocks, skipped->time, skipped->ino,
+                                           skipped->nlink, true) > 0)
+                        t->result.corrected++;
+        } else if (account_file_remove(env->account, d, name) > 0)
+                t->result.corrected++;   /* gone, or no longer a regular file of this filesystem */
+}
+
 /* Deletes the victims [start, end) of one directory, whose relative path is
  * rel; under ccache's content lock when the directory is below a level-2
  * one. Returns 1 done, 0 lock taken (try later), -errno if the root is gone. */
@@ -174,6 +188,7 @@ static int do_group(Trim *t, const StepEnv *env, const char *rel, size_t start, 
         for (size_t i = start; dirfd >= 0 && i < end; i++) {
                 const Victim *v = &t->plan.victims[i];
                 char fname[CCACHE_NAME_MAX + 256];
+                EvictSkipped skipped;
                 FileInfo fi;
 
                 /* The account first: an event since the plan (a cache hit, a
@@ -191,11 +206,13 @@ static int do_group(Trim *t, const StepEnv *env, const char *rel, size_t start, 
                 }
                 if ((i - start) % 256 == 255)
                         ccache_lock_refresh(&lock, env->started + step_elapsed(env));
-                r = evict_unlink_clock(dirfd, fname, env->dev, v->mtime, fi.blocks, env->atime);
+                r = evict_unlink_clock(dirfd, fname, env->dev, v->mtime, fi.blocks, env->atime, &skipped);
                 if (r < 0)
                         count_error(t, r);
-                else if (r == 0)
+                else if (r == 0) {
                         t->result.saved++;
+                        correct(t, env, v->dir, fname, &skipped);
+                }
                 if (r <= 0)
                         continue;
                 t->result.files++;

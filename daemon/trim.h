@@ -28,6 +28,8 @@ typedef struct TrimResult {
         uint64_t planned_files, planned_bytes;
         uint64_t files, bytes;               /* deleted (or, dry run, that would be) */
         uint64_t saved;                      /* refreshed or changed since the plan: kept */
+        uint64_t corrected;                  /* of those, files the account had wrong (lost
+                                              * events): it has them right now */
         uint64_t locked_dirs;                /* left alone: ccache held their lock throughout */
         uint64_t errors;                     /* files that could not be deleted */
         int first_error;                     /* the first one's -errno */

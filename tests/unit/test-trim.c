@@ -397,6 +397,66 @@ static void test_reused_id_is_not_the_victim(void **state) {
         clean();
 }
 
+/* Events lost (an inotify overflow): the disk moved on without the account.
+ * The first FILES / 2 entries were hit (mtime now) and ten of the rest
+ * deleted, unseen. A trim that chose them keeps them, and puts the account
+ * right, so that the next trim, over the same account, chooses the files
+ * that really are the oldest instead of the same stale ones again. */
+static void test_stale_account_is_corrected(void **state) {
+        Account *acct;
+        Counters *k;
+        Trim *t;
+        struct stat root_st;
+        uint64_t kib, before;
+        int root, l2;
+        DirId db;
+        FileInfo fi;
+
+        assert_int_equal(account_new(&acct), 0);
+        assert_int_equal(counters_new(&k), 0);
+        root = make_cache(acct, &kib);
+        assert_int_equal(fstat(root, &root_st), 0);
+        db = account_dir_find(acct, account_dir_find(acct, DIR_ROOT, "a"), "b");
+        l2 = openat(root, "a/b", O_RDONLY | O_DIRECTORY);
+        for (unsigned i = 0; i < FILES / 2; i++) {
+                char name[40];
+
+                snprintf(name, sizeof(name), "%02x%029uR", i % 256, i);
+                if (i < 10)
+                        assert_int_equal(unlinkat(l2, name, 0), 0);
+                else    /* a hit (NOW: the tests' clock, not the machine's) */
+                        assert_int_equal(utimensat(l2, name, (struct timespec[2]) { { NOW - 60, 0 }, { NOW - 60, 0 } },
+                                                   0), 0);
+        }
+        before = account_totals(acct)->files;
+        /* down to half the cache: the stale half is what the account offers */
+        TrimEnv env = { .account = acct, .counters = k, .root_fd = root, .dev = root_st.st_dev,
+                        .now = now_usec(CLOCK_MONOTONIC), .realtime = now_usec(CLOCK_REALTIME) };
+        assert_int_equal(trim_new(acct, account_totals(acct)->bytes / 2, false, NOW, &t), 0);
+        assert_int_equal(step_until_not_busy(t, acct, k, root, root_st.st_dev, env.now, env.realtime), 0);
+        assert_int_equal(trim_result(t)->files, 0);
+        assert_int_equal(trim_result(t)->saved, FILES / 2);
+        assert_int_equal(trim_result(t)->corrected, FILES / 2);
+        assert_int_equal(account_totals(acct)->files, before - 10);
+        assert_true(account_file_find(acct, db, "0000000000000000000000000000000R") == FILE_NONE);
+        assert_int_equal(account_file_info(acct, account_file_find(acct, db, "0a00000000000000000000000000010R"), &fi), 0);
+        assert_true(fi.mtime > NOW - 86400 + FILES);    /* the hit, now known */
+        trim_free(t);
+        /* the next trim goes for the really oldest: the untouched half */
+        assert_int_equal(trim_new(acct, account_totals(acct)->bytes / 2, false, NOW, &t), 0);
+        assert_int_equal(step_until_not_busy(t, acct, k, root, root_st.st_dev, env.now, env.realtime), 0);
+        assert_true(trim_result(t)->files > 0);
+        assert_int_equal(trim_result(t)->saved, 0);
+        assert_int_equal(trim_result(t)->corrected, 0);
+        assert_int_equal(faccessat(l2, "0a00000000000000000000000000010R", F_OK, AT_SYMLINK_NOFOLLOW), 0);
+        close(l2);
+        trim_free(t);
+        counters_free(k);
+        account_free(acct);
+        close(root);
+        clean();
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_why),
@@ -406,6 +466,7 @@ int main(void) {
                 cmocka_unit_test(test_stale_lock_is_broken),
                 cmocka_unit_test(test_recount),
                 cmocka_unit_test(test_reused_id_is_not_the_victim),
+                cmocka_unit_test(test_stale_account_is_corrected),
         };
         return cmocka_run_group_tests_name("trim", tests, setup, teardown);
 }
