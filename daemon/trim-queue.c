@@ -128,6 +128,11 @@ static void finish(TrimQueue *q, int error) {
                          format_size(r->bytes, f, sizeof(f)), (double) (now - q->trim_started) / USEC_PER_SEC,
                          (unsigned long long) r->saved, (unsigned long long) r->corrected,
                          (unsigned long long) r->locked_dirs);
+        if (r->stats_failures > 0)
+                log_warning_errno(r->stats_error, "%s %s: cannot update ccache's counters in %s/%s/stats (%m) "
+                                  "for what the %s trim deleted; they stay as they were.",
+                                  cache_config_what(q->config), q->config->name, q->config->path,
+                                  r->stats_failed_dir, order.reason);
         /* Over the cap after a cap trim: with progress (the cache grew
          * meanwhile; or the account, stale after lost events, was put
          * right: the next plan chooses other files), the next trim starts

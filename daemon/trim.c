@@ -155,6 +155,10 @@ static void fix_counters(Trim *t, const StepEnv *env, const char *rel, uint64_t 
         if (counters_flush(env->counters, env->account, env->root_fd, l1, true, env->realtime, &f) > 0)
                 t->result.stats_deferred++;
         t->result.stats_updates += f.written;
+        if (f.failed > 0 && t->result.stats_failures == 0) {
+                t->result.stats_error = f.error;
+                memcpy(t->result.stats_failed_dir, f.failed_dir, sizeof(f.failed_dir));
+        }
         t->result.stats_failures += f.failed;
         t->result.locks_broken += f.broken;
 }

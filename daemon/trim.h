@@ -35,6 +35,8 @@ typedef struct TrimResult {
         int first_error;                     /* the first one's -errno */
         int64_t oldest_kept;                 /* oldest mtime of an evictable file that stays */
         uint64_t stats_updates, stats_failures;
+        int stats_error;                     /* the first failure's -errno ... */
+        char stats_failed_dir[2];            /* ... and its level-1 directory */
         uint64_t stats_deferred;             /* counter fixes left owed behind a held stats.lock */
         uint64_t locks_broken;               /* stale ccache locks broken on the way */
         uint64_t planning_slices;            /* steps the planning took ... */
