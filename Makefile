@@ -43,9 +43,15 @@ ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(CFLAGS) $(CPPFLAGS) $(PKG_CFLAGS) -MMD -MP
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
              -fno-omit-frame-pointer
 
+# The daemon's layers, lowest first (daemon/README.md): a folder's code
+# includes only its own folder's and lower ones' headers; the top (daemon/
+# itself: main, manager, requests) any. tests/check-layers proves it on
+# every build. base/ is what cachectl builds from too.
+LAYERS      := base os ccache alert control config tree insight evict cache space remote
 # Every daemon module except main.c: linked into the daemon and each unit test.
-DAEMON_SRCS := $(filter-out daemon/main.c,$(wildcard daemon/*.c))
-CTL_SRCS    := ctl/cachectl.c ctl/report.c ctl/status-table.c daemon/protocol.c daemon/human.c
+DAEMON_SRCS := $(foreach l,$(LAYERS),$(wildcard daemon/$(l)/*.c)) $(filter-out daemon/main.c,$(wildcard daemon/*.c))
+DAEMON_HDRS := $(foreach l,$(LAYERS),$(wildcard daemon/$(l)/*.h)) $(wildcard daemon/*.h)
+CTL_SRCS    := ctl/cachectl.c ctl/report.c ctl/status-table.c daemon/base/protocol.c daemon/base/human.c
 UNIT_SRCS   := $(wildcard tests/unit/test-*.c)
 UNIT_TESTS  := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 SAN_TESTS   := $(UNIT_SRCS:tests/unit/%.c=$(B)/asan/tests/%)
@@ -54,7 +60,7 @@ HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPERS     := $(HELPER_SRCS:tests/helpers/%.c=$(B)/tests/helpers/%)
 
 .SECONDARY:
-.PHONY: all deps test-deps run test unit-tests bench soak install uninstall clean test-boot deb
+.PHONY: all deps test-deps run test unit-tests bench soak install uninstall clean test-boot deb check-layers
 all: $(B)/cachekeeperd $(B)/cachectl
 
 # On a fresh machine: install what is missing (as root) or say how. The
@@ -77,13 +83,19 @@ $(B)/%.o: %.c | $(B)/.deps-ok
 $(B)/asan/%.o: %.c | $(B)/.deps-ok
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -c $< -o $@
-$(B)/daemon/builtin.o $(B)/asan/daemon/builtin.o: etc/cachekeeper.conf
+$(B)/daemon/config/builtin.o $(B)/asan/daemon/config/builtin.o: etc/cachekeeper.conf
 
-$(B)/cachekeeperd: $(B)/daemon/main.o $(DAEMON_SRCS:%.c=$(B)/%.o)
+# No layer includes a higher one: checked before anything is linked.
+$(B)/.layers-ok: tests/check-layers $(DAEMON_SRCS) $(DAEMON_HDRS) daemon/main.c
+	@tests/check-layers $(LAYERS)
+	@mkdir -p $(@D) && touch $@
+check-layers: $(B)/.layers-ok
+
+$(B)/cachekeeperd: $(B)/daemon/main.o $(DAEMON_SRCS:%.c=$(B)/%.o) | $(B)/.layers-ok
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
 $(B)/cachectl: $(CTL_SRCS:%.c=$(B)/%.o)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(CTL_LIBS) -o $@
-$(B)/asan/cachekeeperd: $(B)/asan/daemon/main.o $(DAEMON_SRCS:%.c=$(B)/asan/%.o)
+$(B)/asan/cachekeeperd: $(B)/asan/daemon/main.o $(DAEMON_SRCS:%.c=$(B)/asan/%.o) | $(B)/.layers-ok
 	$(CC) $(SAN_FLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
 $(B)/asan/cachectl: $(CTL_SRCS:%.c=$(B)/asan/%.o)
 	$(CC) $(SAN_FLAGS) $(LDFLAGS) $^ $(CTL_LIBS) -o $@
@@ -194,7 +206,7 @@ uninstall:
 # made of changes.
 DEB_ARCH = $(shell dpkg --print-architecture)
 DEB      = $(B)/deb/cachekeeper_$(VERSION)_$(DEB_ARCH).deb
-DEB_SRCS := Makefile $(wildcard .ci/* daemon/* ctl/* etc/* etc/*/* systemd/* debian/* debian/*/*)
+DEB_SRCS := Makefile $(wildcard .ci/* daemon/* daemon/*/* ctl/* etc/* etc/*/* systemd/* debian/* debian/*/*)
 deb: $(DEB)
 $(DEB): $(DEB_SRCS) | $(B)/.deps-test-ok
 	@v=$$(dpkg-parsechangelog -S Version) && [ "$$v" = $(VERSION) ] || \

@@ -17,8 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "human.h"
-#include "protocol.h"
+#include "base/human.h"
+#include "base/protocol.h"
 #include "report.h"
 #include "status-table.h"
 

@@ -9,10 +9,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "human.h"
-#include "protocol.h"
+#include "base/human.h"
+#include "base/protocol.h"
+#include "base/util.h"
 #include "report.h"
-#include "util.h"
 
 /* Problems found, the worst first when printed. */
 typedef struct Findings {

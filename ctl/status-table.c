@@ -11,10 +11,10 @@
 
 #include <libsmartcols.h>
 
-#include "human.h"
-#include "protocol.h"
+#include "base/human.h"
+#include "base/protocol.h"
+#include "base/util.h"
 #include "status-table.h"
-#include "util.h"
 
 #define COLOR_GOOD "\033[32m"   /* green */
 #define COLOR_BUSY "\033[33m"   /* yellow: working, or a warning */

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "config-check.h"
-#include "config.h"
-#include "describe.h"
-#include "log.h"
+#include "base/log.h"
+#include "config/config-check.h"
+#include "config/config.h"
+#include "config/describe.h"
 #include "manager.h"
 
 static void help(void) {

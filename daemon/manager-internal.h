@@ -8,14 +8,14 @@
 
 #include <systemd/sd-event.h>
 
-#include "alert.h"
-#include "cache.h"
-#include "config.h"
-#include "control.h"
+#include "alert/alert.h"
+#include "cache/cache.h"
+#include "config/config.h"
+#include "control/control.h"
 #include "manager.h"
-#include "remotes.h"
-#include "space.h"
-#include "watch.h"
+#include "os/watch.h"
+#include "remote/remotes.h"
+#include "space/space.h"
 
 /* requests.c: what one uid's dry runs have used of their limits. */
 #define DRY_RUN_UIDS 64                    /* distinct uids tracked at once */

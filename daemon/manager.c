@@ -20,16 +20,16 @@
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
-#include "alert.h"
-#include "cache.h"
-#include "control.h"
-#include "human.h"
-#include "log.h"
+#include "alert/alert.h"
+#include "base/human.h"
+#include "base/log.h"
+#include "cache/cache.h"
+#include "control/control.h"
 #include "manager-internal.h"
-#include "root-lock.h"
-#include "space.h"
-#include "volume.h"
-#include "watch.h"
+#include "os/root-lock.h"
+#include "os/watch.h"
+#include "space/space.h"
+#include "space/volume.h"
 
 /* What events cannot tell (a mount appearing without a mountinfo change we
  * saw, a root replaced by rename) is re-checked this often. */

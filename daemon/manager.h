@@ -5,7 +5,7 @@
 
 #include <systemd/sd-event.h>
 
-#include "config.h"
+#include "config/config.h"
 
 typedef struct Manager Manager;
 

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
+#include "base/log.h"
+#include "base/protocol.h"
+#include "evict/trim.h"
 #include "manager-internal.h"
-#include "protocol.h"
-#include "trim.h"
 
 #define TRIM_PROGRESS_USEC (250 * USEC_PER_MSEC)
 /* Dry runs are for anyone, and each plans over the whole cache: per uid,

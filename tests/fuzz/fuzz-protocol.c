@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ccache-stats.h"
-#include "ccache.h"
-#include "human.h"
-#include "protocol.h"
+#include "base/human.h"
+#include "base/protocol.h"
+#include "ccache/ccache-stats.h"
+#include "ccache/ccache.h"
 
 /* A request the daemon took: its fields, encoded again the way cachectl
  * encodes them, must decode to the same (names compared as C strings, only

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "redis-info.h"
-#include "remote.h"
+#include "config/remote.h"
+#include "remote/redis-info.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

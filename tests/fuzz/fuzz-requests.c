@@ -16,10 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "control.h"
-#include "log.h"
+#include "base/log.h"
+#include "base/protocol.h"
+#include "control/control.h"
 #include "manager-internal.h"
-#include "protocol.h"
 
 #define FUZZ_ENTRIES     48                    /* entries put in cache "a" when it runs low */
 #define FUZZ_ENTRY_BYTES 4096

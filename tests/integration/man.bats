@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # The man pages: each renders without a single groff or man warning, and each
 # documents what the binaries accept: every option and command of --help,
-# every configuration key of daemon/config.c and etc/cachekeeper.conf, every
+# every configuration key of daemon/config/config.c and etc/cachekeeper.conf, every
 # field of a live `cachectl status --json`.
 # Needs man-db and groff-base.
 load helper
@@ -90,13 +90,13 @@ require_words() {
         # The key tables of the parser...
         table_keys=$(awk '/^static const char \*const (top|volumes|override|cache|remote)_keys\[\] = \{/ { on = 1; next }
                           on && /^\};/ { on = 0 }
-                          on' "$TOP/daemon/config.c" | grep -oE '"[a-z_]+"' | tr -d '"' | sort -u)
+                          on' "$TOP/daemon/config/config.c" | grep -oE '"[a-z_]+"' | tr -d '"' | sort -u)
         # ...and every setting of the shipped file, commented-out ones included.
         shipped_keys=$(grep -oE '^[[:space:]]*(#[[:space:]]*)?[a-z_]+[[:space:]]*=' "$TOP/etc/cachekeeper.conf" |
                        sed -E 's/^[[:space:]]*(#[[:space:]]*)?//; s/[[:space:]]*=$//' | sort -u)
         for t in top volumes override cache remote; do
-                grep -q "^static const char \*const ${t}_keys\[\] = {" "$TOP/daemon/config.c" ||
-                        { echo "daemon/config.c has no ${t}_keys table any more: update this test"; false; }
+                grep -q "^static const char \*const ${t}_keys\[\] = {" "$TOP/daemon/config/config.c" ||
+                        { echo "daemon/config/config.c has no ${t}_keys table any more: update this test"; false; }
         done
         [ "$(wc -l <<<"$table_keys")" -ge 24 ]
         [ "$(wc -l <<<"$shipped_keys")" -ge 20 ]

@@ -44,18 +44,18 @@ check_threats() {
         return "$bad"
 }
 
-# check_code TABLE: fails, naming each, on a `FILE.c:function` in TABLE whose
-# FILE (in daemon/, or ctl/FILE.c) defines no such function.
+# check_code TABLE: fails, naming each, on a `FOLDER/FILE.c:function` in
+# TABLE whose file (below daemon/, or ctl/FILE.c) defines no such function.
 check_code() {
         local ref file fn bad=0 n=0
         while read -r ref; do
                 ref=${ref//\`/}
                 file=${ref%%:*} fn=${ref#*:}
-                [[ $file == */* ]] || file=daemon/$file
+                [[ $file == ctl/* ]] || file=daemon/$file
                 grep -qE "^[A-Za-z].*[ *]$fn\(" "$TOP/$file" 2>/dev/null ||
                         { echo "no function $fn in $file" >&2; bad=1; }
                 n=$((n + 1))
-        done < <(grep -oE '`(ctl/)?[a-z0-9-]+\.c:[a-z0-9_]+`' "$1")
+        done < <(grep -oE '`([a-z]+/)?[a-z0-9-]+\.c:[a-z0-9_]+`' "$1")
         [ "$n" -ge 50 ] || { echo "only $n functions named in $1" >&2; bad=1; }
         return "$bad"
 }
@@ -86,9 +86,9 @@ check_code() {
 
 @test "every function daemon/THREATS.md names as FILE.c:function is defined there" {
         check_code "$TOP/daemon/THREATS.md"
-        sed '0,/`root-lock.c:root_lock_take`/s//`root-lock.c:root_lock_grab`/' "$TOP/daemon/THREATS.md" \
+        sed '0,\|`os/root-lock.c:root_lock_take`|s||`os/root-lock.c:root_lock_grab`|' "$TOP/daemon/THREATS.md" \
                 > "$BATS_TEST_TMPDIR/THREATS.md"
         run check_code "$BATS_TEST_TMPDIR/THREATS.md"
         [ "$status" -eq 1 ]
-        [[ "$output" == *"no function root_lock_grab in daemon/root-lock.c"* ]]
+        [[ "$output" == *"no function root_lock_grab in daemon/os/root-lock.c"* ]]
 }

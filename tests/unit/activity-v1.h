@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "activity.h"
+#include "insight/activity.h"
 
 #define ACTIVITY_V1_EVENTS ((unsigned) ACTIVITY_REGRET)
 #define ACTIVITY_V1_ENCODED_BYTES ACTIVITY_ENCODED_BYTES_OF(ACTIVITY_V1_EVENTS)

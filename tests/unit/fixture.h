@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "base/util.h"
 
 /* base32hex, as ccache spells keys: the 16 hex digits first. */
 #define FIXTURE_B32 "0123456789abcdefghijklmnopqrstuv"

@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "account.h"
 #include "fixture.h"
+#include "tree/account.h"
 
 static const char b32[] = FIXTURE_B32;
 

@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "activity-v1.h"
-#include "activity.h"
+#include "insight/activity.h"
 
 #define MIN  (60 * USEC_PER_SEC)
 #define HOUR (60 * MIN)

@@ -11,9 +11,9 @@
 
 #include <cmocka.h>
 
-#include "admission.h"
-#include "control.h"
-#include "util.h"
+#include "base/util.h"
+#include "control/admission.h"
+#include "control/control.h"
 
 static const AdmissionLimits small = { .max = 6, .reserved = 2, .per_uid = 2 };
 

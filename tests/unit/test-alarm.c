@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "alarm.h"
+#include "insight/alarm.h"
 
 #define MIN  (60 * USEC_PER_SEC)
 #define HOUR (60 * MIN)

@@ -18,9 +18,9 @@
 #include <cmocka.h>
 #include <systemd/sd-event.h>
 
-#include "alert-gate.h"
-#include "alert-runner.h"
-#include "alert.h"
+#include "alert/alert-gate.h"
+#include "alert/alert-runner.h"
+#include "alert/alert.h"
 #include "fixture.h"
 
 #define S USEC_PER_SEC

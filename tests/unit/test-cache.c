@@ -17,12 +17,12 @@
 
 #include <cmocka.h>
 
-#include "alert.h"
-#include "cache.h"
-#include "config.h"
+#include "alert/alert.h"
+#include "cache/cache.h"
+#include "config/config.h"
+#include "evict/trim.h"
 #include "fixture.h"
-#include "trim.h"
-#include "watch.h"
+#include "os/watch.h"
 
 #define DEADLINE_USEC (20 * USEC_PER_SEC)     /* a hung test fails instead of hanging */
 #define FILES 40

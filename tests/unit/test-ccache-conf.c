@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "ccache-conf.h"
+#include "ccache/ccache-conf.h"
 
 static const CcacheConfPolicy managed = { .max_size = "120G", .umask = true, .trusted = true };
 

@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "ccache-header.h"
+#include "ccache/ccache-header.h"
 
 /* The first 32 bytes of a result written by Debian's ccache 4.7.5. */
 static const uint8_t real_475[] = {

@@ -18,9 +18,9 @@
 
 #include <cmocka.h>
 
-#include "ccache-lock.h"
+#include "base/util.h"
+#include "ccache/ccache-lock.h"
 #include "fixture.h"
-#include "util.h"
 
 static char dir[] = "/tmp/ck-test-ccache-lock-XXXXXX";
 

@@ -17,9 +17,9 @@
 
 #include <cmocka.h>
 
-#include "ccache-stats.h"
+#include "base/util.h"
+#include "ccache/ccache-stats.h"
 #include "fixture.h"
-#include "util.h"
 
 static char dir[] = "/tmp/ck-test-ccache-stats-XXXXXX";
 

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "ccache.h"
+#include "ccache/ccache.h"
 
 /* A full legacy key: 4 hex + 29 base32hex chars. */
 #define LEGACY_KEY "b4e1" "2kitvq0g3ru9p1n2pkn7j5dsgvbfl"

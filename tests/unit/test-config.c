@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "fixture.h"
 
 #define CACHE_A "caches = ( { name = \"a\"; path = \"/srv/a\"; max_size = \"1G\"; } );\n"

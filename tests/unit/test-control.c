@@ -20,9 +20,9 @@
 
 #include <cmocka.h>
 
-#include "control.h"
+#include "base/protocol.h"
+#include "control/control.h"
 #include "fixture.h"
-#include "protocol.h"
 
 #define DEADLINE_USEC (60 * USEC_PER_SEC)     /* a hung test fails instead of hanging (ASan, loaded: slow) */
 #define DEFERRED_MAX  8

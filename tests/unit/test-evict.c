@@ -16,10 +16,10 @@
 
 #include <cmocka.h>
 
-#include "ccache.h"
-#include "evict.h"
+#include "ccache/ccache.h"
+#include "evict/evict.h"
+#include "evict/trim.h"
 #include "fixture.h"
-#include "trim.h"
 
 #define NOW 2000000000
 

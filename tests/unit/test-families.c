@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "families.h"
+#include "ccache/families.h"
 
 static void test_family_of(void **state) {
         assert_int_equal(family_of("4.7.5", false), FAMILY_LEGACY);

@@ -21,7 +21,7 @@
 
 #include "activity-v1.h"
 #include "fixture.h"
-#include "history-file.h"
+#include "insight/history-file.h"
 
 #define MIN  (60 * USEC_PER_SEC)
 #define HOUR (60 * MIN)

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "history.h"
+#include "insight/history.h"
 
 #define MIN  (60 * USEC_PER_SEC)
 #define HOUR (60 * MIN)

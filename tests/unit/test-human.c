@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "human.h"
+#include "base/human.h"
 
 static void test_parse_size_like_ccache(void **state) {
         static const struct {

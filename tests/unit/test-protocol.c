@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "protocol.h"
-#include "util.h"
+#include "base/protocol.h"
+#include "base/util.h"
 
 #define FFFD "\xef\xbf\xbd"
 

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "regret.h"
+#include "insight/regret.h"
 
 #define T0 1800000000ULL
 #define KIB 1024ULL

@@ -20,11 +20,11 @@
 
 #include <cmocka.h>
 
-#include "activity.h"
-#include "peer.h"
-#include "redis-info.h"
-#include "remote-errors.h"
-#include "remote.h"
+#include "config/remote.h"
+#include "insight/activity.h"
+#include "insight/remote-errors.h"
+#include "os/peer.h"
+#include "remote/redis-info.h"
 
 static void test_url_good(void **state) {
         static const struct {

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "protocol.h"
+#include "base/protocol.h"
 #include "report.h"
 
 static bool starts(const char *s, const char *prefix) {

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "fixture.h"
-#include "scan.h"
+#include "tree/scan.h"
 
 static char root[] = "/tmp/ck-test-scan-XXXXXX";
 static char outside[] = "/tmp/ck-test-scan-out-XXXXXX";

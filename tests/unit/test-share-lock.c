@@ -17,9 +17,9 @@
 
 #include <cmocka.h>
 
+#include "base/util.h"
 #include "fixture.h"
-#include "share-lock.h"
-#include "util.h"
+#include "os/share-lock.h"
 
 static char dir[] = "/tmp/ck-test-share-lock-XXXXXX";
 

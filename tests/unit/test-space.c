@@ -19,14 +19,14 @@
 
 #include <cmocka.h>
 
-#include "alert.h"
-#include "cache.h"
-#include "config.h"
+#include "alert/alert.h"
+#include "cache/cache.h"
+#include "config/config.h"
+#include "evict/trim.h"
 #include "fixture.h"
-#include "space.h"
-#include "trim.h"
-#include "volume.h"
-#include "watch.h"
+#include "os/watch.h"
+#include "space/space.h"
+#include "space/volume.h"
 
 #define DEADLINE_USEC (20 * USEC_PER_SEC)     /* a hung test fails instead of hanging */
 #define FILES 20

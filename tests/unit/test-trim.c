@@ -17,12 +17,12 @@
 
 #include <cmocka.h>
 
-#include "ccache-stats.h"
-#include "ccache.h"
-#include "counters.h"
-#include "evict.h"
+#include "ccache/ccache-stats.h"
+#include "ccache/ccache.h"
+#include "evict/counters.h"
+#include "evict/evict.h"
+#include "evict/trim.h"
 #include "fixture.h"
-#include "trim.h"
 
 #define NOW 2000000000
 #define FILES 300

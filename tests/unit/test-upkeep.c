@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "upkeep.h"
+#include "ccache/upkeep.h"
 
 static char tmpdir[64];
 static int root_fd = -1;

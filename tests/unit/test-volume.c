@@ -8,8 +8,8 @@
 
 #include <cmocka.h>
 
-#include "config.h"
-#include "volume.h"
+#include "config/config.h"
+#include "space/volume.h"
 
 #define MB 1000000ULL
 

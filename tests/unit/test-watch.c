@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "watch.h"
+#include "os/watch.h"
 
 #define FILES 1000
 

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/* Sizes and durations in human form. Pure: no I/O, no globals. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/human.h"
+
+int parse_size(const char *s, uint64_t *ret) {
+        char *p;
+        double v;
+        unsigned mult;
+
+        if (!s || !*s)
+                return -EINVAL;
+        errno = 0;
+        v = strtod(s, &p);
+        if (errno != 0 || p == s || !isfinite(v) || v <= 0)
+                return -EINVAL;
+        /* ccache uses strtod, so "1.5T", "1e3G" and " 2G" work; we refuse
+         * what strtod also reads but no one means as a size: hex floats. */
+        for (const char *q = s; q < p; q++)
+                if (*q == 'x' || *q == 'X')
+                        return -EINVAL;
+        while (isspace((unsigned char) *p))
+                p++;
+        if (*p == '\0')
+                return -EINVAL; /* bare number: 4.7 reads G, 4.8+ reads Gi */
+
+        mult = p[1] == 'i' ? 1024 : 1000;
+        switch (*p) {
+        case 'T':
+                v *= mult;
+                /* fall through */
+        case 'G':
+                v *= mult;
+                /* fall through */
+        case 'M':
+                v *= mult;
+                /* fall through */
+        case 'K':
+        case 'k':
+                v *= mult;
+                break;
+        default:
+                return -EINVAL;
+        }
+        if (v < 1 || v >= 18446744073709551616.0)
+                return -EINVAL;
+        *ret = (uint64_t) v;
+        return 0;
+}
+
+int parse_duration(const char *s, usec_t *ret) {
+        static const struct {
+                const char *suffix;
+                usec_t usec;
+        } units[] = {
+                /* longest first, so "ms" is not read as "m" then "s" */
+                { "ms", USEC_PER_MSEC },
+                { "s", USEC_PER_SEC },
+                { "m", 60 * USEC_PER_SEC },
+                { "h", 3600 * USEC_PER_SEC },
+                { "d", 86400 * USEC_PER_SEC },
+        };
+        usec_t total = 0;
+        const char *p = s;
+
+        if (!s || !*s)
+                return -EINVAL;
+        while (*p) {
+                unsigned long long n;
+                char *end;
+                size_t i;
+
+                if (!isdigit((unsigned char) *p))
+                        return -EINVAL;
+                errno = 0;
+                n = strtoull(p, &end, 10);
+                if (errno != 0)
+                        return -EINVAL;
+                for (i = 0; i < ELEMENTSOF(units); i++)
+                        if (strncmp(end, units[i].suffix, strlen(units[i].suffix)) == 0)
+                                break;
+                if (i == ELEMENTSOF(units))
+                        return -EINVAL; /* a unit is required: "10" could mean anything */
+                if (n > (UINT64_MAX - total) / units[i].usec)
+                        return -EINVAL;
+                total += n * units[i].usec;
+                p = end + strlen(units[i].suffix);
+        }
+        *ret = total;
+        return 0;
+}
+
+uint64_t round_size_up(uint64_t bytes) {
+        uint64_t step = 1;
+
+        while (bytes / step >= 100)
+                step *= 10;
+        return bytes % step == 0 ? bytes : (bytes / step + 1) * step;
+}
+
+char *format_size(uint64_t bytes, char *buf, size_t len) {
+        static const char suffix[] = "kMGTPE";
+        double v = (double) bytes;
+        int i = -1;
+
+        if (bytes < 1000) {
+                snprintf(buf, len, "%lluB", (unsigned long long) bytes);
+                return buf;
+        }
+        while (v >= 999.95 && i < (int) sizeof(suffix) - 2) {
+                v /= 1000;
+                i++;
+        }
+        snprintf(buf, len, "%.1f%c", v, suffix[i]);
+        return buf;
+}
+
+char *format_duration(usec_t usec, char *buf, size_t len) {
+        static const struct {
+                const char *suffix;
+                usec_t usec;
+        } units[] = {
+                { "d", 86400 * USEC_PER_SEC },
+                { "h", 3600 * USEC_PER_SEC },
+                { "m", 60 * USEC_PER_SEC },
+                { "s", USEC_PER_SEC },
+        };
+        size_t used = 0, shown = 0;
+
+        buf[0] = '\0';
+        for (size_t i = 0; i < ELEMENTSOF(units) && shown < 2; i++) {
+                usec_t n = usec / units[i].usec;
+
+                if (n == 0 && shown == 0)
+                        continue;
+                if (n > 0 && used < len)
+                        used += (size_t) snprintf(buf + used, len - used, "%s%llu%s",
+                                                  shown ? " " : "", (unsigned long long) n,
+                                                  units[i].suffix);
+                usec -= n * units[i].usec;
+                shown++;
+        }
+        if (shown == 0)
+                snprintf(buf, len, "%llums", (unsigned long long) (usec / USEC_PER_MSEC));
+        return buf;
+}

@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: MIT */
+/* A cache's activity (activity.h): ccache's own counters, taken from the
+ * stats files the event path and the scans already read (no read of its
+ * own), the evictions of its trims and its size, fed from a timer at idle
+ * priority; and the history file in the state directory that keeps them
+ * across restarts (history-file.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "cache/cache-internal.h"
+#include "insight/history-file.h"
+
+static int stats_slot(const Cache *c, DirId d) {
+        const Dir *dir = account_dir(c->account, d), *parent;
+        int l1, l2;
+
+        if (!dir || !dir->hex || !dir->name)
+                return -1;
+        if (dir->depth == 1)
+                return (l1 = hex_digit(dir->name[0])) < 0 ? -1 : l1 * 17;
+        if (dir->depth != 2 || !(parent = account_dir(c->account, dir->parent)) || !parent->name)
+                return -1;
+        l1 = hex_digit(parent->name[0]);
+        l2 = hex_digit(dir->name[0]);
+        return l1 < 0 || l2 < 0 ? -1 : l1 * 17 + 1 + l2;
+}
+
+void cache_activity_stats(Cache *c, DirId d, const CcacheStats *s) {
+        uint64_t now[ACTIVITY_CCACHE_TOTALS] = { 0 };
+        int slot = stats_slot(c, d);
+
+        if (slot < 0)
+                return;
+        if (s)
+                memcpy(now, s->counters, sizeof(now));   /* CCACHE_STATS_MAX >= ACTIVITY_CCACHE_TOTALS */
+        if (memcmp(c->stats[slot], now, sizeof(now)) == 0)
+                return;
+        memcpy(c->stats[slot], now, sizeof(now));
+        c->stats_gen++;
+}
+
+/* ccache's totals as `ccache -s` adds them: every counter summed over the
+ * stats files, the zeroed timestamp (31) the newest of them. */
+static void stats_totals(const Cache *c, uint64_t totals[ACTIVITY_CCACHE_TOTALS]) {
+        memset(totals, 0, ACTIVITY_CCACHE_TOTALS * sizeof(*totals));
+        for (size_t s = 0; s < CACHE_STATS_SLOTS; s++)
+                for (size_t i = 0; i < ACTIVITY_CCACHE_TOTALS; i++)
+                        if (i == 31)
+                                totals[i] = c->stats[s][i] > totals[i] ? c->stats[s][i] : totals[i];
+                        else
+                                totals[i] += c->stats[s][i];
+}
+
+/* ccache -z zeroes the stats files one by one, giving each the same new
+ * zeroed timestamp (31): seen half done, the calls of the files not zeroed
+ * yet would count as new (a lifetime of them). True while a newer timestamp
+ * than the last fed one is on some files and others still hold calls under
+ * an older one. */
+static bool zeroing(const Cache *c) {
+        uint64_t newest = 0;
+
+        for (size_t s = 0; s < CACHE_STATS_SLOTS; s++)
+                if (c->stats[s][31] > newest)
+                        newest = c->stats[s][31];
+        if (newest <= c->fed_zeroed)
+                return false;
+        for (size_t s = 0; s < CACHE_STATS_SLOTS; s++)
+                if (c->stats[s][31] < newest &&
+                    c->stats[s][CCACHE_STAT_DIRECT_CACHE_HIT] + c->stats[s][CCACHE_STAT_PREPROCESSED_CACHE_HIT] +
+                                    c->stats[s][CCACHE_STAT_CACHE_MISS] > 0)
+                        return true;
+        return false;
+}
+
+void cache_activity_feed(Cache *c, usec_t now) {
+        const TrimHistory *h = trim_queue_history(c->trims);
+        uint64_t size, totals[ACTIVITY_CCACHE_TOTALS];
+
+        activity_advance(c->activity, now);
+        /* Only whole sums: the first scan has read every stats file. */
+        if (!c->available || !scan_queue_scanned(c->scans))
+                return;
+        if (!c->stats_stale && c->stats_gen != c->fed_gen && c->zero_waits < CACHE_ZERO_WAITS && zeroing(c)) {
+                if (c->zero_waits++ == 0)
+                        log_debug("Cache %s: ccache -z is under way, its counters are counted once it is over.",
+                                  c->config->name);
+        } else if (c->stats_stale || c->stats_gen != c->fed_gen) {
+                stats_totals(c, totals);
+                c->fed_zeroed = totals[31];
+                c->zero_waits = 0;
+                if (activity_counters(c->activity, totals, now) == 0)
+                        c->activity_dirty = true;
+                c->fed_gen = c->stats_gen;
+                c->stats_stale = false;
+        }
+        if (h->evicted_files > c->fed_evicted_files || h->evicted_bytes > c->fed_evicted_bytes) {
+                (void) activity_add(c->activity, ACTIVITY_EVICTION, h->evicted_files - c->fed_evicted_files,
+                                    h->evicted_bytes - c->fed_evicted_bytes, now);
+                c->fed_evicted_files = h->evicted_files;
+                c->fed_evicted_bytes = h->evicted_bytes;
+                c->activity_dirty = true;
+        }
+        size = account_totals(c->account)->bytes;
+        if (size != c->fed_size) {
+                activity_set_size(c->activity, size, now);
+                c->fed_size = size;
+                c->activity_dirty = true;
+        }
+        if (c->remote)
+                return;   /* a share has no ccache counters: a local cache's alarms mean nothing for it */
+        cache_advice_check(c, now);
+        cache_writers_check(c, now);
+        cache_alarms_check(c, now);
+}
+
+size_t cache_activity_memory(const Cache *c) {
+        return activity_bytes() + CACHE_STATS_SLOTS * sizeof(uint64_t[ACTIVITY_CCACHE_TOTALS]) + regret_bytes(c->regret);
+}
+
+unsigned cache_activity_sum(const Cache *c, usec_t since, usec_t until, ActivityCounts *ret) {
+        return activity_sum(c->activity, since, until, ret);
+}
+
+static usec_t realtime(const Cache *c) {
+        return event_now(c->event, CLOCK_REALTIME);
+}
+
+static void count(Cache *c, ActivityKind kind, uint64_t bytes) {
+        (void) activity_add(c->activity, kind, 1, bytes, realtime(c));
+        c->activity_dirty = true;
+        c->seen_files[kind]++;
+        c->seen_bytes[kind] += bytes;
+}
+
+void cache_activity_settle(Cache *c) {
+        if (c->moved_cookie == 0)
+                return;
+        count(c, ACTIVITY_REMOVAL, c->moved_bytes);
+        c->moved_cookie = 0;
+}
+
+void cache_activity_removed(Cache *c, uint64_t bytes, uint32_t cookie) {
+        cache_activity_settle(c);
+        if (cookie == 0) {
+                count(c, ACTIVITY_REMOVAL, bytes);
+                return;
+        }
+        c->moved_cookie = cookie;
+        c->moved_bytes = bytes;
+}
+
+/* ccache 4.13+ names an entry by 40 hex digits, with no R/M suffix, and a
+ * raw file <key>_<nn>; up to 4.12 every name ends in R, M or <n>W. */
+static CacheFamily name_family(CcacheKind kind, const char *name) {
+        return kind == CCACHE_KIND_ENTRY || (kind == CCACHE_KIND_RAW && strchr(name, '_')) ? CACHE_FAMILY_HEX
+                                                                                          : CACHE_FAMILY_LEGACY;
+}
+
+/* The fingerprint of entry name of directory d (regret.h), or 0 when its
+ * path cannot be had. */
+static uint64_t entry_key(const Cache *c, DirId d, const char *name) {
+        char digits[16];
+
+        return account_dir_path(c->account, d, digits, sizeof(digits)) < 0 ? 0 : regret_key(digits, name);
+}
+
+void cache_activity_evicted(void *userdata, DirId d, const char *name, uint64_t bytes, int64_t mtime) {
+        Cache *c = userdata;
+        uint64_t key = entry_key(c, d, name);
+
+        if (key) {
+                (void) regret_evicted(c->regret, key, bytes, mtime, realtime(c) / USEC_PER_SEC);
+                c->regret_dirty = true;
+        }
+}
+
+bool cache_activity_appeared(Cache *c, DirId d, CcacheKind kind, const char *name, uint64_t bytes, uint32_t cookie) {
+        uint64_t key = entry_key(c, d, name);
+        CacheFamily f;
+        usec_t now;
+
+        if (cookie != 0 && cookie == c->moved_cookie) {
+                c->moved_cookie = 0;   /* renamed within the cache: neither gone nor new */
+                return false;
+        }
+        cache_activity_settle(c);
+        /* Before the first scan is over, a file new to the account may
+         * just not have been listed yet. */
+        if (!scan_queue_scanned(c->scans))
+                return false;
+        count(c, ACTIVITY_STORE, bytes);
+        f = name_family(kind, name);
+        now = realtime(c);
+        if (key && regret_stored(c->regret, key, bytes, now / USEC_PER_SEC)) {
+                count(c, ACTIVITY_REGRET, bytes);
+                c->regret_dirty = true;
+        }
+        if (c->family_first_store[f] == 0)
+                c->family_first_store[f] = now;
+        c->family_last_store[f] = now;
+        return true;
+}
+
+void cache_activity_refreshed(Cache *c, uint64_t bytes) {
+        cache_activity_settle(c);
+        count(c, ACTIVITY_HIT, bytes);
+}
+
+/* The cache was lost: its stats files are read again from nothing by the
+ * next first scan, whose sums are a new baseline, not a reset. */
+void cache_activity_lost(Cache *c) {
+        memset(c->stats, 0, CACHE_STATS_SLOTS * sizeof(*c->stats));
+        activity_counters_rebase(c->activity);
+        c->stats_stale = true;
+        c->moved_cookie = 0;
+}
+
+static int on_activity_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Cache *c = userdata;
+
+        cache_activity_feed(c, event_now(c->event, CLOCK_REALTIME));
+        return sd_event_source_set_time_relative(s, CACHE_ACTIVITY_USEC);
+}
+
+int cache_activity_init(Cache *c) {
+        int r;
+
+        r = activity_new(&c->activity);
+        if (r < 0)
+                return r;
+        r = regret_new(&c->regret);
+        if (r < 0)
+                return r;
+        c->stats = calloc(CACHE_STATS_SLOTS, sizeof(*c->stats));
+        if (!c->stats)
+                return -ENOMEM;
+        c->stats_stale = true;
+        c->fed_size = ACTIVITY_SIZE_UNKNOWN;
+        r = sd_event_add_time_relative(c->event, &c->activity_timer, CLOCK_MONOTONIC, CACHE_ACTIVITY_USEC, 0,
+                                       on_activity_timer, c);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_priority(c->activity_timer, SD_EVENT_PRIORITY_IDLE);
+        (void) sd_event_source_set_description(c->activity_timer, "cache-activity");
+        return sd_event_source_set_enabled(c->activity_timer, SD_EVENT_ON);
+}
+
+void cache_activity_done(Cache *c) {
+        c->activity_timer = sd_event_source_disable_unref(c->activity_timer);
+        c->activity = activity_free(c->activity);
+        c->regret = regret_free(c->regret);
+        free(c->stats);
+        c->stats = NULL;
+}
+
+/* The cache's state file of suffix (CACHE_HISTORY_SUFFIX, _REGRET_SUFFIX). */
+static void state_name(const Cache *c, const char *suffix, char *buf, size_t size) {
+        snprintf(buf, size, "%s%s", c->config->name, suffix);
+}
+
+#define STATE_NAME_MAX (CONFIG_NAME_MAX + sizeof(CACHE_HISTORY_SUFFIX) + sizeof(CACHE_REGRET_SUFFIX))
+
+/* Logs what a load of the state file name (what: "history") said. */
+static void loaded(const Cache *c, int r, const char *what, const char *dir, const char *name, const char *message) {
+        if (r == HISTORY_FILE_OK && message[0])
+                log_warning("Cache %s: %s (in %s).", c->config->name, message, dir);
+        else if (r == HISTORY_FILE_OK)
+                log_debug("Cache %s: %s loaded from %s/%s.", c->config->name, what, dir, name);
+        else if (r < 0)
+                log_warning_errno(r, "Cache %s: cannot read its %s %s/%s, starting empty: %m", c->config->name, what,
+                                  dir, name);
+        else if (r != HISTORY_FILE_MISSING)
+                log_warning("Cache %s: %s (in %s).", c->config->name, message, dir);
+}
+
+void cache_history_load(Cache *c, int dirfd, const char *dir, usec_t now) {
+        char name[STATE_NAME_MAX], message[512];
+        int r;
+
+        if (dirfd < 0)
+                return;
+        state_name(c, CACHE_HISTORY_SUFFIX, name, sizeof(name));
+        r = history_file_load(dirfd, name, c->activity, now, message, sizeof(message));
+        loaded(c, r, "history", dir, name, message);
+        state_name(c, CACHE_REGRET_SUFFIX, name, sizeof(name));
+        r = regret_file_load(dirfd, name, c->regret, now, message, sizeof(message));
+        loaded(c, r, "eviction regret", dir, name, message);
+}
+
+/* Writes the cache's history file (history) or regret file if *dirty; a
+ * failure logged once until a save works again. Returns 1 written, 0 or
+ * -errno. */
+static int save_one(Cache *c, int dirfd, const char *dir, bool history, bool *dirty) {
+        const char *what = history ? "history" : "eviction regret";
+        char name[STATE_NAME_MAX];
+        int r;
+
+        if (!*dirty)
+                return 0;
+        state_name(c, history ? CACHE_HISTORY_SUFFIX : CACHE_REGRET_SUFFIX, name, sizeof(name));
+        r = history ? history_file_save(dirfd, name, c->activity) : regret_file_save(dirfd, name, c->regret);
+        if (r < 0) {
+                /* Said once until it works again, not every minute. */
+                if (r != c->history_error)
+                        log_warning_errno(r, "Cache %s: cannot save its %s to %s/%s: %m", c->config->name, what, dir,
+                                          name);
+                c->history_error = r;
+                return r;
+        }
+        if (c->history_error)
+                log_info("Cache %s: its %s is saved to %s/%s again.", c->config->name, what, dir, name);
+        c->history_error = 0;
+        *dirty = false;
+        return 1;
+}
+
+int cache_history_save(Cache *c, int dirfd, const char *dir, usec_t now) {
+        int r, k;
+
+        if (dirfd < 0)
+                return 0;
+        cache_activity_feed(c, now);
+        r = save_one(c, dirfd, dir, true, &c->activity_dirty);
+        k = save_one(c, dirfd, dir, false, &c->regret_dirty);
+        return r < 0 ? r : k < 0 ? k : (r | k);
+}
+
+bool cache_hit_rate(const Cache *c, usec_t window, usec_t now, double *ret) {
+        return activity_hit_rate(c->activity, window, now, ret);
+}

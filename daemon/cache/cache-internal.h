@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: MIT */
+/* What the cache*.c files share and nobody else sees: the Cache itself and
+ * the functions one part of it calls in another. Not a public interface. */
+#pragma once
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "alert/alert.h"
+#include "cache/cache.h"
+#include "ccache/ccache-stats.h"
+#include "ccache/ccache.h"
+#include "ccache/families.h"
+#include "ccache/upkeep.h"
+#include "evict/counters.h"
+#include "evict/trim-queue.h"
+#include "insight/activity.h"
+#include "insight/alarm.h"
+#include "insight/regret.h"
+#include "os/share-lock.h"
+#include "tree/scan-queue.h"
+
+#define ROOT_RETRY_USEC (200 * USEC_PER_MSEC)  /* set-up retry after the root vanished */
+/* ccache's directories that were removed are recreated once removals have
+ * been quiet this long: recreating them at once would fight an rm -rf. */
+#define UPKEEP_DEBOUNCE_USEC (2 * USEC_PER_SEC)
+/* ccache's counters are fed to the activity this often (and once after the
+ * first scan): the hit rates lag by at most this much. */
+#define CACHE_ACTIVITY_USEC (10 * USEC_PER_SEC)
+/* The working set is counted again (a pass over the files) when status
+ * asks and it is older than this. */
+#define CACHE_WS_USEC (5 * USEC_PER_SEC)
+/* Stats files: each level-1 one (slot l1 * 17) and its 16 level-2 ones. */
+#define CACHE_STATS_SLOTS (16 * 17)
+/* Feeds put off while a ccache -z is seen half done, at most (then its
+ * partial sums are taken as they are). */
+#define CACHE_ZERO_WAITS 3
+/* Key families, told by an entry's name (CCACHE.md §1): ccache <= 4.12
+ * (33-char keys, R/M/W suffix) and 4.13+ (40 hex, no suffix). Entries of
+ * one family are never hit by a writer of the other. */
+/* The status objects' shorthands (cache-status.c, cache-writers.c). */
+#define JSON_ADD(o, k, v) json_object_object_add((o), (k), (v))
+#define JSON_U64(v) json_object_new_uint64((uint64_t) (v))
+
+/* Who wrote an entry: the tag byte the account keeps for each file. */
+#define CACHE_WRITER_UNREAD  0            /* header not read yet */
+#define CACHE_WRITER_UNKNOWN 1            /* no header that parses (raw files too) */
+#define CACHE_WRITER_OTHER   2            /* a writer beyond the table's CACHE_WRITERS_MAX */
+#define CACHE_WRITER_FIRST   3            /* (version, namespace) number tag - CACHE_WRITER_FIRST */
+#define CACHE_WRITERS_MAX    32           /* distinct writers kept apart: a user's planted headers cannot grow it */
+#define CACHE_WRITER_TAGS    (CACHE_WRITER_FIRST + CACHE_WRITERS_MAX)
+/* Directories named in the one line that sums up a round of mode repairs. */
+#define CACHE_REPAIR_EXAMPLES 3
+/* The header pass over existing entries: headers read per slice, and
+ * files looked at (their tag byte) at most. */
+#define CACHE_WRITERS_SLICE  512
+#define CACHE_WRITERS_LOOK   65536
+/* A full table gives the slots of writers whose entries are all gone to new
+ * ones, after a count of the entries by tag (a pass over the account): at
+ * most this often when a header finds the table full; at every purge. */
+#define CACHE_WRITERS_RECLAIM_USEC (60 * USEC_PER_SEC)
+
+typedef struct CacheWriter {
+        bool used;                        /* the slot names a writer (tags from CACHE_WRITER_FIRST) */
+        char version[256], ns[256];       /* "" for the tags below CACHE_WRITER_FIRST */
+        struct {
+                uint32_t hour, stores, hits;
+        } hours[24];                      /* by unix hour % 24 */
+} CacheWriter;
+
+typedef enum CacheFamily {
+        CACHE_FAMILY_LEGACY,
+        CACHE_FAMILY_HEX,
+        CACHE_FAMILIES,
+} CacheFamily;
+
+struct Cache {
+        sd_event *event;
+        Watch *watch;
+        Alerter *alerter;                 /* borrowed */
+        const CacheConfig *config;
+        cache_changed_t changed;
+        void *userdata;
+
+        bool available;
+        char reason[256];                 /* why unavailable */
+        int state_fd;                     /* borrowed: the state directory, for the root's lock; -1: none */
+        int lock_fd;                      /* holds the root's lock (root-lock.h); -1: not held */
+        int lock_error;                   /* the last failure to take it (not -EBUSY), logged once */
+        dev_t dev;                        /* identity of the root we scanned */
+        ino_t ino;
+        char mount[PATH_MAX];
+        char lost_mount[PATH_MAX];        /* the volume it was on went away: wait for it */
+        Account *account;
+
+        /* Opened for one loop iteration, closed by the post source. */
+        int root_fd;
+        DirId evdir;
+        int evdir_fd;
+        sd_event_source *post;
+
+        ScanQueue *scans;
+        uint64_t overflows;
+        uint32_t watches, max_watches;    /* inotify watches held, and the cap (config or auto) */
+        bool watch_limited;               /* the cap or the kernel's limit was hit: logged once */
+
+        sd_event_source *retry;
+
+        TrimQueue *trims;
+
+        uint64_t mode_repairs;
+        unsigned repairs_unreported;      /* this iteration's, summed up in one alert after it */
+        char repair_examples[CACHE_REPAIR_EXAMPLES][16];  /* the first ones' paths in the root ("" the root) */
+        mode_t repair_was, repair_now;    /* the first one's modes */
+        bool unavailable_alerted;         /* a cache-unavailable alert stands */
+        char ccache_max_size[32];
+        int conf_error;                   /* the last ccache.conf upkeep failed: -errno, retried */
+        sd_event_source *upkeep_timer;
+
+        /* cache-activity.c */
+        Activity *activity;
+        uint64_t (*stats)[ACTIVITY_CCACHE_TOTALS];  /* CACHE_STATS_SLOTS stats files' counters */
+        uint64_t stats_gen, fed_gen;      /* stats changes made, and fed to the activity */
+        bool stats_stale;                 /* the sums were read from nothing again: a new baseline */
+        uint64_t fed_zeroed;              /* ccache -z's newest timestamp in the sums fed last */
+        unsigned zero_waits;              /* feeds put off for a ccache -z half done */
+        uint64_t fed_evicted_files, fed_evicted_bytes, fed_size;
+        bool activity_dirty;              /* changed since the history file was written */
+        bool regret_dirty;                /* regret changed since its file was written */
+        int history_error;                /* the last save's failure, logged once */
+        sd_event_source *activity_timer;
+        /* An entry moved away (IN_MOVED_FROM) whose IN_MOVED_TO may come
+         * next: a rename within the cache (ccache 4.13 renames a legacy
+         * entry on a hit), else it was removed. moved_cookie 0: none. */
+        uint32_t moved_cookie;
+        uint64_t moved_bytes;
+        /* What the events showed since the daemon started (status, metrics):
+         * files and bytes by kind (ACTIVITY_STORE, _HIT, _REMOVAL). */
+        uint64_t seen_files[_ACTIVITY_EVENT_MAX], seen_bytes[_ACTIVITY_EVENT_MAX];
+        Regret *regret;                   /* the daemon's evictions, and the stores of them */
+
+        /* cache-writers.c: who wrote the entries (their headers) */
+        CacheWriter *writers;             /* CACHE_WRITER_TAGS, by tag */
+        size_t n_writers;                 /* tags from CACHE_WRITER_FIRST handed out (some freed since: !used) */
+        sd_event_source *writers_pass;    /* reads the headers of entries not read yet, at idle priority */
+        FileId writers_next;
+        bool writers_again;               /* scans found entries while the pass ran: once more from 0 */
+        bool writers_retry_other;         /* slots were freed: the pass reads CACHE_WRITER_OTHER's again */
+        usec_t writers_reclaim_at;        /* monotonic: the next reclaim a full table may run */
+        uint64_t tag_files[256], tag_bytes[256];  /* entries by tag, counted with the working set */
+        bool cap_small;                   /* a cache-cap-small alert stands */
+        FamilyStores families;            /* stores by key family over 24 h (cache-writers.c) */
+        bool version_mix;                 /* a cache-version-mix alert stands */
+
+        /* The working set (cache-status.c): entries used within each of
+         * CACHE_WS_WINDOWS, as of ws_at (monotonic; 0: never). */
+        usec_t ws_at;
+        uint64_t ws_files[4], ws_bytes[4];
+
+        /* What changed, named by the silent-miss alarm (realtime usec; 0:
+         * not seen since the daemon started). */
+        usec_t family_first_store[CACHE_FAMILIES];  /* first store seen of each key family */
+        usec_t family_last_store[CACHE_FAMILIES];   /* and the latest */
+        usec_t conf_changed_at;           /* ccache.conf's settings changed (not by us) */
+        char conf_change[128];            /* how, in words ("namespace: \"\" -> \"x\"") */
+
+        /* cache-alarms.c: cache-silent-miss and cache-idle (alarm.h), in
+         * memory; cache-upkeep.c: the settings of ccache.conf last seen,
+         * to tell when someone changes them (conf_changed_at). */
+        AlarmState alarms;
+        bool remote_errors;               /* remote-errors stands (remote-errors.h) */
+        char conf_settings[UPKEEP_CONF_SETTINGS_MAX];
+        bool conf_settings_known;         /* conf_settings holds the first look or a later one */
+
+        /* A file: remote (cache_config_is_remote): none of the local upkeep,
+         * stats or ccache locks; the share's lock, its clock, and how its
+         * figures are kept. */
+        bool remote;
+        int share_fd;                     /* holds the share lock (share-lock.h); -1: not held */
+        usec_t share_beat;                /* monotonic: our last beat */
+        ShareHolder share_holder;         /* who keeps the share while we may not */
+        bool poll;                        /* figures by paced full rescans, no inotify */
+        char watch_reason[96];            /* why inotify or poll */
+        CacheClock clock;                 /* CACHE_CLOCK_MTIME or _ATIME: what the account's times are */
+        ScanCallbacks scan_cb;            /* the scans' callbacks; .atime follows clock */
+        usec_t rescan_next;               /* monotonic: the next paced rescan (0: after the first scan) */
+        bool clock_scanned;               /* a full scan gave the evidence below */
+        uint64_t clock_touched, clock_read; /* its entries touched (mtime moved by a hit), read (atime moved) */
+        uint64_t clock_entries;           /* the entries that scan left in the account */
+        bool mtime_refresh_seen;          /* inotify showed a hit refreshing mtime since the start
+                                           * (the status's warning; never the clock: a touch looks the same) */
+        bool remote_level;                /* remote-level (over the cap, cannot trim) stands */
+        int root_mode_error;              /* the root's mode could not be kept: -errno, logged once */
+};
+
+/* Directories of the account without an inotify watch. */
+static inline size_t cache_unwatched_dirs(Cache *c) {
+        return c->available ? account_totals(c->account)->dirs - c->watches : 0;
+}
+
+/* ccache's entries in the account now (every kind of entry). */
+static inline uint64_t cache_entry_files(Cache *c) {
+        const AccountTotals *t = account_totals(c->account);
+        uint64_t n = 0;
+
+        for (int k = 0; k < _CCACHE_KIND_MAX; k++)
+                if (ccache_kind_is_entry((CcacheKind) k))
+                        n += t->kind_files[k];
+        return n;
+}
+
+/* cache.c */
+/* The root for this loop iteration, checked to be the one we scanned;
+ * -errno (and the cache set up again) when it is not. Borrowed fd. */
+int cache_root_get(Cache *c);
+/* A cache event for the journal and alert_command. */
+void cache_alert(Cache *c, AlertKind kind, int priority, const char *fmt, ...) _printf_(4, 5);
+/* The same with a level ("warning", "ok" for the recovery...). */
+void cache_alert_level(Cache *c, AlertKind kind, int priority, const char *level, const char *fmt, ...) _printf_(5, 6);
+
+/* cache-activity.c: ccache's counters of stats file directory d (NULL: it
+ * is gone) as the event path or a scan read them; feeding the activity at
+ * realtime now (on its timer, after the first scan, before a save); the
+ * cache lost (its sums start again from nothing). */
+int cache_activity_init(Cache *c);
+void cache_activity_done(Cache *c);
+void cache_activity_stats(Cache *c, DirId d, const CcacheStats *s);
+void cache_activity_feed(Cache *c, usec_t now);
+void cache_activity_lost(Cache *c);
+/* What the event path saw of ccache entries (bytes: the entry's): one
+ * removed by someone else, moved away (IN_MOVED_FROM, cookie) or deleted
+ * (cookie 0); one new entry of kind (name: its file name), arrived by
+ * IN_MOVED_TO (cookie) or created (cookie 0) -- a store, unless it is the
+ * other end of the move just seen; an entry's timestamps set to now by
+ * ccache's hit. cache_activity_settle counts a move still unpaired as a
+ * removal: the event path calls it on any other event and at the end of
+ * each loop iteration. */
+void cache_activity_removed(Cache *c, uint64_t bytes, uint32_t cookie);
+bool cache_activity_appeared(Cache *c, DirId d, CcacheKind kind, const char *name, uint64_t bytes, uint32_t cookie);
+void cache_activity_refreshed(Cache *c, uint64_t bytes);
+void cache_activity_settle(Cache *c);
+/* The daemon evicted entry name of directory d, of bytes (TrimEnv.evicted). */
+void cache_activity_evicted(void *userdata, DirId d, const char *name, uint64_t bytes, int64_t mtime);
+/* cache-writers.c: the headers of new entries are read as they are stored
+ * (dirfd: their directory), of hit ones not read yet at their hit, and of
+ * those the scans found by a pass at idle priority, started (again) by
+ * cache_writers_rescan after the first scan and after each later one that
+ * found files new to the account (a directory renamed in). */
+int cache_writers_init(Cache *c);
+void cache_writers_done(Cache *c);
+void cache_writers_stored(Cache *c, DirId d, const char *name, CcacheKind kind, int dirfd);
+void cache_writers_hit(Cache *c, DirId d, const char *name, CcacheKind kind, int dirfd);
+void cache_writers_rescan(Cache *c);
+/* An entry new to the account that was no store (renamed within the
+ * cache): its header read now, unless the pass will (before the first
+ * scan is over). */
+void cache_writers_moved(Cache *c, DirId d, const char *name, CcacheKind kind, int dirfd);
+/* The entries whose writer is not known yet: not read, and those beyond
+ * the table while the pass reads them again (writers_pending). */
+uint64_t cache_writers_unread(const Cache *c);
+/* cache-status.c: the working set (ws_*) and the entries by writer
+ * (tag_*) counted again when older than max_age (status: CACHE_WS_USEC;
+ * the advice: 0, counted once per loop iteration at most). */
+void cache_counts_refresh(Cache *c, usec_t max_age);
+/* cache-advice.c: is the cap right (cache-cap-small and its recovery, on
+ * each feed); the advice in words for status, or NULL. */
+void cache_advice_check(Cache *c, usec_t now);
+json_object *cache_advice_json(Cache *c, usec_t now);
+
+/* The writers part of the status (counted by the working set's pass). */
+json_object *cache_writers_json(Cache *c);
+/* Stores of two key families within 24 h: cache-version-mix and its
+ * recovery (on each feed); the families part of the status. */
+void cache_writers_check(Cache *c, usec_t now);
+json_object *cache_families_json(Cache *c, usec_t now);
+
+/* Bytes a cache's activity takes: its buckets and the stats files' counters
+ * (about 500 kB), and its eviction regret (3 MiB once it evicted). */
+size_t cache_activity_memory(const Cache *c);
+
+/* cache-alarms.c: evaluates the cache's alarms at realtime now (after a
+ * feed of its activity, when it is available and scanned) and sends what
+ * fires or recovers through the alert path. */
+void cache_alarms_check(Cache *c, usec_t now);
+
+/* cache-upkeep.c: modes and ccache.conf (ccache.conf's max_size is 1.2 x the
+ * cap: ccache trims only past it, so while the daemon keeps the cache under
+ * the cap ccache's own cleanup never competes; if the daemon stops, ccache
+ * still bounds the cache) */
+void cache_on_repair(const UpkeepReport *r, void *userdata);
+/* The mode repairs since the last call, in one alert (a count and the
+ * first few directories): called after each loop iteration. */
+void cache_repairs_report(Cache *c);
+void cache_upkeep(Cache *c);
+void cache_upkeep_root(Cache *c, int root);
+void cache_upkeep_conf(Cache *c, int root);
+void cache_upkeep_event(Cache *c, DirId d, const char *name);
+void cache_upkeep_file_event(Cache *c, DirId d, const char *name, uint32_t mask);
+void cache_upkeep_reconfigured(Cache *c);
+void cache_upkeep_later(Cache *c);
+int cache_on_upkeep_timer(sd_event_source *s, uint64_t usec, void *userdata);
+

@@ -1,0 +1,411 @@
+/* SPDX-License-Identifier: MIT */
+/* A cache's status: its state and figures one by one, and the status object
+ * (DESIGN.md §2 and more). Reads, never changes. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/human.h"
+#include "cache/cache-internal.h"
+#include "config/remote.h"
+#include "insight/remote-errors.h"
+
+static const char *const state_names[_CACHE_STATE_MAX] = {
+        [CACHE_UNAVAILABLE] = "unavailable",
+        [CACHE_SCANNING] = "scanning",
+        [CACHE_OK] = "ok",
+        [CACHE_OVER_CAP] = "over_cap",
+        [CACHE_TRIMMING] = "trimming",
+};
+
+const char *cache_state_name(CacheState s) {
+        return (unsigned) s < _CACHE_STATE_MAX ? state_names[s] : "?";
+}
+
+CacheState cache_state(const Cache *c) {
+        const TrimResult *r;
+
+        if (!c->available)
+                return CACHE_UNAVAILABLE;
+        if (!scan_queue_scanned(c->scans))
+                return CACHE_SCANNING;
+        if ((r = trim_queue_current(c->trims, NULL)) && !r->dry_run)
+                return CACHE_TRIMMING;
+        return trim_queue_over_cap(c->trims) ? CACHE_OVER_CAP : CACHE_OK;
+}
+
+bool cache_ready(const Cache *c) {
+        return !c->available || scan_queue_scanned(c->scans);
+}
+
+const CacheConfig *cache_config(const Cache *c) {
+        return c->config;
+}
+
+const AccountTotals *cache_totals(const Cache *c) {
+        return account_totals(c->account);
+}
+
+dev_t cache_dev(const Cache *c) {
+        return c->available ? c->dev : 0;
+}
+
+const TrimResult *cache_running_trim(const Cache *c, void *userdata) {
+        return trim_queue_running(c->trims, userdata);
+}
+
+
+/* A double that prints as people write it (0.9, not 0.90000000000000002). */
+static json_object *json_double(double d) {
+        char s[32];
+
+        snprintf(s, sizeof(s), "%.6g", d);
+        return json_object_new_double_s(d, s);
+}
+
+static json_object *status_kinds(const AccountTotals *t) {
+        json_object *kinds = json_object_new_object();
+
+        for (int k = 0; k < _CCACHE_KIND_MAX; k++) {
+                json_object *o = json_object_new_object();
+                JSON_ADD(o, "files", JSON_U64(t->kind_files[k]));
+                JSON_ADD(o, "bytes", JSON_U64(t->kind_bytes[k]));
+                JSON_ADD(kinds, ccache_kind_name((CcacheKind) k), o);
+        }
+        return kinds;
+}
+
+static json_object *status_scan(Cache *c) {
+        json_object *o = json_object_new_object();
+        const ScanHistory *h = scan_queue_history(c->scans);
+        const char *reason;
+        usec_t started;
+        const ScanProgress *p = scan_queue_current(c->scans, &reason, &started);
+
+        JSON_ADD(o, "running", json_object_new_boolean(p != NULL));
+        if (p) {
+                JSON_ADD(o, "reason", json_object_new_string(reason));
+                JSON_ADD(o, "dirs", JSON_U64(p->dirs));
+                JSON_ADD(o, "files", JSON_U64(p->files));
+                JSON_ADD(o, "seconds", json_double((double) (event_now(c->event, CLOCK_MONOTONIC) - started) / USEC_PER_SEC));
+        }
+        JSON_ADD(o, "rescans", JSON_U64(h->rescans));
+        if (h->rescans) {
+                json_object *l = json_object_new_object();
+                JSON_ADD(l, "reason", json_object_new_string(h->reason));
+                JSON_ADD(l, "at", JSON_U64(h->at / USEC_PER_SEC));
+                JSON_ADD(l, "seconds", json_double((double) h->duration / USEC_PER_SEC));
+                JSON_ADD(l, "added", JSON_U64(h->added));
+                JSON_ADD(l, "changed", JSON_U64(h->changed));
+                JSON_ADD(l, "removed", JSON_U64(h->removed));
+                JSON_ADD(o, "last", l);
+        }
+        JSON_ADD(o, "inotify_overflows", JSON_U64(c->overflows));
+        JSON_ADD(o, "watches", JSON_U64(c->available ? c->watches : 0));
+        JSON_ADD(o, "max_watches", JSON_U64(c->max_watches));
+        JSON_ADD(o, "unwatched_dirs", JSON_U64(cache_unwatched_dirs(c)));
+        return o;
+}
+
+static json_object *trim_result_json(const TrimResult *r, const char *reason, usec_t at, usec_t duration) {
+        json_object *o = json_object_new_object();
+
+        if (reason)
+                JSON_ADD(o, "reason", json_object_new_string(reason));
+        if (at)
+                JSON_ADD(o, "at", JSON_U64(at / USEC_PER_SEC));
+        if (duration)
+                JSON_ADD(o, "seconds", json_double((double) duration / USEC_PER_SEC));
+        JSON_ADD(o, "dry_run", json_object_new_boolean(r->dry_run));
+        JSON_ADD(o, "target_bytes", JSON_U64(r->target_bytes));
+        JSON_ADD(o, "planned_files", JSON_U64(r->planned_files));
+        JSON_ADD(o, "planned_bytes", JSON_U64(r->planned_bytes));
+        JSON_ADD(o, "files", JSON_U64(r->files));
+        JSON_ADD(o, "bytes", JSON_U64(r->bytes));
+        JSON_ADD(o, "oldest_kept_mtime", JSON_U64(r->oldest_kept));
+        JSON_ADD(o, "saved", JSON_U64(r->saved));
+        JSON_ADD(o, "locked_dirs", JSON_U64(r->locked_dirs));
+        JSON_ADD(o, "errors", JSON_U64(r->errors));
+        JSON_ADD(o, "stats_updates", JSON_U64(r->stats_updates));
+        JSON_ADD(o, "stats_failures", JSON_U64(r->stats_failures));
+        JSON_ADD(o, "stats_deferred", JSON_U64(r->stats_deferred));
+        JSON_ADD(o, "locks_broken", JSON_U64(r->locks_broken));
+        if (r->beyond_table)
+                JSON_ADD(o, "beyond_table_files", JSON_U64(r->beyond_table));
+        return o;
+}
+
+json_object *cache_trim_json(const TrimResult *r) {
+        return trim_result_json(r, NULL, 0, 0);
+}
+
+/* The trims' part: totals, the running one, the last real one. */
+static void status_trims(Cache *c, json_object *o) {
+        const TrimHistory *h = trim_queue_history(c->trims);
+        const char *reason;
+        const TrimResult *r = trim_queue_current(c->trims, &reason);
+
+        JSON_ADD(o, "evicted_files_total", JSON_U64(h->evicted_files));
+        JSON_ADD(o, "evicted_bytes_total", JSON_U64(h->evicted_bytes));
+        JSON_ADD(o, "stored_files_total", JSON_U64(c->seen_files[ACTIVITY_STORE]));
+        JSON_ADD(o, "stored_bytes_total", JSON_U64(c->seen_bytes[ACTIVITY_STORE]));
+        JSON_ADD(o, "refreshed_files_total", JSON_U64(c->seen_files[ACTIVITY_HIT]));
+        JSON_ADD(o, "removed_files_total", JSON_U64(c->seen_files[ACTIVITY_REMOVAL]));
+        JSON_ADD(o, "removed_bytes_total", JSON_U64(c->seen_bytes[ACTIVITY_REMOVAL]));
+        if (r)
+                JSON_ADD(o, "trim", trim_result_json(r, reason, 0, 0));
+        if (h->has_last) {
+                json_object *l = trim_result_json(&h->last, h->last_reason, h->last_at, h->last_duration);
+                JSON_ADD(l, "over_cap_after", json_object_new_boolean(h->last_over_cap));
+                JSON_ADD(o, "last_trim", l);
+        }
+}
+
+/* hit_rate_1h, _24h, _7d: ccache's hits / (hits + misses) over the window,
+ * null without cacheable calls in it. */
+static void status_hit_rates(Cache *c, json_object *o) {
+        static const struct {
+                const char *key;
+                usec_t window;
+        } windows[] = {
+                { "hit_rate_1h", 3600 * USEC_PER_SEC },
+                { "hit_rate_24h", 24 * 3600 * USEC_PER_SEC },
+                { "hit_rate_7d", 7 * 24 * 3600 * USEC_PER_SEC },
+        };
+        usec_t now = event_now(c->event, CLOCK_REALTIME);
+
+        for (size_t i = 0; i < ELEMENTSOF(windows); i++) {
+                double rate;
+                JSON_ADD(o, windows[i].key, cache_hit_rate(c, windows[i].window, now, &rate) ? json_double(rate)
+                                                                                          : NULL);
+        }
+}
+
+/* regret: the stores of entries the daemon had evicted (regret.h), their
+ * share of all stores over 7 days, and the cap that would have kept 90 %
+ * of them, rounded up (null without any). */
+static void status_regret(Cache *c, json_object *o) {
+        usec_t now = event_now(c->event, CLOCK_REALTIME);
+        json_object *r = json_object_new_object();
+        ActivityCounts week;
+        RegretFigures f;
+
+        regret_figures(c->regret, now / USEC_PER_SEC, &f);
+        activity_sum(c->activity, now - 7 * 24 * 3600 * USEC_PER_SEC + 1, now + 1, &week);
+        JSON_ADD(r, "stores_24h", JSON_U64(f.stores_24h));
+        JSON_ADD(r, "stores_7d", JSON_U64(f.stores_7d));
+        JSON_ADD(r, "bytes_24h", JSON_U64(f.bytes_24h));
+        JSON_ADD(r, "bytes_7d", JSON_U64(f.bytes_7d));
+        JSON_ADD(r, "share_7d", week.n[ACTIVITY_STORE] ? json_double((double) f.stores_7d /
+                                                                     (double) week.n[ACTIVITY_STORE]) : NULL);
+        JSON_ADD(r, "suggested_max_size_bytes",
+                 f.stores_7d ? JSON_U64(round_size_up(c->config->max_size_bytes + f.extra_bytes_p90)) : NULL);
+        JSON_ADD(r, "remembered_evictions", JSON_U64(f.remembered));
+        JSON_ADD(o, "regret", r);
+}
+
+/* working_set_files and working_set_bytes: the entries used within the
+ * last 1 h, 24 h, 7 d and 30 d (mtime), exact as of at most CACHE_WS_USEC
+ * ago: one pass over the files, at most that often. */
+static const struct {
+        const char *key;
+        int64_t seconds;
+} ws_windows[] = { { "1h", 3600 }, { "24h", 24 * 3600 }, { "7d", 7 * 24 * 3600 }, { "30d", 30 * 24 * 3600 } };
+
+void cache_counts_refresh(Cache *c, usec_t max_age) {
+        usec_t mono = event_now(c->event, CLOCK_MONOTONIC);
+        int64_t now, since[ELEMENTSOF(ws_windows)];
+
+        _Static_assert(ELEMENTSOF(ws_windows) == ELEMENTSOF(c->ws_files), "one figure per window");
+        if (c->ws_at != 0 && mono <= c->ws_at + max_age)
+                return;
+        now = (int64_t) (event_now(c->event, CLOCK_REALTIME) / USEC_PER_SEC);
+        for (size_t i = 0; i < ELEMENTSOF(ws_windows); i++)
+                since[i] = now - ws_windows[i].seconds;
+        account_entries_since(c->account, since, ELEMENTSOF(since), c->ws_files, c->ws_bytes);
+        account_entries_by_tag(c->account, c->tag_files, c->tag_bytes);
+        c->ws_at = mono;
+}
+
+static void status_working_set(Cache *c, json_object *o) {
+        json_object *files = json_object_new_object(), *bytes = json_object_new_object();
+
+        cache_counts_refresh(c, CACHE_WS_USEC);
+        for (size_t i = 0; i < ELEMENTSOF(ws_windows); i++) {
+                JSON_ADD(files, ws_windows[i].key, JSON_U64(c->ws_files[i]));
+                JSON_ADD(bytes, ws_windows[i].key, JSON_U64(c->ws_bytes[i]));
+        }
+        JSON_ADD(o, "working_set_files", files);
+        JSON_ADD(o, "working_set_bytes", bytes);
+        JSON_ADD(o, "writers", cache_writers_json(c));
+        JSON_ADD(o, "writers_pending", JSON_U64(cache_writers_unread(c)));
+        JSON_ADD(o, "key_families", cache_families_json(c, event_now(c->event, CLOCK_REALTIME)));
+}
+
+int cache_history(const Cache *c, unsigned seconds, unsigned count, usec_t now, history_row_t cb, void *userdata) {
+        return history_rows(c->activity, now, seconds, count, cb, userdata);
+}
+
+/* The thresholds of the cache's alarms, as configured, and which alarms
+ * stand: what monitoring needs to alert as the daemon does. */
+static void status_alarms(Cache *c, json_object *o) {
+        const CacheConfig *cc = c->config;
+        json_object *a = json_object_new_object();
+
+        JSON_ADD(o, "regret_alert", json_double(cc->regret_alert));
+        JSON_ADD(o, "silent_window_seconds", JSON_U64(cc->silent_window_usec / USEC_PER_SEC));
+        JSON_ADD(o, "silent_min_calls", JSON_U64(cc->silent_min_calls));
+        JSON_ADD(o, "silent_hit_rate", json_double(cc->silent_hit_rate));
+        JSON_ADD(o, "idle_after_seconds", JSON_U64(cc->idle_after_usec / USEC_PER_SEC));
+        JSON_ADD(a, "cache-silent-miss", json_object_new_boolean(c->alarms.silent));
+        JSON_ADD(a, "cache-idle", json_object_new_boolean(c->alarms.idle));
+        JSON_ADD(a, "cache-cap-small", json_object_new_boolean(c->cap_small));
+        JSON_ADD(a, "cache-version-mix", json_object_new_boolean(c->version_mix));
+        JSON_ADD(o, "alarms", a);
+}
+
+/* remote-errors: ccache's remote storage errors and timeouts in the window. */
+static json_object *status_remote_errors(const Cache *c) {
+        usec_t w = c->config->remote_errors_window_usec;
+        json_object *o = json_object_new_object();
+
+        JSON_ADD(o, "window_seconds", JSON_U64(w / USEC_PER_SEC));
+        JSON_ADD(o, "errors", JSON_U64(remote_errors_count(c->activity, w, event_now(c->event, CLOCK_REALTIME), NULL,
+                                                           NULL)));
+        JSON_ADD(o, "alert", json_object_new_boolean(c->remote_errors));
+        return o;
+}
+
+json_object *cache_status_json(Cache *c) {
+        const CacheConfig *cc = c->config;
+        const AccountTotals *t = account_totals(c->account);
+        json_object *o = json_object_new_object();
+        uint64_t entry_files = 0, entry_bytes = 0;
+        int64_t oldest, newest;
+        char mode[8];
+        struct stat st;
+
+        for (int k = 0; k < _CCACHE_KIND_MAX; k++)
+                if (ccache_kind_is_entry((CcacheKind) k)) {
+                        entry_files += t->kind_files[k];
+                        entry_bytes += t->kind_bytes[k];
+                }
+        account_entry_mtime_span(c->account, &oldest, &newest);
+        snprintf(mode, sizeof(mode), "%04o", (unsigned) cc->mode);
+        JSON_ADD(o, "name", json_object_new_string(cc->name));
+        JSON_ADD(o, "path", json_object_new_string(cc->path));
+        JSON_ADD(o, "state", json_object_new_string(cache_state_name(cache_state(c))));
+        if (!c->available)
+                JSON_ADD(o, "reason", json_object_new_string(c->reason));
+        JSON_ADD(o, "size_bytes", JSON_U64(t->bytes));
+        JSON_ADD(o, "files", JSON_U64(t->files));
+        JSON_ADD(o, "max_size_bytes", JSON_U64(cc->max_size_bytes));
+        JSON_ADD(o, "max_size_text", json_object_new_string(cc->max_size_text));
+        JSON_ADD(o, "trim_to", json_double(cc->trim_to));
+        JSON_ADD(o, "mode", json_object_new_string(mode));
+        JSON_ADD(o, "mode_ok", json_object_new_boolean(c->available && lstat(cc->path, &st) == 0 &&
+                                                        (st.st_mode & 07777) == cc->mode));
+        JSON_ADD(o, "mount", c->available ? json_object_new_string(c->mount) : NULL);
+        JSON_ADD(o, "hits", JSON_U64(t->hits));
+        JSON_ADD(o, "misses", JSON_U64(t->misses));
+        status_hit_rates(c, o);
+        status_working_set(c, o);
+        status_regret(c, o);
+        JSON_ADD(o, "cap_advice", cache_advice_json(c, event_now(c->event, CLOCK_REALTIME)));
+        status_alarms(c, o);
+        status_trims(c, o);
+        JSON_ADD(o, "mode_repairs", JSON_U64(c->mode_repairs));
+        JSON_ADD(o, "ccache_conf_max_size", c->config->manage_ccache_conf && c->ccache_max_size[0]
+                                                    ? json_object_new_string(c->ccache_max_size) : NULL);
+        JSON_ADD(o, "entry_files", JSON_U64(entry_files));
+        JSON_ADD(o, "entry_bytes", JSON_U64(entry_bytes));
+        JSON_ADD(o, "oldest_entry_mtime", JSON_U64(oldest));
+        JSON_ADD(o, "newest_entry_mtime", JSON_U64(newest));
+        JSON_ADD(o, "kinds", status_kinds(t));
+        JSON_ADD(o, "dirs", JSON_U64(t->dirs));
+        JSON_ADD(o, "scan", status_scan(c));
+        JSON_ADD(o, "memory_bytes", JSON_U64(account_memory(c->account) + cache_activity_memory(c)));
+        JSON_ADD(o, "remote_errors", status_remote_errors(c));
+        return o;
+}
+
+/* Why the share's LRU may be blind: no entry older than a day was read
+ * since it was written (atime does not move: noatime, or nobody hits) and
+ * no hit refreshed an mtime. NULL when a clock moves, or nothing says yet. */
+static const char *clock_warning(Cache *c, int64_t oldest, int64_t now) {
+        if (!c->clock_scanned || c->clock_touched > 0 || c->clock_read > 0 || c->mtime_refresh_seen ||
+            oldest == 0 || oldest > now - 86400)
+                return NULL;
+        return "neither clock moves: no entry was read since it was written (atime) nor refreshed by a hit "
+               "(mtime), so least recently used is least recently written; mount the share without noatime, "
+               "or give the writers' remote_storage URL |update-mtime=true";
+}
+
+void cache_remote_status(Cache *c, json_object *o) {
+        const CacheConfig *cc = c->config;
+        const AccountTotals *t = account_totals(c->account);
+        int64_t now = (int64_t) (event_now(c->event, CLOCK_REALTIME) / USEC_PER_SEC), oldest, newest;
+        uint64_t entry_files = 0, entry_bytes = 0;
+        json_object *e = json_object_new_object(), *alerts = json_object_new_array();
+        const char *warning;
+
+        for (int k = 0; k < _CCACHE_KIND_MAX; k++)
+                if (ccache_kind_is_entry((CcacheKind) k)) {
+                        entry_files += t->kind_files[k];
+                        entry_bytes += t->kind_bytes[k];
+                }
+        account_entry_mtime_span(c->account, &oldest, &newest);
+        warning = clock_warning(c, oldest, now);
+        JSON_ADD(o, "path", json_object_new_string(cc->path));
+        JSON_ADD(o, "state", json_object_new_string(cache_state_name(cache_state(c))));
+        JSON_ADD(o, "reason", c->available ? NULL : json_object_new_string(c->reason));
+        JSON_ADD(o, "last_error", json_object_new_string(c->available ? "" : c->reason));
+        if (!c->available && c->share_holder.host[0]) {
+                json_object *k = json_object_new_object();
+
+                JSON_ADD(k, "host", json_object_new_string(c->share_holder.host));
+                JSON_ADD(k, "pid", json_object_new_int(c->share_holder.pid));
+                JSON_ADD(k, "heartbeat_age_seconds", json_object_new_int64(now - c->share_holder.beat));
+                JSON_ADD(o, "kept_by", k);
+        } else
+                JSON_ADD(o, "kept_by", NULL);
+        JSON_ADD(o, "level", json_object_new_string(c->remote_level ? "critical" : "ok"));
+        JSON_ADD(o, "mount", c->available ? json_object_new_string(c->mount) : NULL);
+        JSON_ADD(o, "size_bytes", JSON_U64(t->bytes));
+        JSON_ADD(o, "files", JSON_U64(t->files));
+        JSON_ADD(o, "entry_files", JSON_U64(entry_files));
+        JSON_ADD(o, "entry_bytes", JSON_U64(entry_bytes));
+        JSON_ADD(o, "max_size_bytes", JSON_U64(cc->max_size_bytes));
+        JSON_ADD(o, "max_size_text", json_object_new_string(cc->max_size_text));
+        JSON_ADD(o, "trim_to", json_double(cc->trim_to));
+        JSON_ADD(o, "watch", json_object_new_string(c->poll ? "poll" : "inotify"));
+        JSON_ADD(o, "watch_reason", json_object_new_string(c->watch_reason));
+        JSON_ADD(o, "rescan_interval_seconds", JSON_U64(cc->rescan_interval_usec / USEC_PER_SEC));
+        JSON_ADD(o, "clock", json_object_new_string(cache_clock_name(c->clock)));
+        JSON_ADD(o, "clock_configured", json_object_new_string(cache_clock_name(cc->clock)));
+        JSON_ADD(e, "scanned", json_object_new_boolean(c->clock_scanned));
+        JSON_ADD(e, "entry_files", JSON_U64(c->clock_entries));
+        JSON_ADD(e, "touched_files", JSON_U64(c->clock_touched));
+        JSON_ADD(e, "mtime_min_touched", JSON_U64(REMOTE_CLOCK_MTIME_MIN_TOUCHED));
+        JSON_ADD(e, "mtime_min_share", json_double(REMOTE_CLOCK_MTIME_MIN_PERMILLE / 1000.0));
+        JSON_ADD(e, "read_files", JSON_U64(c->clock_read));
+        JSON_ADD(e, "mtime_refresh_seen", json_object_new_boolean(c->mtime_refresh_seen));
+        JSON_ADD(o, "clock_evidence", e);
+        JSON_ADD(o, "clock_warning", warning ? json_object_new_string(warning) : NULL);
+        JSON_ADD(o, "oldest_entry_time", JSON_U64(oldest));
+        JSON_ADD(o, "newest_entry_time", JSON_U64(newest));
+        status_trims(c, o);
+        JSON_ADD(o, "kinds", status_kinds(t));
+        JSON_ADD(o, "dirs", JSON_U64(t->dirs));
+        JSON_ADD(o, "scan", status_scan(c));
+        JSON_ADD(o, "memory_bytes", JSON_U64(account_memory(c->account) + cache_activity_memory(c)));
+        if (c->remote_level)
+                json_object_array_add(alerts, json_object_new_string("remote-level"));
+        if (!c->available)
+                json_object_array_add(alerts, json_object_new_string("cache-unavailable"));
+        JSON_ADD(o, "alerts", alerts);
+}

@@ -1,0 +1,465 @@
+/* SPDX-License-Identifier: MIT */
+/* The trim queue: one trim at a time, the automatic one first; the next
+ * starts when one ends. Handlers read the loop's time once and pass it on. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/human.h"
+#include "base/log.h"
+#include "ccache/ccache-lock.h"
+#include "evict/trim-queue.h"
+
+/* An order for a trim: what, and whom to tell. */
+typedef struct TrimOrder {
+        uint64_t target;
+        bool dry_run;
+        bool has_plan;                    /* carry out plan instead of planning for target */
+        EvictPlan plan;
+        char reason[16];
+        trim_done_t done;
+        void *userdata;
+} TrimOrder;
+
+struct TrimQueue {
+        sd_event *event;
+        Cache *owner;                     /* handed to done callbacks, nothing else */
+        Account *account;                 /* borrowed */
+        const CacheConfig *config;        /* borrowed */
+        TrimQueueEnv env;
+        bool started;                     /* the cache is available and scanned */
+        bool freeing;
+
+        Trim *trim;                       /* the running trim ... */
+        TrimOrder order;                  /* ... its order ... */
+        usec_t trim_started;              /* ... and when it began (monotonic) */
+        TrimOrder *queue;                 /* what waits for it */
+        size_t n_queue;
+        usec_t backoff_until;             /* monotonic: after a cap trim that evicted nothing */
+        bool failed_alerted;              /* cache-trim-failed raised, its recovery not yet */
+        bool cap_again;                   /* the last cap trim was outpaced: the next is due */
+        sd_event_source *source, *timer;  /* the slices; the retry of held locks */
+        TrimHistory history;
+
+        Counters *counters;               /* ccache's counters the trims owe */
+        sd_event_source *counters_timer;  /* pays them while stats.lock is held */
+};
+
+static void changed(TrimQueue *q) {
+        if (!q->freeing)
+                q->env.changed(q->env.userdata);
+}
+
+/* A finished real trim goes into the history, at now (monotonic). */
+static void record(TrimQueue *q, const TrimResult *r, const char *reason, usec_t now) {
+        TrimHistory *h = &q->history;
+
+        h->last = *r;
+        h->has_last = true;
+        snprintf(h->last_reason, sizeof(h->last_reason), "%s", reason);
+        h->last_at = event_now(q->event, CLOCK_REALTIME);
+        h->last_duration = now - q->trim_started;
+        h->evicted_files += r->files;
+        h->evicted_bytes += r->bytes;
+        h->last_over_cap = trim_queue_over_cap(q);
+}
+
+/* The cap trim r left the cache over its cap without evicting anything or
+ * learning anything: everything left is locked, in use or unreadable. Said (once per failure:
+ * the alert stands until a trim gets the cache under its cap), and not
+ * tried again for TRIM_BACKOFF_USEC unless something changes (a reload, a
+ * manual trim). A trim that made progress but was outpaced by writers is
+ * no failure: the next one starts at once (start_next). */
+static void cap_not_reached(TrimQueue *q, const TrimResult *r, usec_t now) {
+        char f[32], k[32], why[256], message[512];
+
+        q->backoff_until = now + TRIM_BACKOFF_USEC;
+        if (q->failed_alerted)
+                return;
+        snprintf(message, sizeof(message),
+                 "%s %s is still over its cap after trimming (%s of %s): %s; retrying in %llu s.",
+                 cache_config_what(q->config), q->config->name,
+                 format_size(account_totals(q->account)->bytes, f, sizeof(f)),
+                 format_size(q->config->max_size_bytes, k, sizeof(k)), trim_result_why(r, why, sizeof(why)),
+                 (unsigned long long) (TRIM_BACKOFF_USEC / USEC_PER_SEC));
+        q->env.alert(q->env.userdata, ALERT_CACHE_TRIM_FAILED, LOG_ERR, NULL, message);
+        q->failed_alerted = true;
+}
+
+/* A trim got the cache back within its cap after cap_not_reached said it
+ * could not: the recovery. */
+static void cap_reached(TrimQueue *q) {
+        char f[32], k[32], message[512];
+
+        if (!q->failed_alerted)
+                return;
+        q->failed_alerted = false;
+        snprintf(message, sizeof(message), "%s %s is within its cap again (%s of %s).",
+                 cache_config_what(q->config), q->config->name,
+                 format_size(account_totals(q->account)->bytes, f, sizeof(f)),
+                 format_size(q->config->max_size_bytes, k, sizeof(k)));
+        q->env.alert(q->env.userdata, ALERT_CACHE_TRIM_FAILED, LOG_INFO, "ok", message);
+}
+
+/* Ends the running trim (error: why it stopped early, or 0) and tells its
+ * caller. What comes next is the caller's to start. */
+static void finish(TrimQueue *q, int error) {
+        const TrimResult *r = trim_result(q->trim);
+        TrimOrder order = q->order;
+        usec_t now = event_now(q->event, CLOCK_MONOTONIC);
+        bool progress;
+        char f[32];
+
+        (void) sd_event_source_set_enabled(q->source, SD_EVENT_OFF);
+        (void) sd_event_source_set_enabled(q->timer, SD_EVENT_OFF);
+        /* A dry run is its caller's business: last_trim stays the last real one. */
+        if (!r->dry_run)
+                record(q, r, order.reason, now);
+        log_debug("%s %s: %s trim planned %llu files in %llu slices, %.1f ms.",
+                  cache_config_what(q->config), q->config->name, order.reason,
+                  (unsigned long long) r->planned_files, (unsigned long long) r->planning_slices,
+                  (double) r->planning_usec / USEC_PER_MSEC);
+        if (!r->dry_run)
+                log_info("%s %s: %s trim %s: evicted %llu files, %s in %.2f s; %llu kept as used since "
+                         "(%llu of them news to the account), %llu in locked directories.",
+                         cache_config_what(q->config), q->config->name, order.reason,
+                         error < 0 ? "stopped" : "done", (unsigned long long) r->files,
+                         format_size(r->bytes, f, sizeof(f)), (double) (now - q->trim_started) / USEC_PER_SEC,
+                         (unsigned long long) r->saved, (unsigned long long) r->corrected,
+                         (unsigned long long) r->locked_dirs);
+        if (r->stats_failures > 0)
+                log_warning_errno(r->stats_error, "%s %s: cannot update ccache's counters in %s/%s/stats (%m) "
+                                  "for what the %s trim deleted; they stay as they were.",
+                                  cache_config_what(q->config), q->config->name, q->config->path,
+                                  r->stats_failed_dir, order.reason);
+        /* Over the cap after a cap trim: with progress (the cache grew
+         * meanwhile; or the account, stale after lost events, was put
+         * right: the next plan chooses other files), the next trim starts
+         * at once; without, back off. */
+        progress = r->files > 0 || r->corrected > 0;
+        q->cap_again = !r->dry_run && q->history.last_over_cap && strcmp(order.reason, "cap") == 0 && progress &&
+                       error >= 0;
+        if (!r->dry_run && q->history.last_over_cap && strcmp(order.reason, "cap") == 0 && !progress && error >= 0)
+                cap_not_reached(q, r, now);
+        q->order = (TrimOrder) { 0 };
+        if (order.done)
+                order.done(q->owner, r, order.userdata);
+        q->trim = trim_free(q->trim);
+        changed(q);
+}
+
+/* Tells order's caller it failed (result: errors = 1, with target_bytes if
+ * it had begun to count), and drops its plan. */
+static void order_fail(TrimQueue *q, TrimOrder *order, bool with_target) {
+        TrimResult failed = { .target_bytes = with_target ? order->target : 0, .dry_run = order->dry_run, .errors = 1 };
+
+        evict_plan_done(&order->plan);
+        if (order->done)
+                order->done(q->owner, &failed, order->userdata);
+}
+
+static void pay_later(TrimQueue *q) {
+        if (counters_pending(q->counters) && sd_event_source_get_enabled(q->counters_timer, NULL) == 0) {
+                (void) sd_event_source_set_time_relative(q->counters_timer, TRIM_LOCK_RETRY_USEC);
+                (void) sd_event_source_set_enabled(q->counters_timer, SD_EVENT_ONESHOT);
+        }
+}
+
+static void start_next(TrimQueue *q, bool cap_first);
+
+static void run(TrimQueue *q) {
+        dev_t dev;
+        int root = q->env.root(q->env.userdata, &dev), r;
+
+        if (root < 0)
+                return;   /* the cache stopped the queue if the root is gone */
+        r = trim_step(q->trim, &(TrimEnv) {
+                .account = q->account, .counters = q->counters, .root_fd = root, .dev = dev,
+                .now = event_now(q->event, CLOCK_MONOTONIC), .realtime = event_now(q->event, CLOCK_REALTIME),
+                /* A purge by writer is not the cap's doing: no regret of it. */
+                .atime = q->env.atime && q->env.atime(q->env.userdata),
+                .evicted = strcmp(q->order.reason, "written-by") == 0 ? NULL : q->env.evicted,
+                .userdata = q->env.userdata,
+        });
+        pay_later(q);
+        if (r == 1)
+                return;
+        if (r == 2) {
+                /* Only directories ccache holds locked remain: look again soon. */
+                (void) sd_event_source_set_enabled(q->source, SD_EVENT_OFF);
+                (void) sd_event_source_set_time_relative(q->timer, TRIM_LOCK_RETRY_USEC);
+                (void) sd_event_source_set_enabled(q->timer, SD_EVENT_ONESHOT);
+                return;
+        }
+        finish(q, r);
+        /* Outpaced by writers, the cap trims follow each other for as long
+         * as the writers keep on: a real trim queued meanwhile (which brings
+         * the size down too) gets its turn first, not after them. */
+        start_next(q, r >= 0 && !(q->cap_again && q->n_queue > 0 && !q->queue[0].dry_run));
+}
+
+static int on_source(sd_event_source *s, void *userdata) {
+        run(userdata);
+        return 0;
+}
+
+static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        TrimQueue *q = userdata;
+
+        (void) sd_event_source_set_enabled(q->source, SD_EVENT_ON);
+        return 0;
+}
+
+static int begin(TrimQueue *q, TrimOrder *order) {
+        uint64_t target = order->target ? order->target
+                                        : (uint64_t) ((double) q->config->max_size_bytes * q->config->trim_to);
+        int r;
+
+        if (order->has_plan)
+                r = trim_new_with_plan(&order->plan, target, order->dry_run, &q->trim);
+        else
+                r = trim_new(q->account, target, order->dry_run,
+                             (int64_t) (event_now(q->event, CLOCK_REALTIME) / USEC_PER_SEC), &q->trim);
+        if (r < 0)
+                return r;
+        q->order = *order;
+        q->order.has_plan = false;
+        q->trim_started = event_now(q->event, CLOCK_MONOTONIC);
+        /* Only the cap trim stands level with the events: a build flooding
+         * the cache with events must not starve the trim that holds its cap
+         * (the loop takes them in turns: a batch of events, a slice). Every
+         * other trim yields to them. */
+        (void) sd_event_source_set_priority(q->source, strcmp(q->order.reason, "cap") == 0 ? TRIM_CAP_PRIORITY
+                                                                                            : SD_EVENT_PRIORITY_IDLE);
+        (void) sd_event_source_set_enabled(q->source, SD_EVENT_ON);
+        changed(q);
+        return 0;
+}
+
+/* The running dry run gives way to the cap: it goes back to the head of the
+ * queue and is planned again after the cap trim. Returns 0 or -ENOMEM. */
+static int dry_run_yield(TrimQueue *q) {
+        TrimOrder *n = realloc(q->queue, (q->n_queue + 1) * sizeof(TrimOrder));
+
+        if (!n)
+                return -ENOMEM;
+        memmove(n + 1, n, q->n_queue * sizeof(TrimOrder));
+        n[0] = q->order;
+        q->queue = n;
+        q->n_queue++;
+        q->order = (TrimOrder) { 0 };
+        q->trim = trim_free(q->trim);
+        (void) sd_event_source_set_enabled(q->source, SD_EVENT_OFF);
+        (void) sd_event_source_set_enabled(q->timer, SD_EVENT_OFF);
+        return 0;
+}
+
+void trim_queue_check_cap(TrimQueue *q) {
+        /* The cap comes first: before anything queued, and before a dry run
+         * (which anyone may ask for, so they cannot hold it off). */
+        if (q->failed_alerted && q->started && !trim_queue_over_cap(q))
+                cap_reached(q);   /* by a trim, a reload, or ccache's own cleanup */
+        if (!trim_queue_over_cap(q) || event_now(q->event, CLOCK_MONOTONIC) < q->backoff_until ||
+            (q->trim && (!trim_result(q->trim)->dry_run || dry_run_yield(q) < 0)))
+                return;
+        if (begin(q, &(TrimOrder) { .reason = "cap" }) < 0)
+                log_error("%s %s: out of memory planning a trim.", cache_config_what(q->config), q->config->name);
+}
+
+/* Starts what comes next: the cap trim if due (cap_first), else the
+ * queue's head. */
+static void start_next(TrimQueue *q, bool cap_first) {
+        if (cap_first)
+                trim_queue_check_cap(q);
+        while (!q->trim && q->n_queue > 0) {
+                TrimOrder order = q->queue[0];
+
+                memmove(q->queue, q->queue + 1, --q->n_queue * sizeof(TrimOrder));
+                if ((q->started ? begin(q, &order) : -ENODEV) < 0)
+                        order_fail(q, &order, true);
+        }
+}
+
+static int enqueue(TrimQueue *q, TrimOrder *order) {
+        TrimOrder *n;
+
+        if (!q->started)
+                return -EAGAIN;
+        n = realloc(q->queue, (q->n_queue + 1) * sizeof(TrimOrder));
+        if (!n)
+                return -ENOMEM;
+        q->queue = n;
+        q->queue[q->n_queue++] = *order;
+        /* Someone asked for a real trim: try the cap now too. Not for a dry
+         * run: anyone may ask for those, and each would buy a cap trim (a
+         * plan over the whole cache and an alert) despite the backoff. */
+        if (!order->dry_run)
+                q->backoff_until = 0;
+        start_next(q, true);
+        return 0;
+}
+
+int trim_queue_add(TrimQueue *q, uint64_t target, bool dry_run, const char *reason, trim_done_t done,
+                   void *userdata) {
+        TrimOrder order = { .target = target, .dry_run = dry_run, .done = done, .userdata = userdata };
+
+        snprintf(order.reason, sizeof(order.reason), "%s", reason);
+        return enqueue(q, &order);
+}
+
+int trim_queue_add_plan(TrimQueue *q, EvictPlan *plan, const char *reason, trim_done_t done, void *userdata) {
+        TrimOrder order = { .has_plan = true, .plan = *plan, .done = done, .userdata = userdata };
+        int r;
+
+        *plan = (EvictPlan) { 0 };
+        snprintf(order.reason, sizeof(order.reason), "%s", reason);
+        r = enqueue(q, &order);
+        if (r < 0)
+                evict_plan_done(&order.plan);
+        return r;
+}
+
+void trim_queue_start(TrimQueue *q) {
+        q->started = true;
+        pay_later(q);   /* recounts waited for the scan */
+}
+
+void trim_queue_stop(TrimQueue *q) {
+        /* Ended while the figures still stand: last_trim says where it left them. */
+        if (q->trim)
+                finish(q, -ENODEV);
+        q->started = false;
+        while (q->n_queue > 0) {
+                TrimOrder order = q->queue[0];
+
+                memmove(q->queue, q->queue + 1, --q->n_queue * sizeof(TrimOrder));
+                order_fail(q, &order, true);
+        }
+}
+
+bool trim_queue_over_cap(const TrimQueue *q) {
+        return q->started && account_totals(q->account)->bytes > q->config->max_size_bytes;
+}
+
+const TrimResult *trim_queue_current(const TrimQueue *q, const char **ret_reason) {
+        if (!q->trim)
+                return NULL;
+        if (ret_reason)
+                *ret_reason = q->order.reason;
+        return trim_result(q->trim);
+}
+
+const TrimResult *trim_queue_running(const TrimQueue *q, void *userdata) {
+        return q->trim && q->order.userdata == userdata ? trim_result(q->trim) : NULL;
+}
+
+void trim_queue_forget(TrimQueue *q, void *userdata) {
+        if (q->trim && q->order.userdata == userdata)
+                q->order.done = NULL;
+        for (size_t i = 0; i < q->n_queue; i++)
+                if (q->queue[i].userdata == userdata)
+                        q->queue[i].done = NULL;
+}
+
+const TrimHistory *trim_queue_history(const TrimQueue *q) {
+        return &q->history;
+}
+
+static void counters_report(TrimQueue *q, const CountersFlush *f) {
+        if (f->broken)
+                log_notice("%s %s: broke %u stale ccache lock%s (unchanged for %llu s, or left by a "
+                           "cachekeeperd that is gone).",
+                           cache_config_what(q->config), q->config->name, f->broken, f->broken == 1 ? "" : "s",
+                           (unsigned long long) (CCACHE_LOCK_STALE_USEC / USEC_PER_SEC));
+        if (f->recounted)
+                log_notice("%s %s: recounted ccache's counters of %u level-2 director%s.",
+                           cache_config_what(q->config), q->config->name,
+                           f->recounted, f->recounted == 1 ? "y" : "ies");
+        if (f->failed)
+                log_warning_errno(f->error, "Cache %s: cannot update ccache's counters in %s/%s/stats (%m); "
+                                  "they stay as they are.", q->config->name, q->config->path, f->failed_dir);
+}
+
+static int on_counters_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        TrimQueue *q = userdata;
+        CountersFlush f = { 0 };
+        dev_t dev;
+        int root = q->env.root(q->env.userdata, &dev);
+
+        if (root < 0)
+                return 0;
+        /* Recounts wait until the account is exact: the first scan done. */
+        if (counters_flush(q->counters, q->account, root, -1, q->started, event_now(q->event, CLOCK_REALTIME), &f) > 0)
+                pay_later(q);
+        counters_report(q, &f);
+        return 0;
+}
+
+void trim_queue_recover(TrimQueue *q, int root_fd) {
+        unsigned n;
+
+        counters_clear(q->counters);   /* what was owed to a root we lost */
+        n = counters_recover(q->counters, root_fd);
+        if (n > 0)
+                log_notice("Cache %s: broke %u lock%s left by a cachekeeperd that died mid-trim; ccache's "
+                           "counters of what %s covered are recounted once the scan is done.", q->config->name,
+                           n, n == 1 ? "" : "s", n == 1 ? "it" : "they");
+}
+
+void trim_queue_set_config(TrimQueue *q, const CacheConfig *config) {
+        q->config = config;
+        /* A new cap (or the same one, reloaded: the operator acted) is worth
+         * a try now, not at the end of a backoff the old one earned. */
+        q->backoff_until = 0;
+}
+
+int trim_queue_new(sd_event *e, Cache *owner, Account *account, const CacheConfig *config, const TrimQueueEnv *env,
+                   TrimQueue **ret) {
+        _cleanup_(trim_queue_freep) TrimQueue *q = NULL;
+        int r;
+
+        q = calloc(1, sizeof(*q));
+        if (!q)
+                return -ENOMEM;
+        q->event = sd_event_ref(e);
+        q->owner = owner;
+        q->account = account;
+        q->config = config;
+        q->env = *env;
+        if ((r = counters_new(&q->counters)) < 0 ||
+            (r = sd_event_add_defer(e, &q->source, on_source, q)) < 0 ||
+            (r = sd_event_add_time_relative(e, &q->timer, CLOCK_MONOTONIC, TRIM_LOCK_RETRY_USEC, 0, on_timer, q)) < 0 ||
+            (r = sd_event_add_time_relative(e, &q->counters_timer, CLOCK_MONOTONIC, TRIM_LOCK_RETRY_USEC, 0,
+                                            on_counters_timer, q)) < 0)
+                return r;
+        (void) sd_event_source_set_description(q->source, "cache-trim");
+        (void) sd_event_source_set_description(q->timer, "cache-trim-wait");
+        (void) sd_event_source_set_description(q->counters_timer, "cache-counters");
+        /* Trimming yields to the socket, and to events unless it holds the cap (begin). */
+        (void) sd_event_source_set_priority(q->source, SD_EVENT_PRIORITY_IDLE);
+        (void) sd_event_source_set_enabled(q->source, SD_EVENT_OFF);
+        (void) sd_event_source_set_enabled(q->timer, SD_EVENT_OFF);
+        (void) sd_event_source_set_enabled(q->counters_timer, SD_EVENT_OFF);
+        *ret = TAKE_PTR(q);
+        return 0;
+}
+
+TrimQueue *trim_queue_free(TrimQueue *q) {
+        if (!q)
+                return NULL;
+        /* Whoever waits for a trim hears that it ended; nothing new starts. */
+        q->freeing = true;
+        if (q->trim)
+                finish(q, -ENODEV);
+        for (size_t i = 0; i < q->n_queue; i++)
+                order_fail(q, &q->queue[i], false);
+        free(q->queue);
+        sd_event_source_disable_unref(q->source);
+        sd_event_source_disable_unref(q->timer);
+        sd_event_source_disable_unref(q->counters_timer);
+        counters_free(q->counters);
+        sd_event_unref(q->event);
+        free(q);
+        return NULL;
+}

@@ -1,0 +1,64 @@
+#!/usr/bin/env bats
+# The daemon's layers hold (daemon/README.md): tests/check-layers passes on
+# the tree, and bites on a copy of it with an include that reaches up, a
+# folder that is no layer, a header named by a bare name, and headers in a
+# circle. Reads files only: no daemon, no build.
+load helper
+
+LAYERS="base os ccache alert control config tree insight evict cache space remote"
+
+# A copy of daemon/ and the check, to spoil.
+copy_tree() {
+        T=$BATS_TEST_TMPDIR/tree
+        mkdir -p "$T/tests"
+        cp -r "$TOP/daemon" "$T/"
+        cp "$TOP/tests/check-layers" "$T/tests/"
+}
+
+@test "the Makefile's LAYERS are the ones this test checks" {
+        run make -s -C "$TOP" -f Makefile -f - print-layers <<<'print-layers: ; @echo $(LAYERS)'
+        [ "$status" -eq 0 ]
+        [ "$output" = "$LAYERS" ]
+}
+
+@test "the tree keeps its layers" {
+        run "$TOP/tests/check-layers" $LAYERS
+        [ "$status" -eq 0 ]
+        [ -z "$output" ]
+}
+
+@test "an include that reaches up fails it, naming the file and both layers" {
+        copy_tree
+        echo '#include "cache/cache.h"' >> "$T/daemon/tree/scan.c"
+        run "$T/tests/check-layers" $LAYERS
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"daemon/tree/scan.c includes cache/cache.h: layer cache is above layer tree"* ]]
+        # the top is above every layer
+        copy_tree
+        echo '#include "manager.h"' >> "$T/daemon/base/log.h"
+        run "$T/tests/check-layers" $LAYERS
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"daemon/base/log.h includes manager.h: the top is above layer base"* ]]
+}
+
+@test "a folder that is no layer, or a header by a bare name, fails it" {
+        copy_tree
+        mkdir "$T/daemon/merge"
+        run "$T/tests/check-layers" $LAYERS
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"daemon/merge/ is no layer"* ]]
+        copy_tree
+        echo '#include "account.h"' >> "$T/daemon/evict/trim.c"
+        run "$T/tests/check-layers" $LAYERS
+        [ "$status" -eq 1 ]
+        [[ "$output" == *'daemon/evict/trim.c includes "account.h", which is no file below daemon/'* ]]
+}
+
+@test "headers that include each other in a circle fail it, even within one layer" {
+        copy_tree
+        echo '#include "tree/account.h"' >> "$T/daemon/tree/links.h"
+        grep -q '"tree/links.h"' "$T/daemon/tree/account.h" || echo '#include "tree/links.h"' >> "$T/daemon/tree/account.h"
+        run "$T/tests/check-layers" $LAYERS
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"in a circle"* ]]
+}
