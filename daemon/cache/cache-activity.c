@@ -152,13 +152,6 @@ void cache_activity_removed(Cache *c, uint64_t bytes, uint32_t cookie) {
         c->moved_bytes = bytes;
 }
 
-/* ccache 4.13+ names an entry by 40 hex digits, with no R/M suffix, and a
- * raw file <key>_<nn>; up to 4.12 every name ends in R, M or <n>W. */
-static CacheFamily name_family(CcacheKind kind, const char *name) {
-        return kind == CCACHE_KIND_ENTRY || (kind == CCACHE_KIND_RAW && strchr(name, '_')) ? CACHE_FAMILY_HEX
-                                                                                          : CACHE_FAMILY_LEGACY;
-}
-
 /* The fingerprint of entry name of directory d (regret.h), or 0 when its
  * path cannot be had. */
 static uint64_t entry_key(const Cache *c, DirId d, const char *name) {
@@ -179,7 +172,7 @@ void cache_activity_evicted(void *userdata, DirId d, const char *name, uint64_t 
 
 bool cache_activity_appeared(Cache *c, DirId d, CcacheKind kind, const char *name, uint64_t bytes, uint32_t cookie) {
         uint64_t key = entry_key(c, d, name);
-        CacheFamily f;
+        KeyScheme f;
         usec_t now;
 
         if (cookie != 0 && cookie == c->moved_cookie) {
@@ -192,7 +185,7 @@ bool cache_activity_appeared(Cache *c, DirId d, CcacheKind kind, const char *nam
         if (!scan_queue_scanned(c->scans))
                 return false;
         count(c, ACTIVITY_STORE, bytes);
-        f = name_family(kind, name);
+        f = key_scheme_of(kind, name);
         now = realtime(c);
         if (key && regret_stored(c->regret, key, bytes, now / USEC_PER_SEC)) {
                 count(c, ACTIVITY_REGRET, bytes);
@@ -200,7 +193,6 @@ bool cache_activity_appeared(Cache *c, DirId d, CcacheKind kind, const char *nam
         }
         if (c->family_first_store[f] == 0)
                 c->family_first_store[f] = now;
-        c->family_last_store[f] = now;
         return true;
 }
 

@@ -11,8 +11,6 @@
 #include "insight/remote-errors.h"
 #include "os/mounts.h"
 
-_Static_assert(CACHE_FAMILIES == ALARM_FAMILIES, "alarm.h counts the key families as cache-internal.h does");
-
 static void alarm_alert(Cache *c, AlertKind kind, AlarmEvent ev, const char *message) {
         VolumeUsage u = { 0 };
 
@@ -38,13 +36,13 @@ static void changes(Cache *c, AlarmChanges *ret) {
 
         *ret = (AlarmChanges) {
                 .family_entries = {
-                        [CACHE_FAMILY_LEGACY] = t->kind_files[CCACHE_KIND_RESULT] + t->kind_files[CCACHE_KIND_MANIFEST],
-                        [CACHE_FAMILY_HEX] = t->kind_files[CCACHE_KIND_ENTRY],
+                        [KEY_SCHEME_LEGACY] = t->kind_files[CCACHE_KIND_RESULT] + t->kind_files[CCACHE_KIND_MANIFEST],
+                        [KEY_SCHEME_HEX] = t->kind_files[CCACHE_KIND_ENTRY],
                 },
                 .conf_changed_at = c->conf_changed_at,
                 .conf_change = c->conf_change,
         };
-        for (size_t f = 0; f < CACHE_FAMILIES; f++)
+        for (KeyScheme f = 0; f < _KEY_SCHEME_MAX; f++)
                 ret->family_first_store[f] = c->family_first_store[f];
 }
 

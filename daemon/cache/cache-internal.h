@@ -70,12 +70,6 @@ typedef struct CacheWriter {
         } hours[24];                      /* by unix hour % 24 */
 } CacheWriter;
 
-typedef enum CacheFamily {
-        CACHE_FAMILY_LEGACY,
-        CACHE_FAMILY_HEX,
-        CACHE_FAMILIES,
-} CacheFamily;
-
 struct Cache {
         sd_event *event;
         Watch *watch;
@@ -161,8 +155,7 @@ struct Cache {
 
         /* What changed, named by the silent-miss alarm (realtime usec; 0:
          * not seen since the daemon started). */
-        usec_t family_first_store[CACHE_FAMILIES];  /* first store seen of each key family */
-        usec_t family_last_store[CACHE_FAMILIES];   /* and the latest */
+        usec_t family_first_store[_KEY_SCHEME_MAX]; /* first store seen of each key scheme */
         usec_t conf_changed_at;           /* ccache.conf's settings changed (not by us) */
         char conf_change[128];            /* how, in words ("namespace: \"\" -> \"x\"") */
 

@@ -113,14 +113,14 @@ static uint8_t read_tag(Cache *c, CcacheKind kind, int fd) {
  * in the same directory (a duplicate of another family's entry). */
 static void count_family(Cache *c, DirId d, const char *name, CcacheKind kind, const CcacheHeader *h, bool have_h) {
         char digits[16], twin[CCACHE_NAME_MAX];
-        bool hex = kind == CCACHE_KIND_ENTRY, dup;
+        bool dup;
         bool manifest = kind == CCACHE_KIND_MANIFEST || (have_h && h->type == 1);
 
         if (kind == CCACHE_KIND_RAW)
                 return;
         dup = account_dir_path(c->account, d, digits, sizeof(digits)) == 0 &&
               family_twin_name(digits, name, manifest, twin) && account_file_find(c->account, d, twin) != FILE_NONE;
-        family_stores_add(&c->families, family_of(have_h ? h->version : NULL, hex), dup,
+        family_stores_add(&c->families, family_of(have_h ? h->version : NULL, key_scheme_of(kind, name)), dup,
                           event_now(c->event, CLOCK_REALTIME) / USEC_PER_SEC);
 }
 
@@ -387,7 +387,7 @@ static void family_bytes(const Cache *c, uint64_t ret[_FAMILY_MAX]) {
         memset(ret, 0, _FAMILY_MAX * sizeof(*ret));
         for (size_t t = CACHE_WRITER_FIRST; t < CACHE_WRITER_FIRST + c->n_writers; t++)
                 if (c->writers[t].used)
-                        ret[family_of(c->writers[t].version, false)] += c->tag_bytes[t];
+                        ret[family_of(c->writers[t].version, KEY_SCHEME_LEGACY)] += c->tag_bytes[t];
 }
 
 void cache_writers_check(Cache *c, usec_t now) {

@@ -19,7 +19,21 @@ const char *family_name(Family f) {
         return f < _FAMILY_MAX ? names[f] : "?";
 }
 
-Family family_of(const char *version, bool hex_name) {
+KeyScheme key_scheme_of(CcacheKind kind, const char *name) {
+        return kind == CCACHE_KIND_ENTRY || (kind == CCACHE_KIND_RAW && strchr(name, '_')) ? KEY_SCHEME_HEX
+                                                                                          : KEY_SCHEME_LEGACY;
+}
+
+const char *key_scheme_name(KeyScheme s) {
+        static const char *const names[_KEY_SCHEME_MAX] = {
+                "ccache 4.12 or older (names with R/M/W suffixes)",
+                "4.13+ names",
+        };
+
+        return s < _KEY_SCHEME_MAX ? names[s] : "?";
+}
+
+Family family_of(const char *version, KeyScheme scheme) {
         unsigned major, minor;
         char dot;
 
@@ -28,7 +42,7 @@ Family family_of(const char *version, bool hex_name) {
                         return FAMILY_LEGACY;
                 return major == 4 && minor == 13 ? FAMILY_413 : FAMILY_414;
         }
-        return hex_name ? FAMILY_413 : FAMILY_LEGACY;
+        return scheme == KEY_SCHEME_HEX ? FAMILY_413 : FAMILY_LEGACY;
 }
 
 static int hexval(char c) {

@@ -23,10 +23,24 @@ typedef enum Family {
 /* "<= 4.12", "4.13", ">= 4.14". */
 const char *family_name(Family f);
 
+/* How an entry's name is formed, which the name alone tells (no header
+ * read): up to 4.12 every name ends in R, M or <n>W (FAMILY_LEGACY's);
+ * 4.13+ names an entry by 40 hex digits with no suffix, and a raw file
+ * <key>_<nn>. */
+typedef enum KeyScheme {
+        KEY_SCHEME_LEGACY,
+        KEY_SCHEME_HEX,
+        _KEY_SCHEME_MAX,
+} KeyScheme;
+
+KeyScheme key_scheme_of(CcacheKind kind, const char *name);
+/* For a person: "ccache 4.12 or older (names with R/M/W suffixes)", "4.13+ names". */
+const char *key_scheme_name(KeyScheme s);
+
 /* The family of an entry written by ccache version (from its header; NULL
  * or not a release number, such as a development build's commit: told by
- * its name instead, hex_name: 4.13's). */
-Family family_of(const char *version, bool hex_name);
+ * its name's scheme instead, a hex name being 4.13's). */
+Family family_of(const char *version, KeyScheme scheme);
 
 /* The name the same entry has in the other naming scheme, in the same
  * directory: dir_digits the hex digits of its directories ("ab", or "a/b"),

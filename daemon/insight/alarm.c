@@ -17,11 +17,6 @@
 /* A change is named with its time of day when this recent, else its date too. */
 #define CLOCK_ONLY_USEC (20 * 3600 * USEC_PER_SEC)
 
-static const char *const family_names[ALARM_FAMILIES] = {
-        "ccache 4.12 or older (names with R/M/W suffixes)",
-        "4.13+ names",
-};
-
 static uint64_t calls(const ActivityCounts *c) {
         return c->n[ACTIVITY_CCACHE_HITS] + c->n[ACTIVITY_CCACHE_MISSES];
 }
@@ -189,7 +184,7 @@ static void say_changes(const Activity *a, const AlarmChanges *ch, usec_t lo, us
                 append(what, sizeof(what), "ccache.conf changed at %s%s%s%s",
                        when(ch->conf_changed_at, now, t, sizeof(t)), ch->conf_change && *ch->conf_change ? " (" : "",
                        ch->conf_change ? ch->conf_change : "", ch->conf_change && *ch->conf_change ? ")" : "");
-        for (size_t f = 0; ch && f < ALARM_FAMILIES; f++) {
+        for (KeyScheme f = 0; ch && f < _KEY_SCHEME_MAX; f++) {
                 usec_t first = ch->family_first_store[f], other = ch->family_first_store[1 - f];
 
                 /* A family new to this cache: the other one was there before it. */
@@ -197,7 +192,7 @@ static void say_changes(const Activity *a, const AlarmChanges *ch, usec_t lo, us
                     (ch->family_entries[1 - f] == 0 && (other == 0 || other >= first)))
                         continue;
                 append(what, sizeof(what), "%sthe first entries of another ccache version (%s) appeared at %s",
-                       *what ? "; " : "", family_names[f], when(first, now, t, sizeof(t)));
+                       *what ? "; " : "", key_scheme_name(f), when(first, now, t, sizeof(t)));
         }
         say_removals(a, sub_sat(now, window + REMOVALS_BEFORE_USEC), now, what, sizeof(what));
         append(msg, len, "; %s", *what ? what : "nothing the daemon saw changed: check the compiler, its flags, "

@@ -27,11 +27,8 @@
 #include <stdint.h>
 
 #include "base/util.h"
+#include "ccache/families.h"
 #include "insight/activity.h"
-
-/* The key families (cache-internal.h's CacheFamily, in its order): ccache
- * 4.12 or older (names with an R/M/W suffix), 4.13+ (40 hex digits). */
-#define ALARM_FAMILIES 2
 
 typedef struct AlarmThresholds {
         usec_t window_usec;             /* silent_window */
@@ -43,8 +40,8 @@ typedef struct AlarmThresholds {
 /* What the daemon saw change, to say what changed when a drop began
  * (realtime usec; 0: not seen since the daemon started). */
 typedef struct AlarmChanges {
-        usec_t family_first_store[ALARM_FAMILIES];  /* first store seen of each family */
-        uint64_t family_entries[ALARM_FAMILIES];    /* entries of each the cache holds now */
+        usec_t family_first_store[_KEY_SCHEME_MAX]; /* first store seen of each key scheme */
+        uint64_t family_entries[_KEY_SCHEME_MAX];   /* entries of each the cache holds now */
         usec_t conf_changed_at;                     /* ccache.conf's settings changed */
         const char *conf_change;                    /* how (borrowed; NULL or "": unknown) */
 } AlarmChanges;

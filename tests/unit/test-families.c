@@ -13,15 +13,27 @@
 #include "ccache/families.h"
 
 static void test_family_of(void **state) {
-        assert_int_equal(family_of("4.7.5", false), FAMILY_LEGACY);
-        assert_int_equal(family_of("4.12.3", true), FAMILY_LEGACY);   /* the header wins */
-        assert_int_equal(family_of("4.13.6", false), FAMILY_413);
-        assert_int_equal(family_of("4.14", false), FAMILY_414);
-        assert_int_equal(family_of("5.0.1", false), FAMILY_414);
-        assert_int_equal(family_of("3.7.12", false), FAMILY_LEGACY);
-        assert_int_equal(family_of("e5731387", true), FAMILY_413);   /* a development build: by its name */
-        assert_int_equal(family_of("e5731387", false), FAMILY_LEGACY);
-        assert_int_equal(family_of(NULL, true), FAMILY_413);
+        assert_int_equal(family_of("4.7.5", KEY_SCHEME_LEGACY), FAMILY_LEGACY);
+        assert_int_equal(family_of("4.12.3", KEY_SCHEME_HEX), FAMILY_LEGACY);   /* the header wins */
+        assert_int_equal(family_of("4.13.6", KEY_SCHEME_LEGACY), FAMILY_413);
+        assert_int_equal(family_of("4.14", KEY_SCHEME_LEGACY), FAMILY_414);
+        assert_int_equal(family_of("5.0.1", KEY_SCHEME_LEGACY), FAMILY_414);
+        assert_int_equal(family_of("3.7.12", KEY_SCHEME_LEGACY), FAMILY_LEGACY);
+        assert_int_equal(family_of("e5731387", KEY_SCHEME_HEX), FAMILY_413);   /* a development build: by its name */
+        assert_int_equal(family_of("e5731387", KEY_SCHEME_LEGACY), FAMILY_LEGACY);
+        assert_int_equal(family_of(NULL, KEY_SCHEME_HEX), FAMILY_413);
+}
+
+/* The scheme by name alone: the one rule the writers' table and the
+ * silent-miss alarm both go by. */
+static void test_key_scheme_of(void **state) {
+        assert_int_equal(key_scheme_of(CCACHE_KIND_RESULT, "c1ofpa5ojdbmiq2ee5c5e1lcbk3fnq8R"), KEY_SCHEME_LEGACY);
+        assert_int_equal(key_scheme_of(CCACHE_KIND_MANIFEST, "c1ofpa5ojdbmiq2ee5c5e1lcbk3fnq8M"), KEY_SCHEME_LEGACY);
+        assert_int_equal(key_scheme_of(CCACHE_KIND_RAW, "c1ofpa5ojdbmiq2ee5c5e1lcbk3fnq80W"), KEY_SCHEME_LEGACY);
+        assert_int_equal(key_scheme_of(CCACHE_KIND_ENTRY, "0123456789abcdef0123456789abcdef01234567"), KEY_SCHEME_HEX);
+        assert_int_equal(key_scheme_of(CCACHE_KIND_RAW, "0123456789abcdef0123456789abcdef01234567_00"), KEY_SCHEME_HEX);
+        assert_string_equal(key_scheme_name(KEY_SCHEME_HEX), "4.13+ names");
+        assert_string_equal(key_scheme_name(_KEY_SCHEME_MAX), "?");
 }
 
 static void test_twin_names(void **state) {
@@ -106,6 +118,7 @@ static void test_mix(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_family_of),
+                cmocka_unit_test(test_key_scheme_of),
                 cmocka_unit_test(test_twin_names),
                 cmocka_unit_test(test_stores_24h),
                 cmocka_unit_test(test_mix),
