@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "cache/cache-activity.h"
 #include "cache/cache-internal.h"
 #include "insight/history-file.h"
 
@@ -109,11 +110,6 @@ void cache_activity_feed(Cache *c, usec_t now) {
                 c->fed_size = size;
                 c->activity_dirty = true;
         }
-        if (c->remote)
-                return;   /* a share has no ccache counters: a local cache's alarms mean nothing for it */
-        cache_advice_check(c, now);
-        cache_writers_check(c, now);
-        cache_alarms_check(c, now);
 }
 
 size_t cache_activity_memory(const Cache *c) {
@@ -210,13 +206,6 @@ void cache_activity_lost(Cache *c) {
         c->moved_cookie = 0;
 }
 
-static int on_activity_timer(sd_event_source *s, uint64_t usec, void *userdata) {
-        Cache *c = userdata;
-
-        cache_activity_feed(c, event_now(c->event, CLOCK_REALTIME));
-        return sd_event_source_set_time_relative(s, CACHE_ACTIVITY_USEC);
-}
-
 int cache_activity_init(Cache *c) {
         int r;
 
@@ -231,17 +220,10 @@ int cache_activity_init(Cache *c) {
                 return -ENOMEM;
         c->stats_stale = true;
         c->fed_size = ACTIVITY_SIZE_UNKNOWN;
-        r = sd_event_add_time_relative(c->event, &c->activity_timer, CLOCK_MONOTONIC, CACHE_ACTIVITY_USEC, 0,
-                                       on_activity_timer, c);
-        if (r < 0)
-                return r;
-        (void) sd_event_source_set_priority(c->activity_timer, SD_EVENT_PRIORITY_IDLE);
-        (void) sd_event_source_set_description(c->activity_timer, "cache-activity");
-        return sd_event_source_set_enabled(c->activity_timer, SD_EVENT_ON);
+        return 0;
 }
 
 void cache_activity_done(Cache *c) {
-        c->activity_timer = sd_event_source_disable_unref(c->activity_timer);
         c->activity = activity_free(c->activity);
         c->regret = regret_free(c->regret);
         free(c->stats);
@@ -309,12 +291,9 @@ static int save_one(Cache *c, int dirfd, const char *dir, bool history, bool *di
         return 1;
 }
 
-int cache_history_save(Cache *c, int dirfd, const char *dir, usec_t now) {
+int cache_activity_save(Cache *c, int dirfd, const char *dir) {
         int r, k;
 
-        if (dirfd < 0)
-                return 0;
-        cache_activity_feed(c, now);
         r = save_one(c, dirfd, dir, true, &c->activity_dirty);
         k = save_one(c, dirfd, dir, false, &c->regret_dirty);
         return r < 0 ? r : k < 0 ? k : (r | k);

@@ -19,6 +19,9 @@
 #include <string.h>
 
 #include "base/human.h"
+#include "cache/cache-advice.h"
+#include "cache/cache-alert.h"
+#include "cache/cache-counts.h"
 #include "cache/cache-internal.h"
 
 #define ADVICE_REGRET_MIN 10

@@ -7,19 +7,16 @@
 #include <stdio.h>
 #include <syslog.h>
 
+#include "cache/cache-alarms.h"
+#include "cache/cache-alert.h"
 #include "cache/cache-internal.h"
 #include "insight/remote-errors.h"
-#include "os/mounts.h"
 
+/* An alarm's event through the cache's one alert path: "warning" when it
+ * fires, "ok" when it recovers. */
 static void alarm_alert(Cache *c, AlertKind kind, AlarmEvent ev, const char *message) {
-        VolumeUsage u = { 0 };
-
-        (void) volume_usage(-1, c->config->path, &u);
-        alert_emit(c->alerter, &(Alert) {
-                .kind = kind, .priority = ev == ALARM_FIRE ? LOG_WARNING : LOG_NOTICE,
-                .level = ev == ALARM_FIRE ? "warning" : "ok", .cache = c->config->name,
-                .avail_bytes = u.avail_bytes, .total_bytes = u.total_bytes, .message = message,
-        });
+        cache_alert_level(c, kind, ev == ALARM_FIRE ? LOG_WARNING : LOG_NOTICE, ev == ALARM_FIRE ? "warning" : "ok",
+                          "%s", message);
 }
 
 /* The realtime usec of the newest entry's mtime (0: none). Costs a pass

@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* What the cache*.c files share and nobody else sees: the Cache itself and
- * the functions one part of it calls in another. Not a public interface. */
+/* The Cache itself, which its parts (cache-*.c) share and nobody else
+ * sees. Each part's functions are in its own header; the parts call down
+ * only, never back up into cache.c: alerts (cache-alert) and counts
+ * (cache-counts) below; activity, advice, alarms, upkeep and writers above
+ * them; status, which reads them all, above those; cache.c on top, which
+ * passes them the iteration's root and runs the checks after each feed of
+ * the activity. Not a public interface. */
 #pragma once
 
 #include <limits.h>
@@ -32,6 +37,7 @@
 /* The working set is counted again (a pass over the files) when status
  * asks and it is older than this. */
 #define CACHE_WS_USEC (5 * USEC_PER_SEC)
+#define CACHE_WS_WINDOWS 4                 /* 1h, 24h, 7d, 30d: cache-counts.h */
 /* Stats files: each level-1 one (slot l1 * 17) and its 16 level-2 ones. */
 #define CACHE_STATS_SLOTS (16 * 17)
 /* Feeds put off while a ccache -z is seen half done, at most (then its
@@ -151,7 +157,7 @@ struct Cache {
         /* The working set (cache-status.c): entries used within each of
          * CACHE_WS_WINDOWS, as of ws_at (monotonic; 0: never). */
         usec_t ws_at;
-        uint64_t ws_files[4], ws_bytes[4];
+        uint64_t ws_files[CACHE_WS_WINDOWS], ws_bytes[CACHE_WS_WINDOWS];
 
         /* What changed, named by the silent-miss alarm (realtime usec; 0:
          * not seen since the daemon started). */
@@ -203,95 +209,3 @@ static inline uint64_t cache_entry_files(Cache *c) {
                         n += t->kind_files[k];
         return n;
 }
-
-/* cache.c */
-/* The root for this loop iteration, checked to be the one we scanned;
- * -errno (and the cache set up again) when it is not. Borrowed fd. */
-int cache_root_get(Cache *c);
-/* A cache event for the journal and alert_command. */
-void cache_alert(Cache *c, AlertKind kind, int priority, const char *fmt, ...) _printf_(4, 5);
-/* The same with a level ("warning", "ok" for the recovery...). */
-void cache_alert_level(Cache *c, AlertKind kind, int priority, const char *level, const char *fmt, ...) _printf_(5, 6);
-
-/* cache-activity.c: ccache's counters of stats file directory d (NULL: it
- * is gone) as the event path or a scan read them; feeding the activity at
- * realtime now (on its timer, after the first scan, before a save); the
- * cache lost (its sums start again from nothing). */
-int cache_activity_init(Cache *c);
-void cache_activity_done(Cache *c);
-void cache_activity_stats(Cache *c, DirId d, const CcacheStats *s);
-void cache_activity_feed(Cache *c, usec_t now);
-void cache_activity_lost(Cache *c);
-/* What the event path saw of ccache entries (bytes: the entry's): one
- * removed by someone else, moved away (IN_MOVED_FROM, cookie) or deleted
- * (cookie 0); one new entry of kind (name: its file name), arrived by
- * IN_MOVED_TO (cookie) or created (cookie 0) -- a store, unless it is the
- * other end of the move just seen; an entry's timestamps set to now by
- * ccache's hit. cache_activity_settle counts a move still unpaired as a
- * removal: the event path calls it on any other event and at the end of
- * each loop iteration. */
-void cache_activity_removed(Cache *c, uint64_t bytes, uint32_t cookie);
-bool cache_activity_appeared(Cache *c, DirId d, CcacheKind kind, const char *name, uint64_t bytes, uint32_t cookie);
-void cache_activity_refreshed(Cache *c, uint64_t bytes);
-void cache_activity_settle(Cache *c);
-/* The daemon evicted entry name of directory d, of bytes (TrimEnv.evicted). */
-void cache_activity_evicted(void *userdata, DirId d, const char *name, uint64_t bytes, int64_t mtime);
-/* cache-writers.c: the headers of new entries are read as they are stored
- * (dirfd: their directory), of hit ones not read yet at their hit, and of
- * those the scans found by a pass at idle priority, started (again) by
- * cache_writers_rescan after the first scan and after each later one that
- * found files new to the account (a directory renamed in). */
-int cache_writers_init(Cache *c);
-void cache_writers_done(Cache *c);
-void cache_writers_stored(Cache *c, DirId d, const char *name, CcacheKind kind, int dirfd);
-void cache_writers_hit(Cache *c, DirId d, const char *name, CcacheKind kind, int dirfd);
-void cache_writers_rescan(Cache *c);
-/* An entry new to the account that was no store (renamed within the
- * cache): its header read now, unless the pass will (before the first
- * scan is over). */
-void cache_writers_moved(Cache *c, DirId d, const char *name, CcacheKind kind, int dirfd);
-/* The entries whose writer is not known yet: not read, and those beyond
- * the table while the pass reads them again (writers_pending). */
-uint64_t cache_writers_unread(const Cache *c);
-/* cache-status.c: the working set (ws_*) and the entries by writer
- * (tag_*) counted again when older than max_age (status: CACHE_WS_USEC;
- * the advice: 0, counted once per loop iteration at most). */
-void cache_counts_refresh(Cache *c, usec_t max_age);
-/* cache-advice.c: is the cap right (cache-cap-small and its recovery, on
- * each feed); the advice in words for status, or NULL. */
-void cache_advice_check(Cache *c, usec_t now);
-json_object *cache_advice_json(Cache *c, usec_t now);
-
-/* The writers part of the status (counted by the working set's pass). */
-json_object *cache_writers_json(Cache *c);
-/* Stores of two key families within 24 h: cache-version-mix and its
- * recovery (on each feed); the families part of the status. */
-void cache_writers_check(Cache *c, usec_t now);
-json_object *cache_families_json(Cache *c, usec_t now);
-
-/* Bytes a cache's activity takes: its buckets and the stats files' counters
- * (about 500 kB), and its eviction regret (3 MiB once it evicted). */
-size_t cache_activity_memory(const Cache *c);
-
-/* cache-alarms.c: evaluates the cache's alarms at realtime now (after a
- * feed of its activity, when it is available and scanned) and sends what
- * fires or recovers through the alert path. */
-void cache_alarms_check(Cache *c, usec_t now);
-
-/* cache-upkeep.c: modes and ccache.conf (ccache.conf's max_size is 1.2 x the
- * cap: ccache trims only past it, so while the daemon keeps the cache under
- * the cap ccache's own cleanup never competes; if the daemon stops, ccache
- * still bounds the cache) */
-void cache_on_repair(const UpkeepReport *r, void *userdata);
-/* The mode repairs since the last call, in one alert (a count and the
- * first few directories): called after each loop iteration. */
-void cache_repairs_report(Cache *c);
-void cache_upkeep(Cache *c);
-void cache_upkeep_root(Cache *c, int root);
-void cache_upkeep_conf(Cache *c, int root);
-void cache_upkeep_event(Cache *c, DirId d, const char *name);
-void cache_upkeep_file_event(Cache *c, DirId d, const char *name, uint32_t mask);
-void cache_upkeep_reconfigured(Cache *c);
-void cache_upkeep_later(Cache *c);
-int cache_on_upkeep_timer(sd_event_source *s, uint64_t usec, void *userdata);
-

@@ -10,7 +10,11 @@
 #include <unistd.h>
 
 #include "base/human.h"
+#include "cache/cache-activity.h"
+#include "cache/cache-advice.h"
+#include "cache/cache-counts.h"
 #include "cache/cache-internal.h"
+#include "cache/cache-writers.h"
 #include "config/remote.h"
 #include "insight/remote-errors.h"
 
@@ -210,34 +214,14 @@ static void status_regret(Cache *c, json_object *o) {
 
 /* working_set_files and working_set_bytes: the entries used within the
  * last 1 h, 24 h, 7 d and 30 d (mtime), exact as of at most CACHE_WS_USEC
- * ago: one pass over the files, at most that often. */
-static const struct {
-        const char *key;
-        int64_t seconds;
-} ws_windows[] = { { "1h", 3600 }, { "24h", 24 * 3600 }, { "7d", 7 * 24 * 3600 }, { "30d", 30 * 24 * 3600 } };
-
-void cache_counts_refresh(Cache *c, usec_t max_age) {
-        usec_t mono = event_now(c->event, CLOCK_MONOTONIC);
-        int64_t now, since[ELEMENTSOF(ws_windows)];
-
-        _Static_assert(ELEMENTSOF(ws_windows) == ELEMENTSOF(c->ws_files), "one figure per window");
-        if (c->ws_at != 0 && mono <= c->ws_at + max_age)
-                return;
-        now = (int64_t) (event_now(c->event, CLOCK_REALTIME) / USEC_PER_SEC);
-        for (size_t i = 0; i < ELEMENTSOF(ws_windows); i++)
-                since[i] = now - ws_windows[i].seconds;
-        account_entries_since(c->account, since, ELEMENTSOF(since), c->ws_files, c->ws_bytes);
-        account_entries_by_tag(c->account, c->tag_files, c->tag_bytes);
-        c->ws_at = mono;
-}
-
+ * ago (cache-counts.c). */
 static void status_working_set(Cache *c, json_object *o) {
         json_object *files = json_object_new_object(), *bytes = json_object_new_object();
 
         cache_counts_refresh(c, CACHE_WS_USEC);
-        for (size_t i = 0; i < ELEMENTSOF(ws_windows); i++) {
-                JSON_ADD(files, ws_windows[i].key, JSON_U64(c->ws_files[i]));
-                JSON_ADD(bytes, ws_windows[i].key, JSON_U64(c->ws_bytes[i]));
+        for (size_t i = 0; i < CACHE_WS_WINDOWS; i++) {
+                JSON_ADD(files, cache_ws_windows[i].key, JSON_U64(c->ws_files[i]));
+                JSON_ADD(bytes, cache_ws_windows[i].key, JSON_U64(c->ws_bytes[i]));
         }
         JSON_ADD(o, "working_set_files", files);
         JSON_ADD(o, "working_set_bytes", bytes);

@@ -12,7 +12,9 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "cache/cache-alert.h"
 #include "cache/cache-internal.h"
+#include "cache/cache-upkeep.h"
 #include "ccache/upkeep.h"
 
 static const char *special_bits(mode_t m) {
@@ -199,11 +201,7 @@ void cache_upkeep_root(Cache *c, int root) {
 }
 
 /* Everything that keeps the cache usable by every user, checked in full. */
-void cache_upkeep(Cache *c) {
-        int root;
-
-        if ((root = cache_root_get(c)) < 0)
-                return;
+void cache_upkeep(Cache *c, int root) {
         /* A share's root keeps its mode (the sticky bit keeps users from
          * replacing each other's files and the share lock); the rest of a
          * share is its writers'. */
@@ -227,11 +225,10 @@ static int event_path(Cache *c, DirId d, const char *name, char *rel, size_t len
 }
 
 /* An event on directory d (name NULL) or on its subdirectory name. */
-void cache_upkeep_event(Cache *c, DirId d, const char *name) {
+void cache_upkeep_event(Cache *c, int root, DirId d, const char *name) {
         char rel[PATH_MAX];
-        int root;
 
-        if ((c->remote && (d != DIR_ROOT || name)) || (root = cache_root_get(c)) < 0)
+        if (c->remote && (d != DIR_ROOT || name))
                 return;
         if (d == DIR_ROOT && !name) {
                 cache_upkeep_root(c, root);
@@ -248,17 +245,14 @@ void cache_upkeep_event(Cache *c, DirId d, const char *name) {
 /* An event on name, not a directory, in directory d: ccache.conf changed
  * in any way, or something that is not a directory where one of ccache's
  * belongs. Both are put right at once: root's next compile may be under way. */
-void cache_upkeep_file_event(Cache *c, DirId d, const char *name, uint32_t mask) {
+void cache_upkeep_file_event(Cache *c, int root, DirId d, const char *name, uint32_t mask) {
         bool conf = d == DIR_ROOT && strcmp(name, "ccache.conf") == 0;
         const Dir *dir = account_dir(c->account, d);
         char rel[PATH_MAX];
-        int root;
 
         /* Most events are entries being stored: out quickly. Kept
          * directories sit in the root and in level-1 directories only. */
         if (c->remote || (!conf && (!(mask & (IN_CREATE | IN_MOVED_TO)) || strlen(name) > 4 || !dir || dir->depth > 1)))
-                return;
-        if (!c->available || (root = cache_root_get(c)) < 0)
                 return;
         if (conf)
                 cache_upkeep_conf(c, root);
@@ -268,11 +262,7 @@ void cache_upkeep_file_event(Cache *c, DirId d, const char *name, uint32_t mask)
 
 /* The configuration changed (a reload): the root's mode and ccache.conf
  * follow at once. */
-void cache_upkeep_reconfigured(Cache *c) {
-        int root;
-
-        if (!c->available || (root = cache_root_get(c)) < 0)
-                return;
+void cache_upkeep_reconfigured(Cache *c, int root) {
         cache_upkeep_root(c, root);
         if (!c->remote)
                 cache_upkeep_conf(c, root);
@@ -282,12 +272,4 @@ void cache_upkeep_reconfigured(Cache *c) {
 void cache_upkeep_later(Cache *c) {
         (void) sd_event_source_set_time_relative(c->upkeep_timer, UPKEEP_DEBOUNCE_USEC);
         (void) sd_event_source_set_enabled(c->upkeep_timer, SD_EVENT_ONESHOT);
-}
-
-int cache_on_upkeep_timer(sd_event_source *s, uint64_t usec, void *userdata) {
-        Cache *c = userdata;
-
-        if (c->available)
-                cache_upkeep(c);
-        return 0;
 }

@@ -19,7 +19,10 @@
 
 #include "base/human.h"
 #include "base/log.h"
+#include "cache/cache-alert.h"
+#include "cache/cache-counts.h"
 #include "cache/cache-internal.h"
+#include "cache/cache-writers.h"
 #include "ccache/ccache-header.h"
 #include "evict/evict.h"
 #include "os/beneath.h"
@@ -181,10 +184,8 @@ void cache_writers_moved(Cache *c, DirId d, const char *name, CcacheKind kind, i
  * reclaim, those beyond the table) are read, each opened beneath the root
  * by its path. At the end, once more from the start if the scans found
  * files meanwhile. */
-static int on_writers_pass(sd_event_source *s, void *userdata) {
-        Cache *c = userdata;
+int cache_writers_pass(Cache *c, int root) {
         FileId limit = account_file_limit(c->account);
-        int root = cache_root_get(c);
 
         for (unsigned n = 0, looked = 0; root >= 0 && c->writers_next < limit && n < CACHE_WRITERS_SLICE &&
                                          looked < CACHE_WRITERS_LOOK; looked++, c->writers_next++) {
@@ -211,7 +212,7 @@ static int on_writers_pass(sd_event_source *s, void *userdata) {
         }
         if (root < 0 || c->writers_next >= limit) {
                 c->writers_retry_other = false;
-                return sd_event_source_set_enabled(s, SD_EVENT_OFF);
+                return sd_event_source_set_enabled(c->writers_pass, SD_EVENT_OFF);
         }
         return 0;
 }
@@ -232,13 +233,13 @@ void cache_writers_rescan(Cache *c) {
         (void) sd_event_source_set_enabled(c->writers_pass, SD_EVENT_ON);
 }
 
-int cache_writers_init(Cache *c) {
+int cache_writers_init(Cache *c, sd_event_handler_t pass) {
         int r;
 
         c->writers = calloc(CACHE_WRITER_TAGS, sizeof(*c->writers));
         if (!c->writers)
                 return -ENOMEM;
-        r = sd_event_add_defer(c->event, &c->writers_pass, on_writers_pass, c);
+        r = sd_event_add_defer(c->event, &c->writers_pass, pass, c);
         if (r < 0)
                 return r;
         (void) sd_event_source_set_priority(c->writers_pass, SD_EVENT_PRIORITY_IDLE);
@@ -327,17 +328,12 @@ uint64_t cache_writers_pending(Cache *c) {
         return cache_writers_unread(c);
 }
 
-int cache_trim_writer(Cache *c, const char *version, const char *ns, bool dry_run, cache_trim_done_t done,
-                      void *userdata) {
+int cache_writers_plan(Cache *c, const char *version, const char *ns, EvictPlan *ret) {
         bool match[256] = { false };
         EvictPlan plan = { 0 };
         FileId limit;
         size_t cap = 0;
 
-        if (!c->available)
-                return -ENODEV;
-        if (!scan_queue_scanned(c->scans))
-                return -EAGAIN;
         cache_counts_refresh(c, 0);
         if (cache_writers_unread(c) > 0)
                 return -EBUSY;   /* who wrote some entries is not known yet */
@@ -370,15 +366,8 @@ int cache_trim_writer(Cache *c, const char *version, const char *ns, bool dry_ru
         plan.evictable_files = plan.n;
         plan.evictable_bytes = plan.bytes;
         plan.beyond_table = c->tag_files[CACHE_WRITER_OTHER];   /* writers unknown: some may be the one asked for */
-        if (dry_run) {
-                TrimResult r = { .dry_run = true, .planned_files = plan.n, .planned_bytes = plan.bytes,
-                                 .files = plan.n, .bytes = plan.bytes, .beyond_table = plan.beyond_table };
-
-                evict_plan_done(&plan);
-                done(c, &r, userdata);
-                return 0;
-        }
-        return cache_trim_plan(c, &plan, "written-by", done, userdata);
+        *ret = plan;
+        return 0;
 }
 
 /* The bytes each family holds, from the entries by writer (unknown ones

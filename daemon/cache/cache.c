@@ -5,8 +5,10 @@
  * root fd that is checked to still be the root we scanned. Its scans are a
  * ScanQueue's (scan-queue.c), its trims a TrimQueue's (trim-queue.c): both
  * are called down into and reach back only through what the cache lends
- * them. Upkeep lives in cache-upkeep.c; the state, the figures read one by
- * one and the status object in cache-status.c. */
+ * them. Its parts (cache-internal.h says how they stand) are called down
+ * into too: upkeep in cache-upkeep.c, who wrote the entries in
+ * cache-writers.c, the activity in cache-activity.c; the state, the
+ * figures one by one and the status object in cache-status.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -22,7 +24,13 @@
 
 #include "base/human.h"
 #include "base/log.h"
+#include "cache/cache-activity.h"
+#include "cache/cache-advice.h"
+#include "cache/cache-alarms.h"
+#include "cache/cache-alert.h"
 #include "cache/cache-internal.h"
+#include "cache/cache-upkeep.h"
+#include "cache/cache-writers.h"
 #include "ccache/ccache-stats.h"
 #include "ccache/upkeep.h"
 #include "config/remote.h"
@@ -41,37 +49,6 @@ static void close_iteration_fds(Cache *c) {
         c->evdir = DIR_NONE;
 }
 
-static void alert_va(Cache *c, AlertKind kind, int priority, const char *level, const char *fmt, va_list ap) {
-        VolumeUsage u = { 0 };
-        char message[512];
-
-        vsnprintf(message, sizeof(message), fmt, ap);
-        if (c->available)
-                (void) volume_usage(-1, c->config->path, &u);
-        alert_emit(c->alerter, &(Alert) {
-                .kind = kind, .priority = priority, .level = level, .cache = c->remote ? NULL : c->config->name,
-                .remote = c->remote ? c->config->name : NULL,
-                .avail_bytes = u.avail_bytes, .total_bytes = u.total_bytes, .message = message,
-        });
-}
-
-/* A cache event for the journal and alert_command. */
-void cache_alert(Cache *c, AlertKind kind, int priority, const char *fmt, ...) {
-        va_list ap;
-
-        va_start(ap, fmt);
-        alert_va(c, kind, priority, NULL, fmt, ap);
-        va_end(ap);
-}
-
-void cache_alert_level(Cache *c, AlertKind kind, int priority, const char *level, const char *fmt, ...) {
-        va_list ap;
-
-        va_start(ap, fmt);
-        alert_va(c, kind, priority, level, fmt, ap);
-        va_end(ap);
-}
-
 static int on_post(sd_event_source *s, void *userdata) {
         Cache *c = userdata;
 
@@ -85,8 +62,9 @@ static int on_post(sd_event_source *s, void *userdata) {
 static void root_lost(Cache *c, const char *why);
 
 /* The root for this loop iteration: opened without following a symlink and
- * checked to be the directory we scanned. */
-int cache_root_get(Cache *c) {
+ * checked to be the directory we scanned; -errno (and the cache set up
+ * again) when it is not. Borrowed fd: the parts get it passed down. */
+static int cache_root_get(Cache *c) {
         struct stat st;
         int fd;
 
@@ -221,9 +199,17 @@ static void on_dir_released(DirId d, Dir *dir, void *userdata) {
         }
 }
 
+/* The upkeep in full, if the root is there. */
+static void upkeep(Cache *c) {
+        int root = cache_root_get(c);
+
+        if (root >= 0)
+                cache_upkeep(c, root);
+}
+
 void cache_events_lost(Cache *c) {
         c->overflows++;
-        cache_upkeep(c);   /* a ccache.conf or symlink planted meanwhile went unseen */
+        upkeep(c);   /* a ccache.conf or symlink planted meanwhile went unseen */
         cache_rescan(c, "inotify queue overflow");
 }
 
@@ -576,7 +562,7 @@ void cache_start(Cache *c) {
                 c->unavailable_alerted = false;
         }
         c->rescan_next = 0;
-        cache_upkeep(c);
+        upkeep(c);
         if (c->changed)
                 c->changed(c, c->userdata);
         n = expected_files(c);
@@ -766,6 +752,7 @@ static void subdir_appeared(Cache *c, DirId parent, const char *name) {
 
 void cache_handle_event(Cache *c, uint32_t dir, uint32_t mask, uint32_t cookie, const char *name) {
         Dir *d;
+        int root;
 
         if (!c->available || !(d = account_dir(c->account, dir)))
                 return;
@@ -784,8 +771,8 @@ void cache_handle_event(Cache *c, uint32_t dir, uint32_t mask, uint32_t cookie, 
         if (!name) {
                 if (dir == DIR_ROOT && (mask & (IN_DELETE_SELF | IN_MOVE_SELF)))
                         root_lost(c, mask & IN_DELETE_SELF ? "was deleted" : "was moved away");
-                else if (mask & IN_ATTRIB)
-                        cache_upkeep_event(c, dir, NULL);
+                else if ((mask & IN_ATTRIB) && (root = cache_root_get(c)) >= 0)
+                        cache_upkeep_event(c, root, dir, NULL);
                 return;
         }
         /* The share lock's name removed, replaced or planted: looked at
@@ -802,12 +789,53 @@ void cache_handle_event(Cache *c, uint32_t dir, uint32_t mask, uint32_t cookie, 
                  * removed: recreate it once removals are over. */
                 if (mask & (IN_DELETE | IN_MOVED_FROM))
                         cache_upkeep_later(c);
-                else
-                        cache_upkeep_event(c, dir, name);
+                else if ((root = cache_root_get(c)) >= 0)
+                        cache_upkeep_event(c, root, dir, name);
                 return;
         }
         refresh_file(c, dir, name, mask, cookie);
-        cache_upkeep_file_event(c, dir, name, mask);
+        if ((root = cache_root_get(c)) >= 0)
+                cache_upkeep_file_event(c, root, dir, name, mask);
+}
+
+/* The activity fed at realtime now, then what is decided from it: the
+ * advice on the cap, the key families' mix, the alarms. A share has no
+ * ccache counters: a local cache's alarms mean nothing for it. */
+static void feed(Cache *c, usec_t now) {
+        cache_activity_feed(c, now);
+        if (c->remote)
+                return;
+        cache_advice_check(c, now);
+        cache_writers_check(c, now);
+        cache_alarms_check(c, now);
+}
+
+static int on_activity_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Cache *c = userdata;
+
+        feed(c, event_now(c->event, CLOCK_REALTIME));
+        return sd_event_source_set_time_relative(s, CACHE_ACTIVITY_USEC);
+}
+
+int cache_history_save(Cache *c, int dirfd, const char *dir, usec_t now) {
+        if (dirfd < 0)
+                return 0;
+        feed(c, now);
+        return cache_activity_save(c, dirfd, dir);
+}
+
+static int on_upkeep_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Cache *c = userdata;
+
+        if (c->available)
+                upkeep(c);
+        return 0;
+}
+
+static int on_writers_pass(sd_event_source *s, void *userdata) {
+        Cache *c = userdata;
+
+        return cache_writers_pass(c, cache_root_get(c));
 }
 
 /* What the trim queue borrows from its cache. */
@@ -882,7 +910,7 @@ static void scans_scanned(void *userdata) {
         Cache *c = userdata;
 
         trim_queue_start(c->trims);
-        cache_activity_feed(c, event_now(c->event, CLOCK_REALTIME));   /* the baseline */
+        feed(c, event_now(c->event, CLOCK_REALTIME));   /* the baseline */
         cache_writers_rescan(c);
         if (c->changed)
                 c->changed(c, c->userdata);
@@ -921,7 +949,7 @@ int cache_new(sd_event *e, Watch *w, Alerter *alerter, const CacheConfig *config
         r = cache_activity_init(c);
         if (r < 0)
                 return r;
-        r = cache_writers_init(c);
+        r = cache_writers_init(c, on_writers_pass);
         if (r < 0)
                 return r;
         account_set_dir_hook(c->account, on_dir_released, c);
@@ -941,8 +969,12 @@ int cache_new(sd_event *e, Watch *w, Alerter *alerter, const CacheConfig *config
         if ((r = sd_event_add_post(e, &c->post, on_post, c)) < 0 ||
             (r = sd_event_add_time_relative(e, &c->retry, CLOCK_MONOTONIC, ROOT_RETRY_USEC, 0, on_retry, c)) < 0 ||
             (r = sd_event_add_time_relative(e, &c->upkeep_timer, CLOCK_MONOTONIC, UPKEEP_DEBOUNCE_USEC, 0,
-                                            cache_on_upkeep_timer, c)) < 0)
+                                            on_upkeep_timer, c)) < 0 ||
+            (r = sd_event_add_time_relative(e, &c->activity_timer, CLOCK_MONOTONIC, CACHE_ACTIVITY_USEC, 0,
+                                            on_activity_timer, c)) < 0)
                 return r;
+        (void) sd_event_source_set_priority(c->activity_timer, SD_EVENT_PRIORITY_IDLE);
+        (void) sd_event_source_set_description(c->activity_timer, "cache-activity");
         (void) sd_event_source_set_description(c->post, "cache-close-fds");
         (void) sd_event_source_set_description(c->retry, "cache-retry");
         (void) sd_event_source_set_enabled(c->retry, SD_EVENT_OFF);
@@ -958,6 +990,7 @@ Cache *cache_free(Cache *c) {
         c->trims = trim_queue_free(c->trims);
         c->scans = scan_queue_free(c->scans);
         sd_event_source_disable_unref(c->upkeep_timer);
+        sd_event_source_disable_unref(c->activity_timer);
         close_iteration_fds(c);
         if (c->account && c->watch)
                 account_clear(c->account);   /* removes our watches */
@@ -976,10 +1009,13 @@ Cache *cache_free(Cache *c) {
 }
 
 void cache_set_config(Cache *c, const CacheConfig *config) {
+        int root;
+
         c->config = config;
         trim_queue_set_config(c->trims, config);
         scan_queue_set_config(c->scans, config);
-        cache_upkeep_reconfigured(c);
+        if ((root = cache_root_get(c)) >= 0)
+                cache_upkeep_reconfigured(c, root);
 }
 
 int cache_trim(Cache *c, uint64_t target, bool dry_run, const char *reason, cache_trim_done_t done, void *userdata) {
@@ -996,6 +1032,29 @@ int cache_trim_plan(Cache *c, EvictPlan *plan, const char *reason, cache_trim_do
                 return c->available ? -EAGAIN : -ENODEV;
         }
         return trim_queue_add_plan(c->trims, plan, reason, done, userdata);
+}
+
+int cache_trim_writer(Cache *c, const char *version, const char *ns, bool dry_run, cache_trim_done_t done,
+                      void *userdata) {
+        EvictPlan plan = { 0 };
+        int r;
+
+        if (!c->available)
+                return -ENODEV;
+        if (!scan_queue_scanned(c->scans))
+                return -EAGAIN;
+        r = cache_writers_plan(c, version, ns, &plan);
+        if (r < 0)
+                return r;
+        if (dry_run) {
+                TrimResult t = { .dry_run = true, .planned_files = plan.n, .planned_bytes = plan.bytes,
+                                 .files = plan.n, .bytes = plan.bytes, .beyond_table = plan.beyond_table };
+
+                evict_plan_done(&plan);
+                done(c, &t, userdata);
+                return 0;
+        }
+        return cache_trim_plan(c, &plan, "written-by", done, userdata);
 }
 
 void cache_trim_forget(Cache *c, void *userdata) {

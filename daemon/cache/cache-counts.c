@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/* A cache's counts that take a pass over its files (cache-counts.h): one
+ * pass over the account, at most once per max_age. */
+#include "cache/cache-counts.h"
+#include "cache/cache-internal.h"
+
+/* The working set's windows: the entries used within the last 1 h, 24 h,
+ * 7 d and 30 d (mtime). */
+const CacheWindow cache_ws_windows[CACHE_WS_WINDOWS] = {
+        { "1h", 3600 }, { "24h", 24 * 3600 }, { "7d", 7 * 24 * 3600 }, { "30d", 30 * 24 * 3600 },
+};
+
+void cache_counts_refresh(Cache *c, usec_t max_age) {
+        usec_t mono = event_now(c->event, CLOCK_MONOTONIC);
+        int64_t now, since[CACHE_WS_WINDOWS];
+
+        if (c->ws_at != 0 && mono <= c->ws_at + max_age)
+                return;
+        now = (int64_t) (event_now(c->event, CLOCK_REALTIME) / USEC_PER_SEC);
+        for (size_t i = 0; i < CACHE_WS_WINDOWS; i++)
+                since[i] = now - cache_ws_windows[i].seconds;
+        account_entries_since(c->account, since, ELEMENTSOF(since), c->ws_files, c->ws_bytes);
+        account_entries_by_tag(c->account, c->tag_files, c->tag_bytes);
+        c->ws_at = mono;
+}

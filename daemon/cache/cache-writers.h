@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/* Who wrote a cache's entries: each entry's header (its ccache version
+ * and namespace) read once and kept as a tag byte in the account; a purge by
+ * writer; the key families the stores show (cache-version-mix). */
+#pragma once
+
+#include <stdint.h>
+#include <json-c/json.h>
+#include <systemd/sd-event.h>
+
+#include "cache/cache.h"
+#include "ccache/ccache.h"
+#include "evict/evict.h"
+#include "tree/account.h"
+
+/* The headers of new entries are read as they are stored (dirfd: their
+ * directory), of hit ones not read yet at their hit, and of those the
+ * scans found by a pass at idle priority, started (again) by
+ * cache_writers_rescan after the first scan and after each later one that
+ * found files new to the account (a directory renamed in). The pass's
+ * source calls pass (the cache's), which gives cache_writers_pass the
+ * iteration's root. */
+int cache_writers_init(Cache *c, sd_event_handler_t pass);
+void cache_writers_done(Cache *c);
+void cache_writers_stored(Cache *c, DirId d, const char *name, CcacheKind kind, int dirfd);
+void cache_writers_hit(Cache *c, DirId d, const char *name, CcacheKind kind, int dirfd);
+void cache_writers_rescan(Cache *c);
+/* An entry new to the account that was no store (renamed within the
+ * cache): its header read now, unless the pass will (before the first
+ * scan is over). */
+void cache_writers_moved(Cache *c, DirId d, const char *name, CcacheKind kind, int dirfd);
+/* The entries whose writer is not known yet: not read, and those beyond
+ * the table while the pass reads them again (writers_pending). */
+uint64_t cache_writers_unread(const Cache *c);
+/* One slice of the pass, beneath root (-errno: the cache is gone; the
+ * pass stops). Returns what the source's handler returns. */
+int cache_writers_pass(Cache *c, int root);
+/* The plan of a purge by writer: every entry whose header names version
+ * (NULL: any) and namespace (NULL: any). Returns 0, -EBUSY while some
+ * entries' headers are not read yet, -ENOMEM. */
+int cache_writers_plan(Cache *c, const char *version, const char *ns, EvictPlan *ret);
+/* The writers part of the status (counted by the working set's pass). */
+json_object *cache_writers_json(Cache *c);
+/* Stores of two key families within 24 h: cache-version-mix and its
+ * recovery (on each feed); the families part of the status. */
+void cache_writers_check(Cache *c, usec_t now);
+json_object *cache_families_json(Cache *c, usec_t now);
