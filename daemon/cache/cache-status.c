@@ -15,7 +15,7 @@
 #include "cache/cache-counts.h"
 #include "cache/cache-internal.h"
 #include "cache/cache-writers.h"
-#include "config/remote.h"
+#include "cache/cache-clock.h"
 #include "insight/remote-errors.h"
 
 static const char *const state_names[_CACHE_STATE_MAX] = {

@@ -33,7 +33,7 @@
 #include "cache/cache-writers.h"
 #include "ccache/ccache-stats.h"
 #include "ccache/upkeep.h"
-#include "config/remote.h"
+#include "cache/cache-clock.h"
 #include "os/beneath.h"
 #include "os/mounts.h"
 #include "os/root-lock.h"

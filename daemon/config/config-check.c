@@ -12,7 +12,7 @@
 
 #include "base/human.h"
 #include "config/config-check.h"
-#include "config/remote.h"
+#include "config/config.h"
 #include "os/mounts.h"
 
 #define CHECK_VOLUMES_MAX 64            /* volumes looked at; caches share them */

@@ -16,7 +16,8 @@
 #include "ccache/ccache-conf.h"
 #include "config/config-hint.h"
 #include "config/config.h"
-#include "config/remote.h"
+#include "config/remote-url.h"
+#include "os/secret-file.h"
 
 #define DEFAULT_CHECK_INTERVAL_USEC (10 * USEC_PER_SEC)
 #define DEFAULT_FULL_WITHIN_USEC    (24 * 3600 * USEC_PER_SEC)
@@ -725,7 +726,7 @@ static int get_password_file(Ctx *ctx, const config_setting_t *g, RemoteConfig *
         r = get_path(ctx, g, "password_file", &rc->password_file);
         if (r <= 0)
                 return r;
-        r = remote_password_file_check(rc->password_file, why, sizeof(why));
+        r = secret_file_check(rc->password_file, why, sizeof(why));
         if (r < 0)
                 return fail(ctx, s, "password_file '%s' %s", rc->password_file, why);
         return 1;
@@ -1059,6 +1060,34 @@ int config_load_string(const char *text, const char *name, char *err, size_t err
 
 int config_load_builtin(char *err, size_t errlen, Config **ret) {
         return config_load_string(config_builtin_text, "<built-in>", err, errlen, ret);
+}
+
+/* The schema's names of its enums, and freeing a remote's entry. */
+const char *remote_kind_name(RemoteKind k) {
+        return k == REMOTE_FILE ? "file" : "redis";
+}
+
+const char *remote_layout_name(CacheLayout l) {
+        return l == CACHE_LAYOUT_REMOTE_FLAT ? "flat" : "subdirs";
+}
+
+const char *cache_clock_name(CacheClock c) {
+        return c == CACHE_CLOCK_ATIME ? "atime" : c == CACHE_CLOCK_AUTO ? "auto" : "mtime";
+}
+
+const char *cache_watch_mode_name(CacheWatchMode m) {
+        return m == CACHE_WATCH_POLL ? "poll" : m == CACHE_WATCH_AUTO ? "auto" : "inotify";
+}
+
+void remote_config_done(RemoteConfig *rc) {
+        free(rc->cache.name);
+        free(rc->cache.path);
+        free(rc->name);
+        free(rc->url);
+        free(rc->password_file);
+        free(rc->server_user);
+        remote_url_done(&rc->u);
+        *rc = (RemoteConfig) { 0 };
 }
 
 int config_parse_threshold(const char *s, bool allow_count, Threshold *ret) {

@@ -58,7 +58,7 @@ typedef struct VolumeConfig {
 } VolumeConfig;
 
 /* What a Cache keeps (cache.h): a local ccache directory, or a file:
- * remote's (remote.h) in one of ccache's remote layouts. */
+ * remote's (RemoteConfig, below) in one of ccache's remote layouts. */
 typedef enum CacheLayout {
         CACHE_LAYOUT_LOCAL,          /* <l1>/<l2>/[<l3>/...]<key>R|M|W, stats files, ccache.conf */
         CACHE_LAYOUT_REMOTE_SUBDIRS, /* <2 chars>/<rest of the bare key> */
@@ -104,7 +104,7 @@ typedef struct CacheConfig {
         /* remote-errors: ccache counted remote storage errors or timeouts in
          * the cache's stats within this window. */
         usec_t remote_errors_window_usec; /* [CONFIG_REMOTE_ERRORS_WINDOW_MIN, _MAX] */
-        /* A file: remote's (remote.h; CACHE_LAYOUT_LOCAL and the zero
+        /* A file: remote's (RemoteConfig; CACHE_LAYOUT_LOCAL and the zero
          * values for a cache): none of a local cache's upkeep but the
          * root's mode (ccache's directories' modes, ccache.conf, stats
          * files, ccache's locks) applies to it. */
@@ -123,8 +123,61 @@ static inline const char *cache_config_what(const CacheConfig *cc) {
         return cache_config_is_remote(cc) ? "Remote" : "Cache";
 }
 
-/* remote.h: one entry of `remotes` (ccache remote storage watched or kept). */
-typedef struct RemoteConfig RemoteConfig;
+/* One entry of `remotes`: ccache remote storage this host watches (redis://,
+ * redis+unix:) or keeps as a cache (file:). */
+#define REMOTE_URL_MAX          1024
+#define REMOTE_PASSWORD_MAX     512     /* bytes of a password_file's first line (os/secret-file.h) */
+#define REMOTE_DEFAULT_POLL_USEC    (30 * USEC_PER_SEC)
+#define REMOTE_DEFAULT_TIMEOUT_USEC (5 * USEC_PER_SEC)
+#define REMOTE_DEFAULT_ROUND_TIMEOUT_USEC (60 * USEC_PER_SEC)
+#define REMOTE_DEFAULT_SERVER_USER  "redis"
+#define REMOTE_DEFAULT_RESCAN_USEC  (10 * 60 * USEC_PER_SEC)
+#define REMOTE_RESCAN_MIN_USEC      USEC_PER_SEC
+#define REMOTE_RESCAN_MAX_USEC      (86400 * USEC_PER_SEC)
+
+typedef enum RemoteKind {
+        REMOTE_REDIS,           /* redis://[user@]host:port[/db] or redis+unix:/path */
+        REMOTE_FILE,            /* file:/path (ccache's layout, kept as a cache: cache.h) */
+} RemoteKind;
+
+/* A URL taken apart. Strings are the struct's own (remote_url_done). */
+typedef struct RemoteUrl {
+        RemoteKind kind;
+        char *host;             /* redis:// only */
+        uint16_t port;          /* redis:// only; 6379 when absent */
+        char *user;             /* redis:// only, NULL: none */
+        char *path;             /* redis+unix: socket, file: directory (absolute) */
+        uint32_t db;            /* redis: database number (0 when absent) */
+} RemoteUrl;
+
+typedef struct RemoteConfig {
+        char *name;
+        char *url;              /* as written, without any secret (one in it is refused) */
+        RemoteUrl u;
+        char *password_file;    /* redis: NULL, or an absolute path (checked at load) */
+        usec_t poll_interval_usec;
+        usec_t timeout_usec;    /* connect and each reply */
+        usec_t round_timeout_usec; /* a whole round (>= timeout_usec) */
+        char *server_user;      /* redis: who may hold the port AUTH goes to (and root) */
+        uid_t server_uid;       /* its uid, when server_uid_known (looked up at load) */
+        bool server_uid_known;
+        Threshold warn_free;    /* redis: of maxmemory, under a non-evicting policy */
+        Threshold crit_free;
+        /* file: the share kept as a cache (cache.h): name, path, max_size,
+         * layout, trim_to, clock, watch, rescan_interval, mode (of the
+         * root); its other settings are the defaults and mean nothing for
+         * a remote. */
+        CacheConfig cache;
+} RemoteConfig;
+
+/* Frees what rc owns (not rc itself). */
+void remote_config_done(RemoteConfig *rc);
+
+/* The schema's names of its enums, as the config file writes them. */
+const char *remote_kind_name(RemoteKind k);
+const char *remote_layout_name(CacheLayout l);   /* "subdirs" or "flat" */
+const char *cache_clock_name(CacheClock c);
+const char *cache_watch_mode_name(CacheWatchMode m);
 
 typedef struct Config {
         char *file;                  /* what it was loaded from, for messages */
@@ -141,7 +194,7 @@ typedef struct Config {
         size_t n_volume_overrides;
         CacheConfig *caches;
         size_t n_caches;
-        RemoteConfig *remotes;       /* remote.h; NULL when none */
+        RemoteConfig *remotes;       /* NULL when none */
         size_t n_remotes;
 } Config;
 

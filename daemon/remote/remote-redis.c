@@ -20,6 +20,7 @@
 
 #include "base/human.h"
 #include "base/log.h"
+#include "os/secret-file.h"
 #include "os/peer.h"
 #include "remote/redis-info.h"
 #include "remote/remote-redis.h"
@@ -588,7 +589,7 @@ static int queue_auth(RedisRemote *r) {
 
         if (!r->rc->password_file)
                 return 0;
-        n = remote_password_read(r->rc->password_file, pw, sizeof(pw), why, sizeof(why));
+        n = secret_file_read(r->rc->password_file, pw, sizeof(pw), why, sizeof(why));
         if (n < 0) {
                 snprintf(r->last_error, sizeof(r->last_error), "password_file '%s' refused: %s", r->rc->password_file, why);
                 return n;

@@ -18,7 +18,7 @@
 #include <systemd/sd-event.h>
 
 #include "alert/alert.h"
-#include "config/remote.h"
+#include "config/config.h"
 
 typedef struct RedisRemote RedisRemote;
 

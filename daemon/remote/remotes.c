@@ -7,7 +7,7 @@
 
 #include "base/util.h"
 #include "cache/cache.h"
-#include "config/remote.h"
+#include "config/config.h"
 #include "remote/remote-redis.h"
 #include "remote/remotes.h"
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/remote.h"
+#include "config/remote-url.h"
 #include "remote/redis-info.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -20,7 +20,9 @@
 
 #include <cmocka.h>
 
-#include "config/remote.h"
+#include "cache/cache-clock.h"
+#include "config/remote-url.h"
+#include "os/secret-file.h"
 #include "insight/activity.h"
 #include "insight/remote-errors.h"
 #include "os/peer.h"
@@ -121,33 +123,33 @@ static void test_password_file(void **state) {
         assert_true(fd >= 0);
         assert_int_equal(write(fd, "sesame\nsecond line\n", 19), 19);
         close(fd);
-        assert_int_equal(remote_password_file_check(path, err, sizeof(err)), 0);
-        assert_int_equal(remote_password_read(path, buf, sizeof(buf), err, sizeof(err)), 6);
+        assert_int_equal(secret_file_check(path, err, sizeof(err)), 0);
+        assert_int_equal(secret_file_read(path, buf, sizeof(buf), err, sizeof(err)), 6);
         assert_string_equal(buf, "sesame");
         /* Too long for the buffer: refused, wiped. */
-        assert_int_equal(remote_password_read(path, buf, 5, err, sizeof(err)), -E2BIG);
+        assert_int_equal(secret_file_read(path, buf, 5, err, sizeof(err)), -E2BIG);
         assert_int_equal(buf[0], 0);
 
         assert_int_equal(chmod(path, 0640), 0);
-        assert_int_equal(remote_password_file_check(path, err, sizeof(err)), -EPERM);
+        assert_int_equal(secret_file_check(path, err, sizeof(err)), -EPERM);
         assert_non_null(strstr(err, "must be owned by root and not readable by group or other"));
         assert_non_null(strstr(err, "mode 0640"));
-        assert_int_equal(remote_password_read(path, buf, sizeof(buf), err, sizeof(err)), -EPERM);
+        assert_int_equal(secret_file_read(path, buf, sizeof(buf), err, sizeof(err)), -EPERM);
         assert_int_equal(chmod(path, 0600), 0);
         assert_int_equal(chown(path, 65534, 0), 0);
-        assert_int_equal(remote_password_file_check(path, err, sizeof(err)), -EPERM);
+        assert_int_equal(secret_file_check(path, err, sizeof(err)), -EPERM);
         assert_non_null(strstr(err, "owned by uid 65534"));
-        assert_int_equal(remote_password_read(path, buf, sizeof(buf), err, sizeof(err)), -EPERM);
+        assert_int_equal(secret_file_read(path, buf, sizeof(buf), err, sizeof(err)), -EPERM);
         assert_int_equal(chown(path, 0, 0), 0);
 
         assert_int_equal(symlink(path, link), 0);
-        assert_int_equal(remote_password_file_check(link, err, sizeof(err)), -EPERM);
+        assert_int_equal(secret_file_check(link, err, sizeof(err)), -EPERM);
         assert_string_equal(err, "is not a regular file");
-        assert_int_equal(remote_password_read(link, buf, sizeof(buf), err, sizeof(err)), -EPERM);
+        assert_int_equal(secret_file_read(link, buf, sizeof(buf), err, sizeof(err)), -EPERM);
         assert_string_equal(err, "is not a regular file");
         unlink(link);
         unlink(path);
-        assert_int_equal(remote_password_file_check(path, err, sizeof(err)), -ENOENT);
+        assert_int_equal(secret_file_check(path, err, sizeof(err)), -ENOENT);
         rmdir(dir);
 }
 
@@ -163,9 +165,9 @@ static void test_password_fifo(void **state) {
         snprintf(path, sizeof(path), "%s/pass", dir);
         assert_int_equal(mkfifo(path, 0600), 0);
         alarm(10);
-        assert_int_equal(remote_password_file_check(path, err, sizeof(err)), -EPERM);
+        assert_int_equal(secret_file_check(path, err, sizeof(err)), -EPERM);
         assert_string_equal(err, "is not a regular file");
-        assert_int_equal(remote_password_read(path, buf, sizeof(buf), err, sizeof(err)), -EPERM);
+        assert_int_equal(secret_file_read(path, buf, sizeof(buf), err, sizeof(err)), -EPERM);
         assert_string_equal(err, "is not a regular file");
         alarm(0);
         unlink(path);
@@ -190,25 +192,25 @@ static void test_password_dirs(void **state) {
         fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
         assert_true(fd >= 0);
         close(fd);
-        assert_int_equal(remote_password_file_check(path, err, sizeof(err)), 0);
+        assert_int_equal(secret_file_check(path, err, sizeof(err)), 0);
 
         assert_int_equal(chmod(sub, 0777), 0);
-        assert_int_equal(remote_password_file_check(path, err, sizeof(err)), -EPERM);
+        assert_int_equal(secret_file_check(path, err, sizeof(err)), -EPERM);
         if (!strstr(err, "is in directory '") || !strstr(err, "/sub' (mode 0777), writable by others"))
                 fail_msg("%s", err);
         assert_int_equal(chmod(sub, 0775), 0);
-        assert_int_equal(remote_password_file_check(path, err, sizeof(err)), -EPERM);
+        assert_int_equal(secret_file_check(path, err, sizeof(err)), -EPERM);
         assert_int_equal(chmod(sub, 01777), 0);
-        assert_int_equal(remote_password_file_check(path, err, sizeof(err)), 0);
+        assert_int_equal(secret_file_check(path, err, sizeof(err)), 0);
         assert_int_equal(chmod(sub, 0755), 0);
         assert_int_equal(chown(top, 65534, 65534), 0);
-        assert_int_equal(remote_password_file_check(path, err, sizeof(err)), -EPERM);
+        assert_int_equal(secret_file_check(path, err, sizeof(err)), -EPERM);
         if (!strstr(err, "owned by uid 65534, who could replace the file"))
                 fail_msg("%s", err);
         assert_int_equal(chown(top, 0, 0), 0);
 
         assert_int_equal(symlink(sub, link), 0);
-        assert_int_equal(remote_password_file_check(via, err, sizeof(err)), -EPERM);
+        assert_int_equal(secret_file_check(via, err, sizeof(err)), -EPERM);
         if (!strstr(err, "/link', a symlink or not a directory"))
                 fail_msg("%s", err);
         unlink(link);
