@@ -8,7 +8,7 @@
 
 #include "base/util.h"
 
-/* ccache's parse_size (CCACHE.md §3): a number (fractions allowed) and a
+/* ccache's parse_size (ccache/README.md §3): a number (fractions allowed) and a
  * suffix k|K|M|G|T, binary when the next char is 'i'; anything after that is
  * ignored. Unlike ccache, a bare number is an error (its unit differs between
  * ccache versions), as are zero, negative and out-of-range sizes.

@@ -43,7 +43,7 @@
 /* Feeds put off while a ccache -z is seen half done, at most (then its
  * partial sums are taken as they are). */
 #define CACHE_ZERO_WAITS 3
-/* Key families, told by an entry's name (CCACHE.md §1): ccache <= 4.12
+/* Key families, told by an entry's name (ccache/README.md §1, §8): ccache <= 4.12
  * (33-char keys, R/M/W suffix) and 4.13+ (40 hex, no suffix). Entries of
  * one family are never hit by a writer of the other. */
 /* The status objects' shorthands (cache-status.c, cache-writers.c). */

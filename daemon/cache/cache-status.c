@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* A cache's status: its state and figures one by one, and the status object
- * (DESIGN.md §2 and more). Reads, never changes. */
+ * (ctl/cachectl.1, STATUS JSON). Reads, never changes. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -664,7 +664,7 @@ static void remote_clock_check(Cache *c) {
 
 /* What an event on a file that is (still) there shows of ccache's
  * activity: r is what account_file_set_inode returned. A new entry is a
- * store. A hit is ccache's utimensat(NULL) on a known entry (CCACHE.md §4):
+ * store. A hit is ccache's utimensat(NULL) on a known entry (ccache/README.md §4):
  * IN_ATTRIB with mtime and ctime set to the same instant, which neither a
  * chmod (ctime only: the daemon's mode repairs) nor a write and rename (the
  * rename moves ctime on) leaves. */

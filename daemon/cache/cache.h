@@ -150,7 +150,7 @@ unsigned cache_activity_sum(const Cache *c, usec_t since, usec_t until, Activity
  * CACHE_ACTIVITY_USEC ago). Returns the number of rows, or -EINVAL. */
 int cache_history(const Cache *c, unsigned seconds, unsigned count, usec_t now, history_row_t cb, void *userdata);
 
-/* The cache's status object (DESIGN.md §2 and more). New reference. */
+/* The cache's status object (ctl/cachectl.1, STATUS JSON). New reference. */
 json_object *cache_status_json(Cache *c);
 /* A share's (a file: remote's) part of its remote status object o: state,
  * who keeps it, figures against the cap, how they are kept, its clock. */

@@ -14,7 +14,7 @@
 #define KEY_MAX 64   /* longer keys are no ccache setting; reported truncated */
 
 /* Sorted by name. A shared cache trusts its writers with the content of its
- * entries (any user may replace an entry file: CCACHE.md §6), so settings
+ * entries (any user may replace an entry file: ccache/README.md §6), so settings
  * that only change which entry a compile gets, or how it is stored, give a
  * user nothing new. What the file must never give is a command to run, a
  * file or directory to write or read outside the cache, a program to look
@@ -141,7 +141,7 @@ static bool valid_level(const char *v) {
         return l >= -128 && l <= 127;
 }
 
-/* As ccache parses sizes (CCACHE.md §3): a number, then maybe one of k K M G
+/* As ccache parses sizes (ccache/README.md §3): a number, then maybe one of k K M G
  * T, an i and a B. */
 static bool valid_size(const char *v) {
         size_t n = strspn(v, "0123456789");

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The header every ccache entry (result or manifest) starts with since 4.5
- * (CCACHE.md §9): who wrote it (ccache version, namespace), when, and what
+ * (ccache/README.md §9): who wrote it (ccache version, namespace), when, and what
  * it is. Parsing is pure; reading takes one bounded pread of a file opened
  * without following a symlink and checked to be a regular file. */
 #pragma once

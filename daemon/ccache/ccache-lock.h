@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Writing into a cache beside ccache, as ccache does (CCACHE.md §2, §7): its
+/* Writing into a cache beside ccache, as ccache does (ccache/README.md §2, §7): its
  * lock files, taken without ever waiting and broken when stale, and its
  * temporary file names, for a file replaced atomically. I/O relative to a
  * directory fd; never follows a symlink; never logs. */
@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* ccache's lock files (CCACHE.md §2, §7): <name>.lock is a symlink whose
+/* ccache's lock files (ccache/README.md §2, §7): <name>.lock is a symlink whose
  * text names the holder ("host-pid-tid-sec.nsec"), <name>.alive a regular
  * file whose mtime shows it is alive. Nothing here ever waits: a lock held
  * by someone else is tried again later, from the loop. */

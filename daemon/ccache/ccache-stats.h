@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* ccache's stats files (CCACHE.md §2): their counters, parsed (pure) and
+/* ccache's stats files (ccache/README.md §2): their counters, parsed (pure) and
  * read, and the size counters corrected under ccache's stats lock, the file
  * replaced atomically. I/O relative to a directory fd; never waits for a
  * lock; never logs. */
@@ -11,7 +11,7 @@
 
 #include "ccache/ccache-lock.h"
 
-/* Stats counters (CCACHE.md §2). */
+/* Stats counters (ccache/README.md §2). */
 #define CCACHE_STAT_CACHE_MISS             4
 #define CCACHE_STAT_PREPROCESSED_CACHE_HIT 8
 #define CCACHE_STAT_FILES_IN_CACHE         11
@@ -43,7 +43,7 @@ static inline uint64_t ccache_stats_misses(const CcacheStats *s) {
         return s->counters[CCACHE_STAT_CACHE_MISS];
 }
 
-/* What to change in one level-1 stats file's size counters (CCACHE.md §2),
+/* What to change in one level-1 stats file's size counters (ccache/README.md §2),
  * per level-2 subdirectory i (0-15). */
 typedef struct CcacheStatsFix {
         uint64_t sub_files[16], sub_kib[16];   /* subtract (deleted entries) */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* ccache's file names (CCACHE.md §1): which files are cache entries under
+/* ccache's file names (ccache/README.md §1): which files are cache entries under
  * both naming schemes, in a local cache and in a `file:` remote storage
  * directory, a compact exact encoding of entry names, and the kind of every
  * other file. Pure: no I/O. ccache's stats files are ccache-stats.h,
@@ -26,7 +26,7 @@ static inline bool ccache_kind_is_entry(CcacheKind k) {
 const char *ccache_kind_name(CcacheKind k);
 
 /* Entries live at depth 2-4 below the root, in directories named by one hex
- * digit each (CCACHE.md §1). */
+ * digit each (ccache/README.md §1). */
 #define CCACHE_DEPTH_MIN 2
 #define CCACHE_DEPTH_MAX 4
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Key families (CCACHE.md §1, §9): ccache up to 4.12 names an entry by a
+/* Key families (ccache/README.md §1, §8, §9): ccache up to 4.12 names an entry by a
  * 33-character key (4 hex digits, 29 base32hex) with an R/M suffix; 4.13
  * by 40 hex digits, and renames a legacy entry it hits, so a 4.12 writer
  * misses it next time and stores it again; 4.14+ no longer looks up legacy

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* What the daemon owes ccache's size counters (CCACHE.md §2): subtractions
+/* What the daemon owes ccache's size counters (ccache/README.md §2): subtractions
  * for the entries trims deleted, and recounts of level-2 directories whose
  * counters cannot be trusted (a trim of ours died in them). Kept per level-1
  * stats file until its stats.lock can be taken: a held lock is never waited

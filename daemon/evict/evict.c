@@ -431,7 +431,7 @@ int evict_unlink_clock(int dirfd, const char *name, dev_t dev, int64_t max_time,
         }
         /* Still the file that was planned: a regular file, here, no newer,
          * the same size. A hit since refreshed its mtime; a rewrite changed it.
-         * That is enough without the inode (DESIGN.md §3 says "same inode"):
+         * That is enough without the inode (daemon/README.md §4 says so):
          * unlinkat removes this one name, never another name of its inode,
          * so nothing outside the cache goes with it; and a file put in the
          * planned one's place passes only if it is a regular file on this

@@ -3,7 +3,7 @@
  * I/O); evict_unlink() deletes one of them after checking, by a
  * dirfd-relative statx that follows nothing, that it is still what was
  * decided on. What may ever go: ccache entries of both naming schemes, and
- * stale temporaries (CCACHE.md §1). Nothing else, whatever its name. */
+ * stale temporaries (ccache/README.md §1). Nothing else, whatever its name. */
 #pragma once
 
 #include <stdbool.h>

@@ -146,7 +146,7 @@ static void count_error(Trim *t, int r) {
 }
 
 /* ccache's counters for what a group deleted, still under its content lock
- * (CCACHE.md §7); a held stats.lock leaves them owed, paid later. */
+ * (ccache/README.md §7); a held stats.lock leaves them owed, paid later. */
 static void fix_counters(Trim *t, const StepEnv *env, const char *rel, uint64_t files, uint64_t kib) {
         CountersFlush f = { 0 };
         int l1 = hex_digit(rel[0]);

@@ -10,7 +10,7 @@
 #define USEC_PER_MINUTE ((usec_t) ACTIVITY_MINUTE_SEC * USEC_PER_SEC)
 
 /* ccache's counters (its Statistic enum, the same index in 4.7 through 4.13;
- * CCACHE.md §2) and which of our kinds each one feeds. Errors and
+ * ccache/README.md §2) and which of our kinds each one feeds. Errors and
  * uncacheable calls are the ones ccache's own -s counts as such
  * (FLAG_ERROR, FLAG_UNCACHEABLE in its statistics.cpp). */
 #define CCACHE_IDX_STATS_ZEROED_TIMESTAMP 31  /* set by ccache -z; the newest over the files */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* libinotifytools on sd-event (STYLE.md §2). The library owns the inotify fd
+/* libinotifytools on sd-event (os/README.md §1). The library owns the inotify fd
  * and its read buffer; we find the fd, poll it, and drain with
  * inotifytools_next_events(0, 1), at most WATCH_DRAIN_MAX events per loop
  * iteration: what the library read beyond that waits in its buffer, which

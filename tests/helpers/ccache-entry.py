@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes ccache entries with the exact header layout (CCACHE.md section 9),
+"""Writes ccache entries with the exact header layout (daemon/ccache/README.md §9),
 as ccache's AtomicFile does (a temporary in the same directory, renamed into
 place), so the tests can have entries of ccache versions and namespaces
 Debian does not ship.

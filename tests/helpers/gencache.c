@@ -31,7 +31,7 @@
 /* Manifests: uniform 1–4 kB. */
 #define MANIFEST_MIN_BYTES 1000
 #define MANIFEST_MAX_BYTES 4000
-/* Writers emit 85 counters since ccache 4.12 (CCACHE.md §2). */
+/* Writers emit 85 counters since ccache 4.12 (daemon/ccache/README.md §2). */
 #define STATS_COUNTERS 85
 #define NSEC_PER_SEC 1000000000LL
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Size and duration parsing, checked against ccache's parse_size semantics
- * (CCACHE.md §3), and the human formats cachectl prints. */
+ * (daemon/ccache/README.md §3), and the human formats cachectl prints. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
