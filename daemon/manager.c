@@ -27,6 +27,7 @@
 #include "control/control.h"
 #include "manager-internal.h"
 #include "os/root-lock.h"
+#include "os/users.h"
 #include "os/watch.h"
 #include "space/space.h"
 #include "space/volume.h"

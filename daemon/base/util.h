@@ -5,7 +5,6 @@
 
 #include <endian.h>
 #include <errno.h>
-#include <grp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,37 +77,6 @@ static inline const uint8_t *le_get32(const uint8_t *p, uint32_t *v) {
         return p + 4;
 }
 
-/* getgrnam_r's buffer: a group bigger than this is not found. */
-#define GROUP_BUFFER_MAX (1u << 20)
-
-/* The gid of group name into *ret. Returns 1, 0 when there is no such
- * group, -errno when the lookup failed (NSS down, out of memory). */
-static inline int group_gid(const char *name, gid_t *ret) {
-        struct group gr, *found = NULL;
-        char *buf = NULL;
-        size_t size = 4096;
-        int r;
-
-        for (;;) {
-                char *p = realloc(buf, size);
-
-                if (!p) {
-                        free(buf);
-                        return -ENOMEM;
-                }
-                buf = p;
-                r = getgrnam_r(name, &gr, buf, size, &found);
-                if (r != ERANGE || size >= GROUP_BUFFER_MAX)
-                        break;
-                size *= 2;
-        }
-        if (found)
-                *ret = found->gr_gid;
-        free(buf);
-        if (r != 0 && r != ENOENT && r != ESRCH)
-                return -r;
-        return found != NULL;
-}
 
 static inline void freep(void *p) {
         free(*(void **) p);

@@ -975,6 +975,8 @@ int cache_new(sd_event *e, Watch *w, Alerter *alerter, const CacheConfig *config
                 return r;
         (void) sd_event_source_set_priority(c->activity_timer, SD_EVENT_PRIORITY_IDLE);
         (void) sd_event_source_set_description(c->activity_timer, "cache-activity");
+        if ((r = sd_event_source_set_enabled(c->activity_timer, SD_EVENT_ON)) < 0)   /* every 10 s, not once */
+                return r;
         (void) sd_event_source_set_description(c->post, "cache-close-fds");
         (void) sd_event_source_set_description(c->retry, "cache-retry");
         (void) sd_event_source_set_enabled(c->retry, SD_EVENT_OFF);

@@ -14,6 +14,7 @@
 #include "config/config-check.h"
 #include "config/config.h"
 #include "os/mounts.h"
+#include "os/users.h"
 
 #define CHECK_VOLUMES_MAX 64            /* volumes looked at; caches share them */
 

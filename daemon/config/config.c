@@ -4,7 +4,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
-#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,10 +13,12 @@
 
 #include "base/human.h"
 #include "ccache/ccache-conf.h"
+#include "config/config-get.h"
 #include "config/config-hint.h"
 #include "config/config.h"
 #include "config/remote-url.h"
 #include "os/secret-file.h"
+#include "os/users.h"
 
 #define DEFAULT_CHECK_INTERVAL_USEC (10 * USEC_PER_SEC)
 #define DEFAULT_FULL_WITHIN_USEC    (24 * 3600 * USEC_PER_SEC)
@@ -45,11 +46,6 @@
  * after it. A quarter of an hour of errors is a pattern, not a blip. */
 #define DEFAULT_REMOTE_ERRORS_WINDOW_USEC (15 * 60 * USEC_PER_SEC)
 
-typedef struct Ctx {
-        const char *name;       /* file name for messages */
-        char *err;
-        size_t errlen;
-} Ctx;
 
 static const char *const top_keys[] = {
         "socket", "state_dir", "admin_group", "alert_command", "alert_timeout", "alert_min_interval",
@@ -79,334 +75,6 @@ static const char *const redis_only_keys[] = { "password_file", "poll_interval",
 static const char *const file_only_keys[] = { "max_size", "layout", "trim_to", "clock", "watch", "rescan_interval",
                                               "mode", NULL };
 
-_printf_(3, 4)
-static int fail(Ctx *ctx, const config_setting_t *s, const char *fmt, ...) {
-        const char *file = s ? config_setting_source_file(s) : NULL;
-        size_t n;
-        va_list ap;
-
-        if (!file)
-                file = ctx->name;
-        if (s && config_setting_source_line(s) > 0)
-                n = (size_t) snprintf(ctx->err, ctx->errlen, "%s:%u: ", file,
-                                      config_setting_source_line(s));
-        else
-                n = (size_t) snprintf(ctx->err, ctx->errlen, "%s: ", file);
-        if (n < ctx->errlen) {
-                va_start(ap, fmt);
-                vsnprintf(ctx->err + n, ctx->errlen - n, fmt, ap);
-                va_end(ap);
-        }
-        return -EINVAL;
-}
-
-/* "caches[1].max_size": where a setting sits, for messages. */
-static const char *setting_path(const config_setting_t *s, char *buf, size_t len) {
-        const config_setting_t *chain[16];
-        size_t n = 0, used = 0;
-
-        for (; s && !config_setting_is_root(s) && n < ELEMENTSOF(chain); s = config_setting_parent(s))
-                chain[n++] = s;
-        buf[0] = '\0';
-        while (n-- > 0 && used < len) {
-                const char *name = config_setting_name(chain[n]);
-                int k = name ? snprintf(buf + used, len - used, "%s%s", used ? "." : "", name)
-                             : snprintf(buf + used, len - used, "[%d]", config_setting_index(chain[n]));
-                if (k < 0)
-                        break;
-                used += (size_t) k;
-        }
-        return buf;
-}
-
-static int check_keys(Ctx *ctx, const config_setting_t *group, const char *const *allowed) {
-        for (int i = 0; i < config_setting_length(group); i++) {
-                const config_setting_t *s = config_setting_get_elem(group, (unsigned) i);
-                const char *name = config_setting_name(s);
-                size_t k;
-
-                for (k = 0; allowed[k]; k++)
-                        if (strcmp(name, allowed[k]) == 0)
-                                break;
-                if (!allowed[k]) {
-                        char where[256];
-                        return fail(ctx, s, "unknown setting '%s'", setting_path(s, where, sizeof(where)));
-                }
-        }
-        return 0;
-}
-
-/* Each getter returns 1 if the key is present and valid, 0 if absent,
- * -EINVAL (message written) if present and wrong. */
-static int get_setting(Ctx *ctx, const config_setting_t *group, const char *key, int type,
-                       const char *what, const config_setting_t **ret) {
-        const config_setting_t *s = config_setting_get_member(group, key);
-        char where[256];
-
-        if (!s)
-                return 0;
-        if (config_setting_type(s) != type &&
-            !(type == CONFIG_TYPE_FLOAT && config_setting_is_number(s)))
-                return fail(ctx, s, "'%s' must be %s", setting_path(s, where, sizeof(where)), what);
-        *ret = s;
-        return 1;
-}
-
-static int get_string(Ctx *ctx, const config_setting_t *group, const char *key, const char *example,
-                      const config_setting_t **ret_setting, const char **ret) {
-        const config_setting_t *s = NULL;
-        char what[128];
-        int r;
-
-        snprintf(what, sizeof(what), "a string, e.g. %s", example);
-        r = get_setting(ctx, group, key, CONFIG_TYPE_STRING, what, &s);
-        if (r <= 0)
-                return r;
-        *ret = config_setting_get_string(s);
-        if (ret_setting)
-                *ret_setting = s;
-        return 1;
-}
-
-static int require(Ctx *ctx, const config_setting_t *group, const char *key, int r) {
-        char where[256];
-
-        if (r != 0)
-                return r;
-        if (config_setting_is_root(group))
-                return fail(ctx, NULL, "missing required setting '%s'", key);
-        return fail(ctx, group, "%s: missing required setting '%s'",
-                    setting_path(group, where, sizeof(where)), key);
-}
-
-/* Absolute, with "//" and a trailing "/" folded; "." and ".." refused so that
- * two spellings of one directory cannot slip past the overlap check. */
-static int get_path(Ctx *ctx, const config_setting_t *group, const char *key, char **ret) {
-        const config_setting_t *s = NULL;
-        const char *v;
-        char where[256], *out, *o;
-        int r;
-
-        r = get_string(ctx, group, key, "\"/var/cache/ccache\"", &s, &v);
-        if (r <= 0)
-                return r;
-        setting_path(s, where, sizeof(where));
-        if (v[0] != '/')
-                return fail(ctx, s, "'%s' must be an absolute path, not \"%s\"", where, v);
-        out = o = malloc(strlen(v) + 1);
-        if (!out)
-                return -ENOMEM;
-        for (const char *p = v; *p;) {
-                size_t len;
-
-                while (*p == '/')
-                        p++;
-                len = strcspn(p, "/");
-                if (len == 0)
-                        break;
-                if ((len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.')) {
-                        free(out);
-                        return fail(ctx, s, "'%s' must not contain '.' or '..' components: \"%s\"", where, v);
-                }
-                *o++ = '/';
-                memcpy(o, p, len);
-                o += len;
-                p += len;
-        }
-        if (o == out)
-                *o++ = '/';
-        *o = '\0';
-        *ret = out;
-        return 1;
-}
-
-/* A size into *ret, and as written into ret_text (CONFIG_SIZE_TEXT_MAX bytes; may be NULL). */
-static int get_size(Ctx *ctx, const config_setting_t *group, const char *key, uint64_t *ret, char *ret_text) {
-        const config_setting_t *s = NULL;
-        const char *v;
-        char where[256];
-        int r;
-
-        r = get_string(ctx, group, key, "\"100G\"", &s, &v);
-        if (r <= 0)
-                return r;
-        if (parse_size(v, ret) < 0 || strlen(v) >= CONFIG_SIZE_TEXT_MAX)
-                return fail(ctx, s, "'%s': invalid size \"%s\" (a positive number and a unit: "
-                            "k, M, G, T for powers of 1000, Ki, Mi, Gi, Ti for powers of 1024)",
-                            setting_path(s, where, sizeof(where)), v);
-        if (ret_text)
-                snprintf(ret_text, CONFIG_SIZE_TEXT_MAX, "%s", v);
-        return 1;
-}
-
-static int get_duration(Ctx *ctx, const config_setting_t *group, const char *key, bool allow_zero,
-                        usec_t *ret) {
-        const config_setting_t *s = NULL;
-        const char *v;
-        char where[256];
-        usec_t u;
-        int r;
-
-        r = get_string(ctx, group, key, "\"10s\"", &s, &v);
-        if (r <= 0)
-                return r;
-        if (parse_duration(v, &u) < 0)
-                return fail(ctx, s, "'%s': invalid duration \"%s\" (a number and a unit: ms, s, m, h, d)",
-                            setting_path(s, where, sizeof(where)), v);
-        if (u == 0 && !allow_zero)
-                return fail(ctx, s, "'%s' must be longer than zero", setting_path(s, where, sizeof(where)));
-        *ret = u;
-        return 1;
-}
-
-static int get_threshold(Ctx *ctx, const config_setting_t *group, const char *key, bool allow_count,
-                         Threshold *ret) {
-        const config_setting_t *s = NULL;
-        const char *v;
-        char where[256];
-        int r;
-
-        r = get_string(ctx, group, key, allow_count ? "\"10%\" or \"100000\"" : "\"10%\" or \"20G\"", &s, &v);
-        if (r <= 0)
-                return r;
-        if (config_parse_threshold(v, allow_count, ret) < 0)
-                return fail(ctx, s, "'%s': invalid threshold \"%s\" (%s)", setting_path(s, where, sizeof(where)), v,
-                            allow_count ? "a percentage of all inodes such as \"10%\", or a count"
-                                        : "a percentage of the volume such as \"10%\", or a size such as \"20G\"");
-        return 1;
-}
-
-static int get_mode(Ctx *ctx, const config_setting_t *group, const char *key, mode_t *ret) {
-        const config_setting_t *s = NULL;
-        const char *v;
-        char where[256], *end;
-        unsigned long m;
-        int r;
-
-        r = get_string(ctx, group, key, "\"1777\"", &s, &v);
-        if (r <= 0)
-                return r;
-        errno = 0;
-        m = strtoul(v, &end, 8);
-        if (!*v || *end || errno != 0 || m > 07777 || v[strspn(v, "01234567")] != '\0')
-                return fail(ctx, s, "'%s': \"%s\" is not an octal permission mode such as \"1777\"",
-                            setting_path(s, where, sizeof(where)), v);
-        *ret = (mode_t) m;
-        return 1;
-}
-
-static int get_fraction(Ctx *ctx, const config_setting_t *group, const char *key, double *ret) {
-        const config_setting_t *s = NULL;
-        char where[256];
-        double v;
-        int r;
-
-        r = get_setting(ctx, group, key, CONFIG_TYPE_FLOAT, "a number, e.g. 0.9", &s);
-        if (r <= 0)
-                return r;
-        v = config_setting_type(s) == CONFIG_TYPE_FLOAT ? config_setting_get_float(s)
-                                                        : (double) config_setting_get_int64(s);
-        if (!(v > 0 && v <= 1))
-                return fail(ctx, s, "'%s' must be greater than 0 and at most 1, not %g",
-                            setting_path(s, where, sizeof(where)), v);
-        *ret = v;
-        return 1;
-}
-
-/* Is s a whole number from 1 to UINT32_MAX? Into *ret if so. */
-static bool positive_u32(const config_setting_t *s, uint32_t *ret) {
-        long long v;
-
-        if ((config_setting_type(s) != CONFIG_TYPE_INT && config_setting_type(s) != CONFIG_TYPE_INT64) ||
-            (v = config_setting_get_int64(s)) < 1 || v > UINT32_MAX)
-                return false;
-        *ret = (uint32_t) v;
-        return true;
-}
-
-/* A positive count, or the string "auto" (stored as 0). */
-static int get_count_or_auto(Ctx *ctx, const config_setting_t *group, const char *key, uint32_t *ret) {
-        const config_setting_t *s = config_setting_get_member(group, key);
-        char where[256];
-
-        if (!s)
-                return 0;
-        if (config_setting_type(s) == CONFIG_TYPE_STRING && strcmp(config_setting_get_string(s), "auto") == 0) {
-                *ret = 0;
-                return 1;
-        }
-        if (!positive_u32(s, ret))
-                return fail(ctx, s, "'%s' must be a positive whole number or \"auto\"",
-                            setting_path(s, where, sizeof(where)));
-        return 1;
-}
-
-static int get_bool(Ctx *ctx, const config_setting_t *group, const char *key, bool *ret) {
-        const config_setting_t *s = NULL;
-        int r;
-
-        r = get_setting(ctx, group, key, CONFIG_TYPE_BOOL, "true or false", &s);
-        if (r <= 0)
-                return r;
-        *ret = config_setting_get_bool(s);
-        return 1;
-}
-
-/* A duration within [min, max] (the alarms' windows). */
-static int get_window(Ctx *ctx, const config_setting_t *group, const char *key, usec_t min, usec_t max,
-                      const char *why, usec_t *ret) {
-        char where[256], lo[32], hi[32];
-        usec_t u;
-        int r;
-
-        r = get_duration(ctx, group, key, true, &u);
-        if (r <= 0)
-                return r;
-        if (u < min || u > max) {
-                const config_setting_t *s = config_setting_get_member(group, key);
-                return fail(ctx, s, "'%s' must be between %s and %s (%s)", setting_path(s, where, sizeof(where)),
-                            format_duration(min, lo, sizeof(lo)), format_duration(max, hi, sizeof(hi)), why);
-        }
-        *ret = u;
-        return 1;
-}
-
-/* A percentage from 0 to 100 ("5%", "0.5%"), as a fraction. */
-static int get_percent(Ctx *ctx, const config_setting_t *group, const char *key, double *ret) {
-        const config_setting_t *s = NULL;
-        const char *v;
-        char where[256], *end;
-        double p;
-        int r;
-
-        r = get_string(ctx, group, key, "\"5%\"", &s, &v);
-        if (r <= 0)
-                return r;
-        errno = 0;
-        p = strtod(v, &end);
-        if (!isdigit((unsigned char) v[0]) || errno != 0 || end == v || strcmp(end, "%") != 0 || !isfinite(p) ||
-            p < 0 || p > 100)
-                return fail(ctx, s, "'%s': invalid percentage \"%s\" (from \"0%%\" to \"100%%\", e.g. \"5%%\")",
-                            setting_path(s, where, sizeof(where)), v);
-        *ret = p / 100.0;
-        return 1;
-}
-
-/* A whole number from 1 to UINT32_MAX. */
-static int get_positive(Ctx *ctx, const config_setting_t *group, const char *key, uint64_t *ret) {
-        const config_setting_t *s = config_setting_get_member(group, key);
-        char where[256];
-        uint32_t v;
-
-        if (!s)
-                return 0;
-        if (!positive_u32(s, &v))
-                return fail(ctx, s, "'%s' must be a whole number from 1 to %u, e.g. 50",
-                            setting_path(s, where, sizeof(where)), UINT32_MAX);
-        *ret = v;
-        return 1;
-}
-
 static int parse_alarms(Ctx *ctx, const config_setting_t *g, CacheConfig *cc) {
         int r;
 
@@ -415,14 +83,14 @@ static int parse_alarms(Ctx *ctx, const config_setting_t *g, CacheConfig *cc) {
         cc->silent_hit_rate = DEFAULT_SILENT_HIT_RATE;
         cc->idle_after_usec = DEFAULT_IDLE_AFTER_USEC;
         cc->remote_errors_window_usec = DEFAULT_REMOTE_ERRORS_WINDOW_USEC;
-        if ((r = get_window(ctx, g, "silent_window", CONFIG_SILENT_WINDOW_MIN, CONFIG_SILENT_WINDOW_MAX,
+        if ((r = cfg_get_window(ctx, g, "silent_window", CONFIG_SILENT_WINDOW_MIN, CONFIG_SILENT_WINDOW_MAX,
                             "the finest history is a minute; it holds 90 days, which must hold the window twice "
                             "and the day before it", &cc->silent_window_usec)) < 0 ||
-            (r = get_positive(ctx, g, "silent_min_calls", &cc->silent_min_calls)) < 0 ||
-            (r = get_percent(ctx, g, "silent_hit_rate", &cc->silent_hit_rate)) < 0 ||
-            (r = get_window(ctx, g, "idle_after", CONFIG_IDLE_AFTER_MIN, CONFIG_IDLE_AFTER_MAX,
+            (r = cfg_get_positive(ctx, g, "silent_min_calls", &cc->silent_min_calls)) < 0 ||
+            (r = cfg_get_percent(ctx, g, "silent_hit_rate", &cc->silent_hit_rate)) < 0 ||
+            (r = cfg_get_window(ctx, g, "idle_after", CONFIG_IDLE_AFTER_MIN, CONFIG_IDLE_AFTER_MAX,
                             "the finest history is a minute; it holds 90 days", &cc->idle_after_usec)) < 0 ||
-            (r = get_window(ctx, g, "remote_errors_window", CONFIG_REMOTE_ERRORS_WINDOW_MIN,
+            (r = cfg_get_window(ctx, g, "remote_errors_window", CONFIG_REMOTE_ERRORS_WINDOW_MIN,
                             CONFIG_REMOTE_ERRORS_WINDOW_MAX, "the finest history is a minute; the minute ring holds a day",
                             &cc->remote_errors_window_usec)) < 0)
                 return r;
@@ -459,9 +127,9 @@ static int get_conf_allow(Ctx *ctx, const config_setting_t *group, char ***ret) 
 
         if (!s)
                 return 0;
-        setting_path(s, where, sizeof(where));
+        cfg_setting_path(s, where, sizeof(where));
         if (!config_setting_is_array(s) && !config_setting_is_list(s))
-                return fail(ctx, s, "'%s' must be a list of ccache setting names, e.g. [ \"base_dir\" ]", where);
+                return cfg_fail(ctx, s, "'%s' must be a list of ccache setting names, e.g. [ \"base_dir\" ]", where);
         n = config_setting_length(s);
         v = calloc((size_t) n + 1, sizeof(char *));
         if (!v)
@@ -472,9 +140,9 @@ static int get_conf_allow(Ctx *ctx, const config_setting_t *group, char ***ret) 
                 int r;
 
                 if (!key)
-                        r = fail(ctx, e, "'%s' must be a list of ccache setting names, e.g. [ \"base_dir\" ]", where);
+                        r = cfg_fail(ctx, e, "'%s' must be a list of ccache setting names, e.g. [ \"base_dir\" ]", where);
                 else if ((refusal = conf_allow_refusal(key, why, sizeof(why))))
-                        r = fail(ctx, e, "'%s': \"%s\" %s", where, key, refusal);
+                        r = cfg_fail(ctx, e, "'%s': \"%s\" %s", where, key, refusal);
                 else
                         r = (v[i] = strdup(key)) ? 0 : -ENOMEM;
                 if (r < 0) {
@@ -500,7 +168,7 @@ static int get_alert_command(Ctx *ctx, const config_setting_t *root, char ***ret
         else
                 n = 0;
         if (n == 0)
-                return fail(ctx, s, "'alert_command' must be a path or a list of strings, "
+                return cfg_fail(ctx, s, "'alert_command' must be a path or a list of strings, "
                             "e.g. \"/usr/local/bin/page-me\" or [\"/usr/bin/logger\", \"-t\", \"cache\"]");
         argv = calloc((size_t) n + 1, sizeof(char *));
         if (!argv)
@@ -514,11 +182,11 @@ static int get_alert_command(Ctx *ctx, const config_setting_t *root, char ***ret
                         for (int k = 0; k < i; k++)
                                 free(argv[k]);
                         free(argv);
-                        return v ? -ENOMEM : fail(ctx, e, "'alert_command' arguments must be strings");
+                        return v ? -ENOMEM : cfg_fail(ctx, e, "'alert_command' arguments must be strings");
                 }
         }
         if (argv[0][0] != '/') {
-                int r = fail(ctx, s, "'alert_command' must start with an absolute path (it is run "
+                int r = cfg_fail(ctx, s, "'alert_command' must start with an absolute path (it is run "
                              "without a shell), not \"%s\"", argv[0]);
                 for (int k = 0; k < n; k++)
                         free(argv[k]);
@@ -539,20 +207,20 @@ static int check_order(Ctx *ctx, const config_setting_t *group, const char *warn
         bad = warn->kind == THRESHOLD_PERCENT ? crit->percent >= warn->percent : crit->value >= warn->value;
         if (!bad)
                 return 0;
-        return fail(ctx, config_setting_get_member(group, crit_key) ?: group,
+        return cfg_fail(ctx, config_setting_get_member(group, crit_key) ?: group,
                     "'%s' must be below '%s' (critical is the lower free-space level)", crit_key, warn_key);
 }
 
 static int parse_volume_limits(Ctx *ctx, const config_setting_t *g, VolumeConfig *v) {
         int r;
 
-        if ((r = get_threshold(ctx, g, "warn_free", false, &v->warn_free)) < 0 ||
-            (r = get_threshold(ctx, g, "crit_free", false, &v->crit_free)) < 0 ||
-            (r = get_threshold(ctx, g, "warn_free_inodes", true, &v->warn_free_inodes)) < 0 ||
-            (r = get_threshold(ctx, g, "crit_free_inodes", true, &v->crit_free_inodes)) < 0 ||
-            (r = get_threshold(ctx, g, "min_free", false, &v->min_free)) < 0 ||
-            (r = get_threshold(ctx, g, "hysteresis", false, &v->hysteresis)) < 0 ||
-            (r = get_duration(ctx, g, "full_within", true, &v->full_within_usec)) < 0)
+        if ((r = cfg_get_threshold(ctx, g, "warn_free", false, &v->warn_free)) < 0 ||
+            (r = cfg_get_threshold(ctx, g, "crit_free", false, &v->crit_free)) < 0 ||
+            (r = cfg_get_threshold(ctx, g, "warn_free_inodes", true, &v->warn_free_inodes)) < 0 ||
+            (r = cfg_get_threshold(ctx, g, "crit_free_inodes", true, &v->crit_free_inodes)) < 0 ||
+            (r = cfg_get_threshold(ctx, g, "min_free", false, &v->min_free)) < 0 ||
+            (r = cfg_get_threshold(ctx, g, "hysteresis", false, &v->hysteresis)) < 0 ||
+            (r = cfg_get_duration(ctx, g, "full_within", true, &v->full_within_usec)) < 0)
                 return r;
         if ((r = check_order(ctx, g, "warn_free", &v->warn_free, "crit_free", &v->crit_free)) < 0 ||
             (r = check_order(ctx, g, "warn_free_inodes", &v->warn_free_inodes, "crit_free_inodes",
@@ -580,15 +248,15 @@ static int parse_volumes(Ctx *ctx, const config_setting_t *root, Config *c) {
         };
         c->check_interval_usec = DEFAULT_CHECK_INTERVAL_USEC;
 
-        r = get_setting(ctx, root, "volumes", CONFIG_TYPE_GROUP, "a group: volumes = { ... };", &g);
+        r = cfg_get_setting(ctx, root, "volumes", CONFIG_TYPE_GROUP, "a group: volumes = { ... };", &g);
         if (r <= 0)
                 return r;
-        if ((r = check_keys(ctx, g, volumes_keys)) < 0 ||
-            (r = get_duration(ctx, g, "check_interval", false, &c->check_interval_usec)) < 0 ||
+        if ((r = cfg_check_keys(ctx, g, volumes_keys)) < 0 ||
+            (r = cfg_get_duration(ctx, g, "check_interval", false, &c->check_interval_usec)) < 0 ||
             (r = parse_volume_limits(ctx, g, &c->volume_defaults)) < 0)
                 return r;
 
-        r = get_setting(ctx, g, "overrides", CONFIG_TYPE_LIST,
+        r = cfg_get_setting(ctx, g, "overrides", CONFIG_TYPE_LIST,
                         "a list of groups: overrides = ( { mount = \"/mnt/x\"; ... } );", &list);
         if (r <= 0)
                 return r;
@@ -601,17 +269,17 @@ static int parse_volumes(Ctx *ctx, const config_setting_t *root, Config *c) {
                 VolumeConfig *v = &c->volume_overrides[c->n_volume_overrides];
 
                 if (!config_setting_is_group(o))
-                        return fail(ctx, o, "'volumes.overrides' entries must be groups: { mount = \"/mnt/x\"; ... }");
+                        return cfg_fail(ctx, o, "'volumes.overrides' entries must be groups: { mount = \"/mnt/x\"; ... }");
                 *v = c->volume_defaults;
                 v->mount = NULL;
                 c->n_volume_overrides++;
-                if ((r = check_keys(ctx, o, override_keys)) < 0 ||
-                    (r = require(ctx, o, "mount", get_path(ctx, o, "mount", &v->mount))) < 0 ||
+                if ((r = cfg_check_keys(ctx, o, override_keys)) < 0 ||
+                    (r = cfg_require(ctx, o, "mount", cfg_get_path(ctx, o, "mount", &v->mount))) < 0 ||
                     (r = parse_volume_limits(ctx, o, v)) < 0)
                         return r;
                 for (size_t k = 0; k + 1 < c->n_volume_overrides; k++)
                         if (strcmp(c->volume_overrides[k].mount, v->mount) == 0)
-                                return fail(ctx, config_setting_get_member(o, "mount"),
+                                return cfg_fail(ctx, config_setting_get_member(o, "mount"),
                                             "volume override for '%s' given twice", v->mount);
         }
         return 0;
@@ -647,30 +315,30 @@ static int parse_cache(Ctx *ctx, const config_setting_t *g, CacheConfig *cc) {
         cc->manage_ccache_conf = true;
 
         if (!config_setting_is_group(g))
-                return fail(ctx, g, "'caches' entries must be groups: { name = \"x\"; path = \"/x\"; max_size = \"10G\"; }");
-        if ((r = check_keys(ctx, g, cache_keys)) < 0 ||
-            (r = require(ctx, g, "name", get_string(ctx, g, "name", "\"mi210\"", &s, &name))) < 0)
+                return cfg_fail(ctx, g, "'caches' entries must be groups: { name = \"x\"; path = \"/x\"; max_size = \"10G\"; }");
+        if ((r = cfg_check_keys(ctx, g, cache_keys)) < 0 ||
+            (r = cfg_require(ctx, g, "name", cfg_get_string(ctx, g, "name", "\"mi210\"", &s, &name))) < 0)
                 return r;
         if (!valid_name(name))
-                return fail(ctx, s, "cache name \"%s\" must be 1-%d letters, digits, '.', '_' or '-'",
+                return cfg_fail(ctx, s, "cache name \"%s\" must be 1-%d letters, digits, '.', '_' or '-'",
                             name, CONFIG_NAME_MAX);
         if (!(cc->name = strdup(name)))
                 return -ENOMEM;
-        if ((r = require(ctx, g, "path", get_path(ctx, g, "path", &cc->path))) < 0 ||
-            (r = require(ctx, g, "max_size", get_size(ctx, g, "max_size", &cc->max_size_bytes, cc->max_size_text))) < 0 ||
-            (r = get_mode(ctx, g, "mode", &cc->mode)) < 0 ||
-            (r = get_fraction(ctx, g, "trim_to", &cc->trim_to)) < 0 ||
-            (r = get_path(ctx, g, "require_mount", &cc->require_mount)) < 0 ||
-            (r = get_bool(ctx, g, "ccache_conf", &cc->manage_ccache_conf)) < 0 ||
+        if ((r = cfg_require(ctx, g, "path", cfg_get_path(ctx, g, "path", &cc->path))) < 0 ||
+            (r = cfg_require(ctx, g, "max_size", cfg_get_size(ctx, g, "max_size", &cc->max_size_bytes, cc->max_size_text))) < 0 ||
+            (r = cfg_get_mode(ctx, g, "mode", &cc->mode)) < 0 ||
+            (r = cfg_get_fraction(ctx, g, "trim_to", &cc->trim_to)) < 0 ||
+            (r = cfg_get_path(ctx, g, "require_mount", &cc->require_mount)) < 0 ||
+            (r = cfg_get_bool(ctx, g, "ccache_conf", &cc->manage_ccache_conf)) < 0 ||
             (r = get_conf_allow(ctx, g, &cc->ccache_conf_allow)) < 0 ||
-            (r = get_count_or_auto(ctx, g, "max_watches", &cc->max_watches)) < 0 ||
-            (r = get_percent(ctx, g, "regret_alert", &cc->regret_alert)) < 0 ||
+            (r = cfg_get_count_or_auto(ctx, g, "max_watches", &cc->max_watches)) < 0 ||
+            (r = cfg_get_percent(ctx, g, "regret_alert", &cc->regret_alert)) < 0 ||
             (r = parse_alarms(ctx, g, cc)) < 0)
                 return r;
         if (strcmp(cc->path, "/") == 0)
-                return fail(ctx, config_setting_get_member(g, "path"), "cache path must not be '/'");
+                return cfg_fail(ctx, config_setting_get_member(g, "path"), "cache path must not be '/'");
         if (cc->require_mount && !path_contains(cc->require_mount, cc->path))
-                return fail(ctx, config_setting_get_member(g, "require_mount"),
+                return cfg_fail(ctx, config_setting_get_member(g, "require_mount"),
                             "require_mount '%s' must be the cache path or a directory above it ('%s')",
                             cc->require_mount, cc->path);
         return 0;
@@ -680,12 +348,12 @@ static int parse_caches(Ctx *ctx, const config_setting_t *root, Config *c) {
         const config_setting_t *list;
         int r;
 
-        r = get_setting(ctx, root, "caches", CONFIG_TYPE_LIST,
+        r = cfg_get_setting(ctx, root, "caches", CONFIG_TYPE_LIST,
                         "a list of groups: caches = ( { name = \"x\"; ... } );", &list);
-        if ((r = require(ctx, root, "caches", r)) < 0)
+        if ((r = cfg_require(ctx, root, "caches", r)) < 0)
                 return r;
         if (config_setting_length(list) == 0)
-                return fail(ctx, list, "'caches' is empty: there is nothing to keep");
+                return cfg_fail(ctx, list, "'caches' is empty: there is nothing to keep");
         c->caches = calloc((size_t) config_setting_length(list), sizeof(CacheConfig));
         if (!c->caches)
                 return -ENOMEM;
@@ -699,14 +367,14 @@ static int parse_caches(Ctx *ctx, const config_setting_t *root, Config *c) {
                         const CacheConfig *o = &c->caches[k];
 
                         if (strcmp(o->name, cc->name) == 0)
-                                return fail(ctx, config_setting_get_member(g, "name"),
+                                return cfg_fail(ctx, config_setting_get_member(g, "name"),
                                             "cache name \"%s\" is used twice", cc->name);
                         if (strcmp(o->path, cc->path) == 0)
-                                return fail(ctx, config_setting_get_member(g, "path"),
+                                return cfg_fail(ctx, config_setting_get_member(g, "path"),
                                             "caches '%s' and '%s' have the same path '%s'",
                                             o->name, cc->name, cc->path);
                         if (path_contains(o->path, cc->path) || path_contains(cc->path, o->path))
-                                return fail(ctx, config_setting_get_member(g, "path"),
+                                return cfg_fail(ctx, config_setting_get_member(g, "path"),
                                             "cache '%s' (%s) and cache '%s' (%s) overlap: one is inside the other",
                                             cc->name, cc->path, o->name, o->path);
                 }
@@ -723,12 +391,12 @@ static int get_password_file(Ctx *ctx, const config_setting_t *g, RemoteConfig *
 
         if (!s)
                 return 0;
-        r = get_path(ctx, g, "password_file", &rc->password_file);
+        r = cfg_get_path(ctx, g, "password_file", &rc->password_file);
         if (r <= 0)
                 return r;
         r = secret_file_check(rc->password_file, why, sizeof(why));
         if (r < 0)
-                return fail(ctx, s, "password_file '%s' %s", rc->password_file, why);
+                return cfg_fail(ctx, s, "password_file '%s' %s", rc->password_file, why);
         return 1;
 }
 
@@ -737,43 +405,19 @@ static int get_password_file(Ctx *ctx, const config_setting_t *g, RemoteConfig *
  * never on the loop. The default, "redis", may be missing: root only. */
 static int get_server_user(Ctx *ctx, const config_setting_t *g, RemoteConfig *rc) {
         const config_setting_t *s = NULL;
-        const struct passwd *pw;
         const char *v;
         int r;
 
-        r = get_string(ctx, g, "server_user", "\"redis\"", &s, &v);
+        r = cfg_get_string(ctx, g, "server_user", "\"redis\"", &s, &v);
         if (r < 0)
                 return r;
         if (!(rc->server_user = strdup(r > 0 ? v : REMOTE_DEFAULT_SERVER_USER)))
                 return -ENOMEM;
-        errno = 0;
-        pw = getpwnam(rc->server_user);
-        if (pw) {
-                rc->server_uid = pw->pw_uid;
+        if (user_uid(rc->server_user, &rc->server_uid) > 0)
                 rc->server_uid_known = true;
-        } else if (r > 0)
-                return fail(ctx, s, "server_user: no user \"%s\" on this host", v);
+        else if (r > 0)
+                return cfg_fail(ctx, s, "server_user: no user \"%s\" on this host", v);
         return 0;
-}
-
-/* One of names (NULL-terminated), by its index; absent: *ret untouched. */
-static int get_choice(Ctx *ctx, const config_setting_t *g, const char *key, const char *const *names, int *ret) {
-        const config_setting_t *s = NULL;
-        char list[128] = "";
-        const char *v;
-        int r;
-
-        r = get_string(ctx, g, key, "\"auto\"", &s, &v);
-        if (r <= 0)
-                return r;
-        for (int i = 0; names[i]; i++) {
-                if (strcmp(v, names[i]) == 0) {
-                        *ret = i;
-                        return 1;
-                }
-                snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s\"%s\"", i ? ", " : "", names[i]);
-        }
-        return fail(ctx, s, "'%s' must be one of %s, not \"%s\"", key, list, v);
 }
 
 /* A file: remote is kept as a cache of ccache's remote layout: its
@@ -786,23 +430,23 @@ static int parse_file_remote(Ctx *ctx, const config_setting_t *g, RemoteConfig *
                               .rescan_interval_usec = REMOTE_DEFAULT_RESCAN_USEC, .mode = DEFAULT_MODE };
         if (!(cc->name = strdup(rc->name)) || !(cc->path = strdup(rc->u.path)))
                 return -ENOMEM;
-        r = get_size(ctx, g, "max_size", &cc->max_size_bytes, cc->max_size_text);
+        r = cfg_get_size(ctx, g, "max_size", &cc->max_size_bytes, cc->max_size_text);
         if (r == 0)
-                return fail(ctx, g, "remote %s: a file: remote needs max_size (ccache never trims it: the keeper "
+                return cfg_fail(ctx, g, "remote %s: a file: remote needs max_size (ccache never trims it: the keeper "
                             "does, to this cap), e.g. max_size = \"500G\";", rc->name);
-        if (r < 0 || (r = parse_alarms(ctx, g, cc)) < 0 || (r = get_fraction(ctx, g, "trim_to", &cc->trim_to)) < 0 ||
-            (r = get_choice(ctx, g, "layout", (const char *const[]) { "subdirs", "flat", NULL }, &layout)) < 0 ||
-            (r = get_choice(ctx, g, "clock", (const char *const[]) { "mtime", "atime", "auto", NULL }, &clock)) < 0 ||
-            (r = get_choice(ctx, g, "watch", (const char *const[]) { "inotify", "poll", "auto", NULL }, &watch)) < 0 ||
-            (r = get_mode(ctx, g, "mode", &cc->mode)) < 0 ||
-            (r = get_window(ctx, g, "rescan_interval", REMOTE_RESCAN_MIN_USEC, REMOTE_RESCAN_MAX_USEC,
+        if (r < 0 || (r = parse_alarms(ctx, g, cc)) < 0 || (r = cfg_get_fraction(ctx, g, "trim_to", &cc->trim_to)) < 0 ||
+            (r = cfg_get_choice(ctx, g, "layout", (const char *const[]) { "subdirs", "flat", NULL }, &layout)) < 0 ||
+            (r = cfg_get_choice(ctx, g, "clock", (const char *const[]) { "mtime", "atime", "auto", NULL }, &clock)) < 0 ||
+            (r = cfg_get_choice(ctx, g, "watch", (const char *const[]) { "inotify", "poll", "auto", NULL }, &watch)) < 0 ||
+            (r = cfg_get_mode(ctx, g, "mode", &cc->mode)) < 0 ||
+            (r = cfg_get_window(ctx, g, "rescan_interval", REMOTE_RESCAN_MIN_USEC, REMOTE_RESCAN_MAX_USEC,
                             "a paced rescan keeps the figures within it of the truth", &cc->rescan_interval_usec)) < 0)
                 return r;
         cc->layout = layout ? CACHE_LAYOUT_REMOTE_FLAT : CACHE_LAYOUT_REMOTE_SUBDIRS;
         cc->clock = (CacheClock) clock;
         cc->watch_mode = (CacheWatchMode) watch;
         if (strcmp(cc->path, "/") == 0)
-                return fail(ctx, config_setting_get_member(g, "url"), "remote %s: a file: remote must not be '/'", rc->name);
+                return cfg_fail(ctx, config_setting_get_member(g, "url"), "remote %s: a file: remote must not be '/'", rc->name);
         return 0;
 }
 
@@ -813,29 +457,29 @@ static int parse_remote(Ctx *ctx, const config_setting_t *g, RemoteConfig *rc) {
         int r;
 
         if (!config_setting_is_group(g))
-                return fail(ctx, g, "each entry of 'remotes' must be a group: { name = \"x\"; url = \"...\"; }");
-        if ((r = check_keys(ctx, g, remote_keys)) < 0)
+                return cfg_fail(ctx, g, "each entry of 'remotes' must be a group: { name = \"x\"; url = \"...\"; }");
+        if ((r = cfg_check_keys(ctx, g, remote_keys)) < 0)
                 return r;
-        r = get_string(ctx, g, "name", "\"team-redis\"", &s, &v);
-        if ((r = require(ctx, g, "name", r)) < 0)
+        r = cfg_get_string(ctx, g, "name", "\"team-redis\"", &s, &v);
+        if ((r = cfg_require(ctx, g, "name", r)) < 0)
                 return r;
         if (!*v || strlen(v) > CONFIG_NAME_MAX || v[strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")])
-                return fail(ctx, s, "remote name \"%s\" must be 1 to %d of A-Z a-z 0-9 . _ -", v, CONFIG_NAME_MAX);
+                return cfg_fail(ctx, s, "remote name \"%s\" must be 1 to %d of A-Z a-z 0-9 . _ -", v, CONFIG_NAME_MAX);
         if (!(rc->name = strdup(v)))
                 return -ENOMEM;
-        r = get_string(ctx, g, "url", "\"redis://127.0.0.1:6379\"", &s, &v);
-        if ((r = require(ctx, g, "url", r)) < 0)
+        r = cfg_get_string(ctx, g, "url", "\"redis://127.0.0.1:6379\"", &s, &v);
+        if ((r = cfg_require(ctx, g, "url", r)) < 0)
                 return r;
         if (strlen(v) > REMOTE_URL_MAX)
-                return fail(ctx, s, "remote %s: the url is longer than %d bytes", rc->name, REMOTE_URL_MAX);
+                return cfg_fail(ctx, s, "remote %s: the url is longer than %d bytes", rc->name, REMOTE_URL_MAX);
         r = remote_url_parse(v, &rc->u, why, sizeof(why));
         if (r == -EINVAL)
-                return fail(ctx, s, "remote %s: invalid url: %s", rc->name, why);
+                return cfg_fail(ctx, s, "remote %s: invalid url: %s", rc->name, why);
         if (r < 0 || !(rc->url = strdup(v)))
                 return -ENOMEM;
         for (const char *const *k = rc->u.kind == REMOTE_FILE ? redis_only_keys : file_only_keys; *k; k++)
                 if ((s = config_setting_get_member(g, *k)))
-                        return fail(ctx, s, "'%s' is for %s remotes only", *k,
+                        return cfg_fail(ctx, s, "'%s' is for %s remotes only", *k,
                                     rc->u.kind == REMOTE_FILE ? "redis" : "file:");
         if (rc->u.kind == REMOTE_FILE)
                 return parse_file_remote(ctx, g, rc);
@@ -845,16 +489,16 @@ static int parse_remote(Ctx *ctx, const config_setting_t *g, RemoteConfig *rc) {
         rc->warn_free = (Threshold) { .kind = THRESHOLD_PERCENT, .percent = 10 };
         rc->crit_free = (Threshold) { .kind = THRESHOLD_PERCENT, .percent = 5 };
         if ((r = get_password_file(ctx, g, rc)) < 0 ||
-            (r = get_duration(ctx, g, "poll_interval", false, &rc->poll_interval_usec)) < 0 ||
-            (r = get_duration(ctx, g, "timeout", false, &rc->timeout_usec)) < 0 ||
-            (r = get_duration(ctx, g, "round_timeout", false, &rc->round_timeout_usec)) < 0 ||
+            (r = cfg_get_duration(ctx, g, "poll_interval", false, &rc->poll_interval_usec)) < 0 ||
+            (r = cfg_get_duration(ctx, g, "timeout", false, &rc->timeout_usec)) < 0 ||
+            (r = cfg_get_duration(ctx, g, "round_timeout", false, &rc->round_timeout_usec)) < 0 ||
             (r = get_server_user(ctx, g, rc)) < 0 ||
-            (r = get_threshold(ctx, g, "warn_free", false, &rc->warn_free)) < 0 ||
-            (r = get_threshold(ctx, g, "crit_free", false, &rc->crit_free)) < 0 ||
+            (r = cfg_get_threshold(ctx, g, "warn_free", false, &rc->warn_free)) < 0 ||
+            (r = cfg_get_threshold(ctx, g, "crit_free", false, &rc->crit_free)) < 0 ||
             (r = check_order(ctx, g, "warn_free", &rc->warn_free, "crit_free", &rc->crit_free)) < 0)
                 return r;
         if (rc->round_timeout_usec < rc->timeout_usec)
-                return fail(ctx, config_setting_get_member(g, "round_timeout") ?: g,
+                return cfg_fail(ctx, config_setting_get_member(g, "round_timeout") ?: g,
                             "remote %s: round_timeout must be at least timeout", rc->name);
         return 0;
 }
@@ -870,13 +514,13 @@ static int check_share_overlap(Ctx *ctx, const config_setting_t *g, const Config
                 return 0;
         for (size_t k = 0; k < c->n_caches; k++)
                 if (path_contains(c->caches[k].path, p) || path_contains(p, c->caches[k].path))
-                        return fail(ctx, url, "remote %s (%s) and cache '%s' (%s) overlap: a share must be a "
+                        return cfg_fail(ctx, url, "remote %s (%s) and cache '%s' (%s) overlap: a share must be a "
                                     "directory of its own", rc->name, p, c->caches[k].name, c->caches[k].path);
         for (size_t k = 0; k + 1 < c->n_remotes; k++) {
                 const RemoteConfig *o = &c->remotes[k];
 
                 if (o->u.kind == REMOTE_FILE && (path_contains(o->u.path, p) || path_contains(p, o->u.path)))
-                        return fail(ctx, url, "remotes %s (%s) and %s (%s) overlap: a share must be a directory of "
+                        return cfg_fail(ctx, url, "remotes %s (%s) and %s (%s) overlap: a share must be a directory of "
                                     "its own", o->name, o->u.path, rc->name, p);
         }
         return 0;
@@ -886,7 +530,7 @@ static int parse_remotes(Ctx *ctx, const config_setting_t *root, Config *c) {
         const config_setting_t *list;
         int r, n;
 
-        r = get_setting(ctx, root, "remotes", CONFIG_TYPE_LIST,
+        r = cfg_get_setting(ctx, root, "remotes", CONFIG_TYPE_LIST,
                         "a list of groups: remotes = ( { name = \"x\"; url = \"redis://...\"; } );", &list);
         if (r <= 0)
                 return r;
@@ -904,7 +548,7 @@ static int parse_remotes(Ctx *ctx, const config_setting_t *root, Config *c) {
                         return r;
                 for (size_t k = 0; k + 1 < c->n_remotes; k++)
                         if (strcmp(c->remotes[k].name, rc->name) == 0)
-                                return fail(ctx, config_setting_get_member(g, "name"),
+                                return cfg_fail(ctx, config_setting_get_member(g, "name"),
                                             "remote name \"%s\" is used twice", rc->name);
                 if ((r = check_share_overlap(ctx, g, c, rc)) < 0)
                         return r;
@@ -913,10 +557,10 @@ static int parse_remotes(Ctx *ctx, const config_setting_t *root, Config *c) {
 }
 
 static int get_alert_min_interval(Ctx *ctx, const config_setting_t *root, usec_t *ret) {
-        int r = get_duration(ctx, root, "alert_min_interval", true, ret);
+        int r = cfg_get_duration(ctx, root, "alert_min_interval", true, ret);
 
         if (r > 0 && *ret > MAX_ALERT_MIN_INTERVAL_USEC)
-                return fail(ctx, config_setting_get_member(root, "alert_min_interval"),
+                return cfg_fail(ctx, config_setting_get_member(root, "alert_min_interval"),
                             "'alert_min_interval' must be at most 1d (a recovery waits for the end of the interval)");
         return r;
 }
@@ -929,27 +573,27 @@ static int parse_root(Ctx *ctx, const config_setting_t *root, Config *c) {
         c->alert_min_interval_usec = DEFAULT_ALERT_MIN_INTERVAL_USEC;
         c->audit_interval_usec = DEFAULT_AUDIT_INTERVAL_USEC;
 
-        if ((r = check_keys(ctx, root, top_keys)) < 0)
+        if ((r = cfg_check_keys(ctx, root, top_keys)) < 0)
                 return r;
-        r = get_path(ctx, root, "socket", &c->socket_path);
+        r = cfg_get_path(ctx, root, "socket", &c->socket_path);
         if (r < 0)
                 return r;
         if (r == 0 && !(c->socket_path = strdup(CONFIG_DEFAULT_SOCKET)))
                 return -ENOMEM;
-        r = get_path(ctx, root, "state_dir", &c->state_dir);
+        r = cfg_get_path(ctx, root, "state_dir", &c->state_dir);
         if (r < 0)
                 return r;
         if (r == 0 && !(c->state_dir = strdup(CONFIG_DEFAULT_STATE_DIR)))
                 return -ENOMEM;
-        r = get_string(ctx, root, "admin_group", "\"root\"", NULL, &v);
+        r = cfg_get_string(ctx, root, "admin_group", "\"root\"", NULL, &v);
         if (r < 0)
                 return r;
         if (!(c->admin_group = strdup(r > 0 ? v : "root")))
                 return -ENOMEM;
         if ((r = get_alert_command(ctx, root, &c->alert_argv)) < 0 ||
-            (r = get_duration(ctx, root, "alert_timeout", false, &c->alert_timeout_usec)) < 0 ||
+            (r = cfg_get_duration(ctx, root, "alert_timeout", false, &c->alert_timeout_usec)) < 0 ||
             (r = get_alert_min_interval(ctx, root, &c->alert_min_interval_usec)) < 0 ||
-            (r = get_duration(ctx, root, "audit_interval", true, &c->audit_interval_usec)) < 0 ||
+            (r = cfg_get_duration(ctx, root, "audit_interval", true, &c->audit_interval_usec)) < 0 ||
             (r = parse_volumes(ctx, root, c)) < 0 ||
             (r = parse_caches(ctx, root, c)) < 0 ||
             (r = parse_remotes(ctx, root, c)) < 0)
@@ -957,7 +601,7 @@ static int parse_root(Ctx *ctx, const config_setting_t *root, Config *c) {
         /* The daemon writes there: never into a cache it keeps. */
         for (size_t i = 0; i < c->n_caches; i++)
                 if (path_contains(c->caches[i].path, c->state_dir))
-                        return fail(ctx, config_setting_get_member(root, "state_dir"),
+                        return cfg_fail(ctx, config_setting_get_member(root, "state_dir"),
                                     "'state_dir' (%s) must not be inside cache %s (%s)", c->state_dir,
                                     c->caches[i].name, c->caches[i].path);
         return 0;
@@ -1157,187 +801,6 @@ const CacheConfig *config_cache(const Config *c, const char *name) {
                 if (strcmp(c->caches[i].name, name) == 0)
                         return &c->caches[i];
         return NULL;
-}
-
-/* A string as libconfig reads it back: quotes, backslashes and control
- * characters escaped. */
-static void dump_quoted(FILE *f, const char *v) {
-        fputc('"', f);
-        for (; *v; v++)
-                if (*v == '"' || *v == '\\')
-                        fprintf(f, "\\%c", *v);
-                else if ((unsigned char) *v < 0x20 || *v == 0x7f)
-                        fprintf(f, "\\x%02x", (unsigned) (unsigned char) *v);
-                else
-                        fputc(*v, f);
-        fputc('"', f);
-}
-
-static void dump_string(FILE *f, const char *indent, const char *key, const char *v) {
-        fprintf(f, "%s%s = ", indent, key);
-        dump_quoted(f, v);
-        fputs(";\n", f);
-}
-
-static void dump_duration(FILE *f, const char *indent, const char *key, usec_t u) {
-        if (u % USEC_PER_SEC == 0)
-                fprintf(f, "%s%s = \"%llus\";\n", indent, key, (unsigned long long) (u / USEC_PER_SEC));
-        else
-                fprintf(f, "%s%s = \"%llums\";\n", indent, key, (unsigned long long) (u / USEC_PER_MSEC));
-}
-
-/* v * scale in the fewest significant digits that strtod reads back, divided
- * by scale, as exactly v (how the parsers read fractions and percentages);
- * without an exponent when one of up to 17 digits does. */
-static char *format_exact(double v, double scale, char *buf, size_t len) {
-        int first = 0;
-
-        for (int prec = 1; prec <= 17; prec++) {
-                snprintf(buf, len, "%.*g", prec, v * scale);
-                if (strtod(buf, NULL) / scale != v)
-                        continue;
-                if (!strchr(buf, 'e'))
-                        return buf;
-                if (!first)
-                        first = prec;
-        }
-        snprintf(buf, len, "%.*g", first ? first : 17, v * scale);
-        return buf;
-}
-
-/* A size as configured, then its count: `max_size = "1.5Ti";  # 1649267441664 bytes`. */
-static void dump_size(FILE *f, const char *indent, const char *key, const char *text, uint64_t value,
-                      const char *unit) {
-        fprintf(f, "%s%s = ", indent, key);
-        dump_quoted(f, text);
-        fprintf(f, ";  # %llu %s\n", (unsigned long long) value, unit);
-}
-
-/* Room for any %g of a double: format_exact's buffers. */
-#define EXACT_MAX 320
-
-static void dump_threshold(FILE *f, const char *indent, const char *key, const Threshold *t, const char *unit) {
-        char buf[EXACT_MAX];
-
-        if (t->kind == THRESHOLD_PERCENT)
-                fprintf(f, "%s%s = \"%s%%\";\n", indent, key, format_exact(t->percent, 1, buf, sizeof(buf)));
-        else if (t->kind == THRESHOLD_ABSOLUTE)
-                dump_size(f, indent, key, t->text, t->value, unit);
-}
-
-static void dump_limits(FILE *f, const char *indent, const VolumeConfig *v) {
-        dump_threshold(f, indent, "warn_free", &v->warn_free, "bytes");
-        dump_threshold(f, indent, "crit_free", &v->crit_free, "bytes");
-        dump_threshold(f, indent, "warn_free_inodes", &v->warn_free_inodes, "inodes");
-        dump_threshold(f, indent, "crit_free_inodes", &v->crit_free_inodes, "inodes");
-        dump_threshold(f, indent, "min_free", &v->min_free, "bytes");
-        dump_threshold(f, indent, "hysteresis", &v->hysteresis, "bytes");
-        dump_duration(f, indent, "full_within", v->full_within_usec);
-}
-
-static void dump_strv(FILE *f, const char *indent, const char *key, char *const *v) {
-        fprintf(f, "%s%s = [ ", indent, key);
-        for (char *const *a = v; *a; a++) {
-                fputs(a == v ? "" : ", ", f);
-                dump_quoted(f, *a);
-        }
-        fputs(" ];\n", f);
-}
-
-static void dump_cache(FILE *f, const CacheConfig *cc) {
-        char buf[EXACT_MAX];
-
-        dump_string(f, "    ", "name", cc->name);
-        dump_string(f, "    ", "path", cc->path);
-        dump_size(f, "    ", "max_size", cc->max_size_text, cc->max_size_bytes, "bytes");
-        fprintf(f, "    mode = \"%04o\";\n", (unsigned) cc->mode);
-        fprintf(f, "    trim_to = %s;\n", format_exact(cc->trim_to, 1, buf, sizeof(buf)));
-        if (cc->require_mount)
-                dump_string(f, "    ", "require_mount", cc->require_mount);
-        fprintf(f, "    ccache_conf = %s;\n", cc->manage_ccache_conf ? "true" : "false");
-        if (cc->ccache_conf_allow && cc->ccache_conf_allow[0])
-                dump_strv(f, "    ", "ccache_conf_allow", cc->ccache_conf_allow);
-        if (cc->max_watches)
-                fprintf(f, "    max_watches = %u;\n", (unsigned) cc->max_watches);
-        else
-                fputs("    max_watches = \"auto\";\n", f);
-        fprintf(f, "    regret_alert = \"%s%%\";\n", format_exact(cc->regret_alert, 100, buf, sizeof(buf)));
-        dump_duration(f, "    ", "silent_window", cc->silent_window_usec);
-        fprintf(f, "    silent_min_calls = %llu;\n", (unsigned long long) cc->silent_min_calls);
-        fprintf(f, "    silent_hit_rate = \"%s%%\";\n", format_exact(cc->silent_hit_rate, 100, buf, sizeof(buf)));
-        dump_duration(f, "    ", "idle_after", cc->idle_after_usec);
-        dump_duration(f, "    ", "remote_errors_window", cc->remote_errors_window_usec);
-}
-
-/* The password_file's path is printed, never what it holds; a URL with a
- * password in it was refused at load. */
-static void dump_remotes(const Config *c, FILE *f) {
-        char buf[64];
-
-        if (c->n_remotes == 0)
-                return;
-        fputs("remotes = (\n", f);
-        for (size_t i = 0; i < c->n_remotes; i++) {
-                const RemoteConfig *rc = &c->remotes[i];
-
-                fputs("  {\n", f);
-                dump_string(f, "    ", "name", rc->name);
-                dump_string(f, "    ", "url", rc->url);
-                if (rc->password_file)
-                        dump_string(f, "    ", "password_file", rc->password_file);
-                if (rc->u.kind == REMOTE_REDIS) {
-                        dump_duration(f, "    ", "poll_interval", rc->poll_interval_usec);
-                        dump_duration(f, "    ", "timeout", rc->timeout_usec);
-                        dump_duration(f, "    ", "round_timeout", rc->round_timeout_usec);
-                        dump_string(f, "    ", "server_user", rc->server_user);
-                        dump_threshold(f, "    ", "warn_free", &rc->warn_free, "bytes");
-                        dump_threshold(f, "    ", "crit_free", &rc->crit_free, "bytes");
-                } else {
-                        dump_size(f, "    ", "max_size", rc->cache.max_size_text, rc->cache.max_size_bytes, "bytes");
-                        dump_string(f, "    ", "layout", remote_layout_name(rc->cache.layout));
-                        fprintf(f, "    trim_to = %s;\n", format_exact(rc->cache.trim_to, 1, buf, sizeof(buf)));
-                        dump_string(f, "    ", "clock", cache_clock_name(rc->cache.clock));
-                        dump_string(f, "    ", "watch", cache_watch_mode_name(rc->cache.watch_mode));
-                        dump_duration(f, "    ", "rescan_interval", rc->cache.rescan_interval_usec);
-                        fprintf(f, "    mode = \"%04o\";\n", (unsigned) rc->cache.mode);
-                }
-                fprintf(f, "  }%s\n", i + 1 < c->n_remotes ? "," : "");
-        }
-        fputs(");\n", f);
-}
-
-void config_dump(const Config *c, FILE *f) {
-        fprintf(f, "# %s, normalised: every setting, durations in seconds, sizes as configured\n", c->file);
-        dump_string(f, "", "socket", c->socket_path);
-        dump_string(f, "", "state_dir", c->state_dir);
-        dump_string(f, "", "admin_group", c->admin_group);
-        if (c->alert_argv)
-                dump_strv(f, "", "alert_command", c->alert_argv);
-        dump_duration(f, "", "alert_timeout", c->alert_timeout_usec);
-        dump_duration(f, "", "alert_min_interval", c->alert_min_interval_usec);
-        dump_duration(f, "", "audit_interval", c->audit_interval_usec);
-        fputs("volumes = {\n", f);
-        dump_duration(f, "  ", "check_interval", c->check_interval_usec);
-        dump_limits(f, "  ", &c->volume_defaults);
-        if (c->n_volume_overrides > 0) {
-                fputs("  overrides = (\n", f);
-                for (size_t i = 0; i < c->n_volume_overrides; i++) {
-                        fputs("    {\n", f);
-                        dump_string(f, "      ", "mount", c->volume_overrides[i].mount);
-                        dump_limits(f, "      ", &c->volume_overrides[i]);
-                        fprintf(f, "    }%s\n", i + 1 < c->n_volume_overrides ? "," : "");
-                }
-                fputs("  );\n", f);
-        }
-        fputs("};\n", f);
-        fputs("caches = (\n", f);
-        for (size_t i = 0; i < c->n_caches; i++) {
-                fputs("  {\n", f);
-                dump_cache(f, &c->caches[i]);
-                fprintf(f, "  }%s\n", i + 1 < c->n_caches ? "," : "");
-        }
-        fputs(");\n", f);
-        dump_remotes(c, f);
 }
 
 Config *config_free(Config *c) {
