@@ -98,6 +98,27 @@ static inline int rm_rf(const char *path) {
         return rmdir(path) < 0 ? -1 : 0;
 }
 
+/* A fresh temporary directory for a test (cmocka_unit_test_setup_teardown)
+ * or a group: *state is its path, made 0700 by mkdtemp below /tmp.
+ * tmpdir_teardown removes it and all it holds. */
+static inline int tmpdir_setup(void **state) {
+        char *dir = strdup("/tmp/ck-test-XXXXXX");
+
+        if (!dir || !mkdtemp(dir)) {
+                free(dir);
+                return -1;
+        }
+        *state = dir;
+        return 0;
+}
+
+static inline int tmpdir_teardown(void **state) {
+        int r = rm_rf(*state);
+
+        free(*state);
+        return r;
+}
+
 /* A new empty directory name in directory dir (a path); returns its fd. */
 static inline int fresh_dir(const char *dir, const char *name) {
         int top = open(dir, O_RDONLY | O_DIRECTORY), fd;
