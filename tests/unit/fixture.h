@@ -2,8 +2,8 @@
 /* What several unit tests build the same way: ccache entry names, a
  * temporary directory for a test group and fresh directories in it, removed
  * again in C (never following a symlink, never leaving its filesystem), a
- * ccache lock planted as another holder would, an sd-event loop run until a
- * condition holds. Header-only and static, included
+ * ccache lock planted as another holder would, an empty account, an
+ * sd-event loop run until a condition holds. Header-only and static, included
  * after <cmocka.h>: a test uses what it needs. */
 #pragma once
 
@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "base/util.h"
+#include "tree/account.h"
 
 /* base32hex, as ccache spells keys: the 16 hex digits first. */
 #define FIXTURE_B32 "0123456789abcdefghijklmnopqrstuv"
@@ -117,6 +118,21 @@ static inline int tmpdir_teardown(void **state) {
 
         free(*state);
         return r;
+}
+
+/* A new empty account for a test: *state. */
+static inline int account_setup(void **state) {
+        Account *a;
+
+        if (account_new(&a) < 0)
+                return -1;
+        *state = a;
+        return 0;
+}
+
+static inline int account_teardown(void **state) {
+        account_free(*state);
+        return 0;
 }
 
 /* A new empty directory name in directory dir (a path); returns its fd. */

@@ -134,7 +134,7 @@ static void test_exact_figures(void **state) {
 static void test_big_directory_on_two_threads(void **state) {
         char path[512], name[64];
         uint64_t files = 0, bytes = 0;
-        Account *a;
+        Account *a = *state;
         Scan *s;
         int fd;
 
@@ -157,7 +157,6 @@ static void test_big_directory_on_two_threads(void **state) {
                 files++;
                 bytes += (uint64_t) st.st_blocks * 512;
         }
-        assert_int_equal(account_new(&a), 0);
         assert_int_equal(scan_new(a, DIR_ROOT, fd, 1, NULL, NULL, &s), 0);
         while (scan_step(s, 64) == 1)
                 ;
@@ -165,14 +164,13 @@ static void test_big_directory_on_two_threads(void **state) {
         assert_int_equal(account_totals(a)->bytes, bytes);
         assert_true(scan_progress(s)->batch > 64);    /* the last buffer went to both threads */
         scan_free(s);
-        account_free(a);
         close(fd);
         snprintf(path, sizeof(path), "%s/big", root);
         assert_int_equal(rm_rf(path), 0);
 }
 
 static void test_two_scans_in_a_row(void **state) {
-        Account *a;
+        Account *a = *state;
         char path[512];
         int fd;
 
@@ -180,7 +178,6 @@ static void test_two_scans_in_a_row(void **state) {
          * account's back before the second must still be swept by it. */
         struct stat st;
 
-        assert_int_equal(account_new(&a), 0);
         scan_all(a, 100, 1);
         snprintf(path, sizeof(path), "%s/ccache.conf", root);
         assert_int_equal(stat(path, &st), 0);
@@ -206,14 +203,12 @@ static void test_two_scans_in_a_row(void **state) {
         put("ccache.conf", 20);
         want_files--;   /* put() counted it again */
         want_bytes -= (uint64_t) st.st_blocks * 512;
-        account_free(a);
 }
 
 static void test_rescan_sweeps_what_is_gone(void **state) {
-        Account *a;
+        Account *a = *state;
         char path[512];
 
-        assert_int_equal(account_new(&a), 0);
         scan_all(a, 100, 1);
         /* files and a directory vanish behind the account's back */
         snprintf(path, sizeof(path), "%s/b/4/e", root);
@@ -226,7 +221,6 @@ static void test_rescan_sweeps_what_is_gone(void **state) {
         assert_int_equal(account_totals(a)->files, want_files - 2);
         assert_int_equal(account_totals(a)->kind_files[CCACHE_KIND_RAW], 0);
         assert_int_equal(account_dir_find(a, account_dir_find(a, account_dir_find(a, DIR_ROOT, "b"), "4"), "e"), DIR_NONE);
-        account_free(a);
 }
 
 /* Recounts the account's files the slow way: totals, and per directory. */
@@ -246,7 +240,7 @@ static void check_recount(Account *a) {
 }
 
 static void test_directories_forgotten_during_a_walk(void **state) {
-        Account *a;
+        Account *a = *state;
         Scan *s;
         DirId b, b4, z, zy;
         int fd, r;
@@ -254,7 +248,6 @@ static void test_directories_forgotten_during_a_walk(void **state) {
         /* The walk is inside b/4 when an event makes the account forget b
          * (renamed, say) and two new directories take the freed DirIds. The
          * walk must leave b's frames alone: no file of b/4 lands in z/y. */
-        assert_int_equal(account_new(&a), 0);
         fd = open(root, O_RDONLY | O_DIRECTORY);
         assert_true(fd >= 0);
         assert_int_equal(scan_new(a, DIR_ROOT, fd, 1, NULL, NULL, &s), 0);
@@ -282,7 +275,6 @@ static void test_directories_forgotten_during_a_walk(void **state) {
         assert_int_equal(account_dir_find(a, z, "4"), DIR_NONE);
         check_recount(a);
         scan_free(s);
-        account_free(a);
 }
 
 /* Makes a chain of n directories named name below rel (which exists), each
@@ -358,10 +350,10 @@ static void test_deep_trees_are_counted(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_exact_figures),
-                cmocka_unit_test(test_big_directory_on_two_threads),
-                cmocka_unit_test(test_two_scans_in_a_row),
-                cmocka_unit_test(test_rescan_sweeps_what_is_gone),
-                cmocka_unit_test(test_directories_forgotten_during_a_walk),
+                cmocka_unit_test_setup_teardown(test_big_directory_on_two_threads, account_setup, account_teardown),
+                cmocka_unit_test_setup_teardown(test_two_scans_in_a_row, account_setup, account_teardown),
+                cmocka_unit_test_setup_teardown(test_rescan_sweeps_what_is_gone, account_setup, account_teardown),
+                cmocka_unit_test_setup_teardown(test_directories_forgotten_during_a_walk, account_setup, account_teardown),
                 cmocka_unit_test(test_deep_trees_are_counted),
         };
         return cmocka_run_group_tests_name("scan", tests, setup, teardown);
