@@ -2,8 +2,8 @@
 /* What several unit tests build the same way: ccache entry names, a
  * temporary directory for a test group and fresh directories in it, removed
  * again in C (never following a symlink, never leaving its filesystem), a
- * ccache lock planted as another holder would, an empty account, an
- * sd-event loop run until a condition holds. Header-only and static, included
+ * ccache lock planted as another holder would, an empty account or activity
+ * record, an sd-event loop run until a condition holds. Header-only and static, included
  * after <cmocka.h>: a test uses what it needs. */
 #pragma once
 
@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "base/util.h"
+#include "insight/activity.h"
 #include "tree/account.h"
 
 /* base32hex, as ccache spells keys: the 16 hex digits first. */
@@ -101,8 +102,8 @@ static inline int rm_rf(const char *path) {
 
 /* A fresh temporary directory for a test (cmocka_unit_test_setup_teardown)
  * or a group: *state is its path, made 0700 by mkdtemp below /tmp.
- * tmpdir_teardown removes it and all it holds. */
-static inline int tmpdir_setup(void **state) {
+ * teardown_tmpdir removes it and all it holds. */
+static inline int setup_tmpdir(void **state) {
         char *dir = strdup("/tmp/ck-test-XXXXXX");
 
         if (!dir || !mkdtemp(dir)) {
@@ -113,7 +114,7 @@ static inline int tmpdir_setup(void **state) {
         return 0;
 }
 
-static inline int tmpdir_teardown(void **state) {
+static inline int teardown_tmpdir(void **state) {
         int r = rm_rf(*state);
 
         free(*state);
@@ -121,7 +122,7 @@ static inline int tmpdir_teardown(void **state) {
 }
 
 /* A new empty account for a test: *state. */
-static inline int account_setup(void **state) {
+static inline int setup_account(void **state) {
         Account *a;
 
         if (account_new(&a) < 0)
@@ -130,8 +131,46 @@ static inline int account_setup(void **state) {
         return 0;
 }
 
-static inline int account_teardown(void **state) {
+static inline int teardown_account(void **state) {
         account_free(*state);
+        return 0;
+}
+
+/* A new, empty activity record for a test: *state. */
+static inline int setup_activity(void **state) {
+        Activity *a = NULL;
+
+        if (activity_new(&a) < 0)
+                return -1;
+        *state = a;
+        return 0;
+}
+
+static inline int teardown_activity(void **state) {
+        activity_free(*state);
+        return 0;
+}
+
+/* Two of them: *state is the array. */
+static inline int setup_two_activities(void **state) {
+        Activity **a = calloc(2, sizeof(*a));
+
+        if (!a || activity_new(&a[0]) < 0 || activity_new(&a[1]) < 0) {
+                if (a)
+                        activity_free(a[0]);
+                free(a);
+                return -1;
+        }
+        *state = a;
+        return 0;
+}
+
+static inline int teardown_two_activities(void **state) {
+        Activity **a = *state;
+
+        activity_free(a[0]);
+        activity_free(a[1]);
+        free(a);
         return 0;
 }
 

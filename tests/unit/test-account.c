@@ -652,19 +652,19 @@ static void test_remote_memory_per_file(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup_teardown(test_insert_update_remove, account_setup, account_teardown),
-                cmocka_unit_test_setup_teardown(test_many_files_and_dir_removal, account_setup, account_teardown),
-                cmocka_unit_test_setup_teardown(test_scan_sweep, account_setup, account_teardown),
-                cmocka_unit_test_setup_teardown(test_dir_hook_and_stats, account_setup, account_teardown),
-                cmocka_unit_test_setup_teardown(test_dir_gen_tells_reused_ids_apart, account_setup, account_teardown),
-                cmocka_unit_test_setup_teardown(test_many_directories_no_quadratic_work, account_setup, account_teardown),
-                cmocka_unit_test_setup_teardown(test_planted_names_do_not_pile_up, account_setup, account_teardown),
-                cmocka_unit_test_setup_teardown(test_hard_links_count_once, account_setup, account_teardown),
-                cmocka_unit_test_setup_teardown(test_memory_counts_heap_names, account_setup, account_teardown),
-                cmocka_unit_test_setup_teardown(test_entries_since, account_setup, account_teardown),
-                cmocka_unit_test_setup_teardown(test_remote_subdirs_layout, account_setup, account_teardown),
-                cmocka_unit_test_setup_teardown(test_remote_flat_layout, account_setup, account_teardown),
-                cmocka_unit_test_setup_teardown(test_set_layout_only_when_empty, account_setup, account_teardown),
+                cmocka_unit_test_setup_teardown(test_insert_update_remove, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_many_files_and_dir_removal, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_scan_sweep, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_dir_hook_and_stats, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_dir_gen_tells_reused_ids_apart, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_many_directories_no_quadratic_work, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_planted_names_do_not_pile_up, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_hard_links_count_once, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_memory_counts_heap_names, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_entries_since, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_remote_subdirs_layout, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_remote_flat_layout, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_set_layout_only_when_empty, setup_account, teardown_account),
                 cmocka_unit_test(test_remote_memory_per_file),
         };
         return cmocka_run_group_tests_name("account", tests, NULL, NULL);

@@ -123,7 +123,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_real_and_built),
                 cmocka_unit_test(test_not_a_header),
-                cmocka_unit_test_setup_teardown(test_read_regular_files_only, tmpdir_setup, tmpdir_teardown),
+                cmocka_unit_test_setup_teardown(test_read_regular_files_only, setup_tmpdir, teardown_tmpdir),
         };
         return cmocka_run_group_tests_name("ccache-header", tests, NULL, NULL);
 }

@@ -103,7 +103,7 @@ static void test_plan_takes_exactly_the_oldest(void **state) {
 }
 
 /* Two new empty accounts for a test: *state is the array of them. */
-static int two_accounts_setup(void **state) {
+static int setup_two_accounts(void **state) {
         Account **a = calloc(2, sizeof(*a));
 
         assert_non_null(a);
@@ -113,7 +113,7 @@ static int two_accounts_setup(void **state) {
         return 0;
 }
 
-static int two_accounts_teardown(void **state) {
+static int teardown_two_accounts(void **state) {
         Account **a = *state;
 
         account_free(a[0]);
@@ -473,15 +473,15 @@ static void test_remote_flat_eligible(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup_teardown(test_plan_takes_exactly_the_oldest, account_setup, account_teardown),
-                cmocka_unit_test_setup_teardown(test_plan_across_accounts, two_accounts_setup, two_accounts_teardown),
-                cmocka_unit_test_setup_teardown(test_planner_in_slices_plans_the_same, account_setup, account_teardown),
-                cmocka_unit_test_setup_teardown(test_planner_steps_are_bounded, account_setup, account_teardown),
-                cmocka_unit_test_setup_teardown(test_planner_with_changes_between_steps, two_accounts_setup, two_accounts_teardown),
+                cmocka_unit_test_setup_teardown(test_plan_takes_exactly_the_oldest, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_plan_across_accounts, setup_two_accounts, teardown_two_accounts),
+                cmocka_unit_test_setup_teardown(test_planner_in_slices_plans_the_same, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_planner_steps_are_bounded, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_planner_with_changes_between_steps, setup_two_accounts, teardown_two_accounts),
                 cmocka_unit_test(test_unlink_rechecks),
-                cmocka_unit_test_setup_teardown(test_lock_dir_never_eligible, account_setup, account_teardown),
-                cmocka_unit_test_setup_teardown(test_remote_subdirs_eligible, account_setup, account_teardown),
-                cmocka_unit_test_setup_teardown(test_remote_flat_eligible, account_setup, account_teardown),
+                cmocka_unit_test_setup_teardown(test_lock_dir_never_eligible, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_remote_subdirs_eligible, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_remote_flat_eligible, setup_account, teardown_account),
         };
         return cmocka_run_group_tests_name("evict", tests, setup, teardown);
 }

@@ -19,7 +19,7 @@
 #define KIB 1024ULL
 
 /* A new, empty store for a test: *state. */
-static int regret_setup(void **state) {
+static int setup_regret(void **state) {
         Regret *r;
 
         assert_int_equal(regret_new(&r), 0);
@@ -27,13 +27,13 @@ static int regret_setup(void **state) {
         return 0;
 }
 
-static int regret_teardown(void **state) {
+static int teardown_regret(void **state) {
         regret_free(*state);
         return 0;
 }
 
 /* Three of them: *state is the array. */
-static int three_regrets_setup(void **state) {
+static int setup_three_regrets(void **state) {
         Regret **r = calloc(3, sizeof(*r));
 
         assert_non_null(r);
@@ -43,7 +43,7 @@ static int three_regrets_setup(void **state) {
         return 0;
 }
 
-static int three_regrets_teardown(void **state) {
+static int teardown_three_regrets(void **state) {
         Regret **r = *state;
 
         for (int i = 0; i < 3; i++)
@@ -206,12 +206,12 @@ static void test_encode_decode(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup_teardown(test_store_of_evicted_key_counted_once, regret_setup, regret_teardown),
-                cmocka_unit_test_setup_teardown(test_p90_and_windows, regret_setup, regret_teardown),
-                cmocka_unit_test_setup_teardown(test_forgets_the_oldest_and_the_old, regret_setup, regret_teardown),
-                cmocka_unit_test_setup_teardown(test_index_probe_runs_and_deletions, regret_setup, regret_teardown),
-                cmocka_unit_test_setup_teardown(test_young_evictions, regret_setup, regret_teardown),
-                cmocka_unit_test_setup_teardown(test_encode_decode, three_regrets_setup, three_regrets_teardown),
+                cmocka_unit_test_setup_teardown(test_store_of_evicted_key_counted_once, setup_regret, teardown_regret),
+                cmocka_unit_test_setup_teardown(test_p90_and_windows, setup_regret, teardown_regret),
+                cmocka_unit_test_setup_teardown(test_forgets_the_oldest_and_the_old, setup_regret, teardown_regret),
+                cmocka_unit_test_setup_teardown(test_index_probe_runs_and_deletions, setup_regret, teardown_regret),
+                cmocka_unit_test_setup_teardown(test_young_evictions, setup_regret, teardown_regret),
+                cmocka_unit_test_setup_teardown(test_encode_decode, setup_three_regrets, teardown_three_regrets),
         };
         return cmocka_run_group_tests_name("regret", tests, NULL, NULL);
 }

@@ -433,9 +433,9 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_url_good),
                 cmocka_unit_test(test_url_bad),
-                cmocka_unit_test_setup_teardown(test_password_file, tmpdir_setup, tmpdir_teardown),
-                cmocka_unit_test_setup_teardown(test_password_fifo, tmpdir_setup, tmpdir_teardown),
-                cmocka_unit_test_setup_teardown(test_password_dirs, tmpdir_setup, tmpdir_teardown),
+                cmocka_unit_test_setup_teardown(test_password_file, setup_tmpdir, teardown_tmpdir),
+                cmocka_unit_test_setup_teardown(test_password_fifo, setup_tmpdir, teardown_tmpdir),
+                cmocka_unit_test_setup_teardown(test_password_dirs, setup_tmpdir, teardown_tmpdir),
                 cmocka_unit_test(test_peer_owner),
                 cmocka_unit_test(test_info_parse),
                 cmocka_unit_test(test_info_hostile),

@@ -350,10 +350,10 @@ static void test_deep_trees_are_counted(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_exact_figures),
-                cmocka_unit_test_setup_teardown(test_big_directory_on_two_threads, account_setup, account_teardown),
-                cmocka_unit_test_setup_teardown(test_two_scans_in_a_row, account_setup, account_teardown),
-                cmocka_unit_test_setup_teardown(test_rescan_sweeps_what_is_gone, account_setup, account_teardown),
-                cmocka_unit_test_setup_teardown(test_directories_forgotten_during_a_walk, account_setup, account_teardown),
+                cmocka_unit_test_setup_teardown(test_big_directory_on_two_threads, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_two_scans_in_a_row, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_rescan_sweeps_what_is_gone, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_directories_forgotten_during_a_walk, setup_account, teardown_account),
                 cmocka_unit_test(test_deep_trees_are_counted),
         };
         return cmocka_run_group_tests_name("scan", tests, setup, teardown);
