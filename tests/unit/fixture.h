@@ -100,6 +100,18 @@ static inline int rm_rf(const char *path) {
         return rmdir(path) < 0 ? -1 : 0;
 }
 
+/* A new empty directory name in directory dir (a path); returns its fd. */
+static inline int fresh_dir(const char *dir, const char *name) {
+        int top = open(dir, O_RDONLY | O_DIRECTORY), fd;
+
+        assert_true(top >= 0);
+        assert_int_equal(mkdirat(top, name, 0755), 0);
+        fd = openat(top, name, O_RDONLY | O_DIRECTORY);
+        assert_true(fd >= 0);
+        close(top);
+        return fd;
+}
+
 /* A fresh temporary directory for a test (cmocka_unit_test_setup_teardown)
  * or a group: *state is its path, made 0700 by mkdtemp below /tmp.
  * teardown_tmpdir removes it and all it holds. */
@@ -118,6 +130,35 @@ static inline int teardown_tmpdir(void **state) {
         int r = rm_rf(*state);
 
         free(*state);
+        return r;
+}
+
+/* A test's own directory: fd, open, is "d" in a fresh temporary directory
+ * (path), so that a test can put things beside it. teardown_test_dir closes
+ * fd and removes it all. */
+typedef struct TestDir {
+        char path[64];
+        int fd;
+} TestDir;
+
+static inline int setup_test_dir(void **state) {
+        TestDir *t = calloc(1, sizeof(*t));
+
+        assert_non_null(t);
+        strcpy(t->path, "/tmp/ck-test-XXXXXX");
+        assert_non_null(mkdtemp(t->path));
+        t->fd = fresh_dir(t->path, "d");
+        *state = t;
+        return 0;
+}
+
+static inline int teardown_test_dir(void **state) {
+        TestDir *t = *state;
+        int r;
+
+        close(t->fd);
+        r = rm_rf(t->path);
+        free(t);
         return r;
 }
 
@@ -172,18 +213,6 @@ static inline int teardown_two_activities(void **state) {
         activity_free(a[1]);
         free(a);
         return 0;
-}
-
-/* A new empty directory name in directory dir (a path); returns its fd. */
-static inline int fresh_dir(const char *dir, const char *name) {
-        int top = open(dir, O_RDONLY | O_DIRECTORY), fd;
-
-        assert_true(top >= 0);
-        assert_int_equal(mkdirat(top, name, 0755), 0);
-        fd = openat(top, name, O_RDONLY | O_DIRECTORY);
-        assert_true(fd >= 0);
-        close(top);
-        return fd;
 }
 
 /* Plants ccache lock <name> in fd held by content, as another holder would:
