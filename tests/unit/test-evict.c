@@ -298,22 +298,6 @@ static void test_planner_with_changes_between_steps(void **state) {
         evict_plan_done(&plan);
 }
 
-static char dir[] = "/tmp/ck-test-evict-XXXXXX";
-
-static int setup(void **state) {
-        return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state) {
-        return rm_rf(dir);
-}
-
-static int dfd(void) {
-        int fd = open(dir, O_RDONLY | O_DIRECTORY);
-        assert_true(fd >= 0);
-        return fd;
-}
-
 static void touch_at(int fd, const char *name, time_t mtime) {
         struct timespec ts[2] = { { mtime, 0 }, { mtime, 0 } };
         int f = openat(fd, name, O_WRONLY | O_CREAT, 0644);
@@ -334,7 +318,8 @@ static uint64_t blocks_of(int fd, const char *name) {
 static void test_unlink_rechecks(void **state) {
         struct stat st;
         uint64_t b;
-        int fd = dfd();
+        TestDir *t = *state;
+        int fd = t->fd;
         dev_t dev;
 
         assert_int_equal(fstat(fd, &st), 0);
@@ -363,7 +348,6 @@ static void test_unlink_rechecks(void **state) {
         assert_int_equal(evict_unlink(fd, "dir", dev, INT64_MAX, blocks_of(fd, "dir")), 0);
         assert_int_equal(evict_unlink(fd, "target", dev + 1, INT64_MAX, blocks_of(fd, "target")), 0);  /* another device */
         assert_int_equal(fstatat(fd, "target", &st, 0), 0);
-        close(fd);
 }
 
 static void test_lock_dir_never_eligible(void **state) {
@@ -478,10 +462,10 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_planner_in_slices_plans_the_same, setup_account, teardown_account),
                 cmocka_unit_test_setup_teardown(test_planner_steps_are_bounded, setup_account, teardown_account),
                 cmocka_unit_test_setup_teardown(test_planner_with_changes_between_steps, setup_two_accounts, teardown_two_accounts),
-                cmocka_unit_test(test_unlink_rechecks),
+                cmocka_unit_test_setup_teardown(test_unlink_rechecks, setup_test_dir, teardown_test_dir),
                 cmocka_unit_test_setup_teardown(test_lock_dir_never_eligible, setup_account, teardown_account),
                 cmocka_unit_test_setup_teardown(test_remote_subdirs_eligible, setup_account, teardown_account),
                 cmocka_unit_test_setup_teardown(test_remote_flat_eligible, setup_account, teardown_account),
         };
-        return cmocka_run_group_tests_name("evict", tests, setup, teardown);
+        return cmocka_run_group_tests_name("evict", tests, NULL, NULL);
 }
