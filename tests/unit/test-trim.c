@@ -194,13 +194,14 @@ static void hold_content_lock(int root, time_t alive_sec) {
         }
 }
 
-/* Steps t at monotonic now (and realtime) until it returns something else
- * than 1; returns that. */
-static int step_until_not_busy(Trim *t, Account *acct, Counters *k, int root, dev_t dev, usec_t now, usec_t realtime) {
-        TrimEnv env = { .account = acct, .counters = k, .root_fd = root, .dev = dev, .now = now, .realtime = realtime };
+/* Steps fx's trim over its cache at monotonic now (and realtime) until it
+ * returns something else than 1; returns that. */
+static int step_until_not_busy(Fixture *fx, usec_t now, usec_t realtime) {
+        TrimEnv env = { .account = fx->acct, .counters = fx->k, .root_fd = fx->root, .dev = fx->st.st_dev,
+                        .now = now, .realtime = realtime };
         int r, steps = 0;
 
-        while ((r = trim_step(t, &env)) == 1)
+        while ((r = trim_step(fx->t, &env)) == 1)
                 assert_true(++steps < 1000);
         return r;
 }
@@ -212,20 +213,18 @@ static void test_locked_directory_waits_its_turn(void **state) {
         usec_t now = 1000 * USEC_PER_SEC, realtime = now_usec(CLOCK_REALTIME);
         Fixture *fx = *state;
         Account *acct = fx->acct;
-        Counters *k = fx->k;
-        struct stat st = fx->st;
         int root = fx->root;
 
         hold_content_lock(root, 0);
         assert_int_equal(trim_new(acct, 0, false, NOW, &fx->t), 0);
-        assert_int_equal(step_until_not_busy(fx->t, acct, k, root, st.st_dev, now, realtime), 2);
+        assert_int_equal(step_until_not_busy(fx, now, realtime), 2);
         assert_int_equal(trim_result(fx->t)->files, 0);
         /* before the retry interval: not even looked at again */
         assert_int_equal(unlinkat(root, "lock/subdir_ab.lock", 0), 0);
-        assert_int_equal(step_until_not_busy(fx->t, acct, k, root, st.st_dev, now + TRIM_LOCK_RETRY_USEC - 1, realtime), 2);
+        assert_int_equal(step_until_not_busy(fx, now + TRIM_LOCK_RETRY_USEC - 1, realtime), 2);
         assert_int_equal(trim_result(fx->t)->files, 0);
         /* the next round: the lock is free, the directory goes */
-        assert_int_equal(step_until_not_busy(fx->t, acct, k, root, st.st_dev, now + TRIM_LOCK_RETRY_USEC, realtime), 0);
+        assert_int_equal(step_until_not_busy(fx, now + TRIM_LOCK_RETRY_USEC, realtime), 0);
         assert_int_equal(trim_result(fx->t)->files, FILES);
         assert_int_equal(trim_result(fx->t)->locked_dirs, 0);
         assert_int_equal(trim_result(fx->t)->stats_updates, 1);
@@ -237,14 +236,12 @@ static void test_live_lock_is_left_alone(void **state) {
         usec_t now = 1000 * USEC_PER_SEC, realtime = now_usec(CLOCK_REALTIME);
         Fixture *fx = *state;
         Account *acct = fx->acct;
-        Counters *k = fx->k;
-        struct stat st = fx->st;
         char why[256];
         int root = fx->root, r, rounds = 0;
 
         hold_content_lock(root, NOW);
         assert_int_equal(trim_new(acct, 0, false, NOW, &fx->t), 0);
-        while ((r = step_until_not_busy(fx->t, acct, k, root, st.st_dev, now, realtime)) == 2) {
+        while ((r = step_until_not_busy(fx, now, realtime)) == 2) {
                 struct timespec ts[2] = { { NOW + ++rounds, 0 }, { NOW + rounds, 0 } };
 
                 assert_int_equal(utimensat(root, "lock/subdir_ab.alive", ts, 0), 0);   /* the holder is busy */
@@ -268,18 +265,16 @@ static void test_stale_lock_is_broken(void **state) {
         usec_t now = 1000 * USEC_PER_SEC, realtime = now_usec(CLOCK_REALTIME);
         Fixture *fx = *state;
         Account *acct = fx->acct;
-        Counters *k = fx->k;
-        struct stat st = fx->st;
         int root = fx->root;
 
         hold_content_lock(root, 0);
         assert_int_equal(trim_new(acct, 0, false, NOW, &fx->t), 0);
-        assert_int_equal(step_until_not_busy(fx->t, acct, k, root, st.st_dev, now, realtime), 2);
+        assert_int_equal(step_until_not_busy(fx, now, realtime), 2);
         /* still fresh a moment later */
         now += TRIM_LOCK_RETRY_USEC;
-        assert_int_equal(step_until_not_busy(fx->t, acct, k, root, st.st_dev, now, realtime + CCACHE_LOCK_STALE_USEC / 2), 2);
+        assert_int_equal(step_until_not_busy(fx, now, realtime + CCACHE_LOCK_STALE_USEC / 2), 2);
         now += TRIM_LOCK_RETRY_USEC;
-        assert_int_equal(step_until_not_busy(fx->t, acct, k, root, st.st_dev, now, realtime + CCACHE_LOCK_STALE_USEC + 1), 0);
+        assert_int_equal(step_until_not_busy(fx, now, realtime + CCACHE_LOCK_STALE_USEC + 1), 0);
         assert_int_equal(trim_result(fx->t)->files, FILES);
         assert_int_equal(trim_result(fx->t)->locks_broken, 1);
         assert_int_equal(trim_result(fx->t)->locked_dirs, 0);
@@ -394,7 +389,7 @@ static void test_stale_account_is_corrected(void **state) {
         TrimEnv env = { .account = acct, .counters = k, .root_fd = root, .dev = root_st.st_dev,
                         .now = now_usec(CLOCK_MONOTONIC), .realtime = now_usec(CLOCK_REALTIME) };
         assert_int_equal(trim_new(acct, account_totals(acct)->bytes / 2, false, NOW, &fx->t), 0);
-        assert_int_equal(step_until_not_busy(fx->t, acct, k, root, root_st.st_dev, env.now, env.realtime), 0);
+        assert_int_equal(step_until_not_busy(fx, env.now, env.realtime), 0);
         assert_int_equal(trim_result(fx->t)->files, 0);
         assert_int_equal(trim_result(fx->t)->saved, FILES / 2);
         assert_int_equal(trim_result(fx->t)->corrected, FILES / 2);
@@ -405,7 +400,7 @@ static void test_stale_account_is_corrected(void **state) {
         fx->t = trim_free(fx->t);
         /* the next trim goes for the really oldest: the untouched half */
         assert_int_equal(trim_new(acct, account_totals(acct)->bytes / 2, false, NOW, &fx->t), 0);
-        assert_int_equal(step_until_not_busy(fx->t, acct, k, root, root_st.st_dev, env.now, env.realtime), 0);
+        assert_int_equal(step_until_not_busy(fx, env.now, env.realtime), 0);
         assert_true(trim_result(fx->t)->files > 0);
         assert_int_equal(trim_result(fx->t)->saved, 0);
         assert_int_equal(trim_result(fx->t)->corrected, 0);
