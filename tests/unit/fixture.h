@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* What several unit tests build the same way: ccache entry names, a
- * temporary directory for a test group and fresh directories in it, removed
- * again in C (never following a symlink, never leaving its filesystem), a
- * ccache lock planted as another holder would, an empty account or activity
- * record, an sd-event loop run until a condition holds. Header-only and static, included
- * after <cmocka.h>: a test uses what it needs. */
+/* What several unit tests build the same way: ccache entry names; the
+ * cmocka fixtures a test's state comes from (a temporary directory, a test's
+ * own directory, an empty account or activity record), each torn down by
+ * its teardown whatever the test did; rm_rf, which removes a tree in C,
+ * never following a symlink nor leaving its filesystem; a ccache lock
+ * planted as another holder would; an sd-event loop run until a condition
+ * holds. Header-only and static, included after <cmocka.h>: a test uses what
+ * it needs. */
 #pragma once
 
 #include <dirent.h>
