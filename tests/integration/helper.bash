@@ -1,6 +1,6 @@
 # Shared set-up for the integration tests. CK_BUILD is the build directory
-bats_require_minimum_version 1.5.0
 # (absolute); the tests drive the ASan+UBSan build of the binaries.
+bats_require_minimum_version 1.5.0
 CK_BUILD=${CK_BUILD:-$BATS_TEST_DIRNAME/../../build}
 CKD=${CKD:-$CK_BUILD/asan/cachekeeperd}
 CTL=${CTL:-$CK_BUILD/asan/cachectl}

@@ -39,12 +39,11 @@ static void check_totals(Account *a) {
 }
 
 static void test_insert_update_remove(void **state) {
-        Account *a;
+        Account *a = *state;
         DirId l1, l2, tmp;
         char name[64], back[64];
         FileId f;
 
-        assert_int_equal(account_new(&a), 0);
         assert_int_equal(account_dir_add(a, DIR_ROOT, "b", &l1), 1);
         assert_int_equal(account_dir_add(a, l1, "4", &l2), 1);
         assert_int_equal(account_dir_add(a, l1, "4", &l2), 0);            /* found, not added */
@@ -85,16 +84,14 @@ static void test_insert_update_remove(void **state) {
         assert_int_equal(account_file_find(a, l2, name), FILE_NONE);
         assert_int_equal(account_totals(a)->files, 4);
         check_totals(a);
-        account_free(a);
 }
 
 static void test_many_files_and_dir_removal(void **state) {
         enum { N = 200000 };
-        Account *a;
+        Account *a = *state;
         DirId l2[256];
         char name[64], path[64];
 
-        assert_int_equal(account_new(&a), 0);
         for (unsigned i = 0; i < 256; i++) {
                 DirId l1;
                 char n1[2] = { b32[i / 16], 0 }, n2[2] = { b32[i % 16], 0 };
@@ -140,15 +137,13 @@ static void test_many_files_and_dir_removal(void **state) {
         assert_int_equal(account_totals(a)->dirs, 1);
         account_entry_mtime_span(a, &lo, &hi);
         assert_int_equal(hi, 0);
-        account_free(a);
 }
 
 static void test_scan_sweep(void **state) {
-        Account *a;
+        Account *a = *state;
         DirId d1, d2, sub;
         char n1[64], n2[64], n3[64];
 
-        assert_int_equal(account_new(&a), 0);
         assert_int_equal(account_dir_add(a, DIR_ROOT, "1", &d1), 1);
         assert_int_equal(account_dir_add(a, d1, "2", &d2), 1);
         assert_int_equal(account_dir_add(a, d2, "3", &sub), 1);
@@ -181,7 +176,6 @@ static void test_scan_sweep(void **state) {
         account_scan_sweep(a, 8);
         assert_non_null(account_dir(a, late));
         assert_null(account_dir(a, old));
-        account_free(a);
 }
 
 static unsigned hook_calls;
@@ -191,10 +185,9 @@ static void count_hook(DirId d, Dir *dir, void *userdata) {
 }
 
 static void test_dir_hook_and_stats(void **state) {
-        Account *a;
+        Account *a = *state;
         DirId d1, d2;
 
-        assert_int_equal(account_new(&a), 0);
         account_set_dir_hook(a, count_hook, &hook_calls);
         account_dir_add(a, DIR_ROOT, "a", &d1);
         account_dir_add(a, d1, "b", &d2);
@@ -210,18 +203,16 @@ static void test_dir_hook_and_stats(void **state) {
         assert_int_equal(hook_calls, 3);   /* d1 and the root */
         assert_int_equal(account_totals(a)->hits, 0);
         account_set_dir_hook(a, NULL, NULL);
-        account_free(a);
 }
 
 static void test_dir_gen_tells_reused_ids_apart(void **state) {
-        Account *a;
+        Account *a = *state;
         DirId x, xs, y, ys;
         uint32_t xgen, xsgen;
         uint64_t released;
         FileInfo fi;
         char name[64];
 
-        assert_int_equal(account_new(&a), 0);
         assert_int_equal(account_dir_add(a, DIR_ROOT, "x", &x), 1);
         assert_int_equal(account_dir_add(a, x, "s", &xs), 1);
         xgen = account_dir(a, x)->gen;
@@ -262,7 +253,6 @@ static void test_dir_gen_tells_reused_ids_apart(void **state) {
         assert_non_null(account_dir_check(a, DIR_ROOT, rootgen));
         assert_int_equal(account_dir_add(a, DIR_ROOT, "y", &y), 1);
         assert_true(account_dir(a, y)->gen != xgen && account_dir(a, y)->gen != xsgen);
-        account_free(a);
 }
 
 /* Work per directory is O(1): a user's 100k directories under one parent,
@@ -275,11 +265,10 @@ static void test_dir_gen_tells_reused_ids_apart(void **state) {
  * one run, each insert probing all the others). */
 static void test_planted_names_do_not_pile_up(void **state) {
         enum { N = 20000 };
-        Account *a;
+        Account *a = *state;
         DirId l1, l2;
         char name[40];
 
-        assert_int_equal(account_new(&a), 0);
         assert_int_equal(account_dir_add(a, DIR_ROOT, "0", &l1), 1);
         assert_int_equal(account_dir_add(a, l1, "0", &l2), 1);
         for (unsigned i = 0; i < N; i++) {
@@ -293,18 +282,16 @@ static void test_planted_names_do_not_pile_up(void **state) {
         }
         assert_int_equal(account_totals(a)->kind_files[CCACHE_KIND_RESULT], N);
         assert_true(account_index_longest_run(a) < 200);
-        account_free(a);
 }
 
 static void test_many_directories_no_quadratic_work(void **state) {
         enum { N = 100000 };
         static DirId ids[N];
         clock_t start = clock();
-        Account *a;
+        Account *a = *state;
         DirId x;
         char name[32];
 
-        assert_int_equal(account_new(&a), 0);
         assert_int_equal(account_dir_add(a, DIR_ROOT, "x", &x), 1);
         for (unsigned i = 0; i < N; i++) {
                 snprintf(name, sizeof(name), "d%u", i);
@@ -334,7 +321,6 @@ static void test_many_directories_no_quadratic_work(void **state) {
         }
         check_totals(a);
         assert_true((double) (clock() - start) / CLOCKS_PER_SEC < 10);
-        account_free(a);
 }
 
 /* 30 names of one 20 MB inode are 30 files and 20 MB, as du says; the
@@ -342,11 +328,10 @@ static void test_many_directories_no_quadratic_work(void **state) {
  * last name. */
 static void test_hard_links_count_once(void **state) {
         enum { BLOCKS = 20 * 1000 * 1000 / 512 };
-        Account *a;
+        Account *a = *state;
         DirId d1, d2;
         char name[64];
 
-        assert_int_equal(account_new(&a), 0);
         assert_int_equal(account_dir_add(a, DIR_ROOT, "1", &d1), 1);
         assert_int_equal(account_dir_add(a, d1, "2", &d2), 1);
         for (unsigned i = 0; i < 30; i++) {
@@ -403,18 +388,16 @@ static void test_hard_links_count_once(void **state) {
         for (int k = 0; k < _CCACHE_KIND_MAX; k++)
                 assert_int_equal(account_totals(a)->kind_bytes[k], 0);
         assert_true(account_memory(a) > 0);
-        account_free(a);
 }
 
 /* memory_bytes counts the names kept on the heap: directories' and files'
  * that do not fit a record. */
 static void test_memory_counts_heap_names(void **state) {
         char name[256];
-        Account *a;
+        Account *a = *state;
         DirId d;
         size_t before;
 
-        assert_int_equal(account_new(&a), 0);
         assert_int_equal(account_dir_add(a, DIR_ROOT, "x", &d), 1);
         for (int i = 0; i < 1000; i++) {   /* warm the tables up */
                 snprintf(name, sizeof(name), "w%d", i);
@@ -428,7 +411,6 @@ static void test_memory_counts_heap_names(void **state) {
                 assert_int_equal(account_dir_add(a, DIR_ROOT, name, &(DirId) { 0 }), 1);
         }
         assert_true(account_memory(a) >= before + 2 * 100 * 204);
-        account_free(a);
 }
 
 /* The working set: entries only, by mtime, each window exact at its edge,
@@ -436,11 +418,10 @@ static void test_memory_counts_heap_names(void **state) {
 static void test_entries_since(void **state) {
         const int64_t since[] = { 3000, 2000, 1000, 0 };
         uint64_t files[4], bytes[4];
-        Account *a;
+        Account *a = *state;
         DirId l1, l2, gone;
         char name[64];
 
-        assert_int_equal(account_new(&a), 0);
         assert_int_equal(account_dir_add(a, DIR_ROOT, "b", &l1), 1);
         assert_int_equal(account_dir_add(a, l1, "4", &l2), 1);
         assert_int_equal(account_dir_add(a, l1, "5", &gone), 1);
@@ -463,7 +444,6 @@ static void test_entries_since(void **state) {
         assert_int_equal(files[2], 31);
         assert_int_equal(files[3], 40);
         assert_int_equal(bytes[3], 40 * 41 / 2 * 512);
-        account_free(a);
 }
 
 /* Names seen in a share written by ccache 4.7.5 (file:share, layout subdirs
@@ -493,9 +473,8 @@ static void expect_kind(Account *a, DirId d, const char *name, CcacheKind kind) 
 
 static void test_remote_subdirs_layout(void **state) {
         DirId hex, deep, upper, one, three, other, tmp, lock;
-        Account *a;
+        Account *a = *state;
 
-        assert_int_equal(account_new(&a), 0);
         assert_int_equal(account_layout(a), ACCOUNT_LAYOUT_LOCAL);
         assert_int_equal(account_set_layout(a, ACCOUNT_LAYOUT_REMOTE_SUBDIRS), 0);
         assert_int_equal(account_layout(a), ACCOUNT_LAYOUT_REMOTE_SUBDIRS);
@@ -551,14 +530,12 @@ static void test_remote_subdirs_layout(void **state) {
         assert_int_equal(account_file_remove(a, hex, REMOTE_SUBDIRS_NAME), 1);
         assert_int_equal(account_file_find(a, hex, REMOTE_SUBDIRS_NAME), FILE_NONE);
         check_totals(a);
-        account_free(a);
 }
 
 static void test_remote_flat_layout(void **state) {
         DirId hex, sub;
-        Account *a;
+        Account *a = *state;
 
-        assert_int_equal(account_new(&a), 0);
         assert_int_equal(account_set_layout(a, ACCOUNT_LAYOUT_REMOTE_FLAT), 0);
         assert_int_equal(account_layout(a), ACCOUNT_LAYOUT_REMOTE_FLAT);
         assert_int_equal(account_dir_add(a, DIR_ROOT, "a1", &hex), 1);
@@ -590,15 +567,13 @@ static void test_remote_flat_layout(void **state) {
         expect_kind(a, sub, REMOTE_FLAT_NAME, CCACHE_KIND_OTHER);
         check_totals(a);
         assert_int_equal(account_totals(a)->kind_files[CCACHE_KIND_ENTRY], 18);
-        account_free(a);
 }
 
 /* The layout is chosen while the account is empty, and stays. */
 static void test_set_layout_only_when_empty(void **state) {
-        Account *a;
+        Account *a = *state;
         DirId d;
 
-        assert_int_equal(account_new(&a), 0);
         assert_int_equal(account_set_layout(a, _ACCOUNT_LAYOUT_MAX), -EINVAL);
         assert_int_equal(account_set_layout(a, (AccountLayout) -1), -EINVAL);
         assert_int_equal(account_layout(a), ACCOUNT_LAYOUT_LOCAL);
@@ -624,7 +599,6 @@ static void test_set_layout_only_when_empty(void **state) {
         assert_int_equal(account_set_layout(a, ACCOUNT_LAYOUT_LOCAL), 0);
         assert_int_equal(account_dir_add(a, DIR_ROOT, "a1", &d), 1);
         assert_false(account_dir(a, d)->hex);
-        account_free(a);
 }
 
 /* An entry costs the same in every layout: the File record does not grow. */
@@ -678,19 +652,19 @@ static void test_remote_memory_per_file(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_insert_update_remove),
-                cmocka_unit_test(test_many_files_and_dir_removal),
-                cmocka_unit_test(test_scan_sweep),
-                cmocka_unit_test(test_dir_hook_and_stats),
-                cmocka_unit_test(test_dir_gen_tells_reused_ids_apart),
-                cmocka_unit_test(test_many_directories_no_quadratic_work),
-                cmocka_unit_test(test_planted_names_do_not_pile_up),
-                cmocka_unit_test(test_hard_links_count_once),
-                cmocka_unit_test(test_memory_counts_heap_names),
-                cmocka_unit_test(test_entries_since),
-                cmocka_unit_test(test_remote_subdirs_layout),
-                cmocka_unit_test(test_remote_flat_layout),
-                cmocka_unit_test(test_set_layout_only_when_empty),
+                cmocka_unit_test_setup_teardown(test_insert_update_remove, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_many_files_and_dir_removal, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_scan_sweep, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_dir_hook_and_stats, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_dir_gen_tells_reused_ids_apart, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_many_directories_no_quadratic_work, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_planted_names_do_not_pile_up, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_hard_links_count_once, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_memory_counts_heap_names, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_entries_since, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_remote_subdirs_layout, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_remote_flat_layout, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_set_layout_only_when_empty, setup_account, teardown_account),
                 cmocka_unit_test(test_remote_memory_per_file),
         };
         return cmocka_run_group_tests_name("account", tests, NULL, NULL);

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "activity-v1.h"
+#include "fixture.h"
 #include "insight/activity.h"
 
 #define MIN  (60 * USEC_PER_SEC)
@@ -20,13 +21,6 @@
 #define DAY  (24 * HOUR)
 /* 2026-11-30 00:00:00 UTC: an hour (and minute) boundary. */
 #define T0 ((usec_t) 1795996800ULL * USEC_PER_SEC)
-
-static Activity *new_activity(void) {
-        Activity *a = NULL;
-
-        assert_int_equal(activity_new(&a), 0);
-        return a;
-}
 
 /* The rows of [since, until) at seconds, into rows (max 4096). */
 static size_t rows_of(const Activity *a, usec_t since, usec_t until, unsigned seconds, ActivityRow *rows) {
@@ -56,7 +50,7 @@ static void test_memory_figure(void **state) {
 
 static void test_bucket_boundaries(void **state) {
         static ActivityRow rows[4096];
-        Activity *a = new_activity();
+        Activity *a = *state;
         size_t n;
 
         assert_int_equal(activity_add(a, ACTIVITY_STORE, 1, 100, T0 + MIN - 1), 0);
@@ -95,11 +89,10 @@ static void test_bucket_boundaries(void **state) {
         assert_int_equal(activity_granularity(a, T0 + HOUR - DAY + MIN), 60);
         assert_int_equal(activity_granularity(a, T0 + HOUR - DAY + 1), 60);
         assert_int_equal(activity_granularity(a, T0 + HOUR - DAY), 3600);
-        activity_free(a);
 }
 
 static void test_minutes_fold_into_hours(void **state) {
-        Activity *a = new_activity();
+        Activity *a = *state;
         ActivityCounts c;
 
         activity_add(a, ACTIVITY_HIT, 5, 0, T0 + 10 * MIN);
@@ -117,11 +110,10 @@ static void test_minutes_fold_into_hours(void **state) {
         activity_add(a, ACTIVITY_HIT, 7, 0, T0 + 25 * HOUR + MIN);
         assert_int_equal(activity_sum(a, T0 + 25 * HOUR + 2 * MIN - 7 * DAY, T0 + 25 * HOUR + 2 * MIN, &c), 3600);
         assert_int_equal(c.n[ACTIVITY_HIT], 18);
-        activity_free(a);
 }
 
 static void test_ninety_day_expiry(void **state) {
-        Activity *a = new_activity();
+        Activity *a = *state;
         ActivityCounts c;
 
         activity_add(a, ACTIVITY_EVICTION, 3, 3000, T0 + 5 * MIN);
@@ -133,7 +125,6 @@ static void test_ninety_day_expiry(void **state) {
         activity_sum(a, 0, T0 + 91 * DAY, &c);
         assert_int_equal(c.n[ACTIVITY_EVICTION], 0);
         assert_int_equal(c.bytes[ACTIVITY_EVICTION], 0);
-        activity_free(a);
 }
 
 /* ccache totals with hits h (direct), misses m and zero stamp z. */
@@ -148,7 +139,7 @@ static void totals(uint64_t *t, uint64_t h, uint64_t m, uint64_t z) {
  * found again); their first value is no spike, the next ones count. */
 static void test_counters_rebase(void **state) {
         uint64_t t[ACTIVITY_CCACHE_TOTALS];
-        Activity *a = new_activity();
+        Activity *a = *state;
         ActivityCounts c;
 
         totals(t, 100, 10, 0);
@@ -161,12 +152,11 @@ static void test_counters_rebase(void **state) {
         activity_sum(a, 0, T0 + DAY, &c);
         assert_int_equal(c.n[ACTIVITY_CCACHE_HITS], 60);
         assert_int_equal(c.n[ACTIVITY_CCACHE_MISSES], 6);
-        activity_free(a);
 }
 
 static void test_counters_baseline_and_reset(void **state) {
         uint64_t t[ACTIVITY_CCACHE_TOTALS];
-        Activity *a = new_activity();
+        Activity *a = *state;
         ActivityCounts c;
 
         /* The first sample is a baseline: a lifetime of hits is no spike. */
@@ -204,7 +194,6 @@ static void test_counters_baseline_and_reset(void **state) {
         activity_sum(a, 0, T0 + DAY, &c);
         assert_int_equal(c.n[ACTIVITY_CCACHE_HITS], 15 + 498 + 4);
         assert_int_equal(c.n[ACTIVITY_CCACHE_MISSES], 4);
-        activity_free(a);
 }
 
 static void test_counters_kinds(void **state) {
@@ -221,7 +210,7 @@ static void test_counters_kinds(void **state) {
                 { ACTIVITY_CCACHE_REMOTE_ERRORS, 2 },   /* 39, 40 */
         };
         uint64_t t[ACTIVITY_CCACHE_TOTALS] = { 0 };
-        Activity *a = new_activity();
+        Activity *a = *state;
         ActivityCounts c;
 
         activity_counters(a, t, T0);
@@ -236,12 +225,11 @@ static void test_counters_kinds(void **state) {
                 assert_int_equal(c.n[kinds[i].kind], kinds[i].expect);
         for (size_t k = 0; k < _ACTIVITY_EVENT_MAX; k++)
                 assert_int_equal(c.n[k], 0);
-        activity_free(a);
 }
 
 static void test_hit_rate(void **state) {
         uint64_t t[ACTIVITY_CCACHE_TOTALS];
-        Activity *a = new_activity();
+        Activity *a = *state;
         double r = -1;
 
         assert_false(activity_hit_rate(a, HOUR, T0, &r));
@@ -265,12 +253,11 @@ static void test_hit_rate(void **state) {
         assert_true(r > 0.224 && r < 0.226);    /* 9 / 40 */
         /* An hour without calls. */
         assert_false(activity_hit_rate(a, HOUR, T0 + 4 * HOUR, &r));
-        activity_free(a);
 }
 
 static void test_size_at_end_of_bucket(void **state) {
         static ActivityRow rows[4096];
-        Activity *a = new_activity();
+        Activity *a = *state;
         ActivityCounts c;
         size_t n;
 
@@ -288,7 +275,6 @@ static void test_size_at_end_of_bucket(void **state) {
         n = rows_of(a, T0, T0 + HOUR, 3600, rows);
         assert_int_equal(n, 1);
         assert_int_equal(rows[0].c.size_bytes, 500);
-        activity_free(a);
 }
 
 /* Every hour whose minutes the ring holds equals the sum of its minutes. */
@@ -305,7 +291,7 @@ static void check_hours_match_minutes(const Activity *a, usec_t now) {
 }
 
 static void test_time_going_backwards(void **state) {
-        Activity *a = new_activity();
+        Activity *a = *state;
         ActivityCounts c;
 
         activity_add(a, ACTIVITY_STORE, 1, 10, T0 + 10 * MIN);
@@ -356,7 +342,6 @@ static void test_time_going_backwards(void **state) {
         activity_add(a, ACTIVITY_HIT, 1, 0, T0 + 12 * HOUR + 10 * MIN);
         assert_int_equal(sum_kind(a, 0, UINT64_MAX, 3600, ACTIVITY_REMOVAL), 0);
         assert_int_equal(sum_kind(a, 0, UINT64_MAX, 3600, ACTIVITY_HIT), 3 + 1);
-        activity_free(a);
 }
 
 typedef struct Event {
@@ -406,7 +391,7 @@ static void check_windows(const Activity *a, const Event *ev, size_t n, usec_t n
 static void test_sums_equal_brute_force(void **state) {
         enum { N = 20000 };
         Event *ev = calloc(N, sizeof(*ev));
-        Activity *a = new_activity();
+        Activity *a = *state;
         usec_t t = T0 + 123456789;
 
         assert_non_null(ev);
@@ -423,13 +408,12 @@ static void test_sums_equal_brute_force(void **state) {
         }
         check_windows(a, ev, N, t);
         check_hours_match_minutes(a, t);
-        activity_free(a);
         free(ev);
 }
 
 static void test_encode_decode(void **state) {
         static uint8_t buf[ACTIVITY_ENCODED_BYTES], again[ACTIVITY_ENCODED_BYTES];
-        Activity *a = new_activity(), *b = new_activity();
+        Activity **two = *state, *a = two[0], *b = two[1];
         ActivityCounts ca, cb;
 
         activity_add(a, ACTIVITY_STORE, 3, 300, T0 + 5 * MIN);
@@ -449,8 +433,6 @@ static void test_encode_decode(void **state) {
         assert_memory_equal(buf, again, sizeof(buf));   /* b unchanged */
         assert_int_equal(activity_decode(b, buf, 0, T0), -EBADMSG);
         assert_int_equal(activity_decode(b, buf, _ACTIVITY_EVENT_MAX + 1, T0), -EBADMSG);
-        activity_free(a);
-        activity_free(b);
 }
 
 /* An encoding of a build before ACTIVITY_REGRET (history file version 1):
@@ -458,7 +440,7 @@ static void test_encode_decode(void **state) {
  * back where it was, regret as 0. */
 static void test_decode_older(void **state) {
         static uint8_t buf[ACTIVITY_ENCODED_BYTES], old[ACTIVITY_V1_ENCODED_BYTES];
-        Activity *a = new_activity(), *b = new_activity();
+        Activity **two = *state, *a = two[0], *b = two[1];
         uint64_t totals[ACTIVITY_CCACHE_TOTALS] = { 0 };
         ActivityCounts ca, cb;
 
@@ -483,25 +465,23 @@ static void test_decode_older(void **state) {
         assert_int_equal(cb.n[ACTIVITY_CCACHE_MISSES], 7);
         assert_int_equal(cb.n[ACTIVITY_CCACHE_REMOTE_ERRORS], 5);
         assert_int_equal(cb.bytes[ACTIVITY_REMOVAL], 200);
-        activity_free(a);
-        activity_free(b);
 }
 
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_memory_figure),
-                cmocka_unit_test(test_bucket_boundaries),
-                cmocka_unit_test(test_minutes_fold_into_hours),
-                cmocka_unit_test(test_ninety_day_expiry),
-                cmocka_unit_test(test_counters_baseline_and_reset),
-                cmocka_unit_test(test_counters_rebase),
-                cmocka_unit_test(test_counters_kinds),
-                cmocka_unit_test(test_hit_rate),
-                cmocka_unit_test(test_size_at_end_of_bucket),
-                cmocka_unit_test(test_time_going_backwards),
-                cmocka_unit_test(test_sums_equal_brute_force),
-                cmocka_unit_test(test_encode_decode),
-                cmocka_unit_test(test_decode_older),
+                cmocka_unit_test_setup_teardown(test_bucket_boundaries, setup_activity, teardown_activity),
+                cmocka_unit_test_setup_teardown(test_minutes_fold_into_hours, setup_activity, teardown_activity),
+                cmocka_unit_test_setup_teardown(test_ninety_day_expiry, setup_activity, teardown_activity),
+                cmocka_unit_test_setup_teardown(test_counters_baseline_and_reset, setup_activity, teardown_activity),
+                cmocka_unit_test_setup_teardown(test_counters_rebase, setup_activity, teardown_activity),
+                cmocka_unit_test_setup_teardown(test_counters_kinds, setup_activity, teardown_activity),
+                cmocka_unit_test_setup_teardown(test_hit_rate, setup_activity, teardown_activity),
+                cmocka_unit_test_setup_teardown(test_size_at_end_of_bucket, setup_activity, teardown_activity),
+                cmocka_unit_test_setup_teardown(test_time_going_backwards, setup_activity, teardown_activity),
+                cmocka_unit_test_setup_teardown(test_sums_equal_brute_force, setup_activity, teardown_activity),
+                cmocka_unit_test_setup_teardown(test_encode_decode, setup_two_activities, teardown_two_activities),
+                cmocka_unit_test_setup_teardown(test_decode_older, setup_two_activities, teardown_two_activities),
         };
 
         return cmocka_run_group_tests_name("activity", tests, NULL, NULL);

@@ -31,10 +31,41 @@ static int setup(void **state) {
         return 0;
 }
 
-static Activity *new_activity(usec_t origin) {
-        Activity *a = NULL;
+/* The activity records a test goes through, one per case it runs, all
+ * new at its start and freed at its end. */
+#define CASES_MAX 4
 
-        assert_int_equal(activity_new(&a), 0);
+typedef struct Fixture {
+        Activity *a[CASES_MAX];
+        unsigned used;
+} Fixture;
+
+static int setup_activities(void **state) {
+        Fixture *f = calloc(1, sizeof(*f));
+
+        assert_non_null(f);
+        for (unsigned i = 0; i < CASES_MAX; i++)
+                assert_int_equal(activity_new(&f->a[i]), 0);
+        *state = f;
+        return 0;
+}
+
+static int teardown_activities(void **state) {
+        Fixture *f = *state;
+
+        for (unsigned i = 0; i < CASES_MAX; i++)
+                activity_free(f->a[i]);
+        free(f);
+        return 0;
+}
+
+/* The test's next new activity record, its history begun at origin. */
+static Activity *new_activity(void **state, usec_t origin) {
+        Fixture *f = *state;
+        Activity *a;
+
+        assert_true(f->used < CASES_MAX);
+        a = f->a[f->used++];
         activity_advance(a, origin);
         return a;
 }
@@ -81,8 +112,8 @@ static void test_healthy_rate(void **state) {
 }
 
 /* Two healthy hours from T0 (10 hits, 1 miss a minute) into *a. */
-static Activity *healthy(Run *r, AlarmState *s, const AlarmChanges *ch) {
-        Activity *a = new_activity(T0);
+static Activity *healthy(void **state, Run *r, AlarmState *s, const AlarmChanges *ch) {
+        Activity *a = new_activity(state, T0);
 
         run_silent(r, s, a, &defaults, ch, T0, T0 + 2 * HOUR, 10, 1);
         assert_int_equal(r->fired, 0);
@@ -94,7 +125,7 @@ static void test_silent_fires_once_and_names_the_conf_change(void **state) {
         AlarmChanges ch = { .conf_changed_at = drop - 20 * USEC_PER_SEC, .conf_change = "namespace: \"\" -> \"x\"" };
         AlarmState s = { 0 };
         Run r = { 0 };
-        Activity *a = healthy(&r, &s, &ch);
+        Activity *a = healthy(state, &r, &s, &ch);
 
         /* Every call misses: it fires once, as soon as the window has 50 calls. */
         run_silent(&r, &s, a, &defaults, &ch, drop, drop + 24 * MIN, 0, 2);
@@ -106,7 +137,6 @@ static void test_silent_fires_once_and_names_the_conf_change(void **state) {
         assert_string_equal(r.fire, "Cache t misses silently: hit rate 0% over the last 1h (0 hits of 120 "
                                     "calls), was 91% in the 24h before (1200 of 1320); ccache.conf changed at "
                                     "01:59 (namespace: \"\" -> \"x\").");
-        activity_free(a);
 }
 
 static void test_silent_not_below_min_calls_nor_at_threshold(void **state) {
@@ -114,7 +144,7 @@ static void test_silent_not_below_min_calls_nor_at_threshold(void **state) {
         AlarmThresholds t = defaults;
         AlarmState s = { 0 };
         Run r = { 0 };
-        Activity *a = healthy(&r, &s, NULL);
+        Activity *a = healthy(state, &r, &s, NULL);
 
         /* 0.8 calls a minute after the drop: 48 an hour, below 50. */
         for (usec_t m = drop; m < drop + 3 * HOUR; m += 5 * MIN) {
@@ -122,26 +152,24 @@ static void test_silent_not_below_min_calls_nor_at_threshold(void **state) {
                 run_silent(&r, &s, a, &t, NULL, m + MIN, m + 5 * MIN, 0, 0);
         }
         assert_int_equal(r.fired, 0);
-        activity_free(a);
 
         /* Exactly at silent_hit_rate is not below it. */
         s = (AlarmState) { 0 };
         r = (Run) { 0 };
-        a = healthy(&r, &s, NULL);
+        a = healthy(state, &r, &s, NULL);
         run_silent(&r, &s, a, &t, NULL, drop, drop + 3 * HOUR, 1, 19);
         assert_int_equal(r.fired, 0);
         /* silent_hit_rate 0 %: never. */
         t.hit_rate = 0;
         run_silent(&r, &s, a, &t, NULL, drop + 3 * HOUR, drop + 5 * HOUR, 0, 20);
         assert_int_equal(r.fired, 0);
-        activity_free(a);
 }
 
 static void test_silent_hysteresis(void **state) {
         usec_t drop = T0 + 2 * HOUR, back = drop + 2 * HOUR;
         AlarmState s = { 0 };
         Run r = { 0 };
-        Activity *a = healthy(&r, &s, NULL);
+        Activity *a = healthy(state, &r, &s, NULL);
 
         run_silent(&r, &s, a, &defaults, NULL, drop, back, 0, 2);
         assert_int_equal(r.fired, 1);
@@ -163,11 +191,10 @@ static void test_silent_hysteresis(void **state) {
         assert_false(s.silent);
         assert_non_null(strstr(r.recover, "Cache t hits again: "));
         assert_non_null(strstr(r.recover, " over the last 1h ("));
-        activity_free(a);
 }
 
 static void test_silent_cold_cache(void **state) {
-        Activity *a = new_activity(T0);
+        Activity *a = new_activity(state, T0);
         AlarmState s = { 0 };
         Run r = { 0 };
 
@@ -182,19 +209,17 @@ static void test_silent_cold_cache(void **state) {
         assert_string_equal(r.fire, "Cache t misses silently: hit rate 0% over the last 1h (0 hits of 180 calls), and "
                                     "not one hit since its calls began 2h ago; nothing the daemon saw changed: check "
                                     "the compiler, its flags, CCACHE_* in the build environment.");
-        activity_free(a);
 
         /* One hit in its history: not cold, and never healthy: nothing. */
-        a = new_activity(T0);
+        a = new_activity(state, T0);
         s = (AlarmState) { 0 };
         r = (Run) { 0 };
         run_silent(&r, &s, a, &defaults, NULL, T0, T0 + MIN, 1, 0);
         run_silent(&r, &s, a, &defaults, NULL, T0 + MIN, T0 + 300 * MIN, 0, 3);
         assert_int_equal(r.fired, 0);
-        activity_free(a);
 
         /* Found standing at the daemon's first look (after a restart): said so. */
-        a = new_activity(T0);
+        a = new_activity(state, T0);
         s = (AlarmState) { .silent_checked = true };
         r = (Run) { 0 };
         run_silent(&r, &s, a, &defaults, NULL, T0, T0 + 200 * MIN, 0, 3);
@@ -205,7 +230,6 @@ static void test_silent_cold_cache(void **state) {
         assert_int_equal(r.fired, 1);
         assert_non_null(strstr(r.fire, "build environment (standing when the daemon started: it may have been "
                                        "reported before)."));
-        activity_free(a);
 }
 
 static void test_silent_names_what_changed(void **state) {
@@ -218,7 +242,7 @@ static void test_silent_names_what_changed(void **state) {
         };
         AlarmState s = { 0 };
         Run r = { 0 };
-        Activity *a = healthy(&r, &s, &ch);
+        Activity *a = healthy(state, &r, &s, &ch);
 
         run_silent(&r, &s, a, &defaults, &ch, drop, drop + 3 * HOUR, 0, 2);
         assert_int_equal(r.fired, 1);
@@ -227,24 +251,22 @@ static void test_silent_names_what_changed(void **state) {
         assert_null(strstr(r.fire, "ccache.conf"));
         assert_null(strstr(r.fire, "4.12 or older"));
         assert_null(strstr(r.fire, "nothing the daemon saw"));
-        activity_free(a);
 
         /* A cache that only ever held 4.13+ entries: their first store since the
          * start is no new version. Nothing seen: said so. */
         ch = (AlarmChanges) { .family_first_store = { 0, drop + 40 * USEC_PER_SEC }, .family_entries = { 0, 900 } };
         s = (AlarmState) { 0 };
         r = (Run) { 0 };
-        a = healthy(&r, &s, &ch);
+        a = healthy(state, &r, &s, &ch);
         run_silent(&r, &s, a, &defaults, &ch, drop, drop + 3 * HOUR, 0, 2);
         assert_int_equal(r.fired, 1);
         assert_null(strstr(r.fire, "another ccache version"));
         assert_non_null(strstr(r.fire, "; nothing the daemon saw changed: check the compiler"));
-        activity_free(a);
 
         /* Evictions that took most of the cache just before the drop. */
         s = (AlarmState) { 0 };
         r = (Run) { 0 };
-        a = healthy(&r, &s, NULL);
+        a = healthy(state, &r, &s, NULL);
         activity_set_size(a, 1000000000, drop - MIN + 1);
         assert_int_equal(activity_add(a, ACTIVITY_EVICTION, 3000, 800000000, drop + 10 * USEC_PER_SEC), 0);
         activity_set_size(a, 200000000, drop + 10 * USEC_PER_SEC);
@@ -252,19 +274,17 @@ static void test_silent_names_what_changed(void **state) {
         assert_int_equal(r.fired, 1);
         assert_non_null(strstr(r.fire, "; evictions by the daemon took 800.0M of the 1.0G it held (3000 files) since "
                                        "00:59."));
-        activity_free(a);
 
         /* A removal of a tenth of it is not what made every call miss. */
         s = (AlarmState) { 0 };
         r = (Run) { 0 };
-        a = healthy(&r, &s, NULL);
+        a = healthy(state, &r, &s, NULL);
         activity_set_size(a, 1000000000, drop - MIN + 1);
         assert_int_equal(activity_add(a, ACTIVITY_REMOVAL, 300, 100000000, drop + 10 * USEC_PER_SEC), 0);
         run_silent(&r, &s, a, &defaults, NULL, drop, drop + 3 * HOUR, 0, 2);
         assert_int_equal(r.fired, 1);
         assert_null(strstr(r.fire, "removals"));
         assert_non_null(strstr(r.fire, "nothing the daemon saw changed"));
-        activity_free(a);
 }
 
 typedef struct IdleRun {
@@ -298,7 +318,7 @@ static void run_idle(IdleRun *r, AlarmState *s, Activity *a, usec_t idle_after, 
 }
 
 static void test_idle(void **state) {
-        Activity *a = new_activity(T0);
+        Activity *a = new_activity(state, T0);
         AlarmState s = { .idle_checked = true };
         IdleRun r = { 0 };
 
@@ -323,11 +343,10 @@ static void test_idle(void **state) {
         assert_int_equal(activity_add(a, ACTIVITY_HIT, 1, 4096, T0 + 4 * HOUR + USEC_PER_SEC), 0);
         run_idle(&r, &s, a, HOUR, 0, T0 + 4 * HOUR + 10 * USEC_PER_SEC, T0 + 4 * HOUR + 20 * USEC_PER_SEC);
         assert_int_equal(r.recovered, 2);
-        activity_free(a);
 }
 
 static void test_idle_since_history_began(void **state) {
-        Activity *a = new_activity(T0 + 5 * MIN);
+        Activity *a = new_activity(state, T0 + 5 * MIN);
         AlarmState s = { 0 };
         IdleRun r = { 0 };
 
@@ -345,11 +364,10 @@ static void test_idle_since_history_began(void **state) {
         assert_int_equal(r.fired, 1);
         assert_non_null(strstr(r.fire, "shim that broke? (standing when the daemon started: it may have been reported "
                                        "before)"));
-        activity_free(a);
 
         /* An entry written while the daemon did not count (its mtime is
          * recent): not idle. */
-        a = new_activity(T0);
+        a = new_activity(state, T0);
         s = (AlarmState) { 0 };
         r = (IdleRun) { 0 };
         run_idle(&r, &s, a, 30 * MIN, T0 + 20 * MIN, T0, T0 + 50 * MIN);
@@ -358,10 +376,9 @@ static void test_idle_since_history_began(void **state) {
         assert_int_equal(r.fired, 1);
         assert_int_equal(r.fired_at, T0 + 50 * MIN);
         assert_non_null(strstr(r.fire, "for 30m (the last at 00:20)"));
-        activity_free(a);
 
         /* Days: counted in hours. */
-        a = new_activity(T0);
+        a = new_activity(state, T0);
         s = (AlarmState) { .idle_checked = true };
         r = (IdleRun) { 0 };
         for (usec_t now = T0; now < T0 + 9 * DAY; now += 10 * MIN) {
@@ -379,19 +396,18 @@ static void test_idle_since_history_began(void **state) {
         assert_true(r.fired_at >= T0 + 7 * DAY + HOUR + MIN && r.fired_at <= T0 + 7 * DAY + 2 * HOUR);
         assert_non_null(strstr(r.fire, "no ccache call for 7d"));
         assert_non_null(strstr(r.fire, "(the last at 2026-11-30 02:00)"));  /* the end of its hour */
-        activity_free(a);
 }
 
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_healthy_rate),
-                cmocka_unit_test(test_silent_fires_once_and_names_the_conf_change),
-                cmocka_unit_test(test_silent_not_below_min_calls_nor_at_threshold),
-                cmocka_unit_test(test_silent_hysteresis),
-                cmocka_unit_test(test_silent_cold_cache),
-                cmocka_unit_test(test_silent_names_what_changed),
-                cmocka_unit_test(test_idle),
-                cmocka_unit_test(test_idle_since_history_began),
+                cmocka_unit_test_setup_teardown(test_silent_fires_once_and_names_the_conf_change, setup_activities, teardown_activities),
+                cmocka_unit_test_setup_teardown(test_silent_not_below_min_calls_nor_at_threshold, setup_activities, teardown_activities),
+                cmocka_unit_test_setup_teardown(test_silent_hysteresis, setup_activities, teardown_activities),
+                cmocka_unit_test_setup_teardown(test_silent_cold_cache, setup_activities, teardown_activities),
+                cmocka_unit_test_setup_teardown(test_silent_names_what_changed, setup_activities, teardown_activities),
+                cmocka_unit_test_setup_teardown(test_idle, setup_activities, teardown_activities),
+                cmocka_unit_test_setup_teardown(test_idle_since_history_began, setup_activities, teardown_activities),
         };
 
         return cmocka_run_group_tests_name("alarm", tests, setup, NULL);

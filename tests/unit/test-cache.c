@@ -122,15 +122,13 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
         Fixture *f = *state;
-        char cmd[128];
 
         f->c = cache_free(f->c);
         f->alerter = alerter_free(f->alerter);
         f->w = watch_free(f->w);
         sd_event_unref(f->e);
         config_free(f->config);
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-        assert_int_equal(system(cmd), 0);
+        assert_int_equal(rm_rf(f->dir), 0);
         free(f);
         return 0;
 }
@@ -195,8 +193,8 @@ static void test_events_follow_files(void **state) {
         RUN_UNTIL(f, status_u64(f->c, "entry_files") == FILES + 1);
         put_entry(f, "c/d/e", 2001);
         RUN_UNTIL(f, status_u64(f->c, "entry_files") == FILES + 2);
-        snprintf(path, sizeof(path), "rm -r '%s/c/d/e'", f->root);
-        assert_int_equal(system(path), 0);
+        snprintf(path, sizeof(path), "%s/c/d/e", f->root);
+        assert_int_equal(rm_rf(path), 0);
         RUN_UNTIL(f, status_u64(f->c, "entry_files") == FILES);
 }
 
@@ -375,12 +373,10 @@ static void test_unavailable(void **state) {
 /* The root deleted under a scanned cache: set up again, empty. */
 static void test_root_deleted(void **state) {
         Fixture *f = *state;
-        char cmd[160];
 
         start_scanned(f, "max_size = \"1G\";");
         f->changes = 0;
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->root);
-        assert_int_equal(system(cmd), 0);
+        assert_int_equal(rm_rf(f->root), 0);
         RUN_UNTIL(f, cache_state(f->c) == CACHE_UNAVAILABLE);
         RUN_UNTIL(f, cache_state(f->c) == CACHE_OK);
         assert_int_equal(status_u64(f->c, "entry_files"), 0);
@@ -476,14 +472,12 @@ static void test_unwatched_rescanned_in_paced_rounds(void **state) {
  * again), and nothing is left running. */
 static void test_root_lost_ends_the_trims(void **state) {
         Fixture *f = *state;
-        char cmd[160];
 
         start_scanned(f, "max_size = \"1G\";");
         assert_int_equal(cache_trim(f->c, 1, false, "manual", on_trim_done, f), 0);
         assert_non_null(cache_running_trim(f->c, f));
         assert_int_equal(cache_trim(f->c, 1, true, "dry-run", on_trim_done, f), 0);
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->root);
-        assert_int_equal(system(cmd), 0);
+        assert_int_equal(rm_rf(f->root), 0);
         RUN_UNTIL(f, cache_state(f->c) == CACHE_UNAVAILABLE);
         assert_int_equal(f->trims_done, 2);
         assert_true(f->last.dry_run);

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "ccache/ccache-header.h"
+#include "fixture.h"
 
 /* The first 32 bytes of a result written by Debian's ccache 4.7.5. */
 static const uint8_t real_475[] = {
@@ -90,13 +91,13 @@ static void test_not_a_header(void **state) {
 }
 
 static void test_read_regular_files_only(void **state) {
-        char dir[] = "/tmp/ck-test-ccache-header-XXXXXX", path[96];
+        const char *dir = *state;
+        char path[96];
         uint8_t buf[CCACHE_HEADER_MAX];
         CcacheHeader h;
         size_t n = build(buf, 0, "4.12.3", "x");
         int fd;
 
-        assert_non_null(mkdtemp(dir));
         snprintf(path, sizeof(path), "%s/entry", dir);
         fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
         assert_true(fd >= 0);
@@ -116,17 +117,13 @@ static void test_read_regular_files_only(void **state) {
         fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         assert_int_equal(ccache_header_read(fd, &h), -EINVAL);
         close(fd);
-        unlink(path);
-        snprintf(path, sizeof(path), "%s/entry", dir);
-        unlink(path);
-        rmdir(dir);
 }
 
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_real_and_built),
                 cmocka_unit_test(test_not_a_header),
-                cmocka_unit_test(test_read_regular_files_only),
+                cmocka_unit_test_setup_teardown(test_read_regular_files_only, setup_tmpdir, teardown_tmpdir),
         };
         return cmocka_run_group_tests_name("ccache-header", tests, NULL, NULL);
 }

@@ -22,16 +22,6 @@
 #include "ccache/ccache-lock.h"
 #include "fixture.h"
 
-static char dir[] = "/tmp/ck-test-ccache-lock-XXXXXX";
-
-static int setup(void **state) {
-        return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state) {
-        return rm_rf(dir);
-}
-
 static void lock_text(int fd, const char *lock, char *buf, size_t len) {
         ssize_t n = readlinkat(fd, lock, buf, len - 1);
 
@@ -42,7 +32,8 @@ static void lock_text(int fd, const char *lock, char *buf, size_t len) {
 static void test_lock_is_exclusive_and_only_ours_released(void **state) {
         CcacheLock a, b;
         char target[128];
-        int fd = fresh_dir(dir, "exclusive");
+        TestDir *t = *state;
+        int fd = t->fd;
         uint64_t now = now_usec(CLOCK_REALTIME);
 
         assert_int_equal(ccache_lock_try(&a, fd, "subdir_b4", NULL, now), 1);
@@ -57,7 +48,6 @@ static void test_lock_is_exclusive_and_only_ours_released(void **state) {
         ccache_lock_release(&a);
         lock_text(fd, "subdir_b4.lock", target, sizeof(target));
         assert_string_equal(target, "otherhost-1-1-1.1");
-        close(fd);
 }
 
 /* ccache's rule (lockfile.cpp): text and .alive mtime unchanged for 2 s. */
@@ -66,7 +56,8 @@ static void test_lock_goes_stale_after_two_quiet_seconds(void **state) {
         CcacheLockSeen seen = { 0 };
         CcacheLock l;
         char target[128];
-        int fd = fresh_dir(dir, "stale");
+        TestDir *t = *state;
+        int fd = t->fd;
 
         /* a holder whose .alive was touched at t0 */
         plant_lock(fd, "subdir_a1", "buildhost-4242-140255169312576-1.1", t0);
@@ -91,14 +82,14 @@ static void test_lock_goes_stale_after_two_quiet_seconds(void **state) {
         ccache_lock_release(&l);
         assert_int_equal(faccessat(fd, "subdir_a1.lock", F_OK, AT_SYMLINK_NOFOLLOW), -1);
         assert_int_equal(faccessat(fd, "subdir_a1.alive", F_OK, AT_SYMLINK_NOFOLLOW), -1);
-        close(fd);
 }
 
 static void test_lock_first_sight(void **state) {
         const uint64_t S = USEC_PER_SEC, t0 = now_usec(CLOCK_REALTIME);
         CcacheLockSeen seen = { 0 };
         CcacheLock l;
-        int fd = fresh_dir(dir, "first");
+        TestDir *t = *state;
+        int fd = t->fd;
 
         /* .alive last touched 10 s ago: stale at first sight, as in ccache */
         plant_lock(fd, "stats", "buildhost-4242-140255169312576-1.1", t0 - 10 * S);
@@ -123,7 +114,6 @@ static void test_lock_first_sight(void **state) {
         assert_int_equal(ccache_lock_try(&l, fd, "stats", &seen, t0), 0);
         assert_int_equal(ccache_lock_try(&l, fd, "stats", &seen, t0 + 2 * S), 1);
         ccache_lock_release(&l);
-        close(fd);
 }
 
 static pid_t dead_pid(void) {
@@ -141,7 +131,8 @@ static void test_lock_ours_dead(void **state) {
         uint64_t now = now_usec(CLOCK_REALTIME);
         pid_t dead = dead_pid();
         CcacheLock l;
-        int fd = fresh_dir(dir, "dead");
+        TestDir *t = *state;
+        int fd = t->fd;
 
         (void) gethostname(host, sizeof(host) - 1);
         /* a cachekeeperd of this host that is gone: broken at once, .alive fresh or not */
@@ -177,15 +168,14 @@ static void test_lock_ours_dead(void **state) {
         assert_false(ccache_lock_is_ours_dead("-"));
         assert_false(ccache_lock_is_ours_dead("a-b-c-d"));
         assert_false(ccache_lock_is_ours_dead("h--5-5-1.1"));
-        close(fd);
 }
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_lock_is_exclusive_and_only_ours_released),
-                cmocka_unit_test(test_lock_goes_stale_after_two_quiet_seconds),
-                cmocka_unit_test(test_lock_first_sight),
-                cmocka_unit_test(test_lock_ours_dead),
+                cmocka_unit_test_setup_teardown(test_lock_is_exclusive_and_only_ours_released, setup_test_dir, teardown_test_dir),
+                cmocka_unit_test_setup_teardown(test_lock_goes_stale_after_two_quiet_seconds, setup_test_dir, teardown_test_dir),
+                cmocka_unit_test_setup_teardown(test_lock_first_sight, setup_test_dir, teardown_test_dir),
+                cmocka_unit_test_setup_teardown(test_lock_ours_dead, setup_test_dir, teardown_test_dir),
         };
-        return cmocka_run_group_tests_name("ccache-lock", tests, setup, teardown);
+        return cmocka_run_group_tests_name("ccache-lock", tests, NULL, NULL);
 }

@@ -21,16 +21,6 @@
 #include "ccache/ccache-stats.h"
 #include "fixture.h"
 
-static char dir[] = "/tmp/ck-test-ccache-stats-XXXXXX";
-
-static int setup(void **state) {
-        return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state) {
-        return rm_rf(dir);
-}
-
 static void test_stats_parse(void **state) {
         static const char text[] = "0\n0\n0\n0\n17\n0\n0\n0\n5\n0\n0\n1234\n56789\n"
                                    "0\n0\n0\n0\n0\n0\n0\n0\n0\n40\n";
@@ -89,7 +79,8 @@ static CcacheStats read_stats(int fd) {
 static void test_stats_subtract(void **state) {
         uint64_t now = now_usec(CLOCK_REALTIME), v[49];
         CcacheStats s;
-        int fd = fresh_dir(dir, "subtract");
+        TestDir *t = *state;
+        int fd = t->fd;
 
         write_stats_48(fd);
         assert_int_equal(ccache_stats_subtract(fd, 4, 10, 40, NULL, now), 1);
@@ -123,7 +114,6 @@ static void test_stats_subtract(void **state) {
         assert_int_equal(unlinkat(fd, "stats", 0), 0);
         assert_int_equal(ccache_stats_subtract(fd, 3, 1, 4, NULL, now), 0);
         assert_int_equal(faccessat(fd, "stats", F_OK, 0), -1);
-        close(fd);
 }
 
 /* A held stats.lock is never waited for: -EBUSY at once, nothing written,
@@ -133,7 +123,8 @@ static void test_stats_never_wait(void **state) {
         CcacheLockSeen seen = { 0 };
         CcacheStats s;
         usec_t took;
-        int fd = fresh_dir(dir, "nowait");
+        TestDir *t = *state;
+        int fd = t->fd;
 
         write_stats_48(fd);
         plant_lock(fd, "stats", "nobody-was-here", 0);
@@ -149,14 +140,14 @@ static void test_stats_never_wait(void **state) {
         assert_int_equal(s.counters[11], 279);
         assert_int_equal(s.counters[49 + 2], 11);
         assert_int_equal(faccessat(fd, "stats.lock", F_OK, AT_SYMLINK_NOFOLLOW), -1);
-        close(fd);
 }
 
 static void test_stats_recount(void **state) {
         uint64_t now = now_usec(CLOCK_REALTIME), v[49] = { 0 };
         CcacheStatsFix fix = { 0 };
         CcacheStats s;
-        int fd = fresh_dir(dir, "recount");
+        TestDir *t = *state;
+        int fd = t->fd;
 
         /* 4.8+: subdirectory 4 really holds 3 files of 12 KiB (its counters say
          * 14 and 44); 5 gets a subtraction; the totals move by the differences */
@@ -203,15 +194,14 @@ static void test_stats_recount(void **state) {
         s = read_stats(fd);
         assert_int_equal(s.n, 13);
         assert_int_equal(s.counters[11], 15 * 100 + 120 - 4 + 3);
-        close(fd);
 }
 
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_stats_parse),
-                cmocka_unit_test(test_stats_subtract),
-                cmocka_unit_test(test_stats_never_wait),
-                cmocka_unit_test(test_stats_recount),
+                cmocka_unit_test_setup_teardown(test_stats_subtract, setup_test_dir, teardown_test_dir),
+                cmocka_unit_test_setup_teardown(test_stats_never_wait, setup_test_dir, teardown_test_dir),
+                cmocka_unit_test_setup_teardown(test_stats_recount, setup_test_dir, teardown_test_dir),
         };
-        return cmocka_run_group_tests_name("ccache-stats", tests, setup, teardown);
+        return cmocka_run_group_tests_name("ccache-stats", tests, NULL, NULL);
 }

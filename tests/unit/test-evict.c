@@ -27,13 +27,12 @@ static const char b32[] = FIXTURE_B32;
 
 static void test_plan_takes_exactly_the_oldest(void **state) {
         enum { N = 5000 };
-        Account *a;
+        Account *a = *state;
         DirId l1, l2[16], tmp;
         EvictPlan p;
         char name[64];
         uint32_t *mtimes = calloc(N, sizeof(uint32_t));
 
-        assert_int_equal(account_new(&a), 0);
         account_dir_add(a, DIR_ROOT, "b", &l1);
         for (int i = 0; i < 16; i++) {
                 char n[2] = { b32[i], 0 };
@@ -100,12 +99,31 @@ static void test_plan_takes_exactly_the_oldest(void **state) {
         assert_int_equal(evict_plan(a, 0, NOW, &p), 0);
         assert_int_equal(p.n, 0);
         evict_plan_done(&p);
-        account_free(a);
         free(mtimes);
 }
 
+/* Two new empty accounts for a test: *state is the array of them. */
+static int setup_two_accounts(void **state) {
+        Account **a = calloc(2, sizeof(*a));
+
+        assert_non_null(a);
+        assert_int_equal(account_new(&a[0]), 0);
+        assert_int_equal(account_new(&a[1]), 0);
+        *state = a;
+        return 0;
+}
+
+static int teardown_two_accounts(void **state) {
+        Account **a = *state;
+
+        account_free(a[0]);
+        account_free(a[1]);
+        free(a);
+        return 0;
+}
+
 static void test_plan_across_accounts(void **state) {
-        Account *a[2];
+        Account **a = *state;
         DirId d[2];
         EvictPlan p[2];
         char name[64];
@@ -114,7 +132,6 @@ static void test_plan_across_accounts(void **state) {
          * (6 x 8 blocks) are three in each, whatever the account */
         for (int k = 0; k < 2; k++) {
                 DirId l1;
-                assert_int_equal(account_new(&a[k]), 0);
                 account_dir_add(a[k], DIR_ROOT, "b", &l1);
                 account_dir_add(a[k], l1, "4", &d[k]);
         }
@@ -129,20 +146,16 @@ static void test_plan_across_accounts(void **state) {
         assert_int_equal(p[1].cutoff, 1005);
         assert_int_equal(p[0].oldest_kept, 1006);
         assert_int_equal(p[1].oldest_kept, 1007);
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; k < 2; k++)
                 evict_plan_done(&p[k]);
-                account_free(a[k]);
-        }
 }
 
-/* n entries spread over the 16 level-2 directories of b/, with many equal
- * mtimes, 8 blocks each. */
-static Account *spread_account(unsigned n, DirId l2[16]) {
-        Account *a;
+/* n entries in a, spread over the 16 level-2 directories of b/, with many
+ * equal mtimes, 8 blocks each. */
+static void spread_entries(Account *a, unsigned n, DirId l2[16]) {
         DirId l1;
         char name[64];
 
-        assert_int_equal(account_new(&a), 0);
         account_dir_add(a, DIR_ROOT, "b", &l1);
         for (int i = 0; i < 16; i++) {
                 char nm[2] = { b32[i], 0 };
@@ -153,7 +166,6 @@ static Account *spread_account(unsigned n, DirId l2[16]) {
                 assert_int_equal(account_file_set(a, l2[(i * 7) % 16], name, 8,
                                                   NOW - 30 * 86400 + (int64_t) ((i * 7919u) % 2000u) * 1296), 1);
         }
-        return a;
 }
 
 /* Runs a planner to the end in steps of budget; returns the steps taken. */
@@ -175,9 +187,10 @@ static unsigned plan_in_steps(Account *a, uint64_t need, bool count_only, size_t
 
 static void test_planner_in_slices_plans_the_same(void **state) {
         DirId l2[16];
-        Account *a = spread_account(3000, l2);
+        Account *a = *state;
         static const size_t budgets[] = { 1, 13, 1000 };
 
+        spread_entries(a, 3000, l2);
         for (uint64_t need = 0; need <= 8 * 512 * 3000ULL + 4096; need += 4096 * 97 + 1) {
                 EvictPlan whole, sliced, counted;
 
@@ -202,17 +215,17 @@ static void test_planner_in_slices_plans_the_same(void **state) {
                 assert_int_equal(counted.oldest_kept, whole.oldest_kept);
                 evict_plan_done(&whole);
         }
-        account_free(a);
 }
 
 /* Each step looks at about its budget of files: four passes over 20000
  * files in steps of 1000 take some 80 steps, none of them all at once. */
 static void test_planner_steps_are_bounded(void **state) {
         DirId l2[16];
-        Account *a = spread_account(20000, l2);
+        Account *a = *state;
         EvictPlan p;
         unsigned steps;
 
+        spread_entries(a, 20000, l2);
         steps = plan_in_steps(a, 8 * 512 * 10000ULL, false, 1000, &p);
         assert_int_equal(p.n, 10000);
         assert_true(steps >= 80 && steps <= 100);
@@ -221,21 +234,19 @@ static void test_planner_steps_are_bounded(void **state) {
         assert_int_equal(p.n, 10000);
         assert_true(steps >= 80 && steps <= 100);
         evict_plan_done(&p);
-        account_free(a);
 }
 
 /* The account changes between steps (scans and events run between them):
  * the plan stays sane, and never takes everything because the file the
  * cutoff fell on went away between the two histogram passes. */
 static void test_planner_with_changes_between_steps(void **state) {
-        Account *a;
+        Account **two = *state, *a = two[0];
         DirId l1, d;
         EvictPlanner *p;
         EvictPlan plan;
         char name[64];
 
         /* 100 files 10000 s apart: the first histogram pass has wide buckets */
-        assert_int_equal(account_new(&a), 0);
         account_dir_add(a, DIR_ROOT, "b", &l1);
         account_dir_add(a, l1, "4", &d);
         for (unsigned i = 0; i < 100; i++) {
@@ -252,11 +263,12 @@ static void test_planner_with_changes_between_steps(void **state) {
         evict_planner_free(p);
         assert_int_equal(plan.n, 9);                         /* the 9 older ones, not all 99 */
         evict_plan_done(&plan);
-        account_free(a);
 
-        /* churn between every step: files go, come, get hits; under ASan */
+        /* churn between every step (in a new account): files go, come, get
+         * hits; under ASan */
         DirId l2[16];
-        a = spread_account(5000, l2);
+        a = two[1];
+        spread_entries(a, 5000, l2);
         assert_int_equal(evict_planner_new(&a, 1, 8 * 512 * 2000ULL, NOW, false, &p), 0);
         for (unsigned step = 0, k = 0;; step++) {
                 int r = evict_planner_step(p, 700);
@@ -284,23 +296,6 @@ static void test_planner_with_changes_between_steps(void **state) {
                         assert_true(v->mtime <= w->mtime);
         }
         evict_plan_done(&plan);
-        account_free(a);
-}
-
-static char dir[] = "/tmp/ck-test-evict-XXXXXX";
-
-static int setup(void **state) {
-        return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state) {
-        return rm_rf(dir);
-}
-
-static int dfd(void) {
-        int fd = open(dir, O_RDONLY | O_DIRECTORY);
-        assert_true(fd >= 0);
-        return fd;
 }
 
 static void touch_at(int fd, const char *name, time_t mtime) {
@@ -323,7 +318,8 @@ static uint64_t blocks_of(int fd, const char *name) {
 static void test_unlink_rechecks(void **state) {
         struct stat st;
         uint64_t b;
-        int fd = dfd();
+        TestDir *t = *state;
+        int fd = t->fd;
         dev_t dev;
 
         assert_int_equal(fstat(fd, &st), 0);
@@ -352,15 +348,13 @@ static void test_unlink_rechecks(void **state) {
         assert_int_equal(evict_unlink(fd, "dir", dev, INT64_MAX, blocks_of(fd, "dir")), 0);
         assert_int_equal(evict_unlink(fd, "target", dev + 1, INT64_MAX, blocks_of(fd, "target")), 0);  /* another device */
         assert_int_equal(fstatat(fd, "target", &st, 0), 0);
-        close(fd);
 }
 
 static void test_lock_dir_never_eligible(void **state) {
-        Account *a;
+        Account *a = *state;
         DirId lock, l1;
         FileInfo fi;
 
-        assert_int_equal(account_new(&a), 0);
         account_dir_add(a, DIR_ROOT, "lock", &lock);
         account_dir_add(a, DIR_ROOT, "b", &l1);
         account_file_set(a, lock, "subdir_b4.tmp.AbC123.tmp", 8, 1);     /* old, named like a temporary */
@@ -369,7 +363,6 @@ static void test_lock_dir_never_eligible(void **state) {
         assert_false(evict_eligible(a, &fi, "subdir_b4.tmp.AbC123.tmp", NOW));
         assert_int_equal(account_file_info(a, account_file_find(a, l1, "stats.tmp.AbC123.tmp"), &fi), 0);
         assert_true(evict_eligible(a, &fi, "stats.tmp.AbC123.tmp", NOW));
-        account_free(a);
 }
 
 /* A file planted in a remote-layout account, and whether it may go. */
@@ -383,12 +376,10 @@ typedef struct Planted {
 /* Plants every file, aged and named as given, then checks evict_eligible on
  * each, and that a plan for everything takes exactly the eligible ones, by
  * their exact names. */
-static void check_remote_eligibility(AccountLayout layout, const Planted *p, size_t n) {
+static void check_remote_eligibility(Account *a, AccountLayout layout, const Planted *p, size_t n) {
         size_t want = 0, seen = 0;
         EvictPlan plan;
-        Account *a;
 
-        assert_int_equal(account_new(&a), 0);
         assert_int_equal(account_set_layout(a, layout), 0);
         for (size_t i = 0; i < n; i++) {
                 DirId d = DIR_ROOT;
@@ -418,7 +409,6 @@ static void check_remote_eligibility(AccountLayout layout, const Planted *p, siz
         }
         assert_int_equal(seen, want);
         evict_plan_done(&plan);
-        account_free(a);
 }
 
 static void test_remote_subdirs_eligible(void **state) {
@@ -442,7 +432,7 @@ static void test_remote_subdirs_eligible(void **state) {
                 { "lock", "auto_cleanup.alive", 3 * 86400, false },
         };
 
-        check_remote_eligibility(ACCOUNT_LAYOUT_REMOTE_SUBDIRS, p, sizeof(p) / sizeof(p[0]));
+        check_remote_eligibility(*state, ACCOUNT_LAYOUT_REMOTE_SUBDIRS, p, sizeof(p) / sizeof(p[0]));
 }
 
 static void test_remote_flat_eligible(void **state) {
@@ -462,20 +452,20 @@ static void test_remote_flat_eligible(void **state) {
                 { "a1", "x.tmp.stale", 86400, false },
         };
 
-        check_remote_eligibility(ACCOUNT_LAYOUT_REMOTE_FLAT, p, sizeof(p) / sizeof(p[0]));
+        check_remote_eligibility(*state, ACCOUNT_LAYOUT_REMOTE_FLAT, p, sizeof(p) / sizeof(p[0]));
 }
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_plan_takes_exactly_the_oldest),
-                cmocka_unit_test(test_plan_across_accounts),
-                cmocka_unit_test(test_planner_in_slices_plans_the_same),
-                cmocka_unit_test(test_planner_steps_are_bounded),
-                cmocka_unit_test(test_planner_with_changes_between_steps),
-                cmocka_unit_test(test_unlink_rechecks),
-                cmocka_unit_test(test_lock_dir_never_eligible),
-                cmocka_unit_test(test_remote_subdirs_eligible),
-                cmocka_unit_test(test_remote_flat_eligible),
+                cmocka_unit_test_setup_teardown(test_plan_takes_exactly_the_oldest, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_plan_across_accounts, setup_two_accounts, teardown_two_accounts),
+                cmocka_unit_test_setup_teardown(test_planner_in_slices_plans_the_same, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_planner_steps_are_bounded, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_planner_with_changes_between_steps, setup_two_accounts, teardown_two_accounts),
+                cmocka_unit_test_setup_teardown(test_unlink_rechecks, setup_test_dir, teardown_test_dir),
+                cmocka_unit_test_setup_teardown(test_lock_dir_never_eligible, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_remote_subdirs_eligible, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_remote_flat_eligible, setup_account, teardown_account),
         };
-        return cmocka_run_group_tests_name("evict", tests, setup, teardown);
+        return cmocka_run_group_tests_name("evict", tests, NULL, NULL);
 }

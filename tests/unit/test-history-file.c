@@ -39,11 +39,8 @@ static int teardown(void **state) {
         return rm_rf(tmpdir);
 }
 
-/* An Activity with a few days of varied events, moved to T0 + 3 days. */
-static Activity *busy_activity(void) {
-        Activity *a = NULL;
-
-        assert_int_equal(activity_new(&a), 0);
+/* Fills a with a few days of varied events, moved to T0 + 3 days. */
+static void fill_busy(Activity *a) {
         srand(7);
         for (usec_t t = T0; t < T0 + 3 * DAY; t += (usec_t) (1 + rand() % 600) * USEC_PER_SEC) {
                 activity_add(a, (ActivityKind) (rand() % _ACTIVITY_KIND_MAX), 1 + (uint64_t) (rand() % 9),
@@ -52,7 +49,6 @@ static Activity *busy_activity(void) {
                         activity_set_size(a, (uint64_t) rand() * 1000, t);
         }
         activity_advance(a, T0 + 3 * DAY);
-        return a;
 }
 
 static void encode(const Activity *a, uint8_t *buf) {
@@ -66,6 +62,47 @@ static int new_dir(void) {
 
         snprintf(name, sizeof(name), "d%u", n++);
         return fresh_dir(tmpdir, name);
+}
+
+/* What a test works on: a fresh directory of its own in tmpdir, two empty
+ * activity records, and (setup_regrets) two empty regret stores. */
+typedef struct Fixture {
+        int dfd;
+        Activity *a, *b;
+        Regret *r, *d;
+} Fixture;
+
+static int setup_test(void **state) {
+        Fixture *f = calloc(1, sizeof(*f));
+
+        assert_non_null(f);
+        f->dfd = new_dir();
+        assert_int_equal(activity_new(&f->a), 0);
+        assert_int_equal(activity_new(&f->b), 0);
+        *state = f;
+        return 0;
+}
+
+static int setup_regrets(void **state) {
+        Fixture *f;
+
+        setup_test(state);
+        f = *state;
+        assert_int_equal(regret_new(&f->r), 0);
+        assert_int_equal(regret_new(&f->d), 0);
+        return 0;
+}
+
+static int teardown_test(void **state) {
+        Fixture *f = *state;
+
+        regret_free(f->r);
+        regret_free(f->d);
+        activity_free(f->a);
+        activity_free(f->b);
+        close(f->dfd);
+        free(f);
+        return 0;
 }
 
 /* The bytes history_file_save writes for a. */
@@ -136,11 +173,13 @@ static void test_crc32_is_zlibs(void **state) {
 
 static void test_round_trip(void **state) {
         static uint8_t want[ACTIVITY_ENCODED_BYTES], got[ACTIVITY_ENCODED_BYTES];
-        int dfd = new_dir();
-        Activity *a = busy_activity(), *b = NULL;
+        Fixture *f = *state;
+        int dfd = f->dfd;
+        Activity *a = f->a, *b = f->b;
         char msg[256] = "x";
         struct stat st;
 
+        fill_busy(a);
         assert_int_equal(history_file_save(dfd, NAME, a), 0);
         assert_int_equal(fstatat(dfd, NAME, &st, AT_SYMLINK_NOFOLLOW), 0);
         assert_true(S_ISREG(st.st_mode));
@@ -149,7 +188,6 @@ static void test_round_trip(void **state) {
         assert_int_equal(st.st_size, HISTORY_FILE_BYTES);
         assert_int_equal(entries(dfd), 1);      /* no temporary left */
 
-        assert_int_equal(activity_new(&b), 0);
         assert_int_equal(history_file_load(dfd, NAME, b, T0 + 3 * DAY, msg, sizeof(msg)), HISTORY_FILE_OK);
         assert_string_equal(msg, "");
         encode(a, want);
@@ -164,9 +202,6 @@ static void test_round_trip(void **state) {
         encode(a, want);
         encode(b, got);
         assert_memory_equal(want, got, sizeof(want));
-        activity_free(a);
-        activity_free(b);
-        close(dfd);
 }
 
 /* The sum of the events of kind k in a's buckets of seconds from since to
@@ -191,21 +226,20 @@ static uint64_t sum_kind(const Activity *a, ActivityKind k, unsigned seconds, us
  * buckets after now are dropped, the rest loaded, and the message says what
  * went: how many buckets held figures, the span they covered. */
 static void test_future_file(void **state) {
-        int dfd = new_dir();
-        Activity *a = NULL, *b = NULL;
+        Fixture *f = *state;
+        int dfd = f->dfd;
+        Activity *a = f->a, *b = f->b;
         usec_t now = T0 + 90 * MIN;
         uint64_t last;
         char msg[512] = "x";
 
         /* One store a minute from 00:00 to 03:00 (181 minutes), moved to 03:10. */
-        assert_int_equal(activity_new(&a), 0);
         for (usec_t k = 0; k <= 180; k++)
                 activity_add(a, ACTIVITY_STORE, 1, 10, T0 + k * MIN);
         activity_advance(a, T0 + 190 * MIN);
         assert_int_equal(history_file_save(dfd, NAME, a), 0);
 
         /* Read 100 minutes before it was written: at 01:30. */
-        assert_int_equal(activity_new(&b), 0);
         assert_int_equal(history_file_load(dfd, NAME, b, now, msg, sizeof(msg)), HISTORY_FILE_OK);
         assert_string_equal(msg, "History file '" NAME "' is dated 100 min in the future (its newest minute "
                                  "2026-11-30 03:10 UTC): dropped the 90 minute and 2 hour buckets with figures "
@@ -226,16 +260,15 @@ static void test_future_file(void **state) {
         /* At its own time, or after: nothing to say. */
         assert_int_equal(history_file_load(dfd, NAME, b, T0 + 190 * MIN, msg, sizeof(msg)), HISTORY_FILE_OK);
         assert_string_equal(msg, "");
-        activity_free(a);
-        activity_free(b);
-        close(dfd);
 }
 
 static void test_crash_leftovers_swept(void **state) {
-        Activity *a = busy_activity();
-        int dfd = new_dir();
+        Fixture *f = *state;
+        Activity *a = f->a;
+        int dfd = f->dfd;
         char msg[256];
 
+        fill_busy(a);
         /* What a save killed before its rename leaves, and what is not it. */
         write_file(dfd, NAME ".tmp.Ab12Cd.tmp", "partial", 7);
         assert_int_equal(symlinkat("/etc/passwd", dfd, NAME ".tmp.zzzzzz.tmp"), 0);
@@ -248,16 +281,16 @@ static void test_crash_leftovers_swept(void **state) {
         assert_int_equal(faccessat(dfd, "other.tmp.Ab12Cd.tmp", F_OK, 0), 0);
         assert_int_equal(faccessat(dfd, NAME ".tmp.Ab12Cd.tmpx", F_OK, 0), 0);
         assert_int_equal(faccessat(AT_FDCWD, "/etc/passwd", F_OK, 0), 0);
-        activity_free(a);
-        close(dfd);
 }
 
 static void test_missing(void **state) {
         static uint8_t before[ACTIVITY_ENCODED_BYTES], after[ACTIVITY_ENCODED_BYTES];
-        int dfd = new_dir();
-        Activity *a = busy_activity();
+        Fixture *f = *state;
+        int dfd = f->dfd;
+        Activity *a = f->a;
         char msg[256] = "x";
 
+        fill_busy(a);
         encode(a, before);
         assert_int_equal(history_file_load(dfd, NAME, a, T0 + 3 * DAY, msg, sizeof(msg)), HISTORY_FILE_MISSING);
         assert_string_equal(msg, "");
@@ -266,16 +299,17 @@ static void test_missing(void **state) {
         assert_int_equal(entries(dfd), 0);
         assert_int_equal(history_file_load(dfd, "a/b", a, T0, msg, sizeof(msg)), -EINVAL);
         assert_int_equal(history_file_save(dfd, "a/b", a), -EINVAL);
-        activity_free(a);
-        close(dfd);
 }
 
 static void test_truncated_at_every_length(void **state) {
-        Activity *a = busy_activity();
-        uint8_t *img = file_image(a);
-        int dfd = new_dir();
+        Fixture *f = *state;
+        Activity *a = f->a;
+        uint8_t *img;
+        int dfd = f->dfd;
         char detail[160];
 
+        fill_busy(a);
+        img = file_image(a);
         assert_int_equal(history_file_check(img, HISTORY_FILE_BYTES, detail, sizeof(detail)), HISTORY_FILE_OK);
         for (size_t n = 0; n < HISTORY_FILE_BYTES; n++)
                 if (history_file_check(img, n, detail, sizeof(detail)) != HISTORY_FILE_TRUNCATED)
@@ -285,23 +319,25 @@ static void test_truncated_at_every_length(void **state) {
                 write_file(dfd, NAME, img, n);
                 expect_bad(dfd, HISTORY_FILE_TRUNCATED, "", "is truncated");
                 close(dfd);
-                dfd = new_dir();
+                dfd = f->dfd = new_dir();
         }
         write_file(dfd, NAME, img, HISTORY_FILE_BYTES - 1);
         expect_bad(dfd, HISTORY_FILE_TRUNCATED, "", "is truncated");
-        activity_free(a);
         free(img);
-        close(dfd);
 }
 
 static void test_garbage_version_checksum(void **state) {
-        Activity *a = busy_activity();
-        uint8_t *img = file_image(a), *junk = malloc(HISTORY_FILE_BYTES + 10);
-        int dfd = new_dir();
+        Fixture *f = *state;
+        Activity *a = f->a;
+        uint8_t *img, *junk;
+        int dfd = f->dfd;
         unsigned aside = 5;             /* the suffix of the next one set aside */
         char suffix[16];
         uint32_t v;
 
+        fill_busy(a);
+        img = file_image(a);
+        junk = malloc(HISTORY_FILE_BYTES + 10);
         assert_non_null(junk);
         for (size_t i = 0; i < HISTORY_FILE_BYTES + 10; i++)
                 junk[i] = (uint8_t) rand();
@@ -359,10 +395,8 @@ static void test_garbage_version_checksum(void **state) {
         write_file(dfd, NAME, junk, HISTORY_FILE_BYTES);
         snprintf(suffix, sizeof(suffix), ".%u", aside++);
         expect_bad(dfd, HISTORY_FILE_BAD_LAYOUT, suffix, "layout");
-        activity_free(a);
         free(img);
         free(junk);
-        close(dfd);
 }
 
 /* A version 1 file (before regret was counted), as that build wrote it:
@@ -374,14 +408,15 @@ static void test_version1_read(void **state) {
                                      ACTIVITY_BUCKET_BYTES_OF(ACTIVITY_V1_EVENTS), ACTIVITY_V1_ENCODED_BYTES };
         const size_t n = HISTORY_FILE_HEADER_BYTES + ACTIVITY_V1_ENCODED_BYTES + 4;
         uint8_t *img = malloc(n);
-        Activity *a = busy_activity(), *b = NULL;
+        Fixture *f = *state;
+        Activity *a = f->a, *b = f->b;
         ActivityCounts ca, cb;
         char message[256];
-        int dfd = new_dir();
+        int dfd = f->dfd;
         uint32_t v;
 
         assert_non_null(img);
-        assert_int_equal(activity_new(&b), 0);
+        fill_busy(a);
         activity_encode(a, enc);
         memcpy(img, header, sizeof(header));                    /* little-endian host */
         memcpy(img, "\x89" "CKHIST\n", 8);
@@ -394,7 +429,7 @@ static void test_version1_read(void **state) {
         assert_int_equal(history_file_load(dfd, NAME, b, T0 + 3 * DAY, message, sizeof(message)), HISTORY_FILE_OK);
         activity_sum(a, 0, UINT64_MAX, &ca);
         activity_sum(b, 0, UINT64_MAX, &cb);
-        assert_true(ca.n[ACTIVITY_REGRET] > 0);                 /* busy_activity counted some */
+        assert_true(ca.n[ACTIVITY_REGRET] > 0);                 /* fill_busy counted some */
         assert_int_equal(cb.n[ACTIVITY_REGRET], 0);
         assert_int_equal(cb.bytes[ACTIVITY_REGRET], 0);
         ca.n[ACTIVITY_REGRET] = ca.bytes[ACTIVITY_REGRET] = 0;
@@ -409,25 +444,22 @@ static void test_version1_read(void **state) {
         assert_int_equal(history_file_load(dfd, NAME, a, T0 + 3 * DAY, message, sizeof(message)), HISTORY_FILE_OK);
         activity_encode(a, again);
         assert_memory_equal(enc, again, sizeof(enc));
-        activity_free(a);
-        activity_free(b);
         free(img);
-        close(dfd);
 }
 
 /* The regret file: the same envelope, its own magic. Saved and loaded, the
  * same regret; a history file at its name, or a flipped bit, set aside. */
 static void test_regret_file(void **state) {
         static uint8_t want[REGRET_ENCODED_BYTES], got[REGRET_ENCODED_BYTES];
-        Regret *r = NULL, *d = NULL;
-        Activity *a = busy_activity();
+        Fixture *f = *state;
+        Regret *r = f->r, *d = f->d;
+        Activity *a = f->a;
         char message[256];
-        int dfd = new_dir(), fd;
+        int dfd = f->dfd, fd;
         struct stat st;
         uint8_t byte;
 
-        assert_int_equal(regret_new(&r), 0);
-        assert_int_equal(regret_new(&d), 0);
+        fill_busy(a);
         for (uint64_t i = 1; i <= 1000; i++)
                 assert_int_equal(regret_evicted(r, i * 77, i, 0, T0 / USEC_PER_SEC), 0);
         assert_true(regret_stored(r, 77, 1, T0 / USEC_PER_SEC + 5));
@@ -459,14 +491,11 @@ static void test_regret_file(void **state) {
         assert_int_equal(fstatat(dfd, "t.regret", &st, 0), -1);          /* set aside */
         regret_encode(d, got);                                          /* d as it was */
         assert_false(regret_stored(d, 500 * 77, 1, T0 / USEC_PER_SEC + 11));
-        regret_free(r);
-        regret_free(d);
-        activity_free(a);
-        close(dfd);
 }
 
 static void test_huge_is_not_read(void **state) {
-        int dfd = new_dir(), fd;
+        Fixture *f = *state;
+        int dfd = f->dfd, fd;
         struct timespec t0, t1;
 
         /* 64 GiB, sparse: reading it would take many seconds. */
@@ -486,17 +515,19 @@ static void test_huge_is_not_read(void **state) {
         assert_int_equal(ftruncate(fd, HISTORY_FILE_MAX_BYTES + 1), 0);
         close(fd);
         expect_bad(dfd, HISTORY_FILE_TOO_BIG, ".1", "too big");
-        close(dfd);
 }
 
 static void test_not_regular_not_followed(void **state) {
-        Activity *a = busy_activity();
-        uint8_t *img = file_image(a);
-        int dfd = new_dir();
+        Fixture *f = *state;
+        Activity *a = f->a;
+        uint8_t *img;
+        int dfd = f->dfd;
         char target[64] = "";
         struct stat st;
         char aside[128];
 
+        fill_busy(a);
+        img = file_image(a);
         /* A symlink to a perfectly good history file: not followed. */
         write_file(dfd, "elsewhere", img, HISTORY_FILE_BYTES);
         assert_int_equal(symlinkat("elsewhere", dfd, NAME), 0);
@@ -522,41 +553,36 @@ static void test_not_regular_not_followed(void **state) {
         assert_true(S_ISREG(st.st_mode));
         assert_int_equal(fstatat(dfd, "elsewhere", &st, 0), 0);
         assert_int_equal(st.st_nlink, 1);
-        activity_free(a);
         free(img);
-        close(dfd);
 }
 
 static void test_foreign_owner(void **state) {
-        Activity *a = busy_activity();
-        int dfd = new_dir();
+        Fixture *f = *state;
+        Activity *a = f->a;
+        int dfd = f->dfd;
 
-        if (geteuid() != 0) {
-                activity_free(a);
-                close(dfd);
+        fill_busy(a);
+        if (geteuid() != 0)
                 skip();
-        }
         assert_int_equal(history_file_save(dfd, NAME, a), 0);
         assert_int_equal(fchownat(dfd, NAME, 65534, 65534, AT_SYMLINK_NOFOLLOW), 0);
         expect_bad(dfd, HISTORY_FILE_FOREIGN_OWNER, "", "owned by uid 65534");
-        activity_free(a);
-        close(dfd);
 }
 
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_crc32_is_zlibs),
-                cmocka_unit_test(test_round_trip),
-                cmocka_unit_test(test_future_file),
-                cmocka_unit_test(test_missing),
-                cmocka_unit_test(test_crash_leftovers_swept),
-                cmocka_unit_test(test_truncated_at_every_length),
-                cmocka_unit_test(test_garbage_version_checksum),
-                cmocka_unit_test(test_version1_read),
-                cmocka_unit_test(test_regret_file),
-                cmocka_unit_test(test_huge_is_not_read),
-                cmocka_unit_test(test_not_regular_not_followed),
-                cmocka_unit_test(test_foreign_owner),
+                cmocka_unit_test_setup_teardown(test_round_trip, setup_test, teardown_test),
+                cmocka_unit_test_setup_teardown(test_future_file, setup_test, teardown_test),
+                cmocka_unit_test_setup_teardown(test_missing, setup_test, teardown_test),
+                cmocka_unit_test_setup_teardown(test_crash_leftovers_swept, setup_test, teardown_test),
+                cmocka_unit_test_setup_teardown(test_truncated_at_every_length, setup_test, teardown_test),
+                cmocka_unit_test_setup_teardown(test_garbage_version_checksum, setup_test, teardown_test),
+                cmocka_unit_test_setup_teardown(test_version1_read, setup_test, teardown_test),
+                cmocka_unit_test_setup_teardown(test_regret_file, setup_regrets, teardown_test),
+                cmocka_unit_test_setup_teardown(test_huge_is_not_read, setup_test, teardown_test),
+                cmocka_unit_test_setup_teardown(test_not_regular_not_followed, setup_test, teardown_test),
+                cmocka_unit_test_setup_teardown(test_foreign_owner, setup_test, teardown_test),
         };
 
         return cmocka_run_group_tests_name("history-file", tests, setup, teardown);

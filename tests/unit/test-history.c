@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "fixture.h"
 #include "insight/history.h"
 
 #define MIN  (60 * USEC_PER_SEC)
@@ -44,13 +45,6 @@ static Rows *rows_of(const Activity *a, usec_t now, unsigned seconds, unsigned c
         return &rows;
 }
 
-static Activity *new_activity(void) {
-        Activity *a = NULL;
-
-        assert_int_equal(activity_new(&a), 0);
-        return a;
-}
-
 /* ccache's totals with hits direct hits and misses misses. */
 static void feed_counters(Activity *a, uint64_t hits, uint64_t misses, usec_t now) {
         uint64_t totals[ACTIVITY_CCACHE_TOTALS] = { 0 };
@@ -61,7 +55,7 @@ static void feed_counters(Activity *a, uint64_t hits, uint64_t misses, usec_t no
 }
 
 static void test_bad_requests(void **state) {
-        Activity *a = new_activity();
+        Activity *a = *state;
         Rows rows = {};
 
         assert_int_equal(history_rows(a, T0, 7, 1, collect, &rows), -EINVAL);
@@ -72,11 +66,10 @@ static void test_bad_requests(void **state) {
         assert_int_equal(rows.n, 0);
         /* Nothing observed yet: no row. */
         assert_int_equal(history_rows(a, T0, 3600, 24, collect, &rows), 0);
-        activity_free(a);
 }
 
 static void test_minutes(void **state) {
-        Activity *a = new_activity();
+        Activity *a = *state;
         Rows *rows;
 
         activity_set_size(a, 1000, T0);
@@ -131,14 +124,13 @@ static void test_minutes(void **state) {
         assert_int_equal(rows->r[0].misses, 3);
         assert_int_equal(rows->r[0].stores, 3);
         assert_int_equal(rows->r[0].size_bytes, 2800);
-        activity_free(a);
 }
 
 /* Events at random hours over 10 days, then days checked against a
  * recount by UTC day, hours against a recount by hour. */
 static void test_days_sum_hours(void **state) {
         static uint64_t by_hour[240][3];
-        Activity *a = new_activity();
+        Activity *a = *state;
         usec_t start = T0 + 5 * HOUR + 17 * MIN, now = start + 10 * DAY - 6 * HOUR;
         uint64_t hits = 0, misses = 0;
         Rows *rows;
@@ -206,12 +198,11 @@ static void test_days_sum_hours(void **state) {
                 assert_int_equal(h, hits);
                 assert_int_equal(m, misses);
         }
-        activity_free(a);
 }
 
 /* A day row from a ring that holds only part of the oldest day. */
 static void test_days_cut_by_ring(void **state) {
-        Activity *a = new_activity();
+        Activity *a = *state;
         usec_t now = T0 + 100 * DAY + 3 * HOUR;
         Rows *rows;
 
@@ -225,7 +216,6 @@ static void test_days_cut_by_ring(void **state) {
         assert_int_equal(rows->r[0].start, T0 / USEC_PER_SEC + 11 * 86400);
         assert_int_equal(rows->r[0].stores, 24);
         assert_int_equal(rows->r[89].stores, 4);        /* 00:00 to 03:00 */
-        activity_free(a);
 }
 
 static void test_row_on_the_wire(void **state) {
@@ -311,10 +301,10 @@ static void test_row_text_is_json_cs(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_bad_requests),
-                cmocka_unit_test(test_minutes),
-                cmocka_unit_test(test_days_sum_hours),
-                cmocka_unit_test(test_days_cut_by_ring),
+                cmocka_unit_test_setup_teardown(test_bad_requests, setup_activity, teardown_activity),
+                cmocka_unit_test_setup_teardown(test_minutes, setup_activity, teardown_activity),
+                cmocka_unit_test_setup_teardown(test_days_sum_hours, setup_activity, teardown_activity),
+                cmocka_unit_test_setup_teardown(test_days_cut_by_ring, setup_activity, teardown_activity),
                 cmocka_unit_test(test_row_on_the_wire),
                 cmocka_unit_test(test_row_text_is_json_cs),
         };

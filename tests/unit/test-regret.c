@@ -18,11 +18,44 @@
 #define T0 1800000000ULL
 #define KIB 1024ULL
 
-static void test_store_of_evicted_key_counted_once(void **state) {
+/* A new, empty store for a test: *state. */
+static int setup_regret(void **state) {
         Regret *r;
-        RegretFigures f;
 
         assert_int_equal(regret_new(&r), 0);
+        *state = r;
+        return 0;
+}
+
+static int teardown_regret(void **state) {
+        regret_free(*state);
+        return 0;
+}
+
+/* Three of them: *state is the array. */
+static int setup_three_regrets(void **state) {
+        Regret **r = calloc(3, sizeof(*r));
+
+        assert_non_null(r);
+        for (int i = 0; i < 3; i++)
+                assert_int_equal(regret_new(&r[i]), 0);
+        *state = r;
+        return 0;
+}
+
+static int teardown_three_regrets(void **state) {
+        Regret **r = *state;
+
+        for (int i = 0; i < 3; i++)
+                regret_free(r[i]);
+        free(r);
+        return 0;
+}
+
+static void test_store_of_evicted_key_counted_once(void **state) {
+        Regret *r = *state;
+        RegretFigures f;
+
         size_t empty = regret_bytes(r);
         assert_false(regret_stored(r, 42, 10, T0));                /* nothing evicted yet */
         assert_int_equal(regret_evicted(r, regret_key("ab", "cdefR"), 4 * KIB, 0, T0), 0);
@@ -43,15 +76,13 @@ static void test_store_of_evicted_key_counted_once(void **state) {
         assert_int_equal(f.remembered, 3);
         /* 10 KiB were evicted from its eviction (itself included) to its return */
         assert_int_equal(f.extra_bytes_p90, 10 * KIB);
-        regret_free(r);
 }
 
 /* Ten returns at distances of 1..10 x 100 KiB: 90 % stayed within 900 KiB. */
 static void test_p90_and_windows(void **state) {
-        Regret *r;
+        Regret *r = *state;
         RegretFigures f;
 
-        assert_int_equal(regret_new(&r), 0);
         for (uint64_t i = 1; i <= 10; i++) {
                 assert_int_equal(regret_evicted(r, i, 100 * KIB, 0, T0), 0);
         }
@@ -71,13 +102,11 @@ static void test_p90_and_windows(void **state) {
         regret_figures(r, T0 + 8 * 86400, &f);
         assert_int_equal(f.stores_7d, 0);
         assert_int_equal(f.extra_bytes_p90, 0);
-        regret_free(r);
 }
 
 static void test_forgets_the_oldest_and_the_old(void **state) {
-        Regret *r;
+        Regret *r = *state;
 
-        assert_int_equal(regret_new(&r), 0);
         for (uint64_t i = 1; i <= REGRET_KEYS + 10; i++)
                 assert_int_equal(regret_evicted(r, i * 0x9e3779b97f4a7c15ULL, 1, 0, T0), 0);
         for (uint64_t i = 1; i <= 10; i++)
@@ -87,7 +116,6 @@ static void test_forgets_the_oldest_and_the_old(void **state) {
         /* an eviction of more than 30 days ago is no regret */
         assert_int_equal(regret_evicted(r, 7, 1, 0, T0), 0);
         assert_false(regret_stored(r, 7, 1, T0 + REGRET_MAX_AGE + 1));
-        regret_free(r);
 }
 
 /* Keys that all want the same few slots, forgotten in a scrambled order:
@@ -95,10 +123,9 @@ static void test_forgets_the_oldest_and_the_old(void **state) {
 static void test_index_probe_runs_and_deletions(void **state) {
         enum { N = 3000 };
         static bool gone[N];
-        Regret *r;
+        Regret *r = *state;
         unsigned x = 12345;
 
-        assert_int_equal(regret_new(&r), 0);
         for (uint64_t i = 0; i < N; i++)   /* homes 0..7 only: long runs, wrapping none */
                 assert_int_equal(regret_evicted(r, ((i + 1) << 20) | (i % 8), 1, 0, T0), 0);
         for (int k = 0; k < N / 2; k++) {
@@ -110,16 +137,14 @@ static void test_index_probe_runs_and_deletions(void **state) {
         }
         for (uint64_t i = 0; i < N; i++)
                 assert_int_equal(regret_stored(r, ((i + 1) << 20) | (i % 8), 1, T0 + 2), !gone[i]);
-        regret_free(r);
 }
 
 /* What was evicted although used within 7 days before: part of the 7-day
  * working set the cap could not hold; older entries are not. */
 static void test_young_evictions(void **state) {
-        Regret *r;
+        Regret *r = *state;
         RegretFigures f;
 
-        assert_int_equal(regret_new(&r), 0);
         assert_int_equal(regret_evicted(r, 1, 10 * KIB, (int64_t) T0 - 3600, T0), 0);
         assert_int_equal(regret_evicted(r, 2, 20 * KIB, (int64_t) T0 - 6 * 86400, T0), 0);
         assert_int_equal(regret_evicted(r, 3, 40 * KIB, (int64_t) T0 - 8 * 86400, T0), 0);
@@ -127,7 +152,6 @@ static void test_young_evictions(void **state) {
         assert_int_equal(f.young_evicted_7d, 30 * KIB);
         regret_figures(r, T0 + 8 * 86400, &f);   /* out of the 7 days */
         assert_int_equal(f.young_evicted_7d, 0);
-        regret_free(r);
 }
 
 /* Encoded and decoded (a restart): the same figures, the same keys
@@ -135,12 +159,9 @@ static void test_young_evictions(void **state) {
  * was (its oldest forgotten first); a head or count out of range refused. */
 static void test_encode_decode(void **state) {
         static uint8_t buf[REGRET_ENCODED_BYTES], again[REGRET_ENCODED_BYTES];
-        Regret *r, *d, *empty;
+        Regret **three = *state, *r = three[0], *d = three[1], *empty = three[2];
         RegretFigures fr, fd;
 
-        assert_int_equal(regret_new(&r), 0);
-        assert_int_equal(regret_new(&d), 0);
-        assert_int_equal(regret_new(&empty), 0);
         /* Nothing evicted: decoding allocates nothing. */
         assert_false(regret_any(empty));
         regret_encode(empty, buf);
@@ -181,19 +202,16 @@ static void test_encode_decode(void **state) {
         assert_int_equal(regret_decode(d, buf), -EBADMSG);
         regret_encode(d, buf);
         assert_memory_equal(buf, again, sizeof(buf));
-        regret_free(r);
-        regret_free(d);
-        regret_free(empty);
 }
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_store_of_evicted_key_counted_once),
-                cmocka_unit_test(test_p90_and_windows),
-                cmocka_unit_test(test_forgets_the_oldest_and_the_old),
-                cmocka_unit_test(test_index_probe_runs_and_deletions),
-                cmocka_unit_test(test_young_evictions),
-                cmocka_unit_test(test_encode_decode),
+                cmocka_unit_test_setup_teardown(test_store_of_evicted_key_counted_once, setup_regret, teardown_regret),
+                cmocka_unit_test_setup_teardown(test_p90_and_windows, setup_regret, teardown_regret),
+                cmocka_unit_test_setup_teardown(test_forgets_the_oldest_and_the_old, setup_regret, teardown_regret),
+                cmocka_unit_test_setup_teardown(test_index_probe_runs_and_deletions, setup_regret, teardown_regret),
+                cmocka_unit_test_setup_teardown(test_young_evictions, setup_regret, teardown_regret),
+                cmocka_unit_test_setup_teardown(test_encode_decode, setup_three_regrets, teardown_three_regrets),
         };
         return cmocka_run_group_tests_name("regret", tests, NULL, NULL);
 }

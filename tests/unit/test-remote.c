@@ -22,6 +22,7 @@
 
 #include "cache/cache-clock.h"
 #include "config/remote-url.h"
+#include "fixture.h"
 #include "os/secret-file.h"
 #include "insight/activity.h"
 #include "insight/remote-errors.h"
@@ -111,12 +112,12 @@ static void test_url_bad(void **state) {
 }
 
 static void test_password_file(void **state) {
-        char dir[] = "/tmp/test-remote-XXXXXX", path[64], link[80], buf[32], err[256];
+        const char *dir = *state;
+        char path[64], link[80], buf[32], err[256];
         int fd;
 
         if (geteuid() != 0)
                 skip();
-        assert_non_null(mkdtemp(dir));
         snprintf(path, sizeof(path), "%s/pass", dir);
         snprintf(link, sizeof(link), "%s/link", dir);
         fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
@@ -150,18 +151,17 @@ static void test_password_file(void **state) {
         unlink(link);
         unlink(path);
         assert_int_equal(secret_file_check(path, err, sizeof(err)), -ENOENT);
-        rmdir(dir);
 }
 
 /* A FIFO at password_file (no writer: an open without O_NONBLOCK waits for
  * ever) is refused at once, by the check and by the read. The alarm turns a
  * wait into a failure. */
 static void test_password_fifo(void **state) {
-        char dir[] = "/tmp/test-remote-XXXXXX", path[64], buf[32], err[256];
+        const char *dir = *state;
+        char path[64], buf[32], err[256];
 
         if (geteuid() != 0)
                 skip();
-        assert_non_null(mkdtemp(dir));
         snprintf(path, sizeof(path), "%s/pass", dir);
         assert_int_equal(mkfifo(path, 0600), 0);
         alarm(10);
@@ -170,20 +170,18 @@ static void test_password_fifo(void **state) {
         assert_int_equal(secret_file_read(path, buf, sizeof(buf), err, sizeof(err)), -EPERM);
         assert_string_equal(err, "is not a regular file");
         alarm(0);
-        unlink(path);
-        rmdir(dir);
 }
 
 /* A directory on the way that someone else could write: refused, whatever
  * the file's own modes; a sticky one is fine (no one else can replace
  * root's entries in it); a symlink on the way is refused. */
 static void test_password_dirs(void **state) {
-        char top[] = "/tmp/test-remote-XXXXXX", sub[64], path[80], link[64], via[80], err[256];
+        const char *top = *state;
+        char sub[64], path[80], link[64], via[80], err[256];
         int fd;
 
         if (geteuid() != 0)
                 skip();
-        assert_non_null(mkdtemp(top));
         snprintf(sub, sizeof(sub), "%s/sub", top);
         snprintf(path, sizeof(path), "%s/pass", sub);
         snprintf(link, sizeof(link), "%s/link", top);
@@ -213,10 +211,6 @@ static void test_password_dirs(void **state) {
         assert_int_equal(secret_file_check(via, err, sizeof(err)), -EPERM);
         if (!strstr(err, "/link', a symlink or not a directory"))
                 fail_msg("%s", err);
-        unlink(link);
-        unlink(path);
-        rmdir(sub);
-        rmdir(top);
 }
 
 /* A TCP listener on 127.0.0.1 (any port) opened by uid, in a child that
@@ -441,9 +435,9 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_url_good),
                 cmocka_unit_test(test_url_bad),
-                cmocka_unit_test(test_password_file),
-                cmocka_unit_test(test_password_fifo),
-                cmocka_unit_test(test_password_dirs),
+                cmocka_unit_test_setup_teardown(test_password_file, setup_tmpdir, teardown_tmpdir),
+                cmocka_unit_test_setup_teardown(test_password_fifo, setup_tmpdir, teardown_tmpdir),
+                cmocka_unit_test_setup_teardown(test_password_dirs, setup_tmpdir, teardown_tmpdir),
                 cmocka_unit_test(test_peer_owner),
                 cmocka_unit_test(test_info_parse),
                 cmocka_unit_test(test_info_hostile),

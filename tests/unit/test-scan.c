@@ -134,7 +134,7 @@ static void test_exact_figures(void **state) {
 static void test_big_directory_on_two_threads(void **state) {
         char path[512], name[64];
         uint64_t files = 0, bytes = 0;
-        Account *a;
+        Account *a = *state;
         Scan *s;
         int fd;
 
@@ -157,7 +157,6 @@ static void test_big_directory_on_two_threads(void **state) {
                 files++;
                 bytes += (uint64_t) st.st_blocks * 512;
         }
-        assert_int_equal(account_new(&a), 0);
         assert_int_equal(scan_new(a, DIR_ROOT, fd, 1, NULL, NULL, &s), 0);
         while (scan_step(s, 64) == 1)
                 ;
@@ -165,14 +164,13 @@ static void test_big_directory_on_two_threads(void **state) {
         assert_int_equal(account_totals(a)->bytes, bytes);
         assert_true(scan_progress(s)->batch > 64);    /* the last buffer went to both threads */
         scan_free(s);
-        account_free(a);
         close(fd);
-        snprintf(path, sizeof(path), "rm -rf '%s/big'", root);
-        assert_int_equal(system(path), 0);
+        snprintf(path, sizeof(path), "%s/big", root);
+        assert_int_equal(rm_rf(path), 0);
 }
 
 static void test_two_scans_in_a_row(void **state) {
-        Account *a;
+        Account *a = *state;
         char path[512];
         int fd;
 
@@ -180,7 +178,6 @@ static void test_two_scans_in_a_row(void **state) {
          * account's back before the second must still be swept by it. */
         struct stat st;
 
-        assert_int_equal(account_new(&a), 0);
         scan_all(a, 100, 1);
         snprintf(path, sizeof(path), "%s/ccache.conf", root);
         assert_int_equal(stat(path, &st), 0);
@@ -206,25 +203,24 @@ static void test_two_scans_in_a_row(void **state) {
         put("ccache.conf", 20);
         want_files--;   /* put() counted it again */
         want_bytes -= (uint64_t) st.st_blocks * 512;
-        account_free(a);
 }
 
 static void test_rescan_sweeps_what_is_gone(void **state) {
-        Account *a;
+        Account *a = *state;
         char path[512];
 
-        assert_int_equal(account_new(&a), 0);
         scan_all(a, 100, 1);
         /* files and a directory vanish behind the account's back */
-        snprintf(path, sizeof(path), "rm -rf '%s/b/4/e' '%s/b/4/e12kitvq0g3ru9p1n2pkn7j5dsgvbflM'", root, root);
-        assert_int_equal(system(path), 0);
+        snprintf(path, sizeof(path), "%s/b/4/e", root);
+        assert_int_equal(rm_rf(path), 0);
+        snprintf(path, sizeof(path), "%s/b/4/e12kitvq0g3ru9p1n2pkn7j5dsgvbflM", root);
+        assert_int_equal(rm_rf(path), 0);
         account_scan_begin(a);
         scan_all(a, 100, 2);
         assert_int_equal(account_scan_sweep(a, 2), 2);
         assert_int_equal(account_totals(a)->files, want_files - 2);
         assert_int_equal(account_totals(a)->kind_files[CCACHE_KIND_RAW], 0);
         assert_int_equal(account_dir_find(a, account_dir_find(a, account_dir_find(a, DIR_ROOT, "b"), "4"), "e"), DIR_NONE);
-        account_free(a);
 }
 
 /* Recounts the account's files the slow way: totals, and per directory. */
@@ -244,7 +240,7 @@ static void check_recount(Account *a) {
 }
 
 static void test_directories_forgotten_during_a_walk(void **state) {
-        Account *a;
+        Account *a = *state;
         Scan *s;
         DirId b, b4, z, zy;
         int fd, r;
@@ -252,7 +248,6 @@ static void test_directories_forgotten_during_a_walk(void **state) {
         /* The walk is inside b/4 when an event makes the account forget b
          * (renamed, say) and two new directories take the freed DirIds. The
          * walk must leave b's frames alone: no file of b/4 lands in z/y. */
-        assert_int_equal(account_new(&a), 0);
         fd = open(root, O_RDONLY | O_DIRECTORY);
         assert_true(fd >= 0);
         assert_int_equal(scan_new(a, DIR_ROOT, fd, 1, NULL, NULL, &s), 0);
@@ -280,7 +275,6 @@ static void test_directories_forgotten_during_a_walk(void **state) {
         assert_int_equal(account_dir_find(a, z, "4"), DIR_NONE);
         check_recount(a);
         scan_free(s);
-        account_free(a);
 }
 
 /* Makes a chain of n directories named name below rel (which exists), each
@@ -323,7 +317,7 @@ static size_t deep_chain(const char *rel, const char *name, int n, size_t size) 
 
 static void test_deep_trees_are_counted(void **state) {
         uint64_t files = want_files, bytes = want_bytes;
-        char cmd[256];
+        char path[256];
         Account *a;
 
         /* what the tree holds now (earlier tests removed some) */
@@ -347,8 +341,8 @@ static void test_deep_trees_are_counted(void **state) {
                 assert_int_equal(account_totals(a)->bytes, want_bytes);
                 account_free(a);
         }
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s/deep'", root);
-        assert_int_equal(system(cmd), 0);
+        snprintf(path, sizeof(path), "%s/deep", root);
+        assert_int_equal(rm_rf(path), 0);
         want_files = files;
         want_bytes = bytes;
 }
@@ -356,10 +350,10 @@ static void test_deep_trees_are_counted(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_exact_figures),
-                cmocka_unit_test(test_big_directory_on_two_threads),
-                cmocka_unit_test(test_two_scans_in_a_row),
-                cmocka_unit_test(test_rescan_sweeps_what_is_gone),
-                cmocka_unit_test(test_directories_forgotten_during_a_walk),
+                cmocka_unit_test_setup_teardown(test_big_directory_on_two_threads, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_two_scans_in_a_row, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_rescan_sweeps_what_is_gone, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_directories_forgotten_during_a_walk, setup_account, teardown_account),
                 cmocka_unit_test(test_deep_trees_are_counted),
         };
         return cmocka_run_group_tests_name("scan", tests, setup, teardown);

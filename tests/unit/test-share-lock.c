@@ -21,16 +21,6 @@
 #include "fixture.h"
 #include "os/share-lock.h"
 
-static char dir[] = "/tmp/ck-test-share-lock-XXXXXX";
-
-static int setup(void **state) {
-        return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state) {
-        return rm_rf(dir);
-}
-
 #define NOW (1800000000ULL * USEC_PER_SEC)
 
 static void put_line(int root, const char *line) {
@@ -72,7 +62,8 @@ static void test_parse(void **state) {
 }
 
 static void test_exclusive_names_holder(void **state) {
-        int root = fresh_dir(dir, "exclusive"), a, b;
+        TestDir *t = *state;
+        int root = t->fd, a, b;
         char line[256], host[SHARE_LOCK_HOST_MAX], want[300];
         ShareHolder h;
         SharePlanted planted;
@@ -99,11 +90,11 @@ static void test_exclusive_names_holder(void **state) {
         b = share_lock_take(root, NOW + 31 * USEC_PER_SEC, &h, &planted);
         assert_true(b >= 0);
         close(b);
-        close(root);
 }
 
 static void test_other_host_heartbeat(void **state) {
-        int root = fresh_dir(dir, "heartbeat"), fd;
+        TestDir *t = *state;
+        int root = t->fd, fd;
         ShareHolder h;
         SharePlanted planted;
 
@@ -123,11 +114,11 @@ static void test_other_host_heartbeat(void **state) {
         assert_int_equal(share_lock_beat(root, fd, NOW + 30 * USEC_PER_SEC, &h), -EBUSY);
         assert_string_equal(h.host, "builder-7");
         close(fd);
-        close(root);
 }
 
 static void test_replaced_file_is_stale(void **state) {
-        int root = fresh_dir(dir, "replaced"), fd;
+        TestDir *t = *state;
+        int root = t->fd, fd;
         ShareHolder h;
         SharePlanted planted;
 
@@ -138,18 +129,18 @@ static void test_replaced_file_is_stale(void **state) {
         put_line(root, "");
         assert_int_equal(share_lock_beat(root, fd, NOW, &h), -ESTALE);
         close(fd);
-        close(root);
 }
 
 /* What a user plants under the name: removed, never followed or written. */
 static void test_planted(void **state) {
-        int root = fresh_dir(dir, "planted"), fd, victim;
+        TestDir *t = *state;
+        int root = t->fd, fd, victim;
         char target[PATH_MAX], buf[64];
         struct stat st;
         ShareHolder h;
         SharePlanted planted;
 
-        snprintf(target, sizeof(target), "%s/victim", dir);
+        snprintf(target, sizeof(target), "%s/victim", t->path);
         victim = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         assert_int_equal(write(victim, "precious", 8), 8);
         close(victim);
@@ -186,7 +177,6 @@ static void test_planted(void **state) {
         assert_int_equal(fstat(victim, &st), 0);
         assert_int_equal(st.st_nlink, 1);
         close(victim);
-        close(root);
 }
 
 static void read_file_at(int dirfd, const char *path, char *buf, size_t len) {
@@ -214,13 +204,14 @@ static void plant_full_dir(int root, const char *what) {
  * was, into a quarantine of ours whose name a squatter (here a symlink out
  * of the share) cannot keep; the slots are bounded, then -EMLINK. */
 static void test_quarantine(void **state) {
-        int root = fresh_dir(dir, "quarantine"), fd;
+        TestDir *t = *state;
+        int root = t->fd, fd;
         char outside[PATH_MAX], buf[64], slot[64];
         struct stat st;
         ShareHolder h;
         SharePlanted planted;
 
-        snprintf(outside, sizeof(outside), "%s/outside", dir);
+        snprintf(outside, sizeof(outside), "%s/outside", t->path);
         assert_int_equal(mkdir(outside, 0755), 0);
         assert_int_equal(symlinkat(outside, root, SHARE_QUARANTINE_NAME), 0);
         plant_full_dir(root, "precious0");
@@ -274,17 +265,16 @@ static void test_quarantine(void **state) {
         assert_true(planted.found && S_ISFIFO(planted.mode));
         assert_string_equal(planted.aside, "");
         close(fd);
-        close(root);
 }
 
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_parse),
-                cmocka_unit_test(test_exclusive_names_holder),
-                cmocka_unit_test(test_other_host_heartbeat),
-                cmocka_unit_test(test_replaced_file_is_stale),
-                cmocka_unit_test(test_planted),
-                cmocka_unit_test(test_quarantine),
+                cmocka_unit_test_setup_teardown(test_exclusive_names_holder, setup_test_dir, teardown_test_dir),
+                cmocka_unit_test_setup_teardown(test_other_host_heartbeat, setup_test_dir, teardown_test_dir),
+                cmocka_unit_test_setup_teardown(test_replaced_file_is_stale, setup_test_dir, teardown_test_dir),
+                cmocka_unit_test_setup_teardown(test_planted, setup_test_dir, teardown_test_dir),
+                cmocka_unit_test_setup_teardown(test_quarantine, setup_test_dir, teardown_test_dir),
         };
-        return cmocka_run_group_tests_name("share-lock", tests, setup, teardown);
+        return cmocka_run_group_tests_name("share-lock", tests, NULL, NULL);
 }

@@ -27,24 +27,6 @@
 #define NOW 2000000000
 #define FILES 300
 
-static char dir[] = "/tmp/ck-test-trim-XXXXXX";
-
-static int setup(void **state) {
-        return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state) {
-        return rm_rf(dir);
-}
-
-/* Empties the test directory for the next test. */
-static void clean(void) {
-        char cmd[128];
-
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'/a '%s'/lock", dir, dir);
-        assert_int_equal(system(cmd), 0);
-}
-
 static void test_why(void **state) {
         char buf[256];
 
@@ -69,22 +51,34 @@ static void put_file(int fd, const char *name, time_t mtime) {
         close(f);
 }
 
-/* <dir>/a/b holding FILES entries, in the account too; a/stats (ccache
- * 4.12) counting them exactly; an empty lock/. Returns the root fd. */
-static int make_cache(Account *acct, uint64_t *ret_kib) {
-        int root = open(dir, O_RDONLY | O_DIRECTORY), l1, l2;
+/* One test's cache: a fresh directory holding a/b with FILES entries, in
+ * the account too; a/stats (ccache 4.12) counting them exactly; an empty
+ * lock/. The trim a test makes is freed with the rest. */
+typedef struct Fixture {
+        char dir[64];
+        Account *acct;
+        Counters *k;
+        Trim *t;
+        int root;                 /* the directory's fd */
+        struct stat st;           /* the root's */
+        uint64_t kib;             /* what the entries take */
+} Fixture;
+
+static void make_cache(Fixture *fx) {
+        int l1, l2;
         DirId da, db;
         uint64_t c[85] = { 0 }, kib = 0;
         FILE *f;
 
-        assert_true(root >= 0);
-        assert_int_equal(mkdirat(root, "a", 0755), 0);
-        assert_int_equal(mkdirat(root, "a/b", 0755), 0);
-        assert_int_equal(mkdirat(root, "lock", 0755), 0);
-        l1 = openat(root, "a", O_RDONLY | O_DIRECTORY);
-        l2 = openat(root, "a/b", O_RDONLY | O_DIRECTORY);
-        assert_int_equal(account_dir_add(acct, DIR_ROOT, "a", &da), 1);
-        assert_int_equal(account_dir_add(acct, da, "b", &db), 1);
+        fx->root = open(fx->dir, O_RDONLY | O_DIRECTORY);
+        assert_true(fx->root >= 0);
+        assert_int_equal(mkdirat(fx->root, "a", 0755), 0);
+        assert_int_equal(mkdirat(fx->root, "a/b", 0755), 0);
+        assert_int_equal(mkdirat(fx->root, "lock", 0755), 0);
+        l1 = openat(fx->root, "a", O_RDONLY | O_DIRECTORY);
+        l2 = openat(fx->root, "a/b", O_RDONLY | O_DIRECTORY);
+        assert_int_equal(account_dir_add(fx->acct, DIR_ROOT, "a", &da), 1);
+        assert_int_equal(account_dir_add(fx->acct, da, "b", &db), 1);
         for (unsigned i = 0; i < FILES; i++) {
                 char name[40];
                 struct stat st;
@@ -92,7 +86,7 @@ static int make_cache(Account *acct, uint64_t *ret_kib) {
                 snprintf(name, sizeof(name), "%02x%029uR", i % 256, i);
                 put_file(l2, name, NOW - 86400 + i);
                 assert_int_equal(fstatat(l2, name, &st, 0), 0);
-                assert_int_equal(account_file_set(acct, db, name, (uint64_t) st.st_blocks, NOW - 86400 + i), 1);
+                assert_int_equal(account_file_set(fx->acct, db, name, (uint64_t) st.st_blocks, NOW - 86400 + i), 1);
                 kib += (uint64_t) st.st_blocks / 2;
         }
         c[11] = c[49 + 11] = FILES;
@@ -103,8 +97,35 @@ static int make_cache(Account *acct, uint64_t *ret_kib) {
         fclose(f);
         close(l1);
         close(l2);
-        *ret_kib = kib;
-        return root;
+        fx->kib = kib;
+        assert_int_equal(fstat(fx->root, &fx->st), 0);
+}
+
+static int setup(void **state) {
+        Fixture *fx = calloc(1, sizeof(*fx));
+
+        assert_non_null(fx);
+        fx->root = -1;
+        strcpy(fx->dir, "/tmp/ck-test-trim-XXXXXX");
+        assert_non_null(mkdtemp(fx->dir));
+        assert_int_equal(account_new(&fx->acct), 0);
+        assert_int_equal(counters_new(&fx->k), 0);
+        make_cache(fx);
+        *state = fx;
+        return 0;
+}
+
+static int teardown(void **state) {
+        Fixture *fx = *state;
+
+        fx->t = trim_free(fx->t);
+        fx->k = counters_free(fx->k);
+        fx->acct = account_free(fx->acct);
+        if (fx->root >= 0)
+                close(fx->root);
+        assert_int_equal(rm_rf(fx->dir), 0);
+        free(fx);
+        return 0;
 }
 
 static CcacheStats l1_stats(int root) {
@@ -119,34 +140,29 @@ static CcacheStats l1_stats(int root) {
 /* A live stats.lock (its .alive kept fresh by "ccache"): the trim deletes,
  * does not wait, and leaves the counters owed; paid once the lock goes. */
 static void test_held_stats_lock_is_not_waited_for(void **state) {
-        Account *acct;
-        Counters *k;
-        Trim *t;
+        Fixture *fx = *state;
+        Account *acct = fx->acct;
+        Counters *k = fx->k;
         CountersFlush f = { 0 };
-        uint64_t kib;
         usec_t took;
-        struct stat st;
-        int root, r, steps = 0;
+        struct stat st = fx->st;
+        int root = fx->root, r, steps = 0;
 
-        assert_int_equal(account_new(&acct), 0);
-        assert_int_equal(counters_new(&k), 0);
-        root = make_cache(acct, &kib);
-        assert_int_equal(fstat(root, &st), 0);
         assert_int_equal(symlinkat("buildhost-77-140255169312576-1.1", root, "a/stats.lock"), 0);
         close(openat(root, "a/stats.alive", O_WRONLY | O_CREAT, 0644));    /* touched now: live */
 
-        assert_int_equal(trim_new(acct, 0, false, NOW, &t), 0);
+        assert_int_equal(trim_new(acct, 0, false, NOW, &fx->t), 0);
         took = now_usec(CLOCK_MONOTONIC);
-        while ((r = trim_step(t, &(TrimEnv) { .account = acct, .counters = k, .root_fd = root, .dev = st.st_dev,
+        while ((r = trim_step(fx->t, &(TrimEnv) { .account = acct, .counters = k, .root_fd = root, .dev = st.st_dev,
                                               .now = now_usec(CLOCK_MONOTONIC),
                                               .realtime = now_usec(CLOCK_REALTIME) })) != 0) {
                 assert_true(r == 1);
                 assert_true(++steps < 1000);
         }
         took = now_usec(CLOCK_MONOTONIC) - took;
-        assert_int_equal(trim_result(t)->files, FILES);
-        assert_int_equal(trim_result(t)->stats_deferred, 1);
-        assert_int_equal(trim_result(t)->stats_updates, 0);
+        assert_int_equal(trim_result(fx->t)->files, FILES);
+        assert_int_equal(trim_result(fx->t)->stats_deferred, 1);
+        assert_int_equal(trim_result(fx->t)->stats_updates, 0);
         assert_true(took < 2 * USEC_PER_SEC);      /* it slept 200 ms per group for the lock */
         assert_int_equal(l1_stats(root).counters[11], FILES);       /* untouched under the lock */
         assert_true(counters_pending(k));
@@ -161,11 +177,6 @@ static void test_held_stats_lock_is_not_waited_for(void **state) {
         assert_int_equal(l1_stats(root).counters[11], 0);
         assert_int_equal(l1_stats(root).counters[12], 0);
         assert_int_equal(l1_stats(root).counters[49 + 11], 0);
-        trim_free(t);
-        counters_free(k);
-        account_free(acct);
-        close(root);
-        clean();
 }
 
 /* Someone else's content lock on a/b: "otherhost-...", .alive touched now
@@ -183,13 +194,14 @@ static void hold_content_lock(int root, time_t alive_sec) {
         }
 }
 
-/* Steps t at monotonic now (and realtime) until it returns something else
- * than 1; returns that. */
-static int step_until_not_busy(Trim *t, Account *acct, Counters *k, int root, dev_t dev, usec_t now, usec_t realtime) {
-        TrimEnv env = { .account = acct, .counters = k, .root_fd = root, .dev = dev, .now = now, .realtime = realtime };
+/* Steps fx's trim over its cache at monotonic now (and realtime) until it
+ * returns something else than 1; returns that. */
+static int step_until_not_busy(Fixture *fx, usec_t now, usec_t realtime) {
+        TrimEnv env = { .account = fx->acct, .counters = fx->k, .root_fd = fx->root, .dev = fx->st.st_dev,
+                        .now = now, .realtime = realtime };
         int r, steps = 0;
 
-        while ((r = trim_step(t, &env)) == 1)
+        while ((r = trim_step(fx->t, &env)) == 1)
                 assert_true(++steps < 1000);
         return r;
 }
@@ -199,56 +211,37 @@ static int step_until_not_busy(Trim *t, Account *acct, Counters *k, int root, de
  * lock is gone. */
 static void test_locked_directory_waits_its_turn(void **state) {
         usec_t now = 1000 * USEC_PER_SEC, realtime = now_usec(CLOCK_REALTIME);
-        Account *acct;
-        Counters *k;
-        Trim *t;
-        uint64_t kib;
-        struct stat st;
-        int root;
+        Fixture *fx = *state;
+        Account *acct = fx->acct;
+        int root = fx->root;
 
-        assert_int_equal(account_new(&acct), 0);
-        assert_int_equal(counters_new(&k), 0);
-        root = make_cache(acct, &kib);
-        assert_int_equal(fstat(root, &st), 0);
         hold_content_lock(root, 0);
-        assert_int_equal(trim_new(acct, 0, false, NOW, &t), 0);
-        assert_int_equal(step_until_not_busy(t, acct, k, root, st.st_dev, now, realtime), 2);
-        assert_int_equal(trim_result(t)->files, 0);
+        assert_int_equal(trim_new(acct, 0, false, NOW, &fx->t), 0);
+        assert_int_equal(step_until_not_busy(fx, now, realtime), 2);
+        assert_int_equal(trim_result(fx->t)->files, 0);
         /* before the retry interval: not even looked at again */
         assert_int_equal(unlinkat(root, "lock/subdir_ab.lock", 0), 0);
-        assert_int_equal(step_until_not_busy(t, acct, k, root, st.st_dev, now + TRIM_LOCK_RETRY_USEC - 1, realtime), 2);
-        assert_int_equal(trim_result(t)->files, 0);
+        assert_int_equal(step_until_not_busy(fx, now + TRIM_LOCK_RETRY_USEC - 1, realtime), 2);
+        assert_int_equal(trim_result(fx->t)->files, 0);
         /* the next round: the lock is free, the directory goes */
-        assert_int_equal(step_until_not_busy(t, acct, k, root, st.st_dev, now + TRIM_LOCK_RETRY_USEC, realtime), 0);
-        assert_int_equal(trim_result(t)->files, FILES);
-        assert_int_equal(trim_result(t)->locked_dirs, 0);
-        assert_int_equal(trim_result(t)->stats_updates, 1);
-        trim_free(t);
-        counters_free(k);
-        account_free(acct);
-        close(root);
-        clean();
+        assert_int_equal(step_until_not_busy(fx, now + TRIM_LOCK_RETRY_USEC, realtime), 0);
+        assert_int_equal(trim_result(fx->t)->files, FILES);
+        assert_int_equal(trim_result(fx->t)->locked_dirs, 0);
+        assert_int_equal(trim_result(fx->t)->stats_updates, 1);
 }
 
 /* A lock its holder keeps alive (a new .alive mtime at every look) for
  * TRIM_LOCK_WAIT_USEC: the directory is left alone, and the trim says so. */
 static void test_live_lock_is_left_alone(void **state) {
         usec_t now = 1000 * USEC_PER_SEC, realtime = now_usec(CLOCK_REALTIME);
-        Account *acct;
-        Counters *k;
-        Trim *t;
-        uint64_t kib;
-        struct stat st;
+        Fixture *fx = *state;
+        Account *acct = fx->acct;
         char why[256];
-        int root, r, rounds = 0;
+        int root = fx->root, r, rounds = 0;
 
-        assert_int_equal(account_new(&acct), 0);
-        assert_int_equal(counters_new(&k), 0);
-        root = make_cache(acct, &kib);
-        assert_int_equal(fstat(root, &st), 0);
         hold_content_lock(root, NOW);
-        assert_int_equal(trim_new(acct, 0, false, NOW, &t), 0);
-        while ((r = step_until_not_busy(t, acct, k, root, st.st_dev, now, realtime)) == 2) {
+        assert_int_equal(trim_new(acct, 0, false, NOW, &fx->t), 0);
+        while ((r = step_until_not_busy(fx, now, realtime)) == 2) {
                 struct timespec ts[2] = { { NOW + ++rounds, 0 }, { NOW + rounds, 0 } };
 
                 assert_int_equal(utimensat(root, "lock/subdir_ab.alive", ts, 0), 0);   /* the holder is busy */
@@ -258,65 +251,46 @@ static void test_live_lock_is_left_alone(void **state) {
         }
         assert_int_equal(r, 0);
         assert_int_equal(rounds, TRIM_LOCK_WAIT_USEC / TRIM_LOCK_RETRY_USEC);
-        assert_int_equal(trim_result(t)->files, 0);
-        assert_int_equal(trim_result(t)->locked_dirs, 1);
-        assert_int_equal(trim_result(t)->saved, FILES);
-        assert_int_equal(trim_result(t)->locks_broken, 0);
-        assert_non_null(strstr(trim_result_why(trim_result(t), why, sizeof(why)), "locked"));
+        assert_int_equal(trim_result(fx->t)->files, 0);
+        assert_int_equal(trim_result(fx->t)->locked_dirs, 1);
+        assert_int_equal(trim_result(fx->t)->saved, FILES);
+        assert_int_equal(trim_result(fx->t)->locks_broken, 0);
+        assert_non_null(strstr(trim_result_why(trim_result(fx->t), why, sizeof(why)), "locked"));
         assert_int_equal(faccessat(root, "lock/subdir_ab.lock", F_OK, AT_SYMLINK_NOFOLLOW), 0);   /* still theirs */
-        trim_free(t);
-        counters_free(k);
-        account_free(acct);
-        close(root);
-        clean();
 }
 
 /* A lock nobody touches for CCACHE_LOCK_STALE_USEC of the caller's realtime
  * is broken, as ccache breaks it, and the directory trimmed. */
 static void test_stale_lock_is_broken(void **state) {
         usec_t now = 1000 * USEC_PER_SEC, realtime = now_usec(CLOCK_REALTIME);
-        Account *acct;
-        Counters *k;
-        Trim *t;
-        uint64_t kib;
-        struct stat st;
-        int root;
+        Fixture *fx = *state;
+        Account *acct = fx->acct;
+        int root = fx->root;
 
-        assert_int_equal(account_new(&acct), 0);
-        assert_int_equal(counters_new(&k), 0);
-        root = make_cache(acct, &kib);
-        assert_int_equal(fstat(root, &st), 0);
         hold_content_lock(root, 0);
-        assert_int_equal(trim_new(acct, 0, false, NOW, &t), 0);
-        assert_int_equal(step_until_not_busy(t, acct, k, root, st.st_dev, now, realtime), 2);
+        assert_int_equal(trim_new(acct, 0, false, NOW, &fx->t), 0);
+        assert_int_equal(step_until_not_busy(fx, now, realtime), 2);
         /* still fresh a moment later */
         now += TRIM_LOCK_RETRY_USEC;
-        assert_int_equal(step_until_not_busy(t, acct, k, root, st.st_dev, now, realtime + CCACHE_LOCK_STALE_USEC / 2), 2);
+        assert_int_equal(step_until_not_busy(fx, now, realtime + CCACHE_LOCK_STALE_USEC / 2), 2);
         now += TRIM_LOCK_RETRY_USEC;
-        assert_int_equal(step_until_not_busy(t, acct, k, root, st.st_dev, now, realtime + CCACHE_LOCK_STALE_USEC + 1), 0);
-        assert_int_equal(trim_result(t)->files, FILES);
-        assert_int_equal(trim_result(t)->locks_broken, 1);
-        assert_int_equal(trim_result(t)->locked_dirs, 0);
-        trim_free(t);
-        counters_free(k);
-        account_free(acct);
-        close(root);
-        clean();
+        assert_int_equal(step_until_not_busy(fx, now, realtime + CCACHE_LOCK_STALE_USEC + 1), 0);
+        assert_int_equal(trim_result(fx->t)->files, FILES);
+        assert_int_equal(trim_result(fx->t)->locks_broken, 1);
+        assert_int_equal(trim_result(fx->t)->locked_dirs, 0);
 }
 
 /* A level-2 directory whose counters cannot be trusted is recounted from
  * the account, under its content lock and stats.lock. */
 static void test_recount(void **state) {
-        Account *acct;
-        Counters *k;
+        Fixture *fx = *state;
+        Account *acct = fx->acct;
+        Counters *k = fx->k;
         CountersFlush f = { 0 };
         CcacheStats s;
-        uint64_t kib;
-        int root;
+        uint64_t kib = fx->kib;
+        int root = fx->root;
 
-        assert_int_equal(account_new(&acct), 0);
-        assert_int_equal(counters_new(&k), 0);
-        root = make_cache(acct, &kib);
         /* a dead cachekeeperd's lock on a/b: found, broken, recount owed */
         char host[64] = "localhost", text[128];
         (void) gethostname(host, sizeof(host) - 1);
@@ -344,10 +318,6 @@ static void test_recount(void **state) {
         assert_int_equal(s.counters[11], FILES - 10);
         assert_int_equal(s.counters[49 + 11], FILES - 10);
         assert_int_equal(s.counters[12], kib - 10 * (kib / FILES));
-        counters_free(k);
-        account_free(acct);
-        close(root);
-        clean();
 }
 
 /* The FileId of a planned victim is another file's before the trim reaches
@@ -355,24 +325,19 @@ static void test_recount(void **state) {
  * reused). That file goes only if it may go by its own name: never a stats
  * file, however old, whatever its size. */
 static void test_reused_id_is_not_the_victim(void **state) {
-        Account *acct;
-        Counters *k;
-        Trim *t;
+        Fixture *fx = *state;
+        Account *acct = fx->acct;
+        Counters *k = fx->k;
         EvictPlan plan;
-        struct stat root_st, st;
-        uint64_t kib;
-        int root, l2, r, steps = 0;
+        struct stat root_st = fx->st, st;
+        int root = fx->root, l2, r, steps = 0;
         DirId db;
         char name[40];
 
-        assert_int_equal(account_new(&acct), 0);
-        assert_int_equal(counters_new(&k), 0);
-        root = make_cache(acct, &kib);
-        assert_int_equal(fstat(root, &root_st), 0);
         db = account_dir_find(acct, account_dir_find(acct, DIR_ROOT, "a"), "b");
         assert_int_equal(evict_plan(acct, 1, NOW, &plan), 0);
         assert_int_equal(plan.n, 1);                   /* entry 0, the oldest */
-        assert_int_equal(trim_new_with_plan(&plan, 0, false, &t), 0);
+        assert_int_equal(trim_new_with_plan(&plan, 0, false, &fx->t), 0);
         l2 = openat(root, "a/b", O_RDONLY | O_DIRECTORY);
         snprintf(name, sizeof(name), "%02x%029uR", 0, 0);
         assert_int_equal(unlinkat(l2, name, 0), 0);
@@ -382,19 +347,14 @@ static void test_reused_id_is_not_the_victim(void **state) {
         assert_int_equal(account_file_set(acct, db, "stats", (uint64_t) st.st_blocks, NOW - 2 * 86400), 1);
         TrimEnv env = { .account = acct, .counters = k, .root_fd = root, .dev = root_st.st_dev,
                         .now = now_usec(CLOCK_MONOTONIC), .realtime = now_usec(CLOCK_REALTIME) };
-        while ((r = trim_step(t, &env)) != 0) {
+        while ((r = trim_step(fx->t, &env)) != 0) {
                 assert_true(r == 1);
                 assert_true(++steps < 1000);
         }
         assert_int_equal(faccessat(l2, "stats", F_OK, AT_SYMLINK_NOFOLLOW), 0);
-        assert_int_equal(trim_result(t)->files, 0);
-        assert_int_equal(trim_result(t)->saved, 1);
+        assert_int_equal(trim_result(fx->t)->files, 0);
+        assert_int_equal(trim_result(fx->t)->saved, 1);
         close(l2);
-        trim_free(t);
-        counters_free(k);
-        account_free(acct);
-        close(root);
-        clean();
 }
 
 /* Events lost (an inotify overflow): the disk moved on without the account.
@@ -403,19 +363,15 @@ static void test_reused_id_is_not_the_victim(void **state) {
  * right, so that the next trim, over the same account, chooses the files
  * that really are the oldest instead of the same stale ones again. */
 static void test_stale_account_is_corrected(void **state) {
-        Account *acct;
-        Counters *k;
-        Trim *t;
-        struct stat root_st;
-        uint64_t kib, before;
-        int root, l2;
+        Fixture *fx = *state;
+        Account *acct = fx->acct;
+        Counters *k = fx->k;
+        struct stat root_st = fx->st;
+        uint64_t before;
+        int root = fx->root, l2;
         DirId db;
         FileInfo fi;
 
-        assert_int_equal(account_new(&acct), 0);
-        assert_int_equal(counters_new(&k), 0);
-        root = make_cache(acct, &kib);
-        assert_int_equal(fstat(root, &root_st), 0);
         db = account_dir_find(acct, account_dir_find(acct, DIR_ROOT, "a"), "b");
         l2 = openat(root, "a/b", O_RDONLY | O_DIRECTORY);
         for (unsigned i = 0; i < FILES / 2; i++) {
@@ -432,41 +388,36 @@ static void test_stale_account_is_corrected(void **state) {
         /* down to half the cache: the stale half is what the account offers */
         TrimEnv env = { .account = acct, .counters = k, .root_fd = root, .dev = root_st.st_dev,
                         .now = now_usec(CLOCK_MONOTONIC), .realtime = now_usec(CLOCK_REALTIME) };
-        assert_int_equal(trim_new(acct, account_totals(acct)->bytes / 2, false, NOW, &t), 0);
-        assert_int_equal(step_until_not_busy(t, acct, k, root, root_st.st_dev, env.now, env.realtime), 0);
-        assert_int_equal(trim_result(t)->files, 0);
-        assert_int_equal(trim_result(t)->saved, FILES / 2);
-        assert_int_equal(trim_result(t)->corrected, FILES / 2);
+        assert_int_equal(trim_new(acct, account_totals(acct)->bytes / 2, false, NOW, &fx->t), 0);
+        assert_int_equal(step_until_not_busy(fx, env.now, env.realtime), 0);
+        assert_int_equal(trim_result(fx->t)->files, 0);
+        assert_int_equal(trim_result(fx->t)->saved, FILES / 2);
+        assert_int_equal(trim_result(fx->t)->corrected, FILES / 2);
         assert_int_equal(account_totals(acct)->files, before - 10);
         assert_true(account_file_find(acct, db, "0000000000000000000000000000000R") == FILE_NONE);
         assert_int_equal(account_file_info(acct, account_file_find(acct, db, "0a00000000000000000000000000010R"), &fi), 0);
         assert_true(fi.mtime > NOW - 86400 + FILES);    /* the hit, now known */
-        trim_free(t);
+        fx->t = trim_free(fx->t);
         /* the next trim goes for the really oldest: the untouched half */
-        assert_int_equal(trim_new(acct, account_totals(acct)->bytes / 2, false, NOW, &t), 0);
-        assert_int_equal(step_until_not_busy(t, acct, k, root, root_st.st_dev, env.now, env.realtime), 0);
-        assert_true(trim_result(t)->files > 0);
-        assert_int_equal(trim_result(t)->saved, 0);
-        assert_int_equal(trim_result(t)->corrected, 0);
+        assert_int_equal(trim_new(acct, account_totals(acct)->bytes / 2, false, NOW, &fx->t), 0);
+        assert_int_equal(step_until_not_busy(fx, env.now, env.realtime), 0);
+        assert_true(trim_result(fx->t)->files > 0);
+        assert_int_equal(trim_result(fx->t)->saved, 0);
+        assert_int_equal(trim_result(fx->t)->corrected, 0);
         assert_int_equal(faccessat(l2, "0a00000000000000000000000000010R", F_OK, AT_SYMLINK_NOFOLLOW), 0);
         close(l2);
-        trim_free(t);
-        counters_free(k);
-        account_free(acct);
-        close(root);
-        clean();
 }
 
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_why),
-                cmocka_unit_test(test_held_stats_lock_is_not_waited_for),
-                cmocka_unit_test(test_locked_directory_waits_its_turn),
-                cmocka_unit_test(test_live_lock_is_left_alone),
-                cmocka_unit_test(test_stale_lock_is_broken),
-                cmocka_unit_test(test_recount),
-                cmocka_unit_test(test_reused_id_is_not_the_victim),
-                cmocka_unit_test(test_stale_account_is_corrected),
+                cmocka_unit_test_setup_teardown(test_held_stats_lock_is_not_waited_for, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_locked_directory_waits_its_turn, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_live_lock_is_left_alone, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_stale_lock_is_broken, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_recount, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_reused_id_is_not_the_victim, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_stale_account_is_corrected, setup, teardown),
         };
-        return cmocka_run_group_tests_name("trim", tests, setup, teardown);
+        return cmocka_run_group_tests_name("trim", tests, NULL, NULL);
 }

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "ccache/upkeep.h"
+#include "fixture.h"
 
 static char tmpdir[64];
 static int root_fd = -1;
@@ -56,7 +57,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
         close(root_fd);
-        return sh("chmod -R u+rwx '%s'; rm -rf '%s'", tmpdir, tmpdir) == 0 ? 0 : -1;
+        return rm_rf(tmpdir);
 }
 
 static mode_t mode_of(const char *rel) {

@@ -16,11 +16,11 @@
 
 #include <cmocka.h>
 
+#include "fixture.h"
 #include "os/watch.h"
 
 #define FILES 1000
 
-static char root[] = "/tmp/ck-test-watch-XXXXXX";
 static unsigned events, creates, control_runs, control_saw_partial;
 static int owner;
 static sd_event_source *control;
@@ -50,17 +50,47 @@ static int on_control(sd_event_source *s, void *userdata) {
         return 0;
 }
 
-static void test_bounded_drain(void **state) {
+/* A loop, its watch and a fresh directory to watch. */
+typedef struct Fixture {
+        char root[64];
         sd_event *e;
         Watch *w;
-        unsigned iterations = 0, prev = 0;
-        int fd;
+        int fd;                   /* the directory's */
+} Fixture;
 
-        assert_non_null(mkdtemp(root));
-        assert_int_equal(sd_event_new(&e), 0);
-        assert_int_equal(watch_new(e, handler, &events, &w), 0);
-        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        assert_true(fd >= 0);
+static int setup(void **state) {
+        Fixture *f = calloc(1, sizeof(*f));
+
+        assert_non_null(f);
+        strcpy(f->root, "/tmp/ck-test-watch-XXXXXX");
+        assert_non_null(mkdtemp(f->root));
+        assert_int_equal(sd_event_new(&f->e), 0);
+        assert_int_equal(watch_new(f->e, handler, &events, &f->w), 0);
+        f->fd = open(f->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(f->fd >= 0);
+        *state = f;
+        return 0;
+}
+
+static int teardown(void **state) {
+        Fixture *f = *state;
+
+        control = sd_event_source_disable_unref(control);
+        close(f->fd);
+        f->w = watch_free(f->w);
+        sd_event_unref(f->e);
+        assert_int_equal(rm_rf(f->root), 0);
+        free(f);
+        return 0;
+}
+
+static void test_bounded_drain(void **state) {
+        Fixture *fx = *state;
+        sd_event *e = fx->e;
+        Watch *w = fx->w;
+        unsigned iterations = 0, prev = 0;
+        int fd = fx->fd;
+
         assert_true(watch_add(w, fd, WATCH_DIR_EVENTS, &owner, 7) > 0);
         assert_int_equal(watch_count(w), 1);
         for (int i = 0; i < FILES; i++) {
@@ -90,20 +120,11 @@ static void test_bounded_drain(void **state) {
         }
         assert_int_not_equal(moved_from, 0);
         assert_int_equal(moved_from, moved_to);
-        sd_event_source_disable_unref(control);
-        close(fd);
-        watch_free(w);
-        sd_event_unref(e);
-        {
-                char cmd[128];
-                snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-                assert_int_equal(system(cmd), 0);
-        }
 }
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_bounded_drain),
+                cmocka_unit_test_setup_teardown(test_bounded_drain, setup, teardown),
         };
         return cmocka_run_group_tests_name("watch", tests, NULL, NULL);
 }
