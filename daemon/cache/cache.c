@@ -29,6 +29,7 @@
 #include "cache/cache-alarms.h"
 #include "cache/cache-alert.h"
 #include "cache/cache-internal.h"
+#include "cache/cache-root.h"
 #include "cache/cache-upkeep.h"
 #include "cache/cache-writers.h"
 #include "ccache/ccache-stats.h"
@@ -59,12 +60,8 @@ static int on_post(sd_event_source *s, void *userdata) {
         return 0;
 }
 
-static void root_lost(Cache *c, const char *why);
 
-/* The root for this loop iteration: opened without following a symlink and
- * checked to be the directory we scanned; -errno (and the cache set up
- * again) when it is not. Borrowed fd: the parts get it passed down. */
-static int cache_root_get(Cache *c) {
+int cache_root_get(Cache *c) {
         struct stat st;
         int fd;
 
@@ -75,21 +72,19 @@ static int cache_root_get(Cache *c) {
         fd = open(c->config->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0) {
                 int r = -errno;
-                root_lost(c, r == -ENOENT ? "was deleted" : "cannot be opened");
+                cache_root_lost(c, r == -ENOENT ? "was deleted" : "cannot be opened");
                 return r;
         }
         if (fstat(fd, &st) < 0 || st.st_dev != c->dev || st.st_ino != c->ino) {
                 close(fd);
-                root_lost(c, "was replaced by another directory");
+                cache_root_lost(c, "was replaced by another directory");
                 return -ESTALE;
         }
         c->root_fd = fd;
         return fd;
 }
 
-/* Opens directory d of the account, beneath the root and never through a
- * symlink or into another filesystem. */
-static int dir_open(Cache *c, DirId d) {
+int cache_dir_open(Cache *c, DirId d) {
         char rel[PATH_MAX];
         int root, r;
 
@@ -102,25 +97,7 @@ static int dir_open(Cache *c, DirId d) {
         return beneath_open_dir(root, rel);
 }
 
-/* dir_open, cached for the events of one loop iteration. Borrowed fd. */
-static int evdir_get(Cache *c, DirId d) {
-        int fd;
-
-        if (c->evdir == d && c->evdir_fd >= 0)
-                return c->evdir_fd;
-        if (d == DIR_ROOT)
-                return cache_root_get(c);
-        fd = dir_open(c, d);
-        if (fd < 0)
-                return fd;
-        if (c->evdir_fd >= 0)
-                close(c->evdir_fd);
-        c->evdir = d;
-        c->evdir_fd = fd;
-        return fd;
-}
-
-static void read_stats(Cache *c, DirId d, int dirfd) {
+void cache_read_stats(Cache *c, DirId d, int dirfd) {
         CcacheStats s;
 
         if (c->remote)
@@ -175,7 +152,7 @@ static int scan_on_dir(DirId d, int fd, void *userdata) {
 }
 
 static void scan_on_stats(DirId d, int dirfd, void *userdata) {
-        read_stats(userdata, d, dirfd);
+        cache_read_stats(userdata, d, dirfd);
 }
 
 static const ScanCallbacks scan_callbacks_default = {
@@ -199,18 +176,11 @@ static void on_dir_released(DirId d, Dir *dir, void *userdata) {
         }
 }
 
-/* The upkeep in full, if the root is there. */
-static void upkeep(Cache *c) {
+void cache_upkeep_all(Cache *c) {
         int root = cache_root_get(c);
 
         if (root >= 0)
                 cache_upkeep(c, root);
-}
-
-void cache_events_lost(Cache *c) {
-        c->overflows++;
-        upkeep(c);   /* a ccache.conf or symlink planted meanwhile went unseen */
-        cache_rescan(c, "inotify queue overflow");
 }
 
 /* How many files a first scan will find: ccache's own count of its entries
@@ -293,7 +263,7 @@ static bool volume_gone(Cache *c) {
         return strcmp(c->mount, "/") != 0 && (stat(c->mount, &st) < 0 || st.st_dev != c->dev);
 }
 
-static void root_lost(Cache *c, const char *why) {
+void cache_root_lost(Cache *c, const char *why) {
         if (!c->available)
                 return;
         if (volume_gone(c)) {
@@ -562,7 +532,7 @@ void cache_start(Cache *c) {
                 c->unavailable_alerted = false;
         }
         c->rescan_next = 0;
-        upkeep(c);
+        cache_upkeep_all(c);
         if (c->changed)
                 c->changed(c, c->userdata);
         n = expected_files(c);
@@ -614,24 +584,17 @@ void cache_check(Cache *c, usec_t now) {
                 return;
         }
         if (lstat(cc->path, &st) < 0 || st.st_dev != c->dev || st.st_ino != c->ino) {
-                root_lost(c, errno == ENOENT ? "was deleted" : "was replaced");
+                cache_root_lost(c, errno == ENOENT ? "was deleted" : "was replaced");
                 return;
         }
         if (volume_gone(c)) {   /* lazily unmounted: the path may still resolve for a while */
-                root_lost(c, "was unmounted");
+                cache_root_lost(c, "was unmounted");
                 return;
         }
         if (c->remote)
                 remote_check(c, now);
         if (c->available)
                 scan_queue_check(c->scans, now, c->poll ? 0 : cache_unwatched_dirs(c));
-}
-
-/* A ccache entry of the account (not a temporary, stats or other file):
- * its figures into *ret. */
-static bool entry_info(Cache *c, DirId d, const char *name, FileInfo *ret) {
-        return account_file_info(c->account, account_file_find(c->account, d, name), ret) == 0 &&
-               ccache_kind_is_entry(ret->kind);
 }
 
 /* The clock the account's times are now: a share in "auto" goes by what
@@ -662,141 +625,6 @@ static void remote_clock_check(Cache *c) {
                 cache_rescan(c, "clock");   /* (a first scan is done again by its queue) */
 }
 
-/* What an event on a file that is (still) there shows of ccache's
- * activity: r is what account_file_set_inode returned. A new entry is a
- * store. A hit is ccache's utimensat(NULL) on a known entry (ccache/README.md §4):
- * IN_ATTRIB with mtime and ctime set to the same instant, which neither a
- * chmod (ctime only: the daemon's mode repairs) nor a write and rename (the
- * rename moves ctime on) leaves. */
-static void file_activity(Cache *c, DirId d, int dirfd, const char *name, uint32_t mask, uint32_t cookie, int r,
-                          const struct statx *stx) {
-        FileInfo fi;
-
-        if (!entry_info(c, d, name, &fi)) {
-                cache_activity_settle(c);
-                return;
-        }
-        /* A share's headers are not read: reading would move the atimes
-         * its LRU may go by. */
-        if (r == 1 && (mask & (IN_MOVED_TO | IN_CREATE | IN_CLOSE_WRITE))) {
-                if (cache_activity_appeared(c, d, fi.kind, name, stx->stx_blocks * 512, mask & IN_MOVED_TO ? cookie : 0)) {
-                        if (!c->remote)
-                                cache_writers_stored(c, d, name, fi.kind, dirfd);
-                } else
-                        cache_writers_moved(c, d, name, fi.kind, dirfd);   /* renamed within: no store, a new name */
-        } else if (r != 1 && (mask & IN_ATTRIB) && stx->stx_mtime.tv_sec == stx->stx_ctime.tv_sec &&
-                   stx->stx_mtime.tv_nsec == stx->stx_ctime.tv_nsec) {
-                cache_activity_refreshed(c, stx->stx_blocks * 512);
-                /* A share's clock is decided by its full scans: one touch
-                 * by a user looks just like this. */
-                if (c->remote)
-                        c->mtime_refresh_seen = true;
-                else
-                        cache_writers_hit(c, d, name, fi.kind, dirfd);
-        } else
-                cache_activity_settle(c);
-}
-
-static void refresh_file(Cache *c, DirId d, const char *name, uint32_t mask, uint32_t cookie) {
-        const Dir *dir = account_dir(c->account, d);
-        struct statx stx;
-        FileInfo fi;
-        int fd, r;
-
-        /* Gone from here: no need to look. A file created under the same
-         * name since has its own event still to come. This also keeps the
-         * echo of our own trims (an IN_DELETE per victim) cheap: they are
-         * gone from the account already, and no removal by someone else. */
-        if (mask & (IN_DELETE | IN_MOVED_FROM)) {
-                bool entry = entry_info(c, d, name, &fi);
-
-                if (account_file_remove(c->account, d, name) > 0 && entry)
-                        cache_activity_removed(c, (uint64_t) fi.blocks * 512, mask & IN_MOVED_FROM ? cookie : 0);
-                else
-                        cache_activity_settle(c);
-                if (dir && (dir->depth == 1 || dir->depth == 2) && strcmp(name, "stats") == 0) {
-                        account_dir_set_stats(c->account, d, 0, 0);
-                        cache_activity_stats(c, d, NULL);
-                }
-                return;
-        }
-        fd = evdir_get(c, d);
-        if (fd < 0)
-                return;   /* the directory went away: its own events follow */
-        if (statx(fd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT,
-                  SCAN_STATX_MASK | STATX_CTIME, &stx) == 0 &&
-            S_ISREG(stx.stx_mode)) {
-                r = account_file_set_inode(c->account, d, name, stx.stx_blocks,
-                                           (c->clock == CACHE_CLOCK_ATIME ? stx.stx_atime : stx.stx_mtime).tv_sec,
-                                           stx.stx_ino, stx.stx_nlink, true);
-                if (r >= 0)
-                        file_activity(c, d, fd, name, mask, cookie, r, &stx);
-        } else
-                (void) account_file_remove(c->account, d, name);
-        if (dir && (dir->depth == 1 || dir->depth == 2) && strcmp(name, "stats") == 0)
-                read_stats(c, d, fd);
-}
-
-static void subdir_appeared(Cache *c, DirId parent, const char *name) {
-        DirId d = account_dir_find(c->account, parent, name);
-
-        /* A new directory under this name: whatever we knew there is stale. */
-        if (d != DIR_NONE)
-                account_dir_remove(c->account, d);
-        if (account_dir_add(c->account, parent, name, &d) < 0) {
-                cache_rescan(c, "out of memory adding a directory");
-                return;
-        }
-        scan_queue_subtree(c->scans, d);
-}
-
-void cache_handle_event(Cache *c, uint32_t dir, uint32_t mask, uint32_t cookie, const char *name) {
-        Dir *d;
-        int root;
-
-        if (!c->available || !(d = account_dir(c->account, dir)))
-                return;
-        if (!name || (mask & IN_ISDIR))
-                cache_activity_settle(c);
-        if (mask & IN_IGNORED) {
-                if (d->wd >= 0)
-                        c->watches--;
-                d->wd = -1;   /* the kernel dropped the watch: nothing to remove */
-                if (dir == DIR_ROOT)
-                        root_lost(c, "was deleted or unmounted");
-                else
-                        account_dir_remove(c->account, dir);
-                return;
-        }
-        if (!name) {
-                if (dir == DIR_ROOT && (mask & (IN_DELETE_SELF | IN_MOVE_SELF)))
-                        root_lost(c, mask & IN_DELETE_SELF ? "was deleted" : "was moved away");
-                else if ((mask & IN_ATTRIB) && (root = cache_root_get(c)) >= 0)
-                        cache_upkeep_event(c, root, dir, NULL);
-                return;
-        }
-        /* The share lock's name removed, replaced or planted: looked at
-         * now, not at the next beat. */
-        if (c->remote && dir == DIR_ROOT && (mask & (IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM)) &&
-            strcmp(name, SHARE_LOCK_NAME) == 0)
-                c->share_beat = 0;
-        if (mask & IN_ISDIR) {
-                if (mask & (IN_CREATE | IN_MOVED_TO))
-                        subdir_appeared(c, dir, name);
-                else if (mask & (IN_DELETE | IN_MOVED_FROM))
-                        account_dir_remove(c->account, account_dir_find(c->account, dir, name));
-                /* A kept directory created or chmod'ed: put it right now;
-                 * removed: recreate it once removals are over. */
-                if (mask & (IN_DELETE | IN_MOVED_FROM))
-                        cache_upkeep_later(c);
-                else if ((root = cache_root_get(c)) >= 0)
-                        cache_upkeep_event(c, root, dir, name);
-                return;
-        }
-        refresh_file(c, dir, name, mask, cookie);
-        if ((root = cache_root_get(c)) >= 0)
-                cache_upkeep_file_event(c, root, dir, name, mask);
-}
 
 /* The activity fed at realtime now, then what is decided from it: the
  * advice on the cap, the key families' mix, the alarms. A share has no
@@ -828,7 +656,7 @@ static int on_upkeep_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Cache *c = userdata;
 
         if (c->available)
-                upkeep(c);
+                cache_upkeep_all(c);
         return 0;
 }
 
@@ -879,7 +707,7 @@ static bool trims_atime(void *userdata) {
 
 /* What the scan queue borrows from its cache. */
 static int scans_open_dir(void *userdata, DirId d) {
-        return dir_open(userdata, d);
+        return cache_dir_open(userdata, d);
 }
 
 /* A full scan is over: for a share, what it showed of the clocks (a first
