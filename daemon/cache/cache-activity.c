@@ -3,7 +3,7 @@
  * stats files the event path and the scans already read (no read of its
  * own), the evictions of its trims and its size, fed from a timer at idle
  * priority; and the history file in the state directory that keeps them
- * across restarts (history-file.h). */
+ * across restarts (state-file.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 #include "base/log.h"
 #include "cache/cache-activity.h"
 #include "cache/cache-internal.h"
-#include "insight/history-file.h"
+#include "insight/state-file.h"
 
 static int stats_slot(const Cache *c, DirId d) {
         const Dir *dir = account_dir(c->account, d), *parent;
@@ -77,7 +77,7 @@ static bool zeroing(const Cache *c) {
 }
 
 void cache_activity_feed(Cache *c, usec_t now) {
-        const TrimHistory *h = trim_queue_history(c->trims);
+        const TrimRecord *h = trim_queue_record(c->trims);
         uint64_t size, totals[ACTIVITY_CCACHE_TOTALS];
 
         activity_advance(c->activity, now);
@@ -239,14 +239,14 @@ static void state_name(const Cache *c, const char *suffix, char *buf, size_t siz
 
 /* Logs what a load of the state file name (what: "history") said. */
 static void loaded(const Cache *c, int r, const char *what, const char *dir, const char *name, const char *message) {
-        if (r == HISTORY_FILE_OK && message[0])
+        if (r == STATE_FILE_OK && message[0])
                 log_warning("Cache %s: %s (in %s).", c->config->name, message, dir);
-        else if (r == HISTORY_FILE_OK)
+        else if (r == STATE_FILE_OK)
                 log_debug("Cache %s: %s loaded from %s/%s.", c->config->name, what, dir, name);
         else if (r < 0)
                 log_warning_errno(r, "Cache %s: cannot read its %s %s/%s, starting empty: %m", c->config->name, what,
                                   dir, name);
-        else if (r != HISTORY_FILE_MISSING)
+        else if (r != STATE_FILE_MISSING)
                 log_warning("Cache %s: %s (in %s).", c->config->name, message, dir);
 }
 
@@ -257,7 +257,7 @@ void cache_history_load(Cache *c, int dirfd, const char *dir, usec_t now) {
         if (dirfd < 0)
                 return;
         state_name(c, CACHE_HISTORY_SUFFIX, name, sizeof(name));
-        r = history_file_load(dirfd, name, c->activity, now, message, sizeof(message));
+        r = activity_file_load(dirfd, name, c->activity, now, message, sizeof(message));
         loaded(c, r, "history", dir, name, message);
         state_name(c, CACHE_REGRET_SUFFIX, name, sizeof(name));
         r = regret_file_load(dirfd, name, c->regret, now, message, sizeof(message));
@@ -275,7 +275,7 @@ static int save_one(Cache *c, int dirfd, const char *dir, bool history, bool *di
         if (!*dirty)
                 return 0;
         state_name(c, history ? CACHE_HISTORY_SUFFIX : CACHE_REGRET_SUFFIX, name, sizeof(name));
-        r = history ? history_file_save(dirfd, name, c->activity) : regret_file_save(dirfd, name, c->regret);
+        r = history ? activity_file_save(dirfd, name, c->activity) : regret_file_save(dirfd, name, c->regret);
         if (r < 0) {
                 /* Said once until it works again, not every minute. */
                 if (r != c->history_error)

@@ -149,7 +149,7 @@ json_object *cache_trim_json(const TrimResult *r) {
 
 /* The trims' part: totals, the running one, the last real one. */
 static void status_trims(Cache *c, json_object *o) {
-        const TrimHistory *h = trim_queue_history(c->trims);
+        const TrimRecord *h = trim_queue_record(c->trims);
         const char *reason;
         const TrimResult *r = trim_queue_current(c->trims, &reason);
 

@@ -124,7 +124,7 @@ const AccountTotals *cache_totals(const Cache *c);
 dev_t cache_dev(const Cache *c);      /* device of the root; 0 while unavailable */
 
 /* Each cache's activity history is the file "<name>.history" of the state
- * directory, its eviction regret "<name>.regret" (history-file.h). */
+ * directory, its eviction regret "<name>.regret" (state-file.h). */
 #define CACHE_HISTORY_SUFFIX ".history"
 #define CACHE_REGRET_SUFFIX ".regret"
 /* Loads the cache's history and eviction regret from dirfd (the state

@@ -182,7 +182,7 @@ const char *cache_watch_mode_name(CacheWatchMode m);
 typedef struct Config {
         char *file;                  /* what it was loaded from, for messages */
         char *socket_path;
-        char *state_dir;             /* absolute: each cache's history (history-file.h) */
+        char *state_dir;             /* absolute: each cache's history (state-file.h) */
         char *admin_group;
         char **alert_argv;           /* NULL-terminated, or NULL when unset */
         usec_t alert_timeout_usec;

@@ -40,7 +40,7 @@ struct TrimQueue {
         bool failed_alerted;              /* cache-trim-failed raised, its recovery not yet */
         bool cap_again;                   /* the last cap trim was outpaced: the next is due */
         sd_event_source *source, *timer;  /* the slices; the retry of held locks */
-        TrimHistory history;
+        TrimRecord record;
 
         Counters *counters;               /* ccache's counters the trims owe */
         sd_event_source *counters_timer;  /* pays them while stats.lock is held */
@@ -51,9 +51,9 @@ static void changed(TrimQueue *q) {
                 q->env.changed(q->env.userdata);
 }
 
-/* A finished real trim goes into the history, at now (monotonic). */
+/* A finished real trim goes into the record, at now (monotonic). */
 static void record(TrimQueue *q, const TrimResult *r, const char *reason, usec_t now) {
-        TrimHistory *h = &q->history;
+        TrimRecord *h = &q->record;
 
         h->last = *r;
         h->has_last = true;
@@ -138,9 +138,9 @@ static void finish(TrimQueue *q, int error) {
          * right: the next plan chooses other files), the next trim starts
          * at once; without, back off. */
         progress = r->files > 0 || r->corrected > 0;
-        q->cap_again = !r->dry_run && q->history.last_over_cap && strcmp(order.reason, "cap") == 0 && progress &&
+        q->cap_again = !r->dry_run && q->record.last_over_cap && strcmp(order.reason, "cap") == 0 && progress &&
                        error >= 0;
-        if (!r->dry_run && q->history.last_over_cap && strcmp(order.reason, "cap") == 0 && !progress && error >= 0)
+        if (!r->dry_run && q->record.last_over_cap && strcmp(order.reason, "cap") == 0 && !progress && error >= 0)
                 cap_not_reached(q, r, now);
         q->order = (TrimOrder) { 0 };
         if (order.done)
@@ -362,8 +362,8 @@ void trim_queue_forget(TrimQueue *q, void *userdata) {
                         q->queue[i].done = NULL;
 }
 
-const TrimHistory *trim_queue_history(const TrimQueue *q) {
-        return &q->history;
+const TrimRecord *trim_queue_record(const TrimQueue *q) {
+        return &q->record;
 }
 
 static void counters_report(TrimQueue *q, const CountersFlush *f) {

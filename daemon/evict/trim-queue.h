@@ -107,7 +107,7 @@ const TrimResult *trim_queue_running(const TrimQueue *q, void *userdata);
 void trim_queue_forget(TrimQueue *q, void *userdata);
 
 /* What the real trims did (a dry run is its caller's business). */
-typedef struct TrimHistory {
+typedef struct TrimRecord {
         uint64_t evicted_files, evicted_bytes;
         bool has_last;
         TrimResult last;
@@ -115,8 +115,8 @@ typedef struct TrimHistory {
         usec_t last_at;                   /* realtime */
         usec_t last_duration;
         bool last_over_cap;               /* still over the cap when it ended */
-} TrimHistory;
-const TrimHistory *trim_queue_history(const TrimQueue *q);
+} TrimRecord;
+const TrimRecord *trim_queue_record(const TrimQueue *q);
 
 /* At set-up, root_fd open: forgets what was owed to a root the cache lost,
  * and breaks the locks a killed cachekeeperd left behind (counters.h),

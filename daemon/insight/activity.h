@@ -138,7 +138,7 @@ unsigned activity_sum(const Activity *a, usec_t since, usec_t until, ActivityCou
  * (ret unchanged) when there were none. */
 bool activity_hit_rate(const Activity *a, usec_t window, usec_t now, double *ret);
 
-/* Encoding for the state file (history-file.c adds the envelope): the
+/* Encoding for the state file (state-file.c adds the envelope): the
  * newest minute, the first minute counted, then the minute buckets and the
  * hour buckets, each oldest first, every bucket ACTIVITY_BUCKET_BYTES:
  * size_bytes, bytes[5] (u64), n[12] (u32), all little-endian. An encoding

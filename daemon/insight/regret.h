@@ -65,7 +65,7 @@ void regret_figures(const Regret *r, uint64_t now, RegretFigures *ret);
 /* Bytes r holds (its figures, and its remembered evictions once any). */
 size_t regret_bytes(const Regret *r);
 
-/* Encoding for the state file (history-file.c adds the envelope), all
+/* Encoding for the state file (state-file.c adds the envelope), all
  * little-endian: the ring's head and count, the bytes evicted so far, the
  * returns' head and count (u64 each), then REGRET_KEYS records (key u64,
  * time u32, KiB u32), REGRET_HOURS hours (hour u32, stores u32, bytes u64,

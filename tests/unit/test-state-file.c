@@ -21,7 +21,7 @@
 
 #include "activity-v1.h"
 #include "fixture.h"
-#include "insight/history-file.h"
+#include "insight/state-file.h"
 
 #define MIN  (60 * USEC_PER_SEC)
 #define HOUR (60 * MIN)
@@ -105,16 +105,16 @@ static int teardown_test(void **state) {
         return 0;
 }
 
-/* The bytes history_file_save writes for a. */
+/* The bytes activity_file_save writes for a. */
 static uint8_t *file_image(const Activity *a) {
-        uint8_t *buf = malloc(HISTORY_FILE_BYTES + 1);
+        uint8_t *buf = malloc(ACTIVITY_FILE_BYTES + 1);
         int dfd = new_dir(), fd;
 
         assert_non_null(buf);
-        assert_int_equal(history_file_save(dfd, NAME, a), 0);
+        assert_int_equal(activity_file_save(dfd, NAME, a), 0);
         fd = openat(dfd, NAME, O_RDONLY);
         assert_true(fd >= 0);
-        assert_int_equal(read(fd, buf, HISTORY_FILE_BYTES + 1), HISTORY_FILE_BYTES);
+        assert_int_equal(read(fd, buf, ACTIVITY_FILE_BYTES + 1), ACTIVITY_FILE_BYTES);
         close(fd);
         close(dfd);
         return buf;
@@ -144,7 +144,7 @@ static unsigned entries(int dfd) {
 
 /* Loads dfd/NAME, expecting status bad: a left as it was, the file renamed
  * to NAME.corrupt-<sec> (suffix: "" or ".1"...), a message naming it. */
-static void expect_bad(int dfd, HistoryFileStatus bad, const char *suffix, const char *says) {
+static void expect_bad(int dfd, StateFileStatus bad, const char *suffix, const char *says) {
         static uint8_t before[ACTIVITY_ENCODED_BYTES], after[ACTIVITY_ENCODED_BYTES];
         char msg[512], aside[128];
         Activity *a = NULL;
@@ -153,7 +153,7 @@ static void expect_bad(int dfd, HistoryFileStatus bad, const char *suffix, const
         assert_int_equal(activity_new(&a), 0);
         activity_add(a, ACTIVITY_HIT, 1, 0, T0 + 4 * DAY);
         encode(a, before);
-        assert_int_equal(history_file_load(dfd, NAME, a, T0 + 4 * DAY, msg, sizeof(msg)), (int) bad);
+        assert_int_equal(activity_file_load(dfd, NAME, a, T0 + 4 * DAY, msg, sizeof(msg)), (int) bad);
         encode(a, after);
         assert_memory_equal(before, after, sizeof(before));
 
@@ -167,8 +167,8 @@ static void expect_bad(int dfd, HistoryFileStatus bad, const char *suffix, const
 }
 
 static void test_crc32_is_zlibs(void **state) {
-        assert_int_equal(history_file_crc32("123456789", 9), 0xcbf43926U);
-        assert_int_equal(history_file_crc32("", 0), 0);
+        assert_int_equal(state_file_crc32("123456789", 9), 0xcbf43926U);
+        assert_int_equal(state_file_crc32("", 0), 0);
 }
 
 static void test_round_trip(void **state) {
@@ -180,15 +180,15 @@ static void test_round_trip(void **state) {
         struct stat st;
 
         fill_busy(a);
-        assert_int_equal(history_file_save(dfd, NAME, a), 0);
+        assert_int_equal(activity_file_save(dfd, NAME, a), 0);
         assert_int_equal(fstatat(dfd, NAME, &st, AT_SYMLINK_NOFOLLOW), 0);
         assert_true(S_ISREG(st.st_mode));
         assert_int_equal(st.st_mode & 07777, 0644);
         assert_int_equal(st.st_uid, geteuid());
-        assert_int_equal(st.st_size, HISTORY_FILE_BYTES);
+        assert_int_equal(st.st_size, ACTIVITY_FILE_BYTES);
         assert_int_equal(entries(dfd), 1);      /* no temporary left */
 
-        assert_int_equal(history_file_load(dfd, NAME, b, T0 + 3 * DAY, msg, sizeof(msg)), HISTORY_FILE_OK);
+        assert_int_equal(activity_file_load(dfd, NAME, b, T0 + 3 * DAY, msg, sizeof(msg)), STATE_FILE_OK);
         assert_string_equal(msg, "");
         encode(a, want);
         encode(b, got);
@@ -196,9 +196,9 @@ static void test_round_trip(void **state) {
 
         /* Saved again over it: replaced, still one file. */
         activity_add(a, ACTIVITY_STORE, 5, 50, T0 + 3 * DAY + HOUR);
-        assert_int_equal(history_file_save(dfd, NAME, a), 0);
+        assert_int_equal(activity_file_save(dfd, NAME, a), 0);
         assert_int_equal(entries(dfd), 1);
-        assert_int_equal(history_file_load(dfd, NAME, b, T0 + 3 * DAY + HOUR, msg, sizeof(msg)), HISTORY_FILE_OK);
+        assert_int_equal(activity_file_load(dfd, NAME, b, T0 + 3 * DAY + HOUR, msg, sizeof(msg)), STATE_FILE_OK);
         encode(a, want);
         encode(b, got);
         assert_memory_equal(want, got, sizeof(want));
@@ -237,10 +237,10 @@ static void test_future_file(void **state) {
         for (usec_t k = 0; k <= 180; k++)
                 activity_add(a, ACTIVITY_STORE, 1, 10, T0 + k * MIN);
         activity_advance(a, T0 + 190 * MIN);
-        assert_int_equal(history_file_save(dfd, NAME, a), 0);
+        assert_int_equal(activity_file_save(dfd, NAME, a), 0);
 
         /* Read 100 minutes before it was written: at 01:30. */
-        assert_int_equal(history_file_load(dfd, NAME, b, now, msg, sizeof(msg)), HISTORY_FILE_OK);
+        assert_int_equal(activity_file_load(dfd, NAME, b, now, msg, sizeof(msg)), STATE_FILE_OK);
         assert_string_equal(msg, "History file '" NAME "' is dated 100 min in the future (its newest minute "
                                  "2026-11-30 03:10 UTC): dropped the 90 minute and 2 hour buckets with figures "
                                  "from then, spanning 2026-11-30 01:31 to 2026-11-30 04:00 UTC; the rest is loaded");
@@ -252,13 +252,13 @@ static void test_future_file(void **state) {
         assert_int_equal(last, (T0 + HOUR) / USEC_PER_SEC);
 
         /* 5 minutes ahead, nothing counted in them: said, nothing dropped. */
-        assert_int_equal(history_file_load(dfd, NAME, b, T0 + 185 * MIN, msg, sizeof(msg)), HISTORY_FILE_OK);
+        assert_int_equal(activity_file_load(dfd, NAME, b, T0 + 185 * MIN, msg, sizeof(msg)), STATE_FILE_OK);
         assert_string_equal(msg, "History file '" NAME "' is dated 5 min in the future (its newest minute "
                                  "2026-11-30 03:10 UTC): no bucket after now held figures, the rest is loaded");
         assert_int_equal(sum_kind(b, ACTIVITY_STORE, 60, T0, T0 + DAY, &last), 181);
 
         /* At its own time, or after: nothing to say. */
-        assert_int_equal(history_file_load(dfd, NAME, b, T0 + 190 * MIN, msg, sizeof(msg)), HISTORY_FILE_OK);
+        assert_int_equal(activity_file_load(dfd, NAME, b, T0 + 190 * MIN, msg, sizeof(msg)), STATE_FILE_OK);
         assert_string_equal(msg, "");
 }
 
@@ -274,9 +274,9 @@ static void test_crash_leftovers_swept(void **state) {
         assert_int_equal(symlinkat("/etc/passwd", dfd, NAME ".tmp.zzzzzz.tmp"), 0);
         write_file(dfd, "other.tmp.Ab12Cd.tmp", "x", 1);
         write_file(dfd, NAME ".tmp.Ab12Cd.tmpx", "x", 1);
-        assert_int_equal(history_file_save(dfd, NAME, a), 0);
+        assert_int_equal(activity_file_save(dfd, NAME, a), 0);
         assert_int_equal(entries(dfd), 5);
-        assert_int_equal(history_file_load(dfd, NAME, a, T0 + 3 * DAY, msg, sizeof(msg)), HISTORY_FILE_OK);
+        assert_int_equal(activity_file_load(dfd, NAME, a, T0 + 3 * DAY, msg, sizeof(msg)), STATE_FILE_OK);
         assert_int_equal(entries(dfd), 3);
         assert_int_equal(faccessat(dfd, "other.tmp.Ab12Cd.tmp", F_OK, 0), 0);
         assert_int_equal(faccessat(dfd, NAME ".tmp.Ab12Cd.tmpx", F_OK, 0), 0);
@@ -292,13 +292,13 @@ static void test_missing(void **state) {
 
         fill_busy(a);
         encode(a, before);
-        assert_int_equal(history_file_load(dfd, NAME, a, T0 + 3 * DAY, msg, sizeof(msg)), HISTORY_FILE_MISSING);
+        assert_int_equal(activity_file_load(dfd, NAME, a, T0 + 3 * DAY, msg, sizeof(msg)), STATE_FILE_MISSING);
         assert_string_equal(msg, "");
         encode(a, after);
         assert_memory_equal(before, after, sizeof(before));
         assert_int_equal(entries(dfd), 0);
-        assert_int_equal(history_file_load(dfd, "a/b", a, T0, msg, sizeof(msg)), -EINVAL);
-        assert_int_equal(history_file_save(dfd, "a/b", a), -EINVAL);
+        assert_int_equal(activity_file_load(dfd, "a/b", a, T0, msg, sizeof(msg)), -EINVAL);
+        assert_int_equal(activity_file_save(dfd, "a/b", a), -EINVAL);
 }
 
 static void test_truncated_at_every_length(void **state) {
@@ -310,19 +310,19 @@ static void test_truncated_at_every_length(void **state) {
 
         fill_busy(a);
         img = file_image(a);
-        assert_int_equal(history_file_check(img, HISTORY_FILE_BYTES, detail, sizeof(detail)), HISTORY_FILE_OK);
-        for (size_t n = 0; n < HISTORY_FILE_BYTES; n++)
-                if (history_file_check(img, n, detail, sizeof(detail)) != HISTORY_FILE_TRUNCATED)
+        assert_int_equal(state_file_check(img, ACTIVITY_FILE_BYTES, detail, sizeof(detail)), STATE_FILE_OK);
+        for (size_t n = 0; n < ACTIVITY_FILE_BYTES; n++)
+                if (state_file_check(img, n, detail, sizeof(detail)) != STATE_FILE_TRUNCATED)
                         fail_msg("length %zu: %s", n, detail);
         /* Through the file, some lengths: the header's, a stride, the last ones. */
-        for (size_t n = 0; n < HISTORY_FILE_BYTES; n = n < 40 ? n + 1 : n + 49999) {
+        for (size_t n = 0; n < ACTIVITY_FILE_BYTES; n = n < 40 ? n + 1 : n + 49999) {
                 write_file(dfd, NAME, img, n);
-                expect_bad(dfd, HISTORY_FILE_TRUNCATED, "", "is truncated");
+                expect_bad(dfd, STATE_FILE_TRUNCATED, "", "is truncated");
                 close(dfd);
                 dfd = f->dfd = new_dir();
         }
-        write_file(dfd, NAME, img, HISTORY_FILE_BYTES - 1);
-        expect_bad(dfd, HISTORY_FILE_TRUNCATED, "", "is truncated");
+        write_file(dfd, NAME, img, ACTIVITY_FILE_BYTES - 1);
+        expect_bad(dfd, STATE_FILE_TRUNCATED, "", "is truncated");
         free(img);
 }
 
@@ -337,64 +337,64 @@ static void test_garbage_version_checksum(void **state) {
 
         fill_busy(a);
         img = file_image(a);
-        junk = malloc(HISTORY_FILE_BYTES + 10);
+        junk = malloc(ACTIVITY_FILE_BYTES + 10);
         assert_non_null(junk);
-        for (size_t i = 0; i < HISTORY_FILE_BYTES + 10; i++)
+        for (size_t i = 0; i < ACTIVITY_FILE_BYTES + 10; i++)
                 junk[i] = (uint8_t) rand();
-        write_file(dfd, NAME, junk, HISTORY_FILE_BYTES);
-        expect_bad(dfd, HISTORY_FILE_GARBAGE, "", "not a history file");
+        write_file(dfd, NAME, junk, ACTIVITY_FILE_BYTES);
+        expect_bad(dfd, STATE_FILE_GARBAGE, "", "not a history file");
         /* A second one in the same second goes beside the first. */
         write_file(dfd, NAME, "hello\n", 6);
-        expect_bad(dfd, HISTORY_FILE_GARBAGE, ".1", "not a history file");
+        expect_bad(dfd, STATE_FILE_GARBAGE, ".1", "not a history file");
         /* A good file with more after it. */
-        memcpy(junk, img, HISTORY_FILE_BYTES);
-        write_file(dfd, NAME, junk, HISTORY_FILE_BYTES + 10);
-        expect_bad(dfd, HISTORY_FILE_GARBAGE, ".2", "after its end");
+        memcpy(junk, img, ACTIVITY_FILE_BYTES);
+        write_file(dfd, NAME, junk, ACTIVITY_FILE_BYTES + 10);
+        expect_bad(dfd, STATE_FILE_GARBAGE, ".2", "after its end");
 
         /* Version 3, its checksum right. */
-        memcpy(junk, img, HISTORY_FILE_BYTES);
+        memcpy(junk, img, ACTIVITY_FILE_BYTES);
         junk[8] = 3;
-        v = history_file_crc32(junk, HISTORY_FILE_BYTES - 4);
-        memcpy(junk + HISTORY_FILE_BYTES - 4, &v, 4);          /* little-endian host */
-        write_file(dfd, NAME, junk, HISTORY_FILE_BYTES);
-        expect_bad(dfd, HISTORY_FILE_WRONG_VERSION, ".3", "version 3");
+        v = state_file_crc32(junk, ACTIVITY_FILE_BYTES - 4);
+        memcpy(junk + ACTIVITY_FILE_BYTES - 4, &v, 4);          /* little-endian host */
+        write_file(dfd, NAME, junk, ACTIVITY_FILE_BYTES);
+        expect_bad(dfd, STATE_FILE_WRONG_VERSION, ".3", "version 3");
 
         /* Another minute count. */
-        memcpy(junk, img, HISTORY_FILE_BYTES);
+        memcpy(junk, img, ACTIVITY_FILE_BYTES);
         junk[16] = 0x41;
-        write_file(dfd, NAME, junk, HISTORY_FILE_BYTES);
-        expect_bad(dfd, HISTORY_FILE_BAD_LAYOUT, ".4", "layout");
+        write_file(dfd, NAME, junk, ACTIVITY_FILE_BYTES);
+        expect_bad(dfd, STATE_FILE_BAD_LAYOUT, ".4", "layout");
 
         /* One bit flipped anywhere in the payload or the checksum itself. */
-        for (size_t at = HISTORY_FILE_HEADER_BYTES; at < HISTORY_FILE_BYTES; at += 30011) {
-                memcpy(junk, img, HISTORY_FILE_BYTES);
+        for (size_t at = STATE_FILE_HEADER_BYTES; at < ACTIVITY_FILE_BYTES; at += 30011) {
+                memcpy(junk, img, ACTIVITY_FILE_BYTES);
                 junk[at] ^= 0x10;
-                write_file(dfd, NAME, junk, HISTORY_FILE_BYTES);
+                write_file(dfd, NAME, junk, ACTIVITY_FILE_BYTES);
                 snprintf(suffix, sizeof(suffix), ".%u", aside++);
-                expect_bad(dfd, HISTORY_FILE_BAD_CHECKSUM, suffix, "checksum");
+                expect_bad(dfd, STATE_FILE_BAD_CHECKSUM, suffix, "checksum");
         }
-        memcpy(junk, img, HISTORY_FILE_BYTES);
-        junk[HISTORY_FILE_BYTES - 1] ^= 0x80;
-        write_file(dfd, NAME, junk, HISTORY_FILE_BYTES);
+        memcpy(junk, img, ACTIVITY_FILE_BYTES);
+        junk[ACTIVITY_FILE_BYTES - 1] ^= 0x80;
+        write_file(dfd, NAME, junk, ACTIVITY_FILE_BYTES);
         snprintf(suffix, sizeof(suffix), ".%u", aside++);
-        expect_bad(dfd, HISTORY_FILE_BAD_CHECKSUM, suffix, "checksum");
+        expect_bad(dfd, STATE_FILE_BAD_CHECKSUM, suffix, "checksum");
 
         /* A payload the checksum vouches for but activity cannot hold. */
-        memcpy(junk, img, HISTORY_FILE_BYTES);
-        junk[HISTORY_FILE_HEADER_BYTES + 16] = 7;               /* the "started" flag */
-        v = history_file_crc32(junk, HISTORY_FILE_BYTES - 4);
-        memcpy(junk + HISTORY_FILE_BYTES - 4, &v, 4);
-        write_file(dfd, NAME, junk, HISTORY_FILE_BYTES);
+        memcpy(junk, img, ACTIVITY_FILE_BYTES);
+        junk[STATE_FILE_HEADER_BYTES + 16] = 7;               /* the "started" flag */
+        v = state_file_crc32(junk, ACTIVITY_FILE_BYTES - 4);
+        memcpy(junk + ACTIVITY_FILE_BYTES - 4, &v, 4);
+        write_file(dfd, NAME, junk, ACTIVITY_FILE_BYTES);
         snprintf(suffix, sizeof(suffix), ".%u", aside++);
-        expect_bad(dfd, HISTORY_FILE_BAD_LAYOUT, suffix, "cannot read");
+        expect_bad(dfd, STATE_FILE_BAD_LAYOUT, suffix, "cannot read");
         /* Version 1 with this version's layout: version 1 never wrote it. */
-        memcpy(junk, img, HISTORY_FILE_BYTES);
+        memcpy(junk, img, ACTIVITY_FILE_BYTES);
         junk[8] = 1;
-        v = history_file_crc32(junk, HISTORY_FILE_BYTES - 4);
-        memcpy(junk + HISTORY_FILE_BYTES - 4, &v, 4);
-        write_file(dfd, NAME, junk, HISTORY_FILE_BYTES);
+        v = state_file_crc32(junk, ACTIVITY_FILE_BYTES - 4);
+        memcpy(junk + ACTIVITY_FILE_BYTES - 4, &v, 4);
+        write_file(dfd, NAME, junk, ACTIVITY_FILE_BYTES);
         snprintf(suffix, sizeof(suffix), ".%u", aside++);
-        expect_bad(dfd, HISTORY_FILE_BAD_LAYOUT, suffix, "layout");
+        expect_bad(dfd, STATE_FILE_BAD_LAYOUT, suffix, "layout");
         free(img);
         free(junk);
 }
@@ -404,9 +404,9 @@ static void test_garbage_version_checksum(void **state) {
  * current version, and reads back the same. */
 static void test_version1_read(void **state) {
         static uint8_t enc[ACTIVITY_ENCODED_BYTES], again[ACTIVITY_ENCODED_BYTES];
-        const uint32_t header[8] = { 0, 0, 1, HISTORY_FILE_HEADER_BYTES, ACTIVITY_MINUTES, ACTIVITY_HOURS,
+        const uint32_t header[8] = { 0, 0, 1, STATE_FILE_HEADER_BYTES, ACTIVITY_MINUTES, ACTIVITY_HOURS,
                                      ACTIVITY_BUCKET_BYTES_OF(ACTIVITY_V1_EVENTS), ACTIVITY_V1_ENCODED_BYTES };
-        const size_t n = HISTORY_FILE_HEADER_BYTES + ACTIVITY_V1_ENCODED_BYTES + 4;
+        const size_t n = STATE_FILE_HEADER_BYTES + ACTIVITY_V1_ENCODED_BYTES + 4;
         uint8_t *img = malloc(n);
         Fixture *f = *state;
         Activity *a = f->a, *b = f->b;
@@ -420,13 +420,13 @@ static void test_version1_read(void **state) {
         activity_encode(a, enc);
         memcpy(img, header, sizeof(header));                    /* little-endian host */
         memcpy(img, "\x89" "CKHIST\n", 8);
-        activity_encoding_v1(enc, img + HISTORY_FILE_HEADER_BYTES);
-        v = history_file_crc32(img, n - 4);
+        activity_encoding_v1(enc, img + STATE_FILE_HEADER_BYTES);
+        v = state_file_crc32(img, n - 4);
         memcpy(img + n - 4, &v, 4);
         assert_int_equal(n, 302460);                            /* what version 1 wrote */
         write_file(dfd, NAME, img, n);
 
-        assert_int_equal(history_file_load(dfd, NAME, b, T0 + 3 * DAY, message, sizeof(message)), HISTORY_FILE_OK);
+        assert_int_equal(activity_file_load(dfd, NAME, b, T0 + 3 * DAY, message, sizeof(message)), STATE_FILE_OK);
         activity_sum(a, 0, UINT64_MAX, &ca);
         activity_sum(b, 0, UINT64_MAX, &cb);
         assert_true(ca.n[ACTIVITY_REGRET] > 0);                 /* fill_busy counted some */
@@ -436,12 +436,12 @@ static void test_version1_read(void **state) {
         assert_memory_equal(&ca, &cb, sizeof(ca));
 
         /* Saved again: the current version, and what it read. */
-        assert_int_equal(history_file_save(dfd, NAME, b), 0);
+        assert_int_equal(activity_file_save(dfd, NAME, b), 0);
         free(img);
         img = file_image(b);
-        assert_int_equal(img[8], HISTORY_FILE_VERSION);
+        assert_int_equal(img[8], ACTIVITY_FILE_VERSION);
         activity_encode(b, enc);
-        assert_int_equal(history_file_load(dfd, NAME, a, T0 + 3 * DAY, message, sizeof(message)), HISTORY_FILE_OK);
+        assert_int_equal(activity_file_load(dfd, NAME, a, T0 + 3 * DAY, message, sizeof(message)), STATE_FILE_OK);
         activity_encode(a, again);
         assert_memory_equal(enc, again, sizeof(enc));
         free(img);
@@ -463,19 +463,19 @@ static void test_regret_file(void **state) {
         for (uint64_t i = 1; i <= 1000; i++)
                 assert_int_equal(regret_evicted(r, i * 77, i, 0, T0 / USEC_PER_SEC), 0);
         assert_true(regret_stored(r, 77, 1, T0 / USEC_PER_SEC + 5));
-        assert_int_equal(regret_file_load(dfd, "t.regret", d, T0, message, sizeof(message)), HISTORY_FILE_MISSING);
+        assert_int_equal(regret_file_load(dfd, "t.regret", d, T0, message, sizeof(message)), STATE_FILE_MISSING);
         assert_int_equal(regret_file_save(dfd, "t.regret", r), 0);
         assert_int_equal(fstatat(dfd, "t.regret", &st, 0), 0);
-        assert_int_equal(st.st_size, HISTORY_FILE_HEADER_BYTES + REGRET_ENCODED_BYTES + 4);
-        assert_int_equal(regret_file_load(dfd, "t.regret", d, T0, message, sizeof(message)), HISTORY_FILE_OK);
+        assert_int_equal(st.st_size, STATE_FILE_HEADER_BYTES + REGRET_ENCODED_BYTES + 4);
+        assert_int_equal(regret_file_load(dfd, "t.regret", d, T0, message, sizeof(message)), STATE_FILE_OK);
         regret_encode(r, want);
         regret_encode(d, got);
         assert_memory_equal(want, got, sizeof(want));
         assert_true(regret_stored(d, 500 * 77, 1, T0 / USEC_PER_SEC + 10));
 
         /* A history file is not a regret file. */
-        assert_int_equal(history_file_save(dfd, "t.regret", a), 0);
-        assert_int_equal(regret_file_load(dfd, "t.regret", d, T0, message, sizeof(message)), HISTORY_FILE_GARBAGE);
+        assert_int_equal(activity_file_save(dfd, "t.regret", a), 0);
+        assert_int_equal(regret_file_load(dfd, "t.regret", d, T0, message, sizeof(message)), STATE_FILE_GARBAGE);
         assert_non_null(strstr(message, "not a regret file"));
         assert_non_null(strstr(message, "eviction regret starts empty"));
         /* One bit flipped. */
@@ -487,7 +487,7 @@ static void test_regret_file(void **state) {
         assert_int_equal(pwrite(fd, &byte, 1, 4096), 1);
         close(fd);
         assert_int_equal(regret_file_load(dfd, "t.regret", d, T0, message, sizeof(message)),
-                         HISTORY_FILE_BAD_CHECKSUM);
+                         STATE_FILE_BAD_CHECKSUM);
         assert_int_equal(fstatat(dfd, "t.regret", &st, 0), -1);          /* set aside */
         regret_encode(d, got);                                          /* d as it was */
         assert_false(regret_stored(d, 500 * 77, 1, T0 / USEC_PER_SEC + 11));
@@ -505,16 +505,16 @@ static void test_huge_is_not_read(void **state) {
         assert_int_equal(ftruncate(fd, (off_t) 64 << 30), 0);
         close(fd);
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        expect_bad(dfd, HISTORY_FILE_TOO_BIG, "", "too big");
+        expect_bad(dfd, STATE_FILE_TOO_BIG, "", "too big");
         clock_gettime(CLOCK_MONOTONIC, &t1);
         assert_true(t1.tv_sec - t0.tv_sec < 5);
 
         /* Just above the bound. */
         fd = openat(dfd, NAME, O_WRONLY | O_CREAT | O_EXCL, 0644);
         assert_true(fd >= 0);
-        assert_int_equal(ftruncate(fd, HISTORY_FILE_MAX_BYTES + 1), 0);
+        assert_int_equal(ftruncate(fd, STATE_FILE_MAX_BYTES + 1), 0);
         close(fd);
-        expect_bad(dfd, HISTORY_FILE_TOO_BIG, ".1", "too big");
+        expect_bad(dfd, STATE_FILE_TOO_BIG, ".1", "too big");
 }
 
 static void test_not_regular_not_followed(void **state) {
@@ -529,26 +529,26 @@ static void test_not_regular_not_followed(void **state) {
         fill_busy(a);
         img = file_image(a);
         /* A symlink to a perfectly good history file: not followed. */
-        write_file(dfd, "elsewhere", img, HISTORY_FILE_BYTES);
+        write_file(dfd, "elsewhere", img, ACTIVITY_FILE_BYTES);
         assert_int_equal(symlinkat("elsewhere", dfd, NAME), 0);
-        expect_bad(dfd, HISTORY_FILE_NOT_REGULAR, "", "symlink");
+        expect_bad(dfd, STATE_FILE_NOT_REGULAR, "", "symlink");
         snprintf(aside, sizeof(aside), NAME ".corrupt-%ju", (uintmax_t) ((T0 + 4 * DAY) / USEC_PER_SEC));
         assert_int_equal(readlinkat(dfd, aside, target, sizeof(target) - 1), 9);
         assert_string_equal(target, "elsewhere");              /* the link itself moved */
         assert_int_equal(fstatat(dfd, "elsewhere", &st, 0), 0);
-        assert_int_equal(st.st_size, HISTORY_FILE_BYTES);
+        assert_int_equal(st.st_size, ACTIVITY_FILE_BYTES);
 
         /* A dangling one, a directory, a fifo (no hang). */
         assert_int_equal(symlinkat("/nonexistent", dfd, NAME), 0);
-        expect_bad(dfd, HISTORY_FILE_NOT_REGULAR, ".1", "symlink");
+        expect_bad(dfd, STATE_FILE_NOT_REGULAR, ".1", "symlink");
         assert_int_equal(mkdirat(dfd, NAME, 0755), 0);
-        expect_bad(dfd, HISTORY_FILE_NOT_REGULAR, ".2", "directory");
+        expect_bad(dfd, STATE_FILE_NOT_REGULAR, ".2", "directory");
         assert_int_equal(mkfifoat(dfd, NAME, 0644), 0);
-        expect_bad(dfd, HISTORY_FILE_NOT_REGULAR, ".3", "special file");
+        expect_bad(dfd, STATE_FILE_NOT_REGULAR, ".3", "special file");
 
         /* Saving over a symlink replaces the link, never writes its target. */
         assert_int_equal(symlinkat("elsewhere", dfd, NAME), 0);
-        assert_int_equal(history_file_save(dfd, NAME, a), 0);
+        assert_int_equal(activity_file_save(dfd, NAME, a), 0);
         assert_int_equal(fstatat(dfd, NAME, &st, AT_SYMLINK_NOFOLLOW), 0);
         assert_true(S_ISREG(st.st_mode));
         assert_int_equal(fstatat(dfd, "elsewhere", &st, 0), 0);
@@ -564,9 +564,9 @@ static void test_foreign_owner(void **state) {
         fill_busy(a);
         if (geteuid() != 0)
                 skip();
-        assert_int_equal(history_file_save(dfd, NAME, a), 0);
+        assert_int_equal(activity_file_save(dfd, NAME, a), 0);
         assert_int_equal(fchownat(dfd, NAME, 65534, 65534, AT_SYMLINK_NOFOLLOW), 0);
-        expect_bad(dfd, HISTORY_FILE_FOREIGN_OWNER, "", "owned by uid 65534");
+        expect_bad(dfd, STATE_FILE_FOREIGN_OWNER, "", "owned by uid 65534");
 }
 
 int main(void) {

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "ccache/ccache-lock.h"
-#include "insight/history-file.h"
+#include "insight/state-file.h"
 
 /* A kind of state file: its magic, the versions this build reads (each
  * with the header's layout: header bytes, three counts, payload bytes) and
@@ -35,16 +35,16 @@ typedef struct Format {
 } Format;
 
 /* Version 1 predates ACTIVITY_REGRET: its buckets hold one daemon kind less. */
-#define HISTORY_LAYOUT(events) { HISTORY_FILE_HEADER_BYTES, ACTIVITY_MINUTES, ACTIVITY_HOURS, \
+#define HISTORY_LAYOUT(events) { STATE_FILE_HEADER_BYTES, ACTIVITY_MINUTES, ACTIVITY_HOURS, \
                                  ACTIVITY_BUCKET_BYTES_OF(events), ACTIVITY_ENCODED_BYTES_OF(events) }
 static const Format history_format = {
         "history file", "History file", "history starts empty", { 0x89, 'C', 'K', 'H', 'I', 'S', 'T', '\n' }, 2,
-        { { 1, HISTORY_LAYOUT(ACTIVITY_REGRET) }, { HISTORY_FILE_VERSION, HISTORY_LAYOUT(_ACTIVITY_EVENT_MAX) } },
+        { { 1, HISTORY_LAYOUT(ACTIVITY_REGRET) }, { ACTIVITY_FILE_VERSION, HISTORY_LAYOUT(_ACTIVITY_EVENT_MAX) } },
 };
 static const Format regret_format = {
         "regret file", "Regret file", "eviction regret starts empty", { 0x89, 'C', 'K', 'R', 'G', 'R', 'T', '\n' }, 1,
         { { REGRET_FILE_VERSION,
-            { HISTORY_FILE_HEADER_BYTES, REGRET_KEYS, REGRET_HOURS, REGRET_RETURNS, REGRET_ENCODED_BYTES } } },
+            { STATE_FILE_HEADER_BYTES, REGRET_KEYS, REGRET_HOURS, REGRET_RETURNS, REGRET_ENCODED_BYTES } } },
 };
 
 /* The daemon kinds of the buckets of history format version vi (an index). */
@@ -54,27 +54,27 @@ static unsigned history_events(size_t vi) {
 
 /* The size of a whole file of version vi of f. */
 static size_t file_bytes(const Format *f, size_t vi) {
-        return HISTORY_FILE_HEADER_BYTES + f->versions[vi].layout[4] + 4;
+        return STATE_FILE_HEADER_BYTES + f->versions[vi].layout[4] + 4;
 }
 
-static const char *const status_names[_HISTORY_FILE_STATUS_MAX] = {
-        [HISTORY_FILE_OK] = "ok",
-        [HISTORY_FILE_MISSING] = "missing",
-        [HISTORY_FILE_TRUNCATED] = "truncated",
-        [HISTORY_FILE_GARBAGE] = "garbage",
-        [HISTORY_FILE_WRONG_VERSION] = "wrong-version",
-        [HISTORY_FILE_BAD_LAYOUT] = "bad-layout",
-        [HISTORY_FILE_BAD_CHECKSUM] = "bad-checksum",
-        [HISTORY_FILE_TOO_BIG] = "too-big",
-        [HISTORY_FILE_NOT_REGULAR] = "not-regular",
-        [HISTORY_FILE_FOREIGN_OWNER] = "foreign-owner",
+static const char *const status_names[_STATE_FILE_STATUS_MAX] = {
+        [STATE_FILE_OK] = "ok",
+        [STATE_FILE_MISSING] = "missing",
+        [STATE_FILE_TRUNCATED] = "truncated",
+        [STATE_FILE_GARBAGE] = "garbage",
+        [STATE_FILE_WRONG_VERSION] = "wrong-version",
+        [STATE_FILE_BAD_LAYOUT] = "bad-layout",
+        [STATE_FILE_BAD_CHECKSUM] = "bad-checksum",
+        [STATE_FILE_TOO_BIG] = "too-big",
+        [STATE_FILE_NOT_REGULAR] = "not-regular",
+        [STATE_FILE_FOREIGN_OWNER] = "foreign-owner",
 };
 
-const char *history_file_status_to_string(HistoryFileStatus s) {
-        return (unsigned) s < _HISTORY_FILE_STATUS_MAX ? status_names[s] : "?";
+const char *state_file_status_to_string(StateFileStatus s) {
+        return (unsigned) s < _STATE_FILE_STATUS_MAX ? status_names[s] : "?";
 }
 
-uint32_t history_file_crc32(const void *p, size_t n) {
+uint32_t state_file_crc32(const void *p, size_t n) {
         /* The reflected polynomial 0xedb88320, four bits at a time. */
         static const uint32_t nibble[16] = {
                 0x00000000, 0x1db71064, 0x3b6e20c8, 0x26d930ac, 0x76dc4190, 0x6b6b51f4, 0x4db26158, 0x5005713c,
@@ -167,8 +167,8 @@ static int file_save(const Format *f, int dirfd, const char *name, encode_t enco
         put32(buf + 8, v->version);
         for (size_t i = 0; i < ELEMENTSOF(v->layout); i++)
                 put32(buf + 12 + 4 * i, v->layout[i]);
-        encode(obj, buf + HISTORY_FILE_HEADER_BYTES);
-        put32(buf + n - 4, history_file_crc32(buf, n - 4));
+        encode(obj, buf + STATE_FILE_HEADER_BYTES);
+        put32(buf + n - 4, state_file_crc32(buf, n - 4));
         return replace_file(dirfd, name, buf, n);
 }
 
@@ -176,7 +176,7 @@ static void encode_history(const void *obj, uint8_t *buf) {
         activity_encode(obj, buf);
 }
 
-int history_file_save(int dirfd, const char *name, const Activity *a) {
+int activity_file_save(int dirfd, const char *name, const Activity *a) {
         return file_save(&history_format, dirfd, name, encode_history, a);
 }
 
@@ -188,17 +188,17 @@ int regret_file_save(int dirfd, const char *name, const Regret *rg) {
         return file_save(&regret_format, dirfd, name, encode_regret, rg);
 }
 
-/* What is wrong with the n bytes at buf as a file of f (history_file_check),
+/* What is wrong with the n bytes at buf as a file of f (state_file_check),
  * and the index of its version in f->versions in *ret_vi (when not NULL)
  * if nothing is. */
-static HistoryFileStatus file_check(const Format *f, const uint8_t *buf, size_t n, size_t *ret_vi, char *detail,
+static StateFileStatus file_check(const Format *f, const uint8_t *buf, size_t n, size_t *ret_vi, char *detail,
                                     size_t size) {
         size_t magic = n < sizeof(f->magic) ? n : sizeof(f->magic), vi = 0, bytes = 0;
         uint32_t version;
 
         if (memcmp(buf, f->magic, magic) != 0) {
                 snprintf(detail, size, "is not a %s (no magic)", f->what);
-                return HISTORY_FILE_GARBAGE;
+                return STATE_FILE_GARBAGE;
         }
         if (n < 12)
                 goto truncated;
@@ -208,37 +208,37 @@ static HistoryFileStatus file_check(const Format *f, const uint8_t *buf, size_t 
         if (vi == f->n_versions) {
                 snprintf(detail, size, "has format version %u, this build reads %u to %u", version,
                          f->versions[0].version, f->versions[f->n_versions - 1].version);
-                return HISTORY_FILE_WRONG_VERSION;
+                return STATE_FILE_WRONG_VERSION;
         }
         bytes = file_bytes(f, vi);
-        if (n < HISTORY_FILE_HEADER_BYTES)
+        if (n < STATE_FILE_HEADER_BYTES)
                 goto truncated;
         for (size_t i = 0; i < ELEMENTSOF(f->versions[vi].layout); i++)
                 if (get32(buf + 12 + 4 * i) != f->versions[vi].layout[i]) {
                         snprintf(detail, size, "has a layout this build does not read");
-                        return HISTORY_FILE_BAD_LAYOUT;
+                        return STATE_FILE_BAD_LAYOUT;
                 }
         if (n < bytes)
                 goto truncated;
         if (n > bytes) {
                 snprintf(detail, size, "has %zu bytes after its end", n - bytes);
-                return HISTORY_FILE_GARBAGE;
+                return STATE_FILE_GARBAGE;
         }
-        if (history_file_crc32(buf, n - 4) != get32(buf + n - 4)) {
+        if (state_file_crc32(buf, n - 4) != get32(buf + n - 4)) {
                 snprintf(detail, size, "fails its checksum");
-                return HISTORY_FILE_BAD_CHECKSUM;
+                return STATE_FILE_BAD_CHECKSUM;
         }
         if (ret_vi)
                 *ret_vi = vi;
-        return HISTORY_FILE_OK;
+        return STATE_FILE_OK;
 truncated:
         /* Before the version is read, the size of this build's files. */
         snprintf(detail, size, "is truncated (%zu of %zu bytes)", n,
                  bytes ? bytes : file_bytes(f, f->n_versions - 1));
-        return HISTORY_FILE_TRUNCATED;
+        return STATE_FILE_TRUNCATED;
 }
 
-HistoryFileStatus history_file_check(const uint8_t *buf, size_t n, char *detail, size_t size) {
+StateFileStatus state_file_check(const uint8_t *buf, size_t n, char *detail, size_t size) {
         return file_check(&history_format, buf, n, NULL, detail, size);
 }
 
@@ -266,40 +266,40 @@ static int read_bounded(int fd, size_t max, uint8_t **ret, size_t *ret_n) {
 }
 
 /* Opens dirfd/name for reading into *ret_fd if it is a regular file of
- * ours, not too big. Returns HISTORY_FILE_OK, _MISSING, a bad status
+ * ours, not too big. Returns STATE_FILE_OK, _MISSING, a bad status
  * (detail says why), or -errno. */
 static int open_checked(int dirfd, const char *name, int *ret_fd, char *detail, size_t size) {
         _cleanup_close_ int fd = -1;
         struct stat st, fst;
 
         if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                return errno == ENOENT ? HISTORY_FILE_MISSING : -errno;
+                return errno == ENOENT ? STATE_FILE_MISSING : -errno;
         if (!S_ISREG(st.st_mode)) {
                 snprintf(detail, size, "is not a regular file (%s)", S_ISLNK(st.st_mode) ? "a symlink, not followed" :
                                                                      S_ISDIR(st.st_mode) ? "a directory" : "a special file");
-                return HISTORY_FILE_NOT_REGULAR;
+                return STATE_FILE_NOT_REGULAR;
         }
         /* O_NOFOLLOW and the same inode: nothing swapped in since the stat. */
         fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
         if (fd < 0)
-                return errno == ENOENT ? HISTORY_FILE_MISSING : -errno;
+                return errno == ENOENT ? STATE_FILE_MISSING : -errno;
         if (fstat(fd, &fst) < 0)
                 return -errno;
         if (fst.st_ino != st.st_ino || fst.st_dev != st.st_dev || !S_ISREG(fst.st_mode)) {
                 snprintf(detail, size, "was replaced while being opened");
-                return HISTORY_FILE_NOT_REGULAR;
+                return STATE_FILE_NOT_REGULAR;
         }
         if (fst.st_uid != geteuid()) {
                 snprintf(detail, size, "is owned by uid %u, not %u", (unsigned) fst.st_uid, (unsigned) geteuid());
-                return HISTORY_FILE_FOREIGN_OWNER;
+                return STATE_FILE_FOREIGN_OWNER;
         }
-        if ((uint64_t) fst.st_size > HISTORY_FILE_MAX_BYTES) {
+        if ((uint64_t) fst.st_size > STATE_FILE_MAX_BYTES) {
                 snprintf(detail, size, "is too big (%jd bytes, at most %u)", (intmax_t) fst.st_size,
-                         HISTORY_FILE_MAX_BYTES);
-                return HISTORY_FILE_TOO_BIG;
+                         STATE_FILE_MAX_BYTES);
+                return STATE_FILE_TOO_BIG;
         }
         *ret_fd = TAKE_FD(fd);
-        return HISTORY_FILE_OK;
+        return STATE_FILE_OK;
 }
 
 /* Decodes the payload of a good file of version vi (an index) into obj;
@@ -308,7 +308,7 @@ static int open_checked(int dirfd, const char *name, int *ret_fd, char *detail, 
 typedef int (*decode_t)(void *obj, size_t vi, const uint8_t *payload, usec_t now, char *note, size_t size);
 
 /* Reads, checks and decodes dirfd/name of format f into obj. Returns a
- * HistoryFileStatus (detail set when bad, or when good but not all of it
+ * StateFileStatus (detail set when bad, or when good but not all of it
  * was loaded) or -errno. */
 static int load(const Format *f, int dirfd, const char *name, decode_t decode, void *obj, usec_t now, char *detail,
                 size_t size) {
@@ -318,26 +318,26 @@ static int load(const Format *f, int dirfd, const char *name, decode_t decode, v
         int r;
 
         r = open_checked(dirfd, name, &fd, detail, size);
-        if (r != HISTORY_FILE_OK)
+        if (r != STATE_FILE_OK)
                 return r;
-        r = read_bounded(fd, HISTORY_FILE_MAX_BYTES, &buf, &n);
+        r = read_bounded(fd, STATE_FILE_MAX_BYTES, &buf, &n);
         if (r < 0)
                 return r;
-        if (n > HISTORY_FILE_MAX_BYTES) {
-                snprintf(detail, size, "is too big (grew past %u bytes while read)", HISTORY_FILE_MAX_BYTES);
-                return HISTORY_FILE_TOO_BIG;
+        if (n > STATE_FILE_MAX_BYTES) {
+                snprintf(detail, size, "is too big (grew past %u bytes while read)", STATE_FILE_MAX_BYTES);
+                return STATE_FILE_TOO_BIG;
         }
         r = file_check(f, buf, n, &vi, detail, size);
-        if (r != HISTORY_FILE_OK)
+        if (r != STATE_FILE_OK)
                 return r;
-        r = decode(obj, vi, buf + HISTORY_FILE_HEADER_BYTES, now, detail, size);
+        r = decode(obj, vi, buf + STATE_FILE_HEADER_BYTES, now, detail, size);
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
                 snprintf(detail, size, "holds figures this build cannot read");
-                return HISTORY_FILE_BAD_LAYOUT;
+                return STATE_FILE_BAD_LAYOUT;
         }
-        return HISTORY_FILE_OK;
+        return STATE_FILE_OK;
 }
 
 /* Renames dirfd/name to "<name>.corrupt-<sec>" (or with ".<n>" after it),
@@ -381,7 +381,7 @@ static void sweep_temporaries(int dirfd, const char *name) {
         closedir(d);
 }
 
-/* Loads dirfd/name of format f into obj (history_file_load). */
+/* Loads dirfd/name of format f into obj (activity_file_load). */
 static int file_load(const Format *f, int dirfd, const char *name, decode_t decode, void *obj, usec_t now,
                      char *message, size_t message_size) {
         char detail[320] = "", aside[NAME_MAX + 1];
@@ -393,9 +393,9 @@ static int file_load(const Format *f, int dirfd, const char *name, decode_t deco
                 return -EINVAL;
         sweep_temporaries(dirfd, name);
         r = load(f, dirfd, name, decode, obj, now, detail, sizeof(detail));
-        if (r == HISTORY_FILE_OK && detail[0])
+        if (r == STATE_FILE_OK && detail[0])
                 snprintf(message, message_size, "%s '%s' %s", f->What, name, detail);
-        if (r < 0 || r == HISTORY_FILE_OK || r == HISTORY_FILE_MISSING)
+        if (r < 0 || r == STATE_FILE_OK || r == STATE_FILE_MISSING)
                 return r;
 
         k = set_aside(dirfd, name, now, aside, sizeof(aside));
@@ -486,7 +486,7 @@ static int decode_history(void *obj, size_t vi, const uint8_t *payload, usec_t n
         return r;
 }
 
-int history_file_load(int dirfd, const char *name, Activity *a, usec_t now, char *message, size_t message_size) {
+int activity_file_load(int dirfd, const char *name, Activity *a, usec_t now, char *message, size_t message_size) {
         return file_load(&history_format, dirfd, name, decode_history, a, now, message, message_size);
 }
 
