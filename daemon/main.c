@@ -32,7 +32,11 @@ static void help(void) {
                CONFIG_DEFAULT_FILE);
 }
 
-static int load_config(const char *path, Config **ret) {
+/* A refused config is said on stderr for -t and --describe-conf (a person
+ * at a terminal); when it is to run, through the log at error priority: under
+ * systemd that is the journal with PRIORITY=3, where `journalctl -p err`
+ * finds it (stderr would reach the journal at info). */
+static int load_config(const char *path, bool run, Config **ret) {
         char err[CONFIG_ERROR_MAX];
         int r;
 
@@ -40,7 +44,9 @@ static int load_config(const char *path, Config **ret) {
                 r = config_load(path, err, sizeof(err), ret);
         else
                 r = config_load_builtin(err, sizeof(err), ret);
-        if (r < 0)
+        if (r < 0 && run)
+                log_error("%s", err);
+        else if (r < 0)
                 fprintf(stderr, "%s\n", err);
         return r;
 }
@@ -81,7 +87,9 @@ int main(int argc, char *argv[]) {
         /* Without -c: the installed file, else the shipped one compiled in. */
         if (!config_path && access(CONFIG_DEFAULT_FILE, F_OK) == 0)
                 config_path = CONFIG_DEFAULT_FILE;
-        if (load_config(config_path, &config) < 0)
+        if (!test && !describe)
+                log_open();
+        if (load_config(config_path, !test && !describe, &config) < 0)
                 return EXIT_FAILURE;
         if (describe)
                 return describe_ccache_confs(config, stdout) < 0 || fflush(stdout) != 0 ? EXIT_FAILURE : EXIT_SUCCESS;
@@ -92,7 +100,6 @@ int main(int argc, char *argv[]) {
                 return fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
         }
 
-        log_open();
         if (!config_path)
                 log_notice("No %s, running on the built-in default configuration.", CONFIG_DEFAULT_FILE);
         r = manager_new(config_path, socket_path, TAKE_PTR(config), &m);

@@ -154,7 +154,7 @@ start_daemon_with_socket() {
         grep -qx 'Type=notify' "$S"
         grep -qx 'WatchdogSec=30s' "$S"
         grep -qx 'Restart=on-failure' "$S"
-        grep -qx 'ExecReload=/bin/kill -HUP $MAINPID' "$S"
+        grep -qx "ExecReload=$P/usr/bin/cachectl reload" "$S"
         grep -qx 'WantedBy=multi-user.target' "$S"
         grep -qx 'Requires=cachekeeperd.socket' "$S"
         # An absent optional volume must not fail the start.
@@ -251,6 +251,44 @@ start_daemon_with_socket() {
         wait_notify READY=1 4
         [ "$(notify_sequence)" = "READY RELOADING READY RELOADING READY RELOADING READY " ]
         kill -0 "$DAEMON_PID"
+}
+
+# systemctl reload runs the unit's ExecReload and fails when it fails: the
+# installed command, run as systemd runs it (the socket from the
+# environment here, /run/cachekeeper.sock there), against a real daemon.
+@test "the unit's ExecReload waits for the reload and fails when the config is refused; the running config stays" {
+        P=$BATS_TEST_TMPDIR/p
+        install_into "$P"
+        read -ra reload < <(sed -n 's/^ExecReload=//p' "$UNITS/cachekeeperd.service")
+        [ "${#reload[@]}" -gt 0 ]
+        start_ready
+        export CACHEKEEPER_SOCKET=$BATS_TEST_TMPDIR/ck.sock
+        run "${reload[@]}"
+        [ "$status" -eq 0 ]
+        cp "$BATS_TEST_TMPDIR/ck.conf" "$BATS_TEST_TMPDIR/good.conf"
+        printf '%s\n' 'caches = (' '  { name = "t"; }' ');' > "$BATS_TEST_TMPDIR/ck.conf"
+        run "${reload[@]}"
+        echo "$output"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"ck.conf:2:"* ]]
+        # still running, on the old config: cache t at its path
+        kill -0 "$DAEMON_PID"
+        [ "$(ctl status --json | jq -r '.caches[0].path')" = "$BATS_TEST_TMPDIR/cache" ]
+}
+
+@test "a config refused at start is logged at error priority (the journal's PRIORITY=3), naming FILE:LINE" {
+        start_journald
+        printf '%s\n' 'caches = (' '  { name = "t"; }' ');' > "$BATS_TEST_TMPDIR/bad.conf"
+        # as systemd starts it: INVOCATION_ID set, stderr not a terminal
+        INVOCATION_ID=0123456789abcdef0123456789abcdef run "$CKD" -c "$BATS_TEST_TMPDIR/bad.conf"
+        [ "$status" -eq 1 ]
+        wait_for "journal PRIORITY=3 | grep -q 'bad.conf:2:'" 5 || { journal; stop_journald; false; }
+        journal | jq -e -s 'map(select(.MESSAGE | test("bad.conf:2:"))) | length == 1 and .[0].PRIORITY == "3"'
+        stop_journald
+        # -t still says it on stderr
+        run "$CKD" -t -c "$BATS_TEST_TMPDIR/bad.conf"
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"bad.conf:2:"* ]]
 }
 
 @test "SIGTERM: STOPPING=1, then exit 0" {
