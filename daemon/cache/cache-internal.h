@@ -117,6 +117,15 @@ struct Cache {
         bool unavailable_alerted;         /* a cache-unavailable alert stands */
         char ccache_max_size[32];
         int conf_error;                   /* the last ccache.conf upkeep failed: -errno, retried */
+        /* Directories that could not be kept usable (a volume out of space
+         * or inodes): said once, again when it changes or clears, not at
+         * every retry. Those of the full pass running, and those said. */
+        bool upkeep_pass;
+        struct UpkeepFailures {
+                unsigned n;               /* directories */
+                int error;                /* the first one's -errno ... */
+                char what[16];            /* ... and its path in the root */
+        } upkeep_failing, upkeep_failed;
         sd_event_source *upkeep_timer;
 
         /* cache-activity.c */

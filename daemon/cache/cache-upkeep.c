@@ -54,7 +54,19 @@ void cache_on_repair(const UpkeepReport *r, void *userdata) {
                             S_ISLNK(r->was) ? "removed" : "moved aside");
                 break;
         case UPKEEP_FAILED:
-                log_warning_errno(r->error, "Cache %s: cannot keep %s%s%s usable: %m", name, path, sep, r->what);
+                if (c->upkeep_pass) {   /* summed up at the pass's end (cache_upkeep) */
+                        if (c->upkeep_failing.n++ == 0) {
+                                c->upkeep_failing.error = r->error;
+                                snprintf(c->upkeep_failing.what, sizeof(c->upkeep_failing.what), "%s", r->what);
+                        }
+                } else if (c->upkeep_failed.n == 0) {
+                        log_warning_errno(r->error, "Cache %s: cannot keep %s%s%s usable: %m", name, path, sep,
+                                          r->what);
+                        c->upkeep_failed = (struct UpkeepFailures) { .n = 1, .error = r->error };
+                        snprintf(c->upkeep_failed.what, sizeof(c->upkeep_failed.what), "%s", r->what);
+                } else
+                        log_debug("Cache %s: still cannot keep %s%s%s usable (said already).", name, path, sep,
+                                  r->what);
                 break;
         }
 }
@@ -200,6 +212,32 @@ void cache_upkeep_root(Cache *c, int root) {
         c->root_mode_error = r < 0 ? r : 0;
 }
 
+/* The directories a full pass could not keep usable, said when they are not
+ * what was said last (a volume out of inodes fails the same way at every
+ * retry: once, not every few seconds), and their recovery. */
+static void upkeep_failures_said(Cache *c) {
+        const struct UpkeepFailures *f = &c->upkeep_failing, *said = &c->upkeep_failed;
+        const char *name = c->config->name, *path = c->config->path;
+        char more[64] = "";
+
+        if (f->n == 0) {
+                if (said->n > 0)
+                        log_notice("Cache %s: its directories in %s are usable again.", name, path);
+                c->upkeep_failed = *f;
+                return;
+        }
+        if (f->n == said->n && f->error == said->error && strcmp(f->what, said->what) == 0) {
+                log_debug("Cache %s: still cannot keep %u director%s of %s usable (said already).", name, f->n,
+                          f->n == 1 ? "y" : "ies", path);
+                return;
+        }
+        if (f->n > 1)
+                snprintf(more, sizeof(more), " (and %u more director%s)", f->n - 1, f->n == 2 ? "y" : "ies");
+        log_warning_errno(f->error, "Cache %s: cannot keep %s%s%s usable: %m%s; said again when that changes.",
+                          name, path, *f->what ? "/" : "", f->what, more);
+        c->upkeep_failed = *f;
+}
+
 /* Everything that keeps the cache usable by every user, checked in full. */
 void cache_upkeep(Cache *c, int root) {
         /* A share's root keeps its mode (the sticky bit keeps users from
@@ -208,7 +246,11 @@ void cache_upkeep(Cache *c, int root) {
         cache_upkeep_root(c, root);
         if (c->remote)
                 return;
+        c->upkeep_pass = true;
+        c->upkeep_failing = (struct UpkeepFailures) { 0 };
         (void) upkeep_all_dirs(root, cache_on_repair, c);   /* each failure is reported */
+        c->upkeep_pass = false;
+        upkeep_failures_said(c);
         cache_upkeep_conf(c, root);
 }
 
