@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sysexits.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -89,8 +90,17 @@ int main(int argc, char *argv[]) {
                 config_path = CONFIG_DEFAULT_FILE;
         if (!test && !describe)
                 log_open();
-        if (load_config(config_path, !test && !describe, &config) < 0)
-                return EXIT_FAILURE;
+        if (load_config(config_path, !test && !describe, &config) < 0) {
+                if (test || describe)
+                        return EXIT_FAILURE;
+                /* EX_CONFIG: the unit does not restart on it
+                 * (RestartPreventExitStatus=), so its own retries never
+                 * use up the start limit before the file is fixed. */
+                if (getenv("INVOCATION_ID"))
+                        log_notice("Fix the configuration (cachekeeperd -t checks it), then: "
+                                   "systemctl restart cachekeeperd");
+                return EX_CONFIG;
+        }
         if (describe)
                 return describe_ccache_confs(config, stdout) < 0 || fflush(stdout) != 0 ? EXIT_FAILURE : EXIT_SUCCESS;
         if (test) {

@@ -276,12 +276,17 @@ start_daemon_with_socket() {
         [ "$(ctl status --json | jq -r '.caches[0].path')" = "$BATS_TEST_TMPDIR/cache" ]
 }
 
-@test "a config refused at start is logged at error priority (the journal's PRIORITY=3), naming FILE:LINE" {
+@test "a config refused at start is logged at error priority (the journal's PRIORITY=3), naming FILE:LINE; exit 78, not restarted" {
         start_journald
         printf '%s\n' 'caches = (' '  { name = "t"; }' ');' > "$BATS_TEST_TMPDIR/bad.conf"
         # as systemd starts it: INVOCATION_ID set, stderr not a terminal
         INVOCATION_ID=0123456789abcdef0123456789abcdef run "$CKD" -c "$BATS_TEST_TMPDIR/bad.conf"
-        [ "$status" -eq 1 ]
+        # EX_CONFIG, which the unit does not restart on: its retries never
+        # use up the start limit before the file is fixed
+        [ "$status" -eq 78 ]
+        P=$BATS_TEST_TMPDIR/p
+        install_into "$P"
+        grep -qx "RestartPreventExitStatus=$status" "$UNITS/cachekeeperd.service"
         wait_for "journal PRIORITY=3 | grep -q 'bad.conf:2:'" 5 || { journal; stop_journald; false; }
         journal | jq -e -s 'map(select(.MESSAGE | test("bad.conf:2:"))) | length == 1 and .[0].PRIORITY == "3"'
         stop_journald
