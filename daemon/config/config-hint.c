@@ -101,9 +101,9 @@ static bool is_duration_key(const char *key) {
         return false;
 }
 
-/* `key = 100G;` on the line starting at off: an unquoted value that is no
- * number, boolean or bracket. */
-static bool hint_unquoted(const char *text, const char *m, long off, char *buf, size_t len) {
+/* `key = 100G;` at off: an unquoted value that is no number, boolean or
+ * bracket. */
+static bool hint_unquoted_at(const char *text, const char *m, long off, char *buf, size_t len) {
         const char *p = m + off, *k, *v;
         char key[65], value[HINT_VALUE_MAX + 1];
         size_t klen, vlen;
@@ -147,6 +147,17 @@ static bool hint_unquoted(const char *text, const char *m, long off, char *buf, 
                 return false;
         snprintf(buf, len, "strings are quoted: %s = \"%s\";", key, value);
         return true;
+}
+
+/* hint_unquoted_at for each setting that begins on the line starting at
+ * off: at its start, and after each '{', '(', ';' or ',' on it (strings and
+ * comments are blanked in m), so that a one-line group `{ a = "x"; b = 1G; }`,
+ * the layout the shipped comments use, gets its hint too. */
+static bool hint_unquoted(const char *text, const char *m, long off, char *buf, size_t len) {
+        for (long p = off; m[p] && m[p] != '\n'; p++)
+                if ((p == off || strchr("{(;,", m[p - 1])) && hint_unquoted_at(text, m, p, buf, len))
+                        return true;
+        return false;
 }
 
 /* `[ "a", ]` or `( {...}, )`: the first closing bracket on the line starting

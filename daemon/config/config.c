@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /* libconfig → immutable Config, with every error pointing at the line of the
- * setting at fault. The only file that includes libconfig.h. Non-logging. */
+ * setting at fault: the schema, read with the typed getters of config-get.h
+ * (libconfig.h stays within config/). Non-logging. */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <libconfig.h>
 
@@ -673,16 +677,33 @@ static int load(config_t *lc, bool ok, const char *name, const char *text, char 
 }
 
 int config_load(const char *path, char *err, size_t errlen, Config **ret) {
+        struct stat st;
         config_t lc;
         FILE *f;
-        int r;
+        int fd, r;
 
         /* Open it ourselves: libconfig reports every failure to open as a
-         * parse error without errno. */
-        f = fopen(path, "re");
+         * parse error without errno, and its scanner exits the process on a
+         * directory. Never waits on a FIFO; only a regular file is read. */
+        fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        if (fd < 0 || fstat(fd, &st) < 0) {
+                r = -errno;
+                snprintf(err, errlen, "%s: %s", path, strerror(errno));
+                if (fd >= 0)
+                        close(fd);
+                return r;
+        }
+        if (!S_ISREG(st.st_mode)) {
+                snprintf(err, errlen, "%s: %s", path,
+                         S_ISDIR(st.st_mode) ? "is a directory, not a config file" : "is not a regular file");
+                close(fd);
+                return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+        }
+        f = fdopen(fd, "re");
         if (!f) {
                 r = -errno;
                 snprintf(err, errlen, "%s: %s", path, strerror(errno));
+                close(fd);
                 return r;
         }
         config_init(&lc);

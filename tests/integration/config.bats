@@ -2,6 +2,10 @@
 # cachekeeperd -t: the golden outputs, the shipped config, and errors on stderr.
 load helper
 
+teardown() {
+        stop_daemon
+}
+
 @test "-t prints each golden config normalised" {
         cd "$TOP"
         for conf in tests/config/*.conf; do
@@ -81,6 +85,35 @@ check_hint() {
                 "3: syntax error: missing ',' at the end of line 2 (elements of a list are separated by commas)"
         # no likely cause on the line: libconfig's message as it is
         check_hint "$c max_size = \"1G\"; }\n);\n}\n" '4: syntax error'
+        # inside a one-line group, the layout the shipped comments use; a
+        # ';' inside a string separates nothing
+        check_hint 'caches = ( { name = "a"; path = "/srv/a"; max_size = 100G; } );\n' \
+                '1: syntax error: sizes are strings: max_size = "100G";'
+        check_hint 'caches = ( { name = "a;b = 1G"; path = "/srv/a"; max_size = "1G"; trim_to = 90%; } );\n' \
+                '1: syntax error: percentages are strings: trim_to = "90%";'
+}
+
+@test "-c naming a directory, or anything but a regular file: a clear error and exit 1, never libconfig's exit" {
+        run --separate-stderr "$CKD" -t -c "$BATS_TEST_TMPDIR"
+        [ "$status" -eq 1 ]
+        [ "$stderr" = "$BATS_TEST_TMPDIR: is a directory, not a config file" ]
+        mkfifo "$BATS_TEST_TMPDIR/fifo"
+        # a FIFO with no writer: refused at once, never waited on
+        run --separate-stderr timeout 10 "$CKD" -t -c "$BATS_TEST_TMPDIR/fifo"
+        [ "$status" -eq 1 ]
+        [ "$stderr" = "$BATS_TEST_TMPDIR/fifo: is not a regular file" ]
+        # and a reload onto a directory keeps the daemon and its config
+        write_config
+        start_ready
+        cp "$BATS_TEST_TMPDIR/ck.conf" "$BATS_TEST_TMPDIR/good.conf"
+        rm "$BATS_TEST_TMPDIR/ck.conf"
+        mkdir "$BATS_TEST_TMPDIR/ck.conf"
+        run ctl reload
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"ck.conf: is a directory, not a config file"* ]]
+        kill -0 "$DAEMON_PID"
+        ctl status > /dev/null
+        stop_daemon
 }
 
 @test "-t warns (exit 0, stderr) about an admin_group that is no group, an alert_command that cannot run, thresholds that swap" {
