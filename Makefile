@@ -206,7 +206,7 @@ uninstall:
 # made of changes.
 DEB_ARCH = $(shell dpkg --print-architecture)
 DEB      = $(B)/deb/cachekeeper_$(VERSION)_$(DEB_ARCH).deb
-DEB_SRCS := Makefile $(wildcard .ci/* daemon/* daemon/*/* ctl/* etc/* etc/*/* systemd/* debian/* debian/*/*)
+DEB_SRCS := Makefile README.md LICENSE $(wildcard .ci/* daemon/* daemon/*/* ctl/* etc/* etc/*/* systemd/* debian/* debian/*/*)
 deb: $(DEB)
 $(DEB): $(DEB_SRCS) | $(B)/.deps-test-ok
 	@v=$$(dpkg-parsechangelog -S Version) && [ "$$v" = $(VERSION) ] || \
