@@ -798,7 +798,7 @@ static int complete(int argc, char **argv) {
                         }
                 return EXIT_USAGE;
         }
-        if (strcmp(what, "caches") == 0 && argc == 2) {
+        if (strcmp(what, "caches") == 0 && argc == 2) {        /* not a status key: the word to complete */
                 json_object *status = NULL;
                 int r = fetch_status(&status);
 
@@ -851,6 +851,7 @@ int main(int argc, char *argv[]) {
                         printf("cachectl %s\n", CACHEKEEPER_VERSION);   /* as monitoring plugins answer -V */
                         return EXIT_SUCCESS;
                 }
+                /* not a status key: the command */
                 snprintf(waiting, sizeof(waiting), strcmp(cmd->name, "trim") == 0 ? "the trim's progress or result"
                                                                                    : "its answer to '%s'", cmd->name);
                 waiting_for = waiting;

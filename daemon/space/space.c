@@ -150,6 +150,7 @@ static void start_trims(Space *s, dev_t dev, Cache **caches, EvictPlan *plans, s
                 }
                 *p = (PressureCall) { .space = s, .dev = dev };
                 v->pressure_trims++;
+                /* "pressure": the trim's reason, not a status key */
                 r = cache_trim_plan(caches[i], &plans[i], "pressure", on_pressure_trim_done, p);
                 if (r < 0) {
                         free(p);
@@ -257,7 +258,7 @@ int space_new(sd_event *e, Alerter *alerter, Space **ret) {
                 space_free(s);
                 return r;
         }
-        (void) sd_event_source_set_description(s->timer, "volumes");
+        (void) sd_event_source_set_description(s->timer, "volumes");  /* not a status key */
         *ret = s;
         return 0;
 }
