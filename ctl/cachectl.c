@@ -408,7 +408,8 @@ static void show_progress(json_object *progress) {
         json_object_object_foreach(progress, name, r) {
                 char b1[32], b2[32];
                 n += (size_t) snprintf(line + n, sizeof(line) - n, "%s%s: %llu/%llu files, %s/%s",
-                                       n ? "; " : "", name, (unsigned long long) protocol_field_u64(r, STATUS_TRIM_FILES),
+                                       n ? "; " : "", name,
+                                       (unsigned long long) protocol_field_u64(r, STATUS_TRIM_FILES),
                                        (unsigned long long) protocol_field_u64(r, STATUS_TRIM_PLANNED_FILES),
                                        format_size(protocol_field_u64(r, STATUS_TRIM_BYTES), b1, sizeof(b1)),
                                        format_size(protocol_field_u64(r, STATUS_TRIM_PLANNED_BYTES), b2, sizeof(b2)));
@@ -431,17 +432,21 @@ static void print_trim_result(const char *name, json_object *r) {
                 snprintf(when + strlen(when), sizeof(when) - strlen(when), " (%s ago)", ago);
         }
         printf("%s: %s %llu files, %s; %s %s", name, dry ? "would evict" : "evicted",
-               (unsigned long long) protocol_field_u64(r, STATUS_TRIM_FILES), format_size(protocol_field_u64(r, STATUS_TRIM_BYTES), b1, sizeof(b1)),
-               dry ? "leaving" : "now", format_size(dry ? protocol_field_u64(r, STATUS_TRIM_SIZE_BYTES) - protocol_field_u64(r, STATUS_TRIM_BYTES)
-                                                        : protocol_field_u64(r, STATUS_TRIM_SIZE_BYTES), b2, sizeof(b2)));
+               (unsigned long long) protocol_field_u64(r, STATUS_TRIM_FILES),
+               format_size(protocol_field_u64(r, STATUS_TRIM_BYTES), b1, sizeof(b1)), dry ? "leaving" : "now",
+               format_size(dry ? protocol_field_u64(r, STATUS_TRIM_SIZE_BYTES) - protocol_field_u64(r, STATUS_TRIM_BYTES)
+                               : protocol_field_u64(r, STATUS_TRIM_SIZE_BYTES), b2, sizeof(b2)));
         if (kept > 0)
                 printf("; oldest entry kept: %s", when);
         if (protocol_field_u64(r, STATUS_TRIM_SAVED))
-                printf("; %llu kept as used or changed since planning", (unsigned long long) protocol_field_u64(r, STATUS_TRIM_SAVED));
+                printf("; %llu kept as used or changed since planning",
+                       (unsigned long long) protocol_field_u64(r, STATUS_TRIM_SAVED));
         if (protocol_field_u64(r, STATUS_TRIM_LOCKED_DIRS))
-                printf("; %llu directories left, locked by ccache", (unsigned long long) protocol_field_u64(r, STATUS_TRIM_LOCKED_DIRS));
+                printf("; %llu directories left, locked by ccache",
+                       (unsigned long long) protocol_field_u64(r, STATUS_TRIM_LOCKED_DIRS));
         if (protocol_field_u64(r, STATUS_TRIM_ERRORS))
-                printf("; %llu errors (see the daemon's log)", (unsigned long long) protocol_field_u64(r, STATUS_TRIM_ERRORS));
+                printf("; %llu errors (see the daemon's log)",
+                       (unsigned long long) protocol_field_u64(r, STATUS_TRIM_ERRORS));
         if (protocol_field_u64(r, STATUS_TRIM_BEYOND_TABLE_FILES))
                 printf("; may have missed some: %llu entries are of writers beyond the daemon's table, not looked at",
                        (unsigned long long) protocol_field_u64(r, STATUS_TRIM_BEYOND_TABLE_FILES));
@@ -803,7 +808,8 @@ static int complete(int argc, char **argv) {
                 int r = fetch_status(&status);
 
                 for (size_t i = 0; r > 0 && i < protocol_field_count(status, STATUS_CACHES); i++)
-                        printf("%s\n", protocol_field_str(protocol_field_item(status, STATUS_CACHES, i), STATUS_CACHE_NAME));
+                        printf("%s\n",
+                               protocol_field_str(protocol_field_item(status, STATUS_CACHES, i), STATUS_CACHE_NAME));
                 json_object_put(status);
                 return exit_status(r);
         }

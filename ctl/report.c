@@ -57,11 +57,13 @@ static void check_volume(Findings *f, json_object *v) {
                              percent(v, STATUS_VOLUME_AVAIL_INODES, STATUS_VOLUME_TOTAL_INODES));
                 else
                         find(f, alert[0] == 'c' ? REPORT_CRITICAL : REPORT_WARNING, "volume %s %s: %.1f%% free",
-                             protocol_field_str(v, STATUS_VOLUME_MOUNT), alert, percent(v, STATUS_VOLUME_AVAIL_BYTES, STATUS_VOLUME_TOTAL_BYTES));
+                             protocol_field_str(v, STATUS_VOLUME_MOUNT), alert,
+                             percent(v, STATUS_VOLUME_AVAIL_BYTES, STATUS_VOLUME_TOTAL_BYTES));
         }
         if (protocol_field_flag(v, STATUS_VOLUME_FULL_SOON))
                 find(f, REPORT_WARNING, "volume %s full in ~%s", protocol_field_str(v, STATUS_VOLUME_MOUNT),
-                     format_duration(protocol_field_u64(v, STATUS_VOLUME_FULL_IN_SECONDS) * USEC_PER_SEC, in, sizeof(in)));
+                     format_duration(protocol_field_u64(v, STATUS_VOLUME_FULL_IN_SECONDS) * USEC_PER_SEC, in,
+                                     sizeof(in)));
         if (protocol_field_flag(v, STATUS_VOLUME_PRESSURE_CACHES_EMPTY))
                 find(f, REPORT_WARNING, "volume %s below min_free with its caches empty",
                      protocol_field_str(v, STATUS_VOLUME_MOUNT));
@@ -69,7 +71,8 @@ static void check_volume(Findings *f, json_object *v) {
 
 static void check_cache(Findings *f, json_object *c) {
         const char *state = protocol_field_str(c, STATUS_CACHE_STATE);
-        uint64_t size = protocol_field_u64(c, STATUS_CACHE_SIZE_BYTES), cap = protocol_field_u64(c, STATUS_CACHE_MAX_SIZE_BYTES);
+        uint64_t size = protocol_field_u64(c, STATUS_CACHE_SIZE_BYTES);
+        uint64_t cap = protocol_field_u64(c, STATUS_CACHE_MAX_SIZE_BYTES);
         char s1[32], s2[32];
 
         if (strcmp(state, "unavailable") == 0)
@@ -98,7 +101,8 @@ static void check_share(Findings *f, json_object *r) {
         const char *name = protocol_field_str(r, STATUS_REMOTE_NAME);
         char s1[32], s2[32];
 
-        if (strcmp(protocol_field_str(r, STATUS_REMOTE_STATE), "unavailable") == 0 && !protocol_field_get(r, STATUS_SHARE_KEPT_BY))
+        if (strcmp(protocol_field_str(r, STATUS_REMOTE_STATE), "unavailable") == 0 &&
+            !protocol_field_get(r, STATUS_SHARE_KEPT_BY))
                 find(f, REPORT_WARNING, "remote %s unavailable: %s", name, protocol_field_str(r, STATUS_SHARE_REASON));
         if (strcmp(protocol_field_str(r, STATUS_REMOTE_LEVEL), "critical") == 0)
                 find(f, REPORT_CRITICAL, "remote %s over its cap and cannot be trimmed: %s of %s", name,
@@ -111,7 +115,8 @@ static void check_share(Findings *f, json_object *r) {
 /* A remote: unreachable or refused (its password not sent: critical), a redis that will fill and refuse
  * stores (remote-policy, warning), its memory level under such a policy. */
 static void check_remote(Findings *f, json_object *r) {
-        const char *name = protocol_field_str(r, STATUS_REMOTE_NAME), *level = protocol_field_str(r, STATUS_REMOTE_LEVEL);
+        const char *name = protocol_field_str(r, STATUS_REMOTE_NAME);
+        const char *level = protocol_field_str(r, STATUS_REMOTE_LEVEL);
         char s1[32], s2[32];
 
         if (strcmp(protocol_field_str(r, STATUS_REMOTE_KIND), "file") == 0) {
@@ -119,9 +124,11 @@ static void check_remote(Findings *f, json_object *r) {
                 return;
         }
         if (strcmp(protocol_field_str(r, STATUS_REMOTE_STATE), "unreachable") == 0)
-                find(f, REPORT_CRITICAL, "remote %s unreachable: %s", name, protocol_field_str(r, STATUS_REMOTE_LAST_ERROR));
+                find(f, REPORT_CRITICAL, "remote %s unreachable: %s", name,
+                     protocol_field_str(r, STATUS_REMOTE_LAST_ERROR));
         if (strcmp(protocol_field_str(r, STATUS_REMOTE_STATE), "refused") == 0)
-                find(f, REPORT_CRITICAL, "remote %s refused: %s", name, protocol_field_str(r, STATUS_REMOTE_LAST_ERROR));
+                find(f, REPORT_CRITICAL, "remote %s refused: %s", name,
+                     protocol_field_str(r, STATUS_REMOTE_LAST_ERROR));
         if (alert_stands(r, "remote-policy"))
                 find(f, REPORT_WARNING, "remote %s will fill and refuse stores (maxmemory %s, policy %s)", name,
                      format_size(protocol_field_u64(r, STATUS_REDIS_MAXMEMORY_BYTES), s1, sizeof(s1)),
@@ -137,7 +144,8 @@ static void check_remote_errors(Findings *f, json_object *c) {
         json_object *e = protocol_field_get(c, STATUS_CACHE_REMOTE_ERRORS);
 
         if (protocol_field_flag(e, STATUS_REMOTE_ERRORS_ALERT))
-                find(f, REPORT_WARNING, "cache %s: %llu remote storage errors in %llus", protocol_field_str(c, STATUS_CACHE_NAME),
+                find(f, REPORT_WARNING, "cache %s: %llu remote storage errors in %llus",
+                     protocol_field_str(c, STATUS_CACHE_NAME),
                      (unsigned long long) protocol_field_u64(e, STATUS_REMOTE_ERRORS_ERRORS),
                      (unsigned long long) protocol_field_u64(e, STATUS_REMOTE_ERRORS_WINDOW_SECONDS));
 }
@@ -177,13 +185,16 @@ ReportLevel report_check(json_object *status, char *buf, size_t len) {
                         char s1[32], s2[32];
                         n += (size_t) snprintf(buf + n, len - n, "%s%s %s/%s", i ? ", " : "",
                                                protocol_field_str(c, STATUS_CACHE_NAME),
-                                               format_size(protocol_field_u64(c, STATUS_CACHE_SIZE_BYTES), s1, sizeof(s1)),
-                                               format_size(protocol_field_u64(c, STATUS_CACHE_MAX_SIZE_BYTES), s2, sizeof(s2)));
+                                               format_size(protocol_field_u64(c, STATUS_CACHE_SIZE_BYTES), s1,
+                                                           sizeof(s1)),
+                                               format_size(protocol_field_u64(c, STATUS_CACHE_MAX_SIZE_BYTES), s2,
+                                                           sizeof(s2)));
                 }
                 for (size_t i = 0; i < protocol_field_count(status, STATUS_VOLUMES) && n < len; i++) {
                         json_object *v = protocol_field_item(status, STATUS_VOLUMES, i);
                         n += (size_t) snprintf(buf + n, len - n, "%s%s %.1f%% free", i ? ", " : "; ",
-                                               protocol_field_str(v, STATUS_VOLUME_MOUNT), percent(v, STATUS_VOLUME_AVAIL_BYTES, STATUS_VOLUME_TOTAL_BYTES));
+                                               protocol_field_str(v, STATUS_VOLUME_MOUNT),
+                                               percent(v, STATUS_VOLUME_AVAIL_BYTES, STATUS_VOLUME_TOTAL_BYTES));
                 }
         }
         /* Performance data, for the graphs of Nagios-style monitors:
@@ -273,23 +284,28 @@ static double volume_full_soon(json_object *v) {
 }
 
 static const Metric cache_metrics[] = {
-        { "cachekeeper_cache_size_bytes", "gauge", "Disk usage (st_blocks*512) of the regular files under the cache root.",
-          STATUS_CACHE_SIZE_BYTES, NULL, cache_unmeasured },
-        { "cachekeeper_cache_files", "gauge", "Regular files under the cache root.", STATUS_CACHE_FILES, NULL, cache_unmeasured },
+        { "cachekeeper_cache_size_bytes", "gauge",
+          "Disk usage (st_blocks*512) of the regular files under the cache root.", STATUS_CACHE_SIZE_BYTES, NULL,
+          cache_unmeasured },
+        { "cachekeeper_cache_files", "gauge", "Regular files under the cache root.", STATUS_CACHE_FILES, NULL,
+          cache_unmeasured },
         { "cachekeeper_cache_max_size_bytes", "gauge", "The cache's cap.", STATUS_CACHE_MAX_SIZE_BYTES, NULL, NULL },
-        { "cachekeeper_cache_entry_bytes", "gauge", "Disk usage of ccache entries.", STATUS_CACHE_ENTRY_BYTES, NULL, cache_unmeasured },
-        { "cachekeeper_cache_entry_files", "gauge", "ccache entries.", STATUS_CACHE_ENTRY_FILES, NULL, cache_unmeasured },
-        { "cachekeeper_cache_hits_total", "counter", "ccache's hits, summed over its stats files.", STATUS_CACHE_HITS, NULL,
+        { "cachekeeper_cache_entry_bytes", "gauge", "Disk usage of ccache entries.", STATUS_CACHE_ENTRY_BYTES, NULL,
           cache_unmeasured },
-        { "cachekeeper_cache_misses_total", "counter", "ccache's misses, summed over its stats files.", STATUS_CACHE_MISSES, NULL,
+        { "cachekeeper_cache_entry_files", "gauge", "ccache entries.", STATUS_CACHE_ENTRY_FILES, NULL,
           cache_unmeasured },
-        { "cachekeeper_cache_evicted_files_total", "counter", "Files evicted by the daemon.", STATUS_CACHE_EVICTED_FILES_TOTAL, NULL,
-          NULL },
-        { "cachekeeper_cache_evicted_bytes_total", "counter", "Bytes evicted by the daemon.", STATUS_CACHE_EVICTED_BYTES_TOTAL, NULL,
-          NULL },
-        { "cachekeeper_cache_stored_files_total", "counter", "New entries seen (ccache's stores).", STATUS_CACHE_STORED_FILES_TOTAL,
-          NULL, NULL },
-        { "cachekeeper_cache_stored_bytes_total", "counter", "Bytes of new entries seen.", STATUS_CACHE_STORED_BYTES_TOTAL, NULL, NULL },
+        { "cachekeeper_cache_hits_total", "counter", "ccache's hits, summed over its stats files.", STATUS_CACHE_HITS,
+          NULL, cache_unmeasured },
+        { "cachekeeper_cache_misses_total", "counter", "ccache's misses, summed over its stats files.",
+          STATUS_CACHE_MISSES, NULL, cache_unmeasured },
+        { "cachekeeper_cache_evicted_files_total", "counter", "Files evicted by the daemon.",
+          STATUS_CACHE_EVICTED_FILES_TOTAL, NULL, NULL },
+        { "cachekeeper_cache_evicted_bytes_total", "counter", "Bytes evicted by the daemon.",
+          STATUS_CACHE_EVICTED_BYTES_TOTAL, NULL, NULL },
+        { "cachekeeper_cache_stored_files_total", "counter", "New entries seen (ccache's stores).",
+          STATUS_CACHE_STORED_FILES_TOTAL, NULL, NULL },
+        { "cachekeeper_cache_stored_bytes_total", "counter", "Bytes of new entries seen.",
+          STATUS_CACHE_STORED_BYTES_TOTAL, NULL, NULL },
         { "cachekeeper_cache_refreshed_files_total", "counter", "Entries whose timestamps ccache refreshed on a hit.",
           STATUS_CACHE_REFRESHED_FILES_TOTAL, NULL, NULL },
         { "cachekeeper_cache_removed_files_total", "counter", "Entries removed by others than the daemon.",
@@ -301,17 +317,17 @@ static const Metric cache_metrics[] = {
         { "cachekeeper_cache_mode_repairs_total", "counter", "Modes repaired.", STATUS_CACHE_MODE_REPAIRS, NULL, NULL },
         { "cachekeeper_cache_available", "gauge", "1 while the cache is available, 0 while not.", NULL, cache_available,
           NULL },
-        { "cachekeeper_cache_scanning", "gauge", "1 until the first scan of the cache is complete.", NULL, cache_scanning,
-          cache_unseen },
+        { "cachekeeper_cache_scanning", "gauge", "1 until the first scan of the cache is complete.", NULL,
+          cache_scanning, cache_unseen },
         { "cachekeeper_cache_trimming", "gauge", "1 while a trim runs.", NULL, cache_trimming, NULL },
         { "cachekeeper_cache_mode_ok", "gauge", "1 when the root has its configured mode.", NULL, cache_mode_ok,
           cache_unseen },
         { "cachekeeper_cache_regret_alert_ratio", "gauge",
-          "regret_alert: the 7-day regret share above which the daemon alerts cache-cap-small.", STATUS_CACHE_REGRET_ALERT, NULL,
-          NULL },
+          "regret_alert: the 7-day regret share above which the daemon alerts cache-cap-small.",
+          STATUS_CACHE_REGRET_ALERT, NULL, NULL },
         { "cachekeeper_cache_silent_hit_ratio", "gauge",
-          "silent_hit_rate: the hit rate below which the daemon alerts cache-silent-miss.", STATUS_CACHE_SILENT_HIT_RATE, NULL,
-          NULL },
+          "silent_hit_rate: the hit rate below which the daemon alerts cache-silent-miss.",
+          STATUS_CACHE_SILENT_HIT_RATE, NULL, NULL },
         { "cachekeeper_cache_silent_window_seconds", "gauge", "silent_window: the window of cache-silent-miss.",
           STATUS_CACHE_SILENT_WINDOW_SECONDS, NULL, NULL },
         { "cachekeeper_cache_silent_min_calls", "gauge", "silent_min_calls: cacheable calls cache-silent-miss needs.",
@@ -320,10 +336,11 @@ static const Metric cache_metrics[] = {
 
 static const Metric volume_metrics[] = {
         { "cachekeeper_volume_size_bytes", "gauge", "Size of the filesystem.", STATUS_VOLUME_TOTAL_BYTES, NULL, NULL },
-        { "cachekeeper_volume_avail_bytes", "gauge", "Space available to unprivileged users.", STATUS_VOLUME_AVAIL_BYTES, NULL, NULL },
+        { "cachekeeper_volume_avail_bytes", "gauge", "Space available to unprivileged users.",
+          STATUS_VOLUME_AVAIL_BYTES, NULL, NULL },
         { "cachekeeper_volume_files", "gauge", "Inodes of the filesystem.", STATUS_VOLUME_TOTAL_INODES, NULL, NULL },
-        { "cachekeeper_volume_files_avail", "gauge", "Inodes available to unprivileged users.", STATUS_VOLUME_AVAIL_INODES, NULL,
-          NULL },
+        { "cachekeeper_volume_files_avail", "gauge", "Inodes available to unprivileged users.",
+          STATUS_VOLUME_AVAIL_INODES, NULL, NULL },
         { "cachekeeper_volume_warn_free_bytes", "gauge", "warn_free in bytes: the warning level below it.",
           STATUS_VOLUME_WARN_FREE_BYTES, NULL, NULL },
         { "cachekeeper_volume_crit_free_bytes", "gauge", "crit_free in bytes: the critical level below it.",
@@ -431,7 +448,8 @@ static void alarm_family(FILE *f, json_object *status) {
         fputs("# HELP cachekeeper_cache_alarm 1 while the daemon's alarm of this kind stands for the cache.\n"
               "# TYPE cachekeeper_cache_alarm gauge\n", f);
         for (size_t i = 0; i < protocol_field_count(status, STATUS_CACHES); i++) {
-                json_object *c = protocol_field_item(status, STATUS_CACHES, i), *a = protocol_field_get(c, STATUS_CACHE_ALARMS);
+                json_object *c = protocol_field_item(status, STATUS_CACHES, i);
+                json_object *a = protocol_field_get(c, STATUS_CACHE_ALARMS);
 
                 if (!json_object_is_type(a, json_type_object))
                         continue;
@@ -503,7 +521,8 @@ static void window_family(FILE *f, json_object *status, const char *name, const 
 static void regret_family(FILE *f, json_object *status, const char *name, const char *help, const Windowed *fields) {
         fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
         for (size_t i = 0; i < protocol_field_count(status, STATUS_CACHES); i++) {
-                json_object *c = protocol_field_item(status, STATUS_CACHES, i), *r = protocol_field_get(c, STATUS_CACHE_REGRET);
+                json_object *c = protocol_field_item(status, STATUS_CACHES, i);
+                json_object *r = protocol_field_get(c, STATUS_CACHE_REGRET);
 
                 for (const Windowed *w = fields; w->key; w++) {
                         json_object *v = protocol_field_get(r, w->key);
@@ -581,24 +600,36 @@ static double share_kept(json_object *r) {
 static const Metric remote_metrics[] = {
         { "cachekeeper_remote_kept", "gauge", "1 while this host keeps the file: remote (share).", NULL, share_kept,
           remote_not_file },
-        { "cachekeeper_remote_size_bytes", "gauge", "Disk usage of the share's files.", STATUS_SHARE_SIZE_BYTES, NULL, share_not_kept },
-        { "cachekeeper_remote_max_size_bytes", "gauge", "The share's cap.", STATUS_SHARE_MAX_SIZE_BYTES, NULL, remote_not_file },
-        { "cachekeeper_remote_entries", "gauge", "ccache entries in the share.", STATUS_SHARE_ENTRY_FILES, NULL, share_not_kept },
+        { "cachekeeper_remote_size_bytes", "gauge", "Disk usage of the share's files.", STATUS_SHARE_SIZE_BYTES, NULL,
+          share_not_kept },
+        { "cachekeeper_remote_max_size_bytes", "gauge", "The share's cap.", STATUS_SHARE_MAX_SIZE_BYTES, NULL,
+          remote_not_file },
+        { "cachekeeper_remote_entries", "gauge", "ccache entries in the share.", STATUS_SHARE_ENTRY_FILES, NULL,
+          share_not_kept },
         { "cachekeeper_remote_evicted_files_total", "counter", "Entries the keeper evicted from the share.",
           STATUS_SHARE_EVICTED_FILES_TOTAL, NULL, share_not_kept },
         { "cachekeeper_remote_evicted_bytes_total", "counter", "Bytes the keeper evicted from the share.",
           STATUS_SHARE_EVICTED_BYTES_TOTAL, NULL, share_not_kept },
-        { "cachekeeper_remote_up", "gauge", "1 when the remote answered its last poll.", NULL, remote_up, remote_not_redis },
-        { "cachekeeper_remote_used_memory_bytes", "gauge", "Redis used_memory.", STATUS_REDIS_USED_MEMORY_BYTES, NULL, remote_not_redis },
-        { "cachekeeper_remote_maxmemory_bytes", "gauge", "Redis maxmemory (0: no limit).", STATUS_REDIS_MAXMEMORY_BYTES, NULL, remote_not_redis },
-        { "cachekeeper_remote_evicts", "gauge", "1 when the server evicts ccache's keys when full.", NULL, remote_evicts, remote_not_redis },
+        { "cachekeeper_remote_up", "gauge", "1 when the remote answered its last poll.", NULL, remote_up,
+          remote_not_redis },
+        { "cachekeeper_remote_used_memory_bytes", "gauge", "Redis used_memory.", STATUS_REDIS_USED_MEMORY_BYTES, NULL,
+          remote_not_redis },
+        { "cachekeeper_remote_maxmemory_bytes", "gauge", "Redis maxmemory (0: no limit).", STATUS_REDIS_MAXMEMORY_BYTES,
+          NULL, remote_not_redis },
+        { "cachekeeper_remote_evicts", "gauge", "1 when the server evicts ccache's keys when full.", NULL,
+          remote_evicts, remote_not_redis },
         { "cachekeeper_remote_level", "gauge", "Memory level under a non-evicting policy: 0 ok, 1 warning, 2 critical.",
           NULL, remote_level, remote_not_redis },
-        { "cachekeeper_remote_evicted_keys_total", "counter", "Redis evicted_keys.", STATUS_REDIS_EVICTED_KEYS_TOTAL, NULL, remote_not_redis },
-        { "cachekeeper_remote_keyspace_hits_total", "counter", "Redis keyspace_hits.", STATUS_REDIS_KEYSPACE_HITS_TOTAL, NULL, remote_not_redis },
-        { "cachekeeper_remote_keyspace_misses_total", "counter", "Redis keyspace_misses.", STATUS_REDIS_KEYSPACE_MISSES_TOTAL, NULL, remote_not_redis },
-        { "cachekeeper_remote_ccache_keys", "gauge", "Keys ccache:* found by the last complete SCAN.", STATUS_REDIS_CCACHE_KEYS, NULL, remote_not_redis },
-        { "cachekeeper_remote_connected_clients", "gauge", "Redis connected_clients.", STATUS_REDIS_CONNECTED_CLIENTS, NULL, remote_not_redis },
+        { "cachekeeper_remote_evicted_keys_total", "counter", "Redis evicted_keys.", STATUS_REDIS_EVICTED_KEYS_TOTAL,
+          NULL, remote_not_redis },
+        { "cachekeeper_remote_keyspace_hits_total", "counter", "Redis keyspace_hits.", STATUS_REDIS_KEYSPACE_HITS_TOTAL,
+          NULL, remote_not_redis },
+        { "cachekeeper_remote_keyspace_misses_total", "counter", "Redis keyspace_misses.",
+          STATUS_REDIS_KEYSPACE_MISSES_TOTAL, NULL, remote_not_redis },
+        { "cachekeeper_remote_ccache_keys", "gauge", "Keys ccache:* found by the last complete SCAN.",
+          STATUS_REDIS_CCACHE_KEYS, NULL, remote_not_redis },
+        { "cachekeeper_remote_connected_clients", "gauge", "Redis connected_clients.", STATUS_REDIS_CONNECTED_CLIENTS,
+          NULL, remote_not_redis },
         { "cachekeeper_remote_poll_failures_total", "counter", "Polls that failed (no connection, no answer, refused).",
           STATUS_REDIS_POLL_FAILURES_TOTAL, NULL, remote_not_redis },
 };
@@ -611,7 +642,8 @@ static void remote_families(FILE *f, json_object *status) {
         fprintf(f, "# HELP cachekeeper_cache_remote_errors ccache's remote storage errors and timeouts within "
                    "remote_errors_window.\n# TYPE cachekeeper_cache_remote_errors gauge\n");
         for (size_t i = 0; i < protocol_field_count(status, STATUS_CACHES); i++) {
-                json_object *c = protocol_field_item(status, STATUS_CACHES, i), *e = protocol_field_get(c, STATUS_CACHE_REMOTE_ERRORS);
+                json_object *c = protocol_field_item(status, STATUS_CACHES, i);
+                json_object *e = protocol_field_get(c, STATUS_CACHE_REMOTE_ERRORS);
 
                 if (!json_object_is_type(e, json_type_object))
                         continue;
@@ -648,7 +680,8 @@ char *report_metrics(json_object *status) {
         regret_family(f, status, "cachekeeper_cache_regret_stores",
                       "Stores of entries the daemon had evicted (misses the cap caused) within the window.",
                       regret_stores);
-        regret_family(f, status, "cachekeeper_cache_regret_bytes", "Bytes of those stores within the window.", regret_bytes);
+        regret_family(f, status, "cachekeeper_cache_regret_bytes", "Bytes of those stores within the window.",
+                      regret_bytes);
         regret_family(f, status, "cachekeeper_cache_regret_share",
                       "Share of the last 7 days' stores that were of entries the daemon had evicted.", regret_share);
         writers_family(f, status, "cachekeeper_cache_writer_entries", "Entries written by a ccache version and namespace.",
@@ -660,7 +693,8 @@ char *report_metrics(json_object *status) {
         writers_family(f, status, "cachekeeper_cache_writer_hits_24h",
                        "Hits of its entries over the last 24 hours (entries refreshed).", STATUS_WRITER_HITS_24H);
         regret_family(f, status, "cachekeeper_cache_suggested_max_size_bytes",
-                      "A cap that would have kept 90 % of the evicted entries that came back within 7 days.", suggested);
+                      "A cap that would have kept 90 % of the evicted entries that came back within 7 days.",
+                      suggested);
         alarm_family(f, status);
         for (size_t i = 0; i < ELEMENTSOF(volume_metrics); i++)
                 family(f, status, STATUS_VOLUMES, "mountpoint", STATUS_VOLUME_MOUNT, &volume_metrics[i]);

@@ -146,7 +146,8 @@ static const char *cap_text(json_object *c, char *buf, size_t size) {
 static int cache_row(struct libscols_table *tb, json_object *c) {
         struct libscols_line *ln = scols_table_new_line(tb, NULL);
         const char *state = protocol_field_str(c, STATUS_CACHE_STATE);
-        uint64_t size = protocol_field_u64(c, STATUS_CACHE_SIZE_BYTES), cap = protocol_field_u64(c, STATUS_CACHE_MAX_SIZE_BYTES);
+        uint64_t size = protocol_field_u64(c, STATUS_CACHE_SIZE_BYTES);
+        uint64_t cap = protocol_field_u64(c, STATUS_CACHE_MAX_SIZE_BYTES);
         uint64_t hits = protocol_field_u64(c, STATUS_CACHE_HITS), misses = protocol_field_u64(c, STATUS_CACHE_MISSES);
         bool gone = strcmp(state, "unavailable") == 0, wrong = !gone && protocol_field_false(c, STATUS_CACHE_MODE_OK);
         char s[32], k[32], b[BAR_CELLS + 3], h1[16], h24[16];
@@ -190,10 +191,12 @@ static void cache_notes(FILE *f, json_object *c) {
         json_object *scan = protocol_field_get(c, STATUS_CACHE_SCAN);
 
         if (strcmp(state, "unavailable") == 0)
-                fprintf(f, "%s: unavailable: %s\n", protocol_field_str(c, STATUS_CACHE_NAME), protocol_field_str(c, STATUS_CACHE_REASON));
+                fprintf(f, "%s: unavailable: %s\n", protocol_field_str(c, STATUS_CACHE_NAME),
+                        protocol_field_str(c, STATUS_CACHE_REASON));
         else if (strcmp(state, "scanning") == 0 && protocol_field_flag(scan, STATUS_SCAN_RUNNING) &&
                  protocol_field_u64(scan, STATUS_SCAN_FILES) > 0)
-                fprintf(f, "%s: scanning: %llu files in %llu directories so far\n", protocol_field_str(c, STATUS_CACHE_NAME),
+                fprintf(f, "%s: scanning: %llu files in %llu directories so far\n",
+                        protocol_field_str(c, STATUS_CACHE_NAME),
                         (unsigned long long) protocol_field_u64(scan, STATUS_SCAN_FILES),
                         (unsigned long long) protocol_field_u64(scan, STATUS_SCAN_DIRS));
 }
@@ -201,7 +204,9 @@ static void cache_notes(FILE *f, json_object *c) {
 /* The detail of a named cache, under the table: its working set (the
  * entries used within each window), cap advice, writers. */
 static void cache_detail(FILE *f, json_object *c) {
-        static const char *const windows[] = { STATUS_WINDOW_1H, STATUS_WINDOW_24H, STATUS_WINDOW_7D, STATUS_WINDOW_30D };
+        static const char *const windows[] = {
+                STATUS_WINDOW_1H, STATUS_WINDOW_24H, STATUS_WINDOW_7D, STATUS_WINDOW_30D,
+        };
         json_object *bytes = protocol_field_get(c, STATUS_CACHE_WORKING_SET_BYTES);
         char s[ELEMENTSOF(windows)][32];
 
@@ -214,7 +219,8 @@ static void cache_detail(FILE *f, json_object *c) {
                 fprintf(f, "  %s\n", protocol_field_str(c, STATUS_CACHE_CAP_ADVICE));
         for (size_t i = 0; i < protocol_field_count(c, STATUS_CACHE_WRITERS); i++) {
                 json_object *w = protocol_field_item(c, STATUS_CACHE_WRITERS, i);
-                const char *version = protocol_field_str(w, STATUS_WRITER_CCACHE_VERSION), *ns = protocol_field_str(w, STATUS_WRITER_NAMESPACE);
+                const char *version = protocol_field_str(w, STATUS_WRITER_CCACHE_VERSION);
+                const char *ns = protocol_field_str(w, STATUS_WRITER_NAMESPACE);
                 char size[32], who[600];
 
                 if (*version)
@@ -232,7 +238,8 @@ static void cache_detail(FILE *f, json_object *c) {
 
 static int volume_row(struct libscols_table *tb, json_object *v, bool notes) {
         struct libscols_line *ln = scols_table_new_line(tb, NULL);
-        uint64_t total = protocol_field_u64(v, STATUS_VOLUME_TOTAL_BYTES), avail = protocol_field_u64(v, STATUS_VOLUME_AVAIL_BYTES);
+        uint64_t total = protocol_field_u64(v, STATUS_VOLUME_TOTAL_BYTES);
+        uint64_t avail = protocol_field_u64(v, STATUS_VOLUME_AVAIL_BYTES);
         uint64_t full = protocol_field_u64(v, STATUS_VOLUME_FULL_IN_SECONDS);
         const char *alert = protocol_field_str(v, STATUS_VOLUME_ALERT);
         char s1[32], s2[32], in[32], note[128] = "";
@@ -260,13 +267,17 @@ static int share_cells(struct libscols_line *ln, json_object *rm) {
         char s1[32], s2[32];
         int r;
 
-        if ((r = cell(ln, R_USED, NULL, "%s", format_size(protocol_field_u64(rm, STATUS_SHARE_SIZE_BYTES), s1, sizeof(s1)))) < 0 ||
-            (r = cell(ln, R_MAX, NULL, "/ %s", format_size(protocol_field_u64(rm, STATUS_SHARE_MAX_SIZE_BYTES), s2, sizeof(s2)))) < 0 ||
+        if ((r = cell(ln, R_USED, NULL, "%s",
+                      format_size(protocol_field_u64(rm, STATUS_SHARE_SIZE_BYTES), s1, sizeof(s1)))) < 0 ||
+            (r = cell(ln, R_MAX, NULL, "/ %s",
+                      format_size(protocol_field_u64(rm, STATUS_SHARE_MAX_SIZE_BYTES), s2, sizeof(s2)))) < 0 ||
             (r = cell(ln, R_POLICY, NULL, "lru:%s%s", protocol_field_str(rm, STATUS_SHARE_CLOCK),
                       strcmp(protocol_field_str(rm, STATUS_SHARE_WATCH), "poll") == 0 ? " (polled)" : "")) < 0 ||
-            (r = cell(ln, R_KEYS, NULL, "%llu", (unsigned long long) protocol_field_u64(rm, STATUS_SHARE_ENTRY_FILES))) < 0)
+            (r = cell(ln, R_KEYS, NULL, "%llu",
+                      (unsigned long long) protocol_field_u64(rm, STATUS_SHARE_ENTRY_FILES))) < 0)
                 return r;
-        return cell(ln, R_EVICTED, NULL, "%llu", (unsigned long long) protocol_field_u64(rm, STATUS_SHARE_EVICTED_FILES_TOTAL));
+        return cell(ln, R_EVICTED, NULL, "%llu",
+                    (unsigned long long) protocol_field_u64(rm, STATUS_SHARE_EVICTED_FILES_TOTAL));
 }
 
 /* A remote's row: a redis one's memory against its maxmemory, policy, keys
@@ -274,7 +285,8 @@ static int share_cells(struct libscols_line *ln, json_object *rm) {
  * the last error in every case. */
 static int remote_row(struct libscols_table *tb, json_object *rm) {
         struct libscols_line *ln = scols_table_new_line(tb, NULL);
-        const char *state = protocol_field_str(rm, STATUS_REMOTE_STATE), *err = protocol_field_str(rm, STATUS_REMOTE_LAST_ERROR);
+        const char *state = protocol_field_str(rm, STATUS_REMOTE_STATE);
+        const char *err = protocol_field_str(rm, STATUS_REMOTE_LAST_ERROR);
         bool polled = strcmp(protocol_field_str(rm, STATUS_REMOTE_KIND), "redis") == 0 &&
                       protocol_field_get(rm, STATUS_REDIS_USED_MEMORY_BYTES) != NULL;
         uint64_t max = protocol_field_u64(rm, STATUS_REDIS_MAXMEMORY_BYTES), age;
@@ -286,7 +298,8 @@ static int remote_row(struct libscols_table *tb, json_object *rm) {
         if ((r = cell(ln, R_REMOTE, NULL, "%s", protocol_field_str(rm, STATUS_REMOTE_NAME))) < 0 ||
             (r = cell(ln, R_STATE, state_color(strcmp(state, "unreachable") == 0 || strcmp(state, "refused") == 0
                                                        ? "unavailable" : state), "%s", state)) < 0 ||
-            (r = cell(ln, R_WHERE, NULL, "%s%s%s", protocol_field_str(rm, STATUS_REMOTE_URL), *err ? ": " : "", err)) < 0)
+            (r = cell(ln, R_WHERE, NULL, "%s%s%s", protocol_field_str(rm, STATUS_REMOTE_URL), *err ? ": " : "",
+                      err)) < 0)
                 return r;
         if (strcmp(protocol_field_str(rm, STATUS_REMOTE_KIND), "file") == 0 && strcmp(state, "unavailable") != 0)
                 return share_cells(ln, rm);
@@ -295,15 +308,19 @@ static int remote_row(struct libscols_table *tb, json_object *rm) {
         /* How old the figures are: a round that hangs, a server gone. */
         age = protocol_field_u64(rm, STATUS_REDIS_FIGURES_AGE_SECONDS);
         if ((r = cell(ln, R_AGE, NULL, "%s", age ? format_duration(age * USEC_PER_SEC, s1, sizeof(s1)) : "0s")) < 0 ||
-            (r = cell(ln, R_USED, NULL, "%s", format_size(protocol_field_u64(rm, STATUS_REDIS_USED_MEMORY_BYTES), s1, sizeof(s1)))) < 0 ||
+            (r = cell(ln, R_USED, NULL, "%s",
+                      format_size(protocol_field_u64(rm, STATUS_REDIS_USED_MEMORY_BYTES), s1, sizeof(s1)))) < 0 ||
             (r = cell(ln, R_MAX, NULL, "/ %s", max ? format_size(max, s2, sizeof(s2)) : "no max")) < 0 ||
-            (r = cell(ln, R_POLICY, NULL, "%s", *protocol_field_str(rm, STATUS_REDIS_POLICY) ? protocol_field_str(rm, STATUS_REDIS_POLICY)
-                                                                                   : "unknown")) < 0 ||
+            (r = cell(ln, R_POLICY, NULL, "%s", *protocol_field_str(rm, STATUS_REDIS_POLICY)
+                                                        ? protocol_field_str(rm, STATUS_REDIS_POLICY)
+                                                        : "unknown")) < 0 ||
             (r = protocol_field_get(rm, STATUS_REDIS_CCACHE_KEYS)   /* null: the last SCAN stopped short */
-                         ? cell(ln, R_KEYS, NULL, "%llu", (unsigned long long) protocol_field_u64(rm, STATUS_REDIS_CCACHE_KEYS))
+                         ? cell(ln, R_KEYS, NULL, "%llu",
+                                (unsigned long long) protocol_field_u64(rm, STATUS_REDIS_CCACHE_KEYS))
                          : cell(ln, R_KEYS, NULL, "-")) < 0)
                 return r;
-        return cell(ln, R_EVICTED, NULL, "%llu", (unsigned long long) protocol_field_u64(rm, STATUS_REDIS_EVICTED_KEYS_TOTAL));
+        return cell(ln, R_EVICTED, NULL, "%llu",
+                    (unsigned long long) protocol_field_u64(rm, STATUS_REDIS_EVICTED_KEYS_TOTAL));
 }
 
 static int remotes_part(FILE *f, json_object *status, bool color) {
@@ -356,7 +373,8 @@ static int volumes_part(FILE *f, json_object *status, bool color) {
         /* The note column only when there is a note: no trailing blanks. */
         for (size_t i = 0; i < n; i++) {
                 json_object *v = protocol_field_item(status, STATUS_VOLUMES, i);
-                notes |= protocol_field_u64(v, STATUS_VOLUME_FULL_IN_SECONDS) > 0 || protocol_field_flag(v, STATUS_VOLUME_PRESSURE);
+                notes |= protocol_field_u64(v, STATUS_VOLUME_FULL_IN_SECONDS) > 0 ||
+                         protocol_field_flag(v, STATUS_VOLUME_PRESSURE);
         }
         if (!(tb = table_new(f, volume_columns, ELEMENTSOF(volume_columns) - !notes, color)))
                 return -ENOMEM;

@@ -853,7 +853,8 @@ json_object *redis_remote_status_json(const RedisRemote *r, usec_t now) {
         /* The last good round's figures, also while unreachable (last_ok says when). */
         json_object_object_add(o, STATUS_REDIS_USED_MEMORY_BYTES, u64(r->info.used_memory));
         json_object_object_add(o, STATUS_REDIS_MAXMEMORY_BYTES, u64(r->info.maxmemory));
-        json_object_object_add(o, STATUS_REDIS_POLICY, r->info.policy[0] ? json_object_new_string(r->info.policy) : NULL);
+        json_object_object_add(o, STATUS_REDIS_POLICY,
+                               r->info.policy[0] ? json_object_new_string(r->info.policy) : NULL);
         json_object_object_add(o, STATUS_REDIS_EVICTS, evicts < 0 ? NULL : json_object_new_boolean(evicts));
         json_object_object_add(o, STATUS_REDIS_EVICTED_KEYS_TOTAL, u64(r->info.evicted_keys));
         json_object_object_add(o, STATUS_REDIS_KEYSPACE_HITS_TOTAL, u64(r->info.keyspace_hits));

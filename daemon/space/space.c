@@ -338,11 +338,14 @@ json_object *space_status_json(Space *s) {
                 json_object_object_add(o, STATUS_VOLUME_TOTAL_INODES, json_object_new_uint64(v->usage.total_inodes));
                 json_object_object_add(o, STATUS_VOLUME_AVAIL_INODES, json_object_new_uint64(v->usage.avail_inodes));
                 json_object_object_add(o, STATUS_VOLUME_ALERT, json_object_new_string(volume_level_name(v->level)));
-                json_object_object_add(o, STATUS_VOLUME_BYTES_LEVEL, json_object_new_string(volume_level_name(v->bytes_level)));
-                json_object_object_add(o, STATUS_VOLUME_INODES_LEVEL, json_object_new_string(volume_level_name(v->inodes_level)));
+                json_object_object_add(o, STATUS_VOLUME_BYTES_LEVEL,
+                                       json_object_new_string(volume_level_name(v->bytes_level)));
+                json_object_object_add(o, STATUS_VOLUME_INODES_LEVEL,
+                                       json_object_new_string(volume_level_name(v->inodes_level)));
                 json_object_object_add(o, STATUS_VOLUME_WARN_FREE_BYTES, json_object_new_uint64(l.warn));
                 json_object_object_add(o, STATUS_VOLUME_CRIT_FREE_BYTES, json_object_new_uint64(l.crit));
-                json_object_object_add(o, STATUS_VOLUME_MIN_FREE_BYTES, l.min_free ? json_object_new_uint64(l.min_free) : NULL);
+                json_object_object_add(o, STATUS_VOLUME_MIN_FREE_BYTES,
+                                       l.min_free ? json_object_new_uint64(l.min_free) : NULL);
                 json_object_object_add(o, STATUS_VOLUME_WARN_FREE_INODES, json_object_new_uint64(l.warn_inodes));
                 json_object_object_add(o, STATUS_VOLUME_CRIT_FREE_INODES, json_object_new_uint64(l.crit_inodes));
                 json_object_object_add(o, STATUS_VOLUME_FULL_WITHIN_SECONDS,
