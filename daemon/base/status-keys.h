@@ -79,7 +79,7 @@
 #define STATUS_CACHE_KINDS              "kinds"         /* ccache_kind_name: STATUS_KIND_* */
 #define STATUS_CACHE_DIRS               "dirs"
 #define STATUS_CACHE_SCAN               "scan"          /* STATUS_SCAN_* */
-#define STATUS_CACHE_MEMORY_BYTES       "memory_bytes"  /* the daemon's for this cache */
+#define STATUS_CACHE_MEMORY_BYTES       "memory_bytes"  /* the daemon's memory for it (account, activity) */
 #define STATUS_CACHE_REMOTE_ERRORS      "remote_errors" /* STATUS_REMOTE_ERRORS_* */
 
 /* An element of a cache's "kinds". */
@@ -92,18 +92,18 @@
 #define STATUS_SCAN_DIRS                "dirs"          /* so far */
 #define STATUS_SCAN_FILES               "files"
 #define STATUS_SCAN_SECONDS             "seconds"
-#define STATUS_SCAN_RESCANS             "rescans"       /* since the first scan */
+#define STATUS_SCAN_RESCANS             "rescans"       /* full rescans after the first scan */
 #define STATUS_SCAN_LAST                "last"          /* only after a rescan: STATUS_RESCAN_* */
 #define STATUS_SCAN_INOTIFY_OVERFLOWS   "inotify_overflows"
 #define STATUS_SCAN_WATCHES             "watches"
 #define STATUS_SCAN_MAX_WATCHES         "max_watches"
 #define STATUS_SCAN_UNWATCHED_DIRS      "unwatched_dirs"
 
-/* A cache's scan's "last", the last rescan. */
+/* A cache's scan's "last": the last rescan, and what it corrected. */
 #define STATUS_RESCAN_REASON  "reason"
 #define STATUS_RESCAN_AT      "at"              /* unix seconds */
 #define STATUS_RESCAN_SECONDS "seconds"
-#define STATUS_RESCAN_ADDED   "added"           /* what it found the events had missed */
+#define STATUS_RESCAN_ADDED   "added"
 #define STATUS_RESCAN_CHANGED "changed"
 #define STATUS_RESCAN_REMOVED "removed"
 
@@ -187,7 +187,7 @@
 #define STATUS_REMOTE_NAME       "name"
 #define STATUS_REMOTE_URL        "url"
 #define STATUS_REMOTE_KIND       "kind"                 /* "redis" or "file" */
-#define STATUS_REMOTE_STATE      "state"
+#define STATUS_REMOTE_STATE      "state"                /* a share's: cache_state_name */
 #define STATUS_REMOTE_LEVEL      "level"
 #define STATUS_REMOTE_ALERTS     "alerts"               /* the alert kinds that stand */
 #define STATUS_REMOTE_LAST_ERROR "last_error"
@@ -259,9 +259,9 @@
 
 /* A share's "clock_evidence": why its clock is what it is. */
 #define STATUS_CLOCK_SCANNED            "scanned"
-#define STATUS_CLOCK_ENTRY_FILES        "entry_files"
-#define STATUS_CLOCK_TOUCHED_FILES      "touched_files"         /* mtime moved since written */
+#define STATUS_CLOCK_ENTRY_FILES        "entry_files"           /* those its last scan left */
+#define STATUS_CLOCK_TOUCHED_FILES      "touched_files"         /* mtime moved by a hit */
 #define STATUS_CLOCK_MTIME_MIN_TOUCHED  "mtime_min_touched"
 #define STATUS_CLOCK_MTIME_MIN_SHARE    "mtime_min_share"
-#define STATUS_CLOCK_READ_FILES         "read_files"            /* atime past mtime */
+#define STATUS_CLOCK_READ_FILES         "read_files"            /* atime moved */
 #define STATUS_CLOCK_MTIME_REFRESH_SEEN "mtime_refresh_seen"
