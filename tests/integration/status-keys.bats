@@ -55,6 +55,13 @@ copy_tree() {
         [ "$status" -eq 1 ]
         [[ "$output" == *'daemon/cache/cache-status.c:'*'"watches"'* ]]
 
+        # any file of the daemon that includes the header is a writer
+        copy_tree
+        printf '#include "base/status-keys.h"\nstatic const char *k = "hit_rate_7d";\n' >> "$T/daemon/insight/history.c"
+        run "$T/tests/check-status-keys"
+        [ "$status" -eq 1 ]
+        [[ "$output" == *'daemon/insight/history.c:'*'"hit_rate_7d"'* ]]
+
         # In a comment, or marked as no key, it is no key.
         copy_tree
         echo '/* a cache'"'"'s "size_bytes" */' >> "$T/ctl/report.c"
