@@ -19,6 +19,7 @@
 
 #include "base/human.h"
 #include "base/protocol.h"
+#include "base/status-keys.h"
 #include "report.h"
 #include "status-table.h"
 
@@ -407,10 +408,11 @@ static void show_progress(json_object *progress) {
         json_object_object_foreach(progress, name, r) {
                 char b1[32], b2[32];
                 n += (size_t) snprintf(line + n, sizeof(line) - n, "%s%s: %llu/%llu files, %s/%s",
-                                       n ? "; " : "", name, (unsigned long long) protocol_field_u64(r, "files"),
-                                       (unsigned long long) protocol_field_u64(r, "planned_files"),
-                                       format_size(protocol_field_u64(r, "bytes"), b1, sizeof(b1)),
-                                       format_size(protocol_field_u64(r, "planned_bytes"), b2, sizeof(b2)));
+                                       n ? "; " : "", name,
+                                       (unsigned long long) protocol_field_u64(r, STATUS_TRIM_FILES),
+                                       (unsigned long long) protocol_field_u64(r, STATUS_TRIM_PLANNED_FILES),
+                                       format_size(protocol_field_u64(r, STATUS_TRIM_BYTES), b1, sizeof(b1)),
+                                       format_size(protocol_field_u64(r, STATUS_TRIM_PLANNED_BYTES), b2, sizeof(b2)));
                 if (n >= sizeof(line))
                         break;
         }
@@ -419,8 +421,8 @@ static void show_progress(json_object *progress) {
 }
 
 static void print_trim_result(const char *name, json_object *r) {
-        time_t kept = (time_t) protocol_field_u64(r, "oldest_kept_mtime");
-        bool dry = protocol_field_flag(r, "dry_run");
+        time_t kept = (time_t) protocol_field_u64(r, STATUS_TRIM_OLDEST_KEPT_MTIME);
+        bool dry = protocol_field_flag(r, STATUS_TRIM_DRY_RUN);
         char b1[32], b2[32], when[64] = "";
 
         if (kept > 0) {
@@ -430,20 +432,24 @@ static void print_trim_result(const char *name, json_object *r) {
                 snprintf(when + strlen(when), sizeof(when) - strlen(when), " (%s ago)", ago);
         }
         printf("%s: %s %llu files, %s; %s %s", name, dry ? "would evict" : "evicted",
-               (unsigned long long) protocol_field_u64(r, "files"), format_size(protocol_field_u64(r, "bytes"), b1, sizeof(b1)),
-               dry ? "leaving" : "now", format_size(dry ? protocol_field_u64(r, "size_bytes") - protocol_field_u64(r, "bytes")
-                                                        : protocol_field_u64(r, "size_bytes"), b2, sizeof(b2)));
+               (unsigned long long) protocol_field_u64(r, STATUS_TRIM_FILES),
+               format_size(protocol_field_u64(r, STATUS_TRIM_BYTES), b1, sizeof(b1)), dry ? "leaving" : "now",
+               format_size(dry ? protocol_field_u64(r, STATUS_TRIM_SIZE_BYTES) - protocol_field_u64(r, STATUS_TRIM_BYTES)
+                               : protocol_field_u64(r, STATUS_TRIM_SIZE_BYTES), b2, sizeof(b2)));
         if (kept > 0)
                 printf("; oldest entry kept: %s", when);
-        if (protocol_field_u64(r, "saved"))
-                printf("; %llu kept as used or changed since planning", (unsigned long long) protocol_field_u64(r, "saved"));
-        if (protocol_field_u64(r, "locked_dirs"))
-                printf("; %llu directories left, locked by ccache", (unsigned long long) protocol_field_u64(r, "locked_dirs"));
-        if (protocol_field_u64(r, "errors"))
-                printf("; %llu errors (see the daemon's log)", (unsigned long long) protocol_field_u64(r, "errors"));
-        if (protocol_field_u64(r, "beyond_table_files"))
+        if (protocol_field_u64(r, STATUS_TRIM_SAVED))
+                printf("; %llu kept as used or changed since planning",
+                       (unsigned long long) protocol_field_u64(r, STATUS_TRIM_SAVED));
+        if (protocol_field_u64(r, STATUS_TRIM_LOCKED_DIRS))
+                printf("; %llu directories left, locked by ccache",
+                       (unsigned long long) protocol_field_u64(r, STATUS_TRIM_LOCKED_DIRS));
+        if (protocol_field_u64(r, STATUS_TRIM_ERRORS))
+                printf("; %llu errors (see the daemon's log)",
+                       (unsigned long long) protocol_field_u64(r, STATUS_TRIM_ERRORS));
+        if (protocol_field_u64(r, STATUS_TRIM_BEYOND_TABLE_FILES))
                 printf("; may have missed some: %llu entries are of writers beyond the daemon's table, not looked at",
-                       (unsigned long long) protocol_field_u64(r, "beyond_table_files"));
+                       (unsigned long long) protocol_field_u64(r, STATUS_TRIM_BEYOND_TABLE_FILES));
         printf("\n");
 }
 
@@ -489,7 +495,7 @@ static int cmd_trim(int argc, char **argv) {
                         if (!json_object_is_type(res, json_type_object))
                                 continue;
                         print_trim_result(name, res);
-                        failed |= protocol_field_u64(res, "errors") > 0;
+                        failed |= protocol_field_u64(res, STATUS_TRIM_ERRORS) > 0;
                 }
         }
         json_object_put(result);
@@ -797,12 +803,13 @@ static int complete(int argc, char **argv) {
                         }
                 return EXIT_USAGE;
         }
-        if (strcmp(what, "caches") == 0 && argc == 2) {
+        if (strcmp(what, "caches") == 0 && argc == 2) {        /* not a status key: the word to complete */
                 json_object *status = NULL;
                 int r = fetch_status(&status);
 
-                for (size_t i = 0; r > 0 && i < protocol_field_count(status, "caches"); i++)
-                        printf("%s\n", protocol_field_str(protocol_field_item(status, "caches", i), "name"));
+                for (size_t i = 0; r > 0 && i < protocol_field_count(status, STATUS_CACHES); i++)
+                        printf("%s\n",
+                               protocol_field_str(protocol_field_item(status, STATUS_CACHES, i), STATUS_CACHE_NAME));
                 json_object_put(status);
                 return exit_status(r);
         }
@@ -850,6 +857,7 @@ int main(int argc, char *argv[]) {
                         printf("cachectl %s\n", CACHEKEEPER_VERSION);   /* as monitoring plugins answer -V */
                         return EXIT_SUCCESS;
                 }
+                /* not a status key: the command */
                 snprintf(waiting, sizeof(waiting), strcmp(cmd->name, "trim") == 0 ? "the trim's progress or result"
                                                                                    : "its answer to '%s'", cmd->name);
                 waiting_for = waiting;

@@ -11,6 +11,7 @@
 
 #include "base/human.h"
 #include "base/protocol.h"
+#include "base/status-keys.h"
 #include "base/util.h"
 #include "report.h"
 
@@ -44,49 +45,52 @@ static double percent(json_object *o, const char *part, const char *whole) {
 }
 
 static void check_volume(Findings *f, json_object *v) {
-        const char *alert = protocol_field_str(v, "alert");
+        const char *alert = protocol_field_str(v, STATUS_VOLUME_ALERT);
         char in[32];
 
         if (strcmp(alert, "critical") == 0 || strcmp(alert, "warning") == 0) {
-                bool inodes = strcmp(protocol_field_str(v, "inodes_level"), alert) == 0 &&
-                              strcmp(protocol_field_str(v, "bytes_level"), alert) != 0;
+                bool inodes = strcmp(protocol_field_str(v, STATUS_VOLUME_INODES_LEVEL), alert) == 0 &&
+                              strcmp(protocol_field_str(v, STATUS_VOLUME_BYTES_LEVEL), alert) != 0;
                 if (inodes)
                         find(f, alert[0] == 'c' ? REPORT_CRITICAL : REPORT_WARNING, "volume %s %s: %.1f%% of inodes free",
-                             protocol_field_str(v, "mount"), alert,
-                             percent(v, "avail_inodes", "total_inodes"));
+                             protocol_field_str(v, STATUS_VOLUME_MOUNT), alert,
+                             percent(v, STATUS_VOLUME_AVAIL_INODES, STATUS_VOLUME_TOTAL_INODES));
                 else
                         find(f, alert[0] == 'c' ? REPORT_CRITICAL : REPORT_WARNING, "volume %s %s: %.1f%% free",
-                             protocol_field_str(v, "mount"), alert, percent(v, "avail_bytes", "total_bytes"));
+                             protocol_field_str(v, STATUS_VOLUME_MOUNT), alert,
+                             percent(v, STATUS_VOLUME_AVAIL_BYTES, STATUS_VOLUME_TOTAL_BYTES));
         }
-        if (protocol_field_flag(v, "full_soon"))
-                find(f, REPORT_WARNING, "volume %s full in ~%s", protocol_field_str(v, "mount"),
-                     format_duration(protocol_field_u64(v, "full_in_seconds") * USEC_PER_SEC, in, sizeof(in)));
-        if (protocol_field_flag(v, "pressure_caches_empty"))
+        if (protocol_field_flag(v, STATUS_VOLUME_FULL_SOON))
+                find(f, REPORT_WARNING, "volume %s full in ~%s", protocol_field_str(v, STATUS_VOLUME_MOUNT),
+                     format_duration(protocol_field_u64(v, STATUS_VOLUME_FULL_IN_SECONDS) * USEC_PER_SEC, in,
+                                     sizeof(in)));
+        if (protocol_field_flag(v, STATUS_VOLUME_PRESSURE_CACHES_EMPTY))
                 find(f, REPORT_WARNING, "volume %s below min_free with its caches empty",
-                     protocol_field_str(v, "mount"));
+                     protocol_field_str(v, STATUS_VOLUME_MOUNT));
 }
 
 static void check_cache(Findings *f, json_object *c) {
-        const char *state = protocol_field_str(c, "state");
-        uint64_t size = protocol_field_u64(c, "size_bytes"), cap = protocol_field_u64(c, "max_size_bytes");
+        const char *state = protocol_field_str(c, STATUS_CACHE_STATE);
+        uint64_t size = protocol_field_u64(c, STATUS_CACHE_SIZE_BYTES);
+        uint64_t cap = protocol_field_u64(c, STATUS_CACHE_MAX_SIZE_BYTES);
         char s1[32], s2[32];
 
         if (strcmp(state, "unavailable") == 0)
-                find(f, REPORT_WARNING, "cache %s unavailable: %s", protocol_field_str(c, "name"),
-                     protocol_field_str(c, "reason"));
+                find(f, REPORT_WARNING, "cache %s unavailable: %s", protocol_field_str(c, STATUS_CACHE_NAME),
+                     protocol_field_str(c, STATUS_CACHE_REASON));
         else if (strcmp(state, "over_cap") == 0)
                 find(f, (double) size > (double) cap * REPORT_OVER_CAP_CRITICAL ? REPORT_CRITICAL : REPORT_WARNING,
-                     "cache %s over its cap: %s of %s", protocol_field_str(c, "name"),
+                     "cache %s over its cap: %s of %s", protocol_field_str(c, STATUS_CACHE_NAME),
                      format_size(size, s1, sizeof(s1)), format_size(cap, s2, sizeof(s2)));
-        if (strcmp(state, "unavailable") != 0 && protocol_field_false(c, "mode_ok"))
-                find(f, REPORT_WARNING, "cache %s root mode is not %s", protocol_field_str(c, "name"),
-                     protocol_field_str(c, "mode"));
+        if (strcmp(state, "unavailable") != 0 && protocol_field_false(c, STATUS_CACHE_MODE_OK))
+                find(f, REPORT_WARNING, "cache %s root mode is not %s", protocol_field_str(c, STATUS_CACHE_NAME),
+                     protocol_field_str(c, STATUS_CACHE_MODE));
 }
 
-/* Whether the list "alerts" of o names kind. */
+/* Whether the list "alerts" of remote o names kind. */
 static bool alert_stands(json_object *o, const char *kind) {
-        for (size_t i = 0; i < protocol_field_count(o, "alerts"); i++)
-                if (strcmp(json_object_get_string(protocol_field_item(o, "alerts", i)) ?: "", kind) == 0)
+        for (size_t i = 0; i < protocol_field_count(o, STATUS_REMOTE_ALERTS); i++)
+                if (strcmp(json_object_get_string(protocol_field_item(o, STATUS_REMOTE_ALERTS, i)) ?: "", kind) == 0)
                         return true;
         return false;
 }
@@ -94,51 +98,56 @@ static bool alert_stands(json_object *o, const char *kind) {
 /* A file: remote (a share): not kept here (warning: kept elsewhere is no
  * finding), over its cap and not trimmable (critical), a blind clock. */
 static void check_share(Findings *f, json_object *r) {
-        const char *name = protocol_field_str(r, "name");
+        const char *name = protocol_field_str(r, STATUS_REMOTE_NAME);
         char s1[32], s2[32];
 
-        if (strcmp(protocol_field_str(r, "state"), "unavailable") == 0 && !protocol_field_get(r, "kept_by"))
-                find(f, REPORT_WARNING, "remote %s unavailable: %s", name, protocol_field_str(r, "reason"));
-        if (strcmp(protocol_field_str(r, "level"), "critical") == 0)
+        if (strcmp(protocol_field_str(r, STATUS_REMOTE_STATE), "unavailable") == 0 &&
+            !protocol_field_get(r, STATUS_SHARE_KEPT_BY))
+                find(f, REPORT_WARNING, "remote %s unavailable: %s", name, protocol_field_str(r, STATUS_SHARE_REASON));
+        if (strcmp(protocol_field_str(r, STATUS_REMOTE_LEVEL), "critical") == 0)
                 find(f, REPORT_CRITICAL, "remote %s over its cap and cannot be trimmed: %s of %s", name,
-                     format_size(protocol_field_u64(r, "size_bytes"), s1, sizeof(s1)),
-                     format_size(protocol_field_u64(r, "max_size_bytes"), s2, sizeof(s2)));
-        if (*protocol_field_str(r, "clock_warning"))
-                find(f, REPORT_WARNING, "remote %s: %s", name, protocol_field_str(r, "clock_warning"));
+                     format_size(protocol_field_u64(r, STATUS_SHARE_SIZE_BYTES), s1, sizeof(s1)),
+                     format_size(protocol_field_u64(r, STATUS_SHARE_MAX_SIZE_BYTES), s2, sizeof(s2)));
+        if (*protocol_field_str(r, STATUS_SHARE_CLOCK_WARNING))
+                find(f, REPORT_WARNING, "remote %s: %s", name, protocol_field_str(r, STATUS_SHARE_CLOCK_WARNING));
 }
 
 /* A remote: unreachable or refused (its password not sent: critical), a redis that will fill and refuse
  * stores (remote-policy, warning), its memory level under such a policy. */
 static void check_remote(Findings *f, json_object *r) {
-        const char *name = protocol_field_str(r, "name"), *level = protocol_field_str(r, "level");
+        const char *name = protocol_field_str(r, STATUS_REMOTE_NAME);
+        const char *level = protocol_field_str(r, STATUS_REMOTE_LEVEL);
         char s1[32], s2[32];
 
-        if (strcmp(protocol_field_str(r, "kind"), "file") == 0) {
+        if (strcmp(protocol_field_str(r, STATUS_REMOTE_KIND), "file") == 0) {
                 check_share(f, r);
                 return;
         }
-        if (strcmp(protocol_field_str(r, "state"), "unreachable") == 0)
-                find(f, REPORT_CRITICAL, "remote %s unreachable: %s", name, protocol_field_str(r, "last_error"));
-        if (strcmp(protocol_field_str(r, "state"), "refused") == 0)
-                find(f, REPORT_CRITICAL, "remote %s refused: %s", name, protocol_field_str(r, "last_error"));
+        if (strcmp(protocol_field_str(r, STATUS_REMOTE_STATE), "unreachable") == 0)
+                find(f, REPORT_CRITICAL, "remote %s unreachable: %s", name,
+                     protocol_field_str(r, STATUS_REMOTE_LAST_ERROR));
+        if (strcmp(protocol_field_str(r, STATUS_REMOTE_STATE), "refused") == 0)
+                find(f, REPORT_CRITICAL, "remote %s refused: %s", name,
+                     protocol_field_str(r, STATUS_REMOTE_LAST_ERROR));
         if (alert_stands(r, "remote-policy"))
                 find(f, REPORT_WARNING, "remote %s will fill and refuse stores (maxmemory %s, policy %s)", name,
-                     format_size(protocol_field_u64(r, "maxmemory_bytes"), s1, sizeof(s1)),
-                     json_object_get_string(protocol_field_get(r, "policy")) ?: "unknown");
+                     format_size(protocol_field_u64(r, STATUS_REDIS_MAXMEMORY_BYTES), s1, sizeof(s1)),
+                     json_object_get_string(protocol_field_get(r, STATUS_REDIS_POLICY)) ?: "unknown");
         if (strcmp(level, "warning") == 0 || strcmp(level, "critical") == 0)
                 find(f, level[0] == 'c' ? REPORT_CRITICAL : REPORT_WARNING, "remote %s memory %s: %s of %s", name,
-                     level, format_size(protocol_field_u64(r, "used_memory_bytes"), s1, sizeof(s1)),
-                     format_size(protocol_field_u64(r, "maxmemory_bytes"), s2, sizeof(s2)));
+                     level, format_size(protocol_field_u64(r, STATUS_REDIS_USED_MEMORY_BYTES), s1, sizeof(s1)),
+                     format_size(protocol_field_u64(r, STATUS_REDIS_MAXMEMORY_BYTES), s2, sizeof(s2)));
 }
 
 /* A cache whose ccache counts remote storage errors (remote-errors). */
 static void check_remote_errors(Findings *f, json_object *c) {
-        json_object *e = protocol_field_get(c, "remote_errors");
+        json_object *e = protocol_field_get(c, STATUS_CACHE_REMOTE_ERRORS);
 
-        if (protocol_field_flag(e, "alert"))
-                find(f, REPORT_WARNING, "cache %s: %llu remote storage errors in %llus", protocol_field_str(c, "name"),
-                     (unsigned long long) protocol_field_u64(e, "errors"),
-                     (unsigned long long) protocol_field_u64(e, "window_seconds"));
+        if (protocol_field_flag(e, STATUS_REMOTE_ERRORS_ALERT))
+                find(f, REPORT_WARNING, "cache %s: %llu remote storage errors in %llus",
+                     protocol_field_str(c, STATUS_CACHE_NAME),
+                     (unsigned long long) protocol_field_u64(e, STATUS_REMOTE_ERRORS_ERRORS),
+                     (unsigned long long) protocol_field_u64(e, STATUS_REMOTE_ERRORS_WINDOW_SECONDS));
 }
 
 ReportLevel report_check(json_object *status, char *buf, size_t len) {
@@ -147,19 +156,19 @@ ReportLevel report_check(json_object *status, char *buf, size_t len) {
         size_t n;
 
         /* Whatever answered is not a cachekeeperd we understand. */
-        if (!json_object_is_type(protocol_field_get(status, "caches"), json_type_array)) {
+        if (!json_object_is_type(protocol_field_get(status, STATUS_CACHES), json_type_array)) {
                 snprintf(buf, len, "CACHEKEEPER UNKNOWN - the reply is not a status (no list of caches)");
                 return REPORT_UNKNOWN;
         }
 
-        for (size_t i = 0; i < protocol_field_count(status, "volumes"); i++)
-                check_volume(&f, protocol_field_item(status, "volumes", i));
-        for (size_t i = 0; i < protocol_field_count(status, "caches"); i++)
-                check_cache(&f, protocol_field_item(status, "caches", i));
-        for (size_t i = 0; i < protocol_field_count(status, "caches"); i++)
-                check_remote_errors(&f, protocol_field_item(status, "caches", i));
-        for (size_t i = 0; i < protocol_field_count(status, "remotes"); i++)
-                check_remote(&f, protocol_field_item(status, "remotes", i));
+        for (size_t i = 0; i < protocol_field_count(status, STATUS_VOLUMES); i++)
+                check_volume(&f, protocol_field_item(status, STATUS_VOLUMES, i));
+        for (size_t i = 0; i < protocol_field_count(status, STATUS_CACHES); i++)
+                check_cache(&f, protocol_field_item(status, STATUS_CACHES, i));
+        for (size_t i = 0; i < protocol_field_count(status, STATUS_CACHES); i++)
+                check_remote_errors(&f, protocol_field_item(status, STATUS_CACHES, i));
+        for (size_t i = 0; i < protocol_field_count(status, STATUS_REMOTES); i++)
+                check_remote(&f, protocol_field_item(status, STATUS_REMOTES, i));
         n = (size_t) snprintf(buf, len, "CACHEKEEPER %s - ", names[f.worst]);
         if (f.worst != REPORT_OK) {
                 bool first = true;
@@ -171,45 +180,48 @@ ReportLevel report_check(json_object *status, char *buf, size_t len) {
                         }
         } else {
                 /* All well: the figures, briefly. */
-                for (size_t i = 0; i < protocol_field_count(status, "caches") && n < len; i++) {
-                        json_object *c = protocol_field_item(status, "caches", i);
+                for (size_t i = 0; i < protocol_field_count(status, STATUS_CACHES) && n < len; i++) {
+                        json_object *c = protocol_field_item(status, STATUS_CACHES, i);
                         char s1[32], s2[32];
                         n += (size_t) snprintf(buf + n, len - n, "%s%s %s/%s", i ? ", " : "",
-                                               protocol_field_str(c, "name"),
-                                               format_size(protocol_field_u64(c, "size_bytes"), s1, sizeof(s1)),
-                                               format_size(protocol_field_u64(c, "max_size_bytes"), s2, sizeof(s2)));
+                                               protocol_field_str(c, STATUS_CACHE_NAME),
+                                               format_size(protocol_field_u64(c, STATUS_CACHE_SIZE_BYTES), s1,
+                                                           sizeof(s1)),
+                                               format_size(protocol_field_u64(c, STATUS_CACHE_MAX_SIZE_BYTES), s2,
+                                                           sizeof(s2)));
                 }
-                for (size_t i = 0; i < protocol_field_count(status, "volumes") && n < len; i++) {
-                        json_object *v = protocol_field_item(status, "volumes", i);
+                for (size_t i = 0; i < protocol_field_count(status, STATUS_VOLUMES) && n < len; i++) {
+                        json_object *v = protocol_field_item(status, STATUS_VOLUMES, i);
                         n += (size_t) snprintf(buf + n, len - n, "%s%s %.1f%% free", i ? ", " : "; ",
-                                               protocol_field_str(v, "mount"), percent(v, "avail_bytes", "total_bytes"));
+                                               protocol_field_str(v, STATUS_VOLUME_MOUNT),
+                                               percent(v, STATUS_VOLUME_AVAIL_BYTES, STATUS_VOLUME_TOTAL_BYTES));
                 }
         }
         /* Performance data, for the graphs of Nagios-style monitors:
          * 'label'=value[UOM];warn;crit;min;max ("N:" alerts below N). */
         bool perf = false;
-        for (size_t i = 0; i < protocol_field_count(status, "caches") && n < len; i++) {
-                json_object *c = protocol_field_item(status, "caches", i);
-                uint64_t cap = protocol_field_u64(c, "max_size_bytes");
+        for (size_t i = 0; i < protocol_field_count(status, STATUS_CACHES) && n < len; i++) {
+                json_object *c = protocol_field_item(status, STATUS_CACHES, i);
+                uint64_t cap = protocol_field_u64(c, STATUS_CACHE_MAX_SIZE_BYTES);
 
-                if (strcmp(protocol_field_str(c, "state"), "unavailable") == 0)
+                if (strcmp(protocol_field_str(c, STATUS_CACHE_STATE), "unavailable") == 0)
                         continue;
                 n += (size_t) snprintf(buf + n, len - n, "%s'%s'=%lluB;%llu;%llu;0;", perf ? " " : " | ",
-                                       protocol_field_str(c, "name"),
-                                       (unsigned long long) protocol_field_u64(c, "size_bytes"),
+                                       protocol_field_str(c, STATUS_CACHE_NAME),
+                                       (unsigned long long) protocol_field_u64(c, STATUS_CACHE_SIZE_BYTES),
                                        (unsigned long long) cap,
                                        (unsigned long long) ((double) cap * REPORT_OVER_CAP_CRITICAL));
                 perf = true;
         }
-        for (size_t i = 0; i < protocol_field_count(status, "volumes") && n < len; i++) {
-                json_object *v = protocol_field_item(status, "volumes", i);
+        for (size_t i = 0; i < protocol_field_count(status, STATUS_VOLUMES) && n < len; i++) {
+                json_object *v = protocol_field_item(status, STATUS_VOLUMES, i);
 
                 n += (size_t) snprintf(buf + n, len - n, "%s'%s'=%lluB;%llu:;%llu:;0;%llu", perf ? " " : " | ",
-                                       protocol_field_str(v, "mount"),
-                                       (unsigned long long) protocol_field_u64(v, "avail_bytes"),
-                                       (unsigned long long) protocol_field_u64(v, "warn_free_bytes"),
-                                       (unsigned long long) protocol_field_u64(v, "crit_free_bytes"),
-                                       (unsigned long long) protocol_field_u64(v, "total_bytes"));
+                                       protocol_field_str(v, STATUS_VOLUME_MOUNT),
+                                       (unsigned long long) protocol_field_u64(v, STATUS_VOLUME_AVAIL_BYTES),
+                                       (unsigned long long) protocol_field_u64(v, STATUS_VOLUME_WARN_FREE_BYTES),
+                                       (unsigned long long) protocol_field_u64(v, STATUS_VOLUME_CRIT_FREE_BYTES),
+                                       (unsigned long long) protocol_field_u64(v, STATUS_VOLUME_TOTAL_BYTES));
                 perf = true;
         }
         return f.worst;
@@ -224,7 +236,7 @@ typedef struct Metric {
 } Metric;
 
 static bool cache_is(json_object *c, const char *state) {
-        return strcmp(protocol_field_str(c, "state"), state) == 0;
+        return strcmp(protocol_field_str(c, STATUS_CACHE_STATE), state) == 0;
 }
 
 static double cache_available(json_object *c) {
@@ -240,7 +252,7 @@ static double cache_trimming(json_object *c) {
 }
 
 static double cache_mode_ok(json_object *c) {
-        return protocol_field_flag(c, "mode_ok");
+        return protocol_field_flag(c, STATUS_CACHE_MODE_OK);
 }
 
 /* Figures of what the cache holds mean nothing while it is unavailable (the
@@ -251,7 +263,7 @@ static bool cache_unmeasured(json_object *c) {
 }
 
 static bool cache_without_entries(json_object *c) {
-        return cache_unmeasured(c) || protocol_field_u64(c, "entry_files") == 0;
+        return cache_unmeasured(c) || protocol_field_u64(c, STATUS_CACHE_ENTRY_FILES) == 0;
 }
 
 static bool cache_unseen(json_object *c) {
@@ -259,86 +271,92 @@ static bool cache_unseen(json_object *c) {
 }
 
 static double volume_level(json_object *v) {
-        const char *a = protocol_field_str(v, "alert");
+        const char *a = protocol_field_str(v, STATUS_VOLUME_ALERT);
         return strcmp(a, "critical") == 0 ? 2 : strcmp(a, "warning") == 0 ? 1 : 0;
 }
 
 static double volume_pressure(json_object *v) {
-        return protocol_field_flag(v, "pressure");
+        return protocol_field_flag(v, STATUS_VOLUME_PRESSURE);
 }
 
 static double volume_full_soon(json_object *v) {
-        return protocol_field_flag(v, "full_soon");
+        return protocol_field_flag(v, STATUS_VOLUME_FULL_SOON);
 }
 
 static const Metric cache_metrics[] = {
-        { "cachekeeper_cache_size_bytes", "gauge", "Disk usage (st_blocks*512) of the regular files under the cache root.",
-          "size_bytes", NULL, cache_unmeasured },
-        { "cachekeeper_cache_files", "gauge", "Regular files under the cache root.", "files", NULL, cache_unmeasured },
-        { "cachekeeper_cache_max_size_bytes", "gauge", "The cache's cap.", "max_size_bytes", NULL, NULL },
-        { "cachekeeper_cache_entry_bytes", "gauge", "Disk usage of ccache entries.", "entry_bytes", NULL, cache_unmeasured },
-        { "cachekeeper_cache_entry_files", "gauge", "ccache entries.", "entry_files", NULL, cache_unmeasured },
-        { "cachekeeper_cache_hits_total", "counter", "ccache's hits, summed over its stats files.", "hits", NULL,
+        { "cachekeeper_cache_size_bytes", "gauge",
+          "Disk usage (st_blocks*512) of the regular files under the cache root.", STATUS_CACHE_SIZE_BYTES, NULL,
           cache_unmeasured },
-        { "cachekeeper_cache_misses_total", "counter", "ccache's misses, summed over its stats files.", "misses", NULL,
+        { "cachekeeper_cache_files", "gauge", "Regular files under the cache root.", STATUS_CACHE_FILES, NULL,
           cache_unmeasured },
-        { "cachekeeper_cache_evicted_files_total", "counter", "Files evicted by the daemon.", "evicted_files_total", NULL,
-          NULL },
-        { "cachekeeper_cache_evicted_bytes_total", "counter", "Bytes evicted by the daemon.", "evicted_bytes_total", NULL,
-          NULL },
-        { "cachekeeper_cache_stored_files_total", "counter", "New entries seen (ccache's stores).", "stored_files_total",
-          NULL, NULL },
-        { "cachekeeper_cache_stored_bytes_total", "counter", "Bytes of new entries seen.", "stored_bytes_total", NULL, NULL },
+        { "cachekeeper_cache_max_size_bytes", "gauge", "The cache's cap.", STATUS_CACHE_MAX_SIZE_BYTES, NULL, NULL },
+        { "cachekeeper_cache_entry_bytes", "gauge", "Disk usage of ccache entries.", STATUS_CACHE_ENTRY_BYTES, NULL,
+          cache_unmeasured },
+        { "cachekeeper_cache_entry_files", "gauge", "ccache entries.", STATUS_CACHE_ENTRY_FILES, NULL,
+          cache_unmeasured },
+        { "cachekeeper_cache_hits_total", "counter", "ccache's hits, summed over its stats files.", STATUS_CACHE_HITS,
+          NULL, cache_unmeasured },
+        { "cachekeeper_cache_misses_total", "counter", "ccache's misses, summed over its stats files.",
+          STATUS_CACHE_MISSES, NULL, cache_unmeasured },
+        { "cachekeeper_cache_evicted_files_total", "counter", "Files evicted by the daemon.",
+          STATUS_CACHE_EVICTED_FILES_TOTAL, NULL, NULL },
+        { "cachekeeper_cache_evicted_bytes_total", "counter", "Bytes evicted by the daemon.",
+          STATUS_CACHE_EVICTED_BYTES_TOTAL, NULL, NULL },
+        { "cachekeeper_cache_stored_files_total", "counter", "New entries seen (ccache's stores).",
+          STATUS_CACHE_STORED_FILES_TOTAL, NULL, NULL },
+        { "cachekeeper_cache_stored_bytes_total", "counter", "Bytes of new entries seen.",
+          STATUS_CACHE_STORED_BYTES_TOTAL, NULL, NULL },
         { "cachekeeper_cache_refreshed_files_total", "counter", "Entries whose timestamps ccache refreshed on a hit.",
-          "refreshed_files_total", NULL, NULL },
+          STATUS_CACHE_REFRESHED_FILES_TOTAL, NULL, NULL },
         { "cachekeeper_cache_removed_files_total", "counter", "Entries removed by others than the daemon.",
-          "removed_files_total", NULL, NULL },
+          STATUS_CACHE_REMOVED_FILES_TOTAL, NULL, NULL },
         { "cachekeeper_cache_removed_bytes_total", "counter", "Bytes of entries removed by others than the daemon.",
-          "removed_bytes_total", NULL, NULL },
+          STATUS_CACHE_REMOVED_BYTES_TOTAL, NULL, NULL },
         { "cachekeeper_cache_oldest_entry_timestamp_seconds", "gauge", "mtime of the least recently used entry.",
-          "oldest_entry_mtime", NULL, cache_without_entries },
-        { "cachekeeper_cache_mode_repairs_total", "counter", "Modes repaired.", "mode_repairs", NULL, NULL },
+          STATUS_CACHE_OLDEST_ENTRY_MTIME, NULL, cache_without_entries },
+        { "cachekeeper_cache_mode_repairs_total", "counter", "Modes repaired.", STATUS_CACHE_MODE_REPAIRS, NULL, NULL },
         { "cachekeeper_cache_available", "gauge", "1 while the cache is available, 0 while not.", NULL, cache_available,
           NULL },
-        { "cachekeeper_cache_scanning", "gauge", "1 until the first scan of the cache is complete.", NULL, cache_scanning,
-          cache_unseen },
+        { "cachekeeper_cache_scanning", "gauge", "1 until the first scan of the cache is complete.", NULL,
+          cache_scanning, cache_unseen },
         { "cachekeeper_cache_trimming", "gauge", "1 while a trim runs.", NULL, cache_trimming, NULL },
         { "cachekeeper_cache_mode_ok", "gauge", "1 when the root has its configured mode.", NULL, cache_mode_ok,
           cache_unseen },
         { "cachekeeper_cache_regret_alert_ratio", "gauge",
-          "regret_alert: the 7-day regret share above which the daemon alerts cache-cap-small.", "regret_alert", NULL,
-          NULL },
+          "regret_alert: the 7-day regret share above which the daemon alerts cache-cap-small.",
+          STATUS_CACHE_REGRET_ALERT, NULL, NULL },
         { "cachekeeper_cache_silent_hit_ratio", "gauge",
-          "silent_hit_rate: the hit rate below which the daemon alerts cache-silent-miss.", "silent_hit_rate", NULL,
-          NULL },
+          "silent_hit_rate: the hit rate below which the daemon alerts cache-silent-miss.",
+          STATUS_CACHE_SILENT_HIT_RATE, NULL, NULL },
         { "cachekeeper_cache_silent_window_seconds", "gauge", "silent_window: the window of cache-silent-miss.",
-          "silent_window_seconds", NULL, NULL },
+          STATUS_CACHE_SILENT_WINDOW_SECONDS, NULL, NULL },
         { "cachekeeper_cache_silent_min_calls", "gauge", "silent_min_calls: cacheable calls cache-silent-miss needs.",
-          "silent_min_calls", NULL, NULL },
+          STATUS_CACHE_SILENT_MIN_CALLS, NULL, NULL },
 };
 
 static const Metric volume_metrics[] = {
-        { "cachekeeper_volume_size_bytes", "gauge", "Size of the filesystem.", "total_bytes", NULL, NULL },
-        { "cachekeeper_volume_avail_bytes", "gauge", "Space available to unprivileged users.", "avail_bytes", NULL, NULL },
-        { "cachekeeper_volume_files", "gauge", "Inodes of the filesystem.", "total_inodes", NULL, NULL },
-        { "cachekeeper_volume_files_avail", "gauge", "Inodes available to unprivileged users.", "avail_inodes", NULL,
-          NULL },
+        { "cachekeeper_volume_size_bytes", "gauge", "Size of the filesystem.", STATUS_VOLUME_TOTAL_BYTES, NULL, NULL },
+        { "cachekeeper_volume_avail_bytes", "gauge", "Space available to unprivileged users.",
+          STATUS_VOLUME_AVAIL_BYTES, NULL, NULL },
+        { "cachekeeper_volume_files", "gauge", "Inodes of the filesystem.", STATUS_VOLUME_TOTAL_INODES, NULL, NULL },
+        { "cachekeeper_volume_files_avail", "gauge", "Inodes available to unprivileged users.",
+          STATUS_VOLUME_AVAIL_INODES, NULL, NULL },
         { "cachekeeper_volume_warn_free_bytes", "gauge", "warn_free in bytes: the warning level below it.",
-          "warn_free_bytes", NULL, NULL },
+          STATUS_VOLUME_WARN_FREE_BYTES, NULL, NULL },
         { "cachekeeper_volume_crit_free_bytes", "gauge", "crit_free in bytes: the critical level below it.",
-          "crit_free_bytes", NULL, NULL },
+          STATUS_VOLUME_CRIT_FREE_BYTES, NULL, NULL },
         { "cachekeeper_volume_min_free_bytes", "gauge", "min_free in bytes: eviction below it (absent when not set).",
-          "min_free_bytes", NULL, NULL },
+          STATUS_VOLUME_MIN_FREE_BYTES, NULL, NULL },
         { "cachekeeper_volume_warn_free_files", "gauge", "warn_free_inodes in inodes: the warning level below it.",
-          "warn_free_inodes", NULL, NULL },
+          STATUS_VOLUME_WARN_FREE_INODES, NULL, NULL },
         { "cachekeeper_volume_crit_free_files", "gauge", "crit_free_inodes in inodes: the critical level below it.",
-          "crit_free_inodes", NULL, NULL },
+          STATUS_VOLUME_CRIT_FREE_INODES, NULL, NULL },
         { "cachekeeper_volume_alert_level", "gauge", "0 ok, 1 warning, 2 critical.", NULL, volume_level, NULL },
         { "cachekeeper_volume_full_in_seconds", "gauge", "Estimated time until full (absent when not filling).",
-          "full_in_seconds", NULL, NULL },
+          STATUS_VOLUME_FULL_IN_SECONDS, NULL, NULL },
         { "cachekeeper_volume_full_within_seconds", "gauge",
           "full_within: the daemon alerts when the volume looks full within this (absent when off).",
-          "full_within_seconds", NULL, NULL },
+          STATUS_VOLUME_FULL_WITHIN_SECONDS, NULL, NULL },
         { "cachekeeper_volume_full_soon", "gauge", "1 while the daemon's fill estimate is under full_within.", NULL,
           volume_full_soon, NULL },
         { "cachekeeper_volume_pressure", "gauge", "1 while below min_free.", NULL, volume_pressure, NULL },
@@ -390,7 +408,7 @@ static void family(FILE *f, json_object *status, const char *list, const char *l
 /* The families that hold for the whole daemon: up (it answered), its
  * version, whether every available cache is scanned. */
 static void daemon_families(FILE *f, json_object *status) {
-        json_object *version = protocol_field_get(status, "version");
+        json_object *version = protocol_field_get(status, STATUS_VERSION);
 
         fputs(UP_FAMILY "cachekeeper_up 1\n"
               "# HELP cachekeeper_build_info The version of cachekeeperd that answered, and of cachectl.\n"
@@ -400,7 +418,7 @@ static void daemon_families(FILE *f, json_object *status) {
         fputs("\",cachectl_version=\"" CACHEKEEPER_VERSION "\"} 1\n", f);
         fprintf(f, "# HELP cachekeeper_ready 1 once every available cache has been scanned.\n"
                    "# TYPE cachekeeper_ready gauge\n"
-                   "cachekeeper_ready %d\n", protocol_field_flag(status, "ready"));
+                   "cachekeeper_ready %d\n", protocol_field_flag(status, STATUS_READY));
 }
 
 /* cachekeeper_cache_info: 1 per cache, with its path and (while available)
@@ -408,14 +426,14 @@ static void daemon_families(FILE *f, json_object *status) {
 static void info_family(FILE *f, json_object *status) {
         fputs("# HELP cachekeeper_cache_info A cache's path and the mountpoint of its volume (while available).\n"
               "# TYPE cachekeeper_cache_info gauge\n", f);
-        for (size_t i = 0; i < protocol_field_count(status, "caches"); i++) {
-                json_object *c = protocol_field_item(status, "caches", i);
-                json_object *mount = protocol_field_get(c, "mount");
+        for (size_t i = 0; i < protocol_field_count(status, STATUS_CACHES); i++) {
+                json_object *c = protocol_field_item(status, STATUS_CACHES, i);
+                json_object *mount = protocol_field_get(c, STATUS_CACHE_MOUNT);
 
                 fputs("cachekeeper_cache_info{cache=\"", f);
-                label(f, protocol_field_str(c, "name"));
+                label(f, protocol_field_str(c, STATUS_CACHE_NAME));
                 fputs("\",path=\"", f);
-                label(f, protocol_field_str(c, "path"));
+                label(f, protocol_field_str(c, STATUS_CACHE_PATH));
                 if (json_object_is_type(mount, json_type_string)) {
                         fputs("\",mountpoint=\"", f);
                         label(f, json_object_get_string(mount));
@@ -429,14 +447,15 @@ static void info_family(FILE *f, json_object *status) {
 static void alarm_family(FILE *f, json_object *status) {
         fputs("# HELP cachekeeper_cache_alarm 1 while the daemon's alarm of this kind stands for the cache.\n"
               "# TYPE cachekeeper_cache_alarm gauge\n", f);
-        for (size_t i = 0; i < protocol_field_count(status, "caches"); i++) {
-                json_object *c = protocol_field_item(status, "caches", i), *a = protocol_field_get(c, "alarms");
+        for (size_t i = 0; i < protocol_field_count(status, STATUS_CACHES); i++) {
+                json_object *c = protocol_field_item(status, STATUS_CACHES, i);
+                json_object *a = protocol_field_get(c, STATUS_CACHE_ALARMS);
 
                 if (!json_object_is_type(a, json_type_object))
                         continue;
                 json_object_object_foreach(a, kind, v) {
                         fputs("cachekeeper_cache_alarm{cache=\"", f);
-                        label(f, protocol_field_str(c, "name"));
+                        label(f, protocol_field_str(c, STATUS_CACHE_NAME));
                         fputs("\",alarm=\"", f);
                         label(f, kind);
                         fprintf(f, "\"} %d\n", json_object_get_boolean(v));
@@ -444,27 +463,34 @@ static void alarm_family(FILE *f, json_object *status) {
         }
 }
 
+/* A field of a cache's status and the window it covers, the label of its
+ * sample (NULL: none). */
+typedef struct Windowed {
+        const char *key, *window;
+} Windowed;
+
 /* ccache's hit rate per cache and window; no sample for a window without
  * cacheable calls (null in the status), as for a rate of 0/0. */
 static void hit_ratio_family(FILE *f, json_object *status) {
-        static const char *const windows[] = { "1h", "24h", "7d" };
+        static const Windowed windows[] = {
+                { STATUS_CACHE_HIT_RATE_1H, STATUS_WINDOW_1H },
+                { STATUS_CACHE_HIT_RATE_24H, STATUS_WINDOW_24H },
+                { STATUS_CACHE_HIT_RATE_7D, STATUS_WINDOW_7D },
+        };
 
         fprintf(f, "# HELP cachekeeper_cache_hit_ratio ccache's hits / (hits + misses) over the window.\n"
                    "# TYPE cachekeeper_cache_hit_ratio gauge\n");
-        for (size_t i = 0; i < protocol_field_count(status, "caches"); i++) {
-                json_object *c = protocol_field_item(status, "caches", i);
+        for (size_t i = 0; i < protocol_field_count(status, STATUS_CACHES); i++) {
+                json_object *c = protocol_field_item(status, STATUS_CACHES, i);
 
                 for (size_t w = 0; w < ELEMENTSOF(windows); w++) {
-                        char key[32];
-                        json_object *v;
+                        json_object *v = protocol_field_get(c, windows[w].key);
 
-                        snprintf(key, sizeof(key), "hit_rate_%s", windows[w]);
-                        v = protocol_field_get(c, key);
                         if (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int))
                                 continue;
                         fputs("cachekeeper_cache_hit_ratio{cache=\"", f);
-                        label(f, protocol_field_str(c, "name"));
-                        fprintf(f, "\",window=\"%s\"} ", windows[w]);
+                        label(f, protocol_field_str(c, STATUS_CACHE_NAME));
+                        fprintf(f, "\",window=\"%s\"} ", windows[w].window);
                         value(f, json_object_get_double(v));
                 }
         }
@@ -474,14 +500,14 @@ static void hit_ratio_family(FILE *f, json_object *status) {
  * window ({"1h": n, ...}): one sample per cache and window. */
 static void window_family(FILE *f, json_object *status, const char *name, const char *help, const char *key) {
         fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
-        for (size_t i = 0; i < protocol_field_count(status, "caches"); i++) {
-                json_object *c = protocol_field_item(status, "caches", i), *o = protocol_field_get(c, key);
+        for (size_t i = 0; i < protocol_field_count(status, STATUS_CACHES); i++) {
+                json_object *c = protocol_field_item(status, STATUS_CACHES, i), *o = protocol_field_get(c, key);
 
                 if (!json_object_is_type(o, json_type_object) || cache_unmeasured(c))
                         continue;
                 json_object_object_foreach(o, window, v) {
                         fprintf(f, "%s{cache=\"", name);
-                        label(f, protocol_field_str(c, "name"));
+                        label(f, protocol_field_str(c, STATUS_CACHE_NAME));
                         fprintf(f, "\",window=\"");
                         label(f, window);
                         fprintf(f, "\"} %llu\n", (unsigned long long) json_object_get_uint64(v));
@@ -489,27 +515,24 @@ static void window_family(FILE *f, json_object *status, const char *name, const 
         }
 }
 
-/* Gauges from fields of the object "regret" of each cache: for each
- * window, field "<prefix>_<window>" labelled window (windows NULL: field
- * prefix itself, unlabelled); no sample for a null or absent field. */
-static void regret_family(FILE *f, json_object *status, const char *name, const char *help, const char *prefix,
-                          const char *const *windows) {
+/* Gauges from fields of the object "regret" of each cache: for each of
+ * fields (up to one with key NULL), a sample labelled with its window (if
+ * any); no sample for a null or absent field. */
+static void regret_family(FILE *f, json_object *status, const char *name, const char *help, const Windowed *fields) {
         fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
-        for (size_t i = 0; i < protocol_field_count(status, "caches"); i++) {
-                json_object *c = protocol_field_item(status, "caches", i), *r = protocol_field_get(c, "regret");
+        for (size_t i = 0; i < protocol_field_count(status, STATUS_CACHES); i++) {
+                json_object *c = protocol_field_item(status, STATUS_CACHES, i);
+                json_object *r = protocol_field_get(c, STATUS_CACHE_REGRET);
 
-                for (size_t w = 0; windows ? windows[w] != NULL : w == 0; w++) {
-                        char key[64];
-                        json_object *v;
+                for (const Windowed *w = fields; w->key; w++) {
+                        json_object *v = protocol_field_get(r, w->key);
 
-                        snprintf(key, sizeof(key), windows ? "%s_%s" : "%s", prefix, windows ? windows[w] : "");
-                        v = protocol_field_get(r, key);
                         if (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double))
                                 continue;
                         fprintf(f, "%s{cache=\"", name);
-                        label(f, protocol_field_str(c, "name"));
-                        if (windows)
-                                fprintf(f, "\",window=\"%s", windows[w]);
+                        label(f, protocol_field_str(c, STATUS_CACHE_NAME));
+                        if (w->window)
+                                fprintf(f, "\",window=\"%s", w->window);
                         fputs("\"} ", f);
                         value(f, json_object_get_double(v));
                 }
@@ -520,22 +543,22 @@ static void regret_family(FILE *f, json_object *status, const char *name, const 
  * ccache_version (the unreadable are in the status only). */
 static void writers_family(FILE *f, json_object *status, const char *name, const char *help, const char *field) {
         fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
-        for (size_t i = 0; i < protocol_field_count(status, "caches"); i++) {
-                json_object *c = protocol_field_item(status, "caches", i);
+        for (size_t i = 0; i < protocol_field_count(status, STATUS_CACHES); i++) {
+                json_object *c = protocol_field_item(status, STATUS_CACHES, i);
 
                 if (cache_unmeasured(c))
                         continue;
-                for (size_t j = 0; j < protocol_field_count(c, "writers"); j++) {
-                        json_object *w = protocol_field_item(c, "writers", j);
+                for (size_t j = 0; j < protocol_field_count(c, STATUS_CACHE_WRITERS); j++) {
+                        json_object *w = protocol_field_item(c, STATUS_CACHE_WRITERS, j);
 
-                        if (!json_object_is_type(protocol_field_get(w, "ccache_version"), json_type_string))
+                        if (!json_object_is_type(protocol_field_get(w, STATUS_WRITER_CCACHE_VERSION), json_type_string))
                                 continue;
                         fprintf(f, "%s{cache=\"", name);
-                        label(f, protocol_field_str(c, "name"));
+                        label(f, protocol_field_str(c, STATUS_CACHE_NAME));
                         fputs("\",ccache_version=\"", f);
-                        label(f, protocol_field_str(w, "ccache_version"));
+                        label(f, protocol_field_str(w, STATUS_WRITER_CCACHE_VERSION));
                         fputs("\",namespace=\"", f);
-                        label(f, protocol_field_str(w, "namespace"));
+                        label(f, protocol_field_str(w, STATUS_WRITER_NAMESPACE));
                         fprintf(f, "\"} %llu\n", (unsigned long long) protocol_field_u64(w, field));
                 }
         }
@@ -544,81 +567,101 @@ static void writers_family(FILE *f, json_object *status, const char *name, const
 const char report_metrics_down[] = UP_FAMILY "cachekeeper_up 0\n";
 
 static double remote_up(json_object *r) {
-        return strcmp(protocol_field_str(r, "state"), "ok") == 0;
+        return strcmp(protocol_field_str(r, STATUS_REMOTE_STATE), "ok") == 0;
 }
 
 static double remote_evicts(json_object *r) {
-        return protocol_field_flag(r, "evicts");
+        return protocol_field_flag(r, STATUS_REDIS_EVICTS);
 }
 
 /* Only redis remotes are polled: a file: one has no such figures. */
 static bool remote_not_redis(json_object *r) {
-        return strcmp(protocol_field_str(r, "kind"), "redis") != 0;
+        return strcmp(protocol_field_str(r, STATUS_REMOTE_KIND), "redis") != 0;
 }
 
 static double remote_level(json_object *r) {
-        const char *l = protocol_field_str(r, "level");
+        const char *l = protocol_field_str(r, STATUS_REMOTE_LEVEL);
         return strcmp(l, "critical") == 0 ? 2 : strcmp(l, "warning") == 0 ? 1 : 0;
 }
 
 static bool remote_not_file(json_object *r) {
-        return strcmp(protocol_field_str(r, "kind"), "file") != 0;
+        return strcmp(protocol_field_str(r, STATUS_REMOTE_KIND), "file") != 0;
 }
 
 /* A share's figures mean nothing while it is not kept here. */
 static bool share_not_kept(json_object *r) {
-        return remote_not_file(r) || strcmp(protocol_field_str(r, "state"), "unavailable") == 0;
+        return remote_not_file(r) || strcmp(protocol_field_str(r, STATUS_REMOTE_STATE), "unavailable") == 0;
 }
 
 static double share_kept(json_object *r) {
-        return strcmp(protocol_field_str(r, "state"), "unavailable") != 0;
+        return strcmp(protocol_field_str(r, STATUS_REMOTE_STATE), "unavailable") != 0;
 }
 
 static const Metric remote_metrics[] = {
         { "cachekeeper_remote_kept", "gauge", "1 while this host keeps the file: remote (share).", NULL, share_kept,
           remote_not_file },
-        { "cachekeeper_remote_size_bytes", "gauge", "Disk usage of the share's files.", "size_bytes", NULL, share_not_kept },
-        { "cachekeeper_remote_max_size_bytes", "gauge", "The share's cap.", "max_size_bytes", NULL, remote_not_file },
-        { "cachekeeper_remote_entries", "gauge", "ccache entries in the share.", "entry_files", NULL, share_not_kept },
+        { "cachekeeper_remote_size_bytes", "gauge", "Disk usage of the share's files.", STATUS_SHARE_SIZE_BYTES, NULL,
+          share_not_kept },
+        { "cachekeeper_remote_max_size_bytes", "gauge", "The share's cap.", STATUS_SHARE_MAX_SIZE_BYTES, NULL,
+          remote_not_file },
+        { "cachekeeper_remote_entries", "gauge", "ccache entries in the share.", STATUS_SHARE_ENTRY_FILES, NULL,
+          share_not_kept },
         { "cachekeeper_remote_evicted_files_total", "counter", "Entries the keeper evicted from the share.",
-          "evicted_files_total", NULL, share_not_kept },
+          STATUS_SHARE_EVICTED_FILES_TOTAL, NULL, share_not_kept },
         { "cachekeeper_remote_evicted_bytes_total", "counter", "Bytes the keeper evicted from the share.",
-          "evicted_bytes_total", NULL, share_not_kept },
-        { "cachekeeper_remote_up", "gauge", "1 when the remote answered its last poll.", NULL, remote_up, remote_not_redis },
-        { "cachekeeper_remote_used_memory_bytes", "gauge", "Redis used_memory.", "used_memory_bytes", NULL, remote_not_redis },
-        { "cachekeeper_remote_maxmemory_bytes", "gauge", "Redis maxmemory (0: no limit).", "maxmemory_bytes", NULL, remote_not_redis },
-        { "cachekeeper_remote_evicts", "gauge", "1 when the server evicts ccache's keys when full.", NULL, remote_evicts, remote_not_redis },
+          STATUS_SHARE_EVICTED_BYTES_TOTAL, NULL, share_not_kept },
+        { "cachekeeper_remote_up", "gauge", "1 when the remote answered its last poll.", NULL, remote_up,
+          remote_not_redis },
+        { "cachekeeper_remote_used_memory_bytes", "gauge", "Redis used_memory.", STATUS_REDIS_USED_MEMORY_BYTES, NULL,
+          remote_not_redis },
+        { "cachekeeper_remote_maxmemory_bytes", "gauge", "Redis maxmemory (0: no limit).", STATUS_REDIS_MAXMEMORY_BYTES,
+          NULL, remote_not_redis },
+        { "cachekeeper_remote_evicts", "gauge", "1 when the server evicts ccache's keys when full.", NULL,
+          remote_evicts, remote_not_redis },
         { "cachekeeper_remote_level", "gauge", "Memory level under a non-evicting policy: 0 ok, 1 warning, 2 critical.",
           NULL, remote_level, remote_not_redis },
-        { "cachekeeper_remote_evicted_keys_total", "counter", "Redis evicted_keys.", "evicted_keys_total", NULL, remote_not_redis },
-        { "cachekeeper_remote_keyspace_hits_total", "counter", "Redis keyspace_hits.", "keyspace_hits_total", NULL, remote_not_redis },
-        { "cachekeeper_remote_keyspace_misses_total", "counter", "Redis keyspace_misses.", "keyspace_misses_total", NULL, remote_not_redis },
-        { "cachekeeper_remote_ccache_keys", "gauge", "Keys ccache:* found by the last complete SCAN.", "ccache_keys", NULL, remote_not_redis },
-        { "cachekeeper_remote_connected_clients", "gauge", "Redis connected_clients.", "connected_clients", NULL, remote_not_redis },
+        { "cachekeeper_remote_evicted_keys_total", "counter", "Redis evicted_keys.", STATUS_REDIS_EVICTED_KEYS_TOTAL,
+          NULL, remote_not_redis },
+        { "cachekeeper_remote_keyspace_hits_total", "counter", "Redis keyspace_hits.", STATUS_REDIS_KEYSPACE_HITS_TOTAL,
+          NULL, remote_not_redis },
+        { "cachekeeper_remote_keyspace_misses_total", "counter", "Redis keyspace_misses.",
+          STATUS_REDIS_KEYSPACE_MISSES_TOTAL, NULL, remote_not_redis },
+        { "cachekeeper_remote_ccache_keys", "gauge", "Keys ccache:* found by the last complete SCAN.",
+          STATUS_REDIS_CCACHE_KEYS, NULL, remote_not_redis },
+        { "cachekeeper_remote_connected_clients", "gauge", "Redis connected_clients.", STATUS_REDIS_CONNECTED_CLIENTS,
+          NULL, remote_not_redis },
         { "cachekeeper_remote_poll_failures_total", "counter", "Polls that failed (no connection, no answer, refused).",
-          "poll_failures_total", NULL, remote_not_redis },
+          STATUS_REDIS_POLL_FAILURES_TOTAL, NULL, remote_not_redis },
 };
 
 /* The remotes' families (a label remote) and each cache's remote storage
  * errors in its remote_errors_window. Kept apart from the cache metrics. */
 static void remote_families(FILE *f, json_object *status) {
         for (size_t i = 0; i < ELEMENTSOF(remote_metrics); i++)
-                family(f, status, "remotes", "remote", "name", &remote_metrics[i]);
+                family(f, status, STATUS_REMOTES, "remote", STATUS_REMOTE_NAME, &remote_metrics[i]);
         fprintf(f, "# HELP cachekeeper_cache_remote_errors ccache's remote storage errors and timeouts within "
                    "remote_errors_window.\n# TYPE cachekeeper_cache_remote_errors gauge\n");
-        for (size_t i = 0; i < protocol_field_count(status, "caches"); i++) {
-                json_object *c = protocol_field_item(status, "caches", i), *e = protocol_field_get(c, "remote_errors");
+        for (size_t i = 0; i < protocol_field_count(status, STATUS_CACHES); i++) {
+                json_object *c = protocol_field_item(status, STATUS_CACHES, i);
+                json_object *e = protocol_field_get(c, STATUS_CACHE_REMOTE_ERRORS);
 
                 if (!json_object_is_type(e, json_type_object))
                         continue;
                 fputs("cachekeeper_cache_remote_errors{cache=\"", f);
-                label(f, protocol_field_str(c, "name"));
-                fprintf(f, "\"} %llu\n", (unsigned long long) protocol_field_u64(e, "errors"));
+                label(f, protocol_field_str(c, STATUS_CACHE_NAME));
+                fprintf(f, "\"} %llu\n", (unsigned long long) protocol_field_u64(e, STATUS_REMOTE_ERRORS_ERRORS));
         }
 }
 
 char *report_metrics(json_object *status) {
-        static const char *const regret_windows[] = { "24h", "7d", NULL };
+        static const Windowed regret_stores[] = {
+                { STATUS_REGRET_STORES_24H, STATUS_WINDOW_24H }, { STATUS_REGRET_STORES_7D, STATUS_WINDOW_7D }, {}
+        };
+        static const Windowed regret_bytes[] = {
+                { STATUS_REGRET_BYTES_24H, STATUS_WINDOW_24H }, { STATUS_REGRET_BYTES_7D, STATUS_WINDOW_7D }, {}
+        };
+        static const Windowed regret_share[] = { { STATUS_REGRET_SHARE_7D, NULL }, {} };
+        static const Windowed suggested[] = { { STATUS_REGRET_SUGGESTED_MAX_SIZE_BYTES, NULL }, {} };
         char *out = NULL;
         size_t size = 0;
         FILE *f = open_memstream(&out, &size);
@@ -628,32 +671,33 @@ char *report_metrics(json_object *status) {
         daemon_families(f, status);
         info_family(f, status);
         for (size_t i = 0; i < ELEMENTSOF(cache_metrics); i++)
-                family(f, status, "caches", "cache", "name", &cache_metrics[i]);
+                family(f, status, STATUS_CACHES, "cache", STATUS_CACHE_NAME, &cache_metrics[i]);
         hit_ratio_family(f, status);
         window_family(f, status, "cachekeeper_cache_working_set_bytes",
-                      "Bytes of the entries used (mtime) within the window.", "working_set_bytes");
+                      "Bytes of the entries used (mtime) within the window.", STATUS_CACHE_WORKING_SET_BYTES);
         window_family(f, status, "cachekeeper_cache_working_set_files",
-                      "Entries used (mtime) within the window.", "working_set_files");
+                      "Entries used (mtime) within the window.", STATUS_CACHE_WORKING_SET_FILES);
         regret_family(f, status, "cachekeeper_cache_regret_stores",
-                      "Stores of entries the daemon had evicted (misses the cap caused) within the window.", "stores",
-                      regret_windows);
-        regret_family(f, status, "cachekeeper_cache_regret_bytes", "Bytes of those stores within the window.", "bytes",
-                      regret_windows);
+                      "Stores of entries the daemon had evicted (misses the cap caused) within the window.",
+                      regret_stores);
+        regret_family(f, status, "cachekeeper_cache_regret_bytes", "Bytes of those stores within the window.",
+                      regret_bytes);
         regret_family(f, status, "cachekeeper_cache_regret_share",
-                      "Share of the last 7 days' stores that were of entries the daemon had evicted.", "share_7d", NULL);
+                      "Share of the last 7 days' stores that were of entries the daemon had evicted.", regret_share);
         writers_family(f, status, "cachekeeper_cache_writer_entries", "Entries written by a ccache version and namespace.",
-                       "entries");
-        writers_family(f, status, "cachekeeper_cache_writer_bytes", "Bytes of the entries written by it.", "bytes");
+                       STATUS_WRITER_ENTRIES);
+        writers_family(f, status, "cachekeeper_cache_writer_bytes", "Bytes of the entries written by it.",
+                       STATUS_WRITER_BYTES);
         writers_family(f, status, "cachekeeper_cache_writer_stores_24h", "Its stores over the last 24 hours.",
-                       "stores_24h");
+                       STATUS_WRITER_STORES_24H);
         writers_family(f, status, "cachekeeper_cache_writer_hits_24h",
-                       "Hits of its entries over the last 24 hours (entries refreshed).", "hits_24h");
+                       "Hits of its entries over the last 24 hours (entries refreshed).", STATUS_WRITER_HITS_24H);
         regret_family(f, status, "cachekeeper_cache_suggested_max_size_bytes",
                       "A cap that would have kept 90 % of the evicted entries that came back within 7 days.",
-                      "suggested_max_size_bytes", NULL);
+                      suggested);
         alarm_family(f, status);
         for (size_t i = 0; i < ELEMENTSOF(volume_metrics); i++)
-                family(f, status, "volumes", "mountpoint", "mount", &volume_metrics[i]);
+                family(f, status, STATUS_VOLUMES, "mountpoint", STATUS_VOLUME_MOUNT, &volume_metrics[i]);
         remote_families(f, status);
         if (fclose(f) != 0) {
                 free(out);

@@ -13,6 +13,7 @@
 
 #include "base/human.h"
 #include "base/protocol.h"
+#include "base/status-keys.h"
 #include "base/util.h"
 #include "status-table.h"
 
@@ -137,27 +138,28 @@ static const char *level_color(const char *level) {
 /* The cap as configured ("1.5Ti"), else as format_size prints it (a daemon
  * from before max_size_text). */
 static const char *cap_text(json_object *c, char *buf, size_t size) {
-        const char *t = protocol_field_str(c, "max_size_text");
+        const char *t = protocol_field_str(c, STATUS_CACHE_MAX_SIZE_TEXT);
 
-        return *t ? t : format_size(protocol_field_u64(c, "max_size_bytes"), buf, size);
+        return *t ? t : format_size(protocol_field_u64(c, STATUS_CACHE_MAX_SIZE_BYTES), buf, size);
 }
 
 static int cache_row(struct libscols_table *tb, json_object *c) {
         struct libscols_line *ln = scols_table_new_line(tb, NULL);
-        const char *state = protocol_field_str(c, "state");
-        uint64_t size = protocol_field_u64(c, "size_bytes"), cap = protocol_field_u64(c, "max_size_bytes");
-        uint64_t hits = protocol_field_u64(c, "hits"), misses = protocol_field_u64(c, "misses");
-        bool gone = strcmp(state, "unavailable") == 0, wrong = !gone && protocol_field_false(c, "mode_ok");
+        const char *state = protocol_field_str(c, STATUS_CACHE_STATE);
+        uint64_t size = protocol_field_u64(c, STATUS_CACHE_SIZE_BYTES);
+        uint64_t cap = protocol_field_u64(c, STATUS_CACHE_MAX_SIZE_BYTES);
+        uint64_t hits = protocol_field_u64(c, STATUS_CACHE_HITS), misses = protocol_field_u64(c, STATUS_CACHE_MISSES);
+        bool gone = strcmp(state, "unavailable") == 0, wrong = !gone && protocol_field_false(c, STATUS_CACHE_MODE_OK);
         char s[32], k[32], b[BAR_CELLS + 3], h1[16], h24[16];
         int r;
 
         if (!ln)
                 return -ENOMEM;
         bar(size, cap, b);
-        if ((r = cell(ln, C_CACHE, NULL, "%s", protocol_field_str(c, "name"))) < 0 ||
+        if ((r = cell(ln, C_CACHE, NULL, "%s", protocol_field_str(c, STATUS_CACHE_NAME))) < 0 ||
             (r = cell(ln, C_STATE, state_color(state), "%s", state)) < 0 ||
             (r = cell(ln, C_CAP, NULL, "/ %s", cap_text(c, k, sizeof(k)))) < 0 ||
-            (r = cell(ln, C_MODE, wrong ? COLOR_BAD : NULL, "%s%s", protocol_field_str(c, "mode"),
+            (r = cell(ln, C_MODE, wrong ? COLOR_BAD : NULL, "%s%s", protocol_field_str(c, STATUS_CACHE_MODE),
                       wrong ? " (wrong!)" : "")) < 0)
                 return r;
         if (gone) {   /* nothing counted: dashes, and the reason under the table */
@@ -170,7 +172,7 @@ static int cache_row(struct libscols_table *tb, json_object *c) {
         }
         if ((r = cell(ln, C_SIZE, NULL, "%s", format_size(size, s, sizeof(s)))) < 0 ||
             (r = cell(ln, C_USE, NULL, "%s %3.0f%%", b, cap ? 100.0 * (double) size / (double) cap : 0.0)) < 0 ||
-            (r = cell(ln, C_FILES, NULL, "%llu", (unsigned long long) protocol_field_u64(c, "files"))) < 0)
+            (r = cell(ln, C_FILES, NULL, "%llu", (unsigned long long) protocol_field_u64(c, STATUS_CACHE_FILES))) < 0)
                 return r;
         if (hits + misses)
                 r = cell(ln, C_RATE, NULL, "%.1f%%", 100.0 * (double) hits / (double) (hits + misses));
@@ -178,62 +180,68 @@ static int cache_row(struct libscols_table *tb, json_object *c) {
                 r = cell(ln, C_RATE, NULL, "-");
         if (r < 0)
                 return r;
-        return cell(ln, C_WINDOW, NULL, "%s/%s", hit_percent(c, "hit_rate_1h", h1, sizeof(h1)),
-                    hit_percent(c, "hit_rate_24h", h24, sizeof(h24)));
+        return cell(ln, C_WINDOW, NULL, "%s/%s", hit_percent(c, STATUS_CACHE_HIT_RATE_1H, h1, sizeof(h1)),
+                    hit_percent(c, STATUS_CACHE_HIT_RATE_24H, h24, sizeof(h24)));
 }
 
 /* What the table's row cannot say: why a cache is unavailable, how far
  * its scan has come. */
 static void cache_notes(FILE *f, json_object *c) {
-        const char *state = protocol_field_str(c, "state");
-        json_object *scan = protocol_field_get(c, "scan");
+        const char *state = protocol_field_str(c, STATUS_CACHE_STATE);
+        json_object *scan = protocol_field_get(c, STATUS_CACHE_SCAN);
 
         if (strcmp(state, "unavailable") == 0)
-                fprintf(f, "%s: unavailable: %s\n", protocol_field_str(c, "name"), protocol_field_str(c, "reason"));
-        else if (strcmp(state, "scanning") == 0 && protocol_field_flag(scan, "running") &&
-                 protocol_field_u64(scan, "files") > 0)
-                fprintf(f, "%s: scanning: %llu files in %llu directories so far\n", protocol_field_str(c, "name"),
-                        (unsigned long long) protocol_field_u64(scan, "files"),
-                        (unsigned long long) protocol_field_u64(scan, "dirs"));
+                fprintf(f, "%s: unavailable: %s\n", protocol_field_str(c, STATUS_CACHE_NAME),
+                        protocol_field_str(c, STATUS_CACHE_REASON));
+        else if (strcmp(state, "scanning") == 0 && protocol_field_flag(scan, STATUS_SCAN_RUNNING) &&
+                 protocol_field_u64(scan, STATUS_SCAN_FILES) > 0)
+                fprintf(f, "%s: scanning: %llu files in %llu directories so far\n",
+                        protocol_field_str(c, STATUS_CACHE_NAME),
+                        (unsigned long long) protocol_field_u64(scan, STATUS_SCAN_FILES),
+                        (unsigned long long) protocol_field_u64(scan, STATUS_SCAN_DIRS));
 }
 
 /* The detail of a named cache, under the table: its working set (the
  * entries used within each window), cap advice, writers. */
 static void cache_detail(FILE *f, json_object *c) {
-        static const char *const windows[] = { "1h", "24h", "7d", "30d" };
-        json_object *bytes = protocol_field_get(c, "working_set_bytes");
+        static const char *const windows[] = {
+                STATUS_WINDOW_1H, STATUS_WINDOW_24H, STATUS_WINDOW_7D, STATUS_WINDOW_30D,
+        };
+        json_object *bytes = protocol_field_get(c, STATUS_CACHE_WORKING_SET_BYTES);
         char s[ELEMENTSOF(windows)][32];
 
-        if (!bytes || strcmp(protocol_field_str(c, "state"), "unavailable") == 0)
+        if (!bytes || strcmp(protocol_field_str(c, STATUS_CACHE_STATE), "unavailable") == 0)
                 return;
         for (size_t i = 0; i < ELEMENTSOF(windows); i++)
                 format_size(protocol_field_u64(bytes, windows[i]), s[i], sizeof(s[i]));
         fprintf(f, "  used 1h/24h/7d/30d: %s/%s/%s/%s\n", s[0], s[1], s[2], s[3]);
-        if (*protocol_field_str(c, "cap_advice"))
-                fprintf(f, "  %s\n", protocol_field_str(c, "cap_advice"));
-        for (size_t i = 0; i < protocol_field_count(c, "writers"); i++) {
-                json_object *w = protocol_field_item(c, "writers", i);
-                const char *version = protocol_field_str(w, "ccache_version"), *ns = protocol_field_str(w, "namespace");
+        if (*protocol_field_str(c, STATUS_CACHE_CAP_ADVICE))
+                fprintf(f, "  %s\n", protocol_field_str(c, STATUS_CACHE_CAP_ADVICE));
+        for (size_t i = 0; i < protocol_field_count(c, STATUS_CACHE_WRITERS); i++) {
+                json_object *w = protocol_field_item(c, STATUS_CACHE_WRITERS, i);
+                const char *version = protocol_field_str(w, STATUS_WRITER_CCACHE_VERSION);
+                const char *ns = protocol_field_str(w, STATUS_WRITER_NAMESPACE);
                 char size[32], who[600];
 
                 if (*version)
                         snprintf(who, sizeof(who), "written by %s%s%s%s", version, *ns ? " (namespace " : "", ns,
                                  *ns ? ")" : "");
                 else
-                        snprintf(who, sizeof(who), "header %s", protocol_field_str(w, "header"));
+                        snprintf(who, sizeof(who), "header %s", protocol_field_str(w, STATUS_WRITER_HEADER));
                 fprintf(f, "  %s: %llu entries, %s; 24h: %llu stores, %llu hits\n", who,
-                        (unsigned long long) protocol_field_u64(w, "entries"),
-                        format_size(protocol_field_u64(w, "bytes"), size, sizeof(size)),
-                        (unsigned long long) protocol_field_u64(w, "stores_24h"),
-                        (unsigned long long) protocol_field_u64(w, "hits_24h"));
+                        (unsigned long long) protocol_field_u64(w, STATUS_WRITER_ENTRIES),
+                        format_size(protocol_field_u64(w, STATUS_WRITER_BYTES), size, sizeof(size)),
+                        (unsigned long long) protocol_field_u64(w, STATUS_WRITER_STORES_24H),
+                        (unsigned long long) protocol_field_u64(w, STATUS_WRITER_HITS_24H));
         }
 }
 
 static int volume_row(struct libscols_table *tb, json_object *v, bool notes) {
         struct libscols_line *ln = scols_table_new_line(tb, NULL);
-        uint64_t total = protocol_field_u64(v, "total_bytes"), avail = protocol_field_u64(v, "avail_bytes");
-        uint64_t full = protocol_field_u64(v, "full_in_seconds");
-        const char *alert = protocol_field_str(v, "alert");
+        uint64_t total = protocol_field_u64(v, STATUS_VOLUME_TOTAL_BYTES);
+        uint64_t avail = protocol_field_u64(v, STATUS_VOLUME_AVAIL_BYTES);
+        uint64_t full = protocol_field_u64(v, STATUS_VOLUME_FULL_IN_SECONDS);
+        const char *alert = protocol_field_str(v, STATUS_VOLUME_ALERT);
         char s1[32], s2[32], in[32], note[128] = "";
         int r;
 
@@ -241,10 +249,10 @@ static int volume_row(struct libscols_table *tb, json_object *v, bool notes) {
                 return -ENOMEM;
         if (full > 0)
                 snprintf(note, sizeof(note), "full in ~%s", format_duration(full * USEC_PER_SEC, in, sizeof(in)));
-        if (protocol_field_flag(v, "pressure"))
+        if (protocol_field_flag(v, STATUS_VOLUME_PRESSURE))
                 snprintf(note + strlen(note), sizeof(note) - strlen(note), "%sbelow min_free: evicting",
                          *note ? "; " : "");
-        if ((r = cell(ln, V_VOLUME, NULL, "%s", protocol_field_str(v, "mount"))) < 0 ||
+        if ((r = cell(ln, V_VOLUME, NULL, "%s", protocol_field_str(v, STATUS_VOLUME_MOUNT))) < 0 ||
             (r = cell(ln, V_AVAIL, NULL, "%s", format_size(avail, s1, sizeof(s1)))) < 0 ||
             (r = cell(ln, V_TOTAL, NULL, "/ %s", format_size(total, s2, sizeof(s2)))) < 0 ||
             (r = cell(ln, V_FREE, NULL, "%.1f%%", total ? 100.0 * (double) avail / (double) total : 0.0)) < 0 ||
@@ -259,13 +267,17 @@ static int share_cells(struct libscols_line *ln, json_object *rm) {
         char s1[32], s2[32];
         int r;
 
-        if ((r = cell(ln, R_USED, NULL, "%s", format_size(protocol_field_u64(rm, "size_bytes"), s1, sizeof(s1)))) < 0 ||
-            (r = cell(ln, R_MAX, NULL, "/ %s", format_size(protocol_field_u64(rm, "max_size_bytes"), s2, sizeof(s2)))) < 0 ||
-            (r = cell(ln, R_POLICY, NULL, "lru:%s%s", protocol_field_str(rm, "clock"),
-                      strcmp(protocol_field_str(rm, "watch"), "poll") == 0 ? " (polled)" : "")) < 0 ||
-            (r = cell(ln, R_KEYS, NULL, "%llu", (unsigned long long) protocol_field_u64(rm, "entry_files"))) < 0)
+        if ((r = cell(ln, R_USED, NULL, "%s",
+                      format_size(protocol_field_u64(rm, STATUS_SHARE_SIZE_BYTES), s1, sizeof(s1)))) < 0 ||
+            (r = cell(ln, R_MAX, NULL, "/ %s",
+                      format_size(protocol_field_u64(rm, STATUS_SHARE_MAX_SIZE_BYTES), s2, sizeof(s2)))) < 0 ||
+            (r = cell(ln, R_POLICY, NULL, "lru:%s%s", protocol_field_str(rm, STATUS_SHARE_CLOCK),
+                      strcmp(protocol_field_str(rm, STATUS_SHARE_WATCH), "poll") == 0 ? " (polled)" : "")) < 0 ||
+            (r = cell(ln, R_KEYS, NULL, "%llu",
+                      (unsigned long long) protocol_field_u64(rm, STATUS_SHARE_ENTRY_FILES))) < 0)
                 return r;
-        return cell(ln, R_EVICTED, NULL, "%llu", (unsigned long long) protocol_field_u64(rm, "evicted_files_total"));
+        return cell(ln, R_EVICTED, NULL, "%llu",
+                    (unsigned long long) protocol_field_u64(rm, STATUS_SHARE_EVICTED_FILES_TOTAL));
 }
 
 /* A remote's row: a redis one's memory against its maxmemory, policy, keys
@@ -273,40 +285,46 @@ static int share_cells(struct libscols_line *ln, json_object *rm) {
  * the last error in every case. */
 static int remote_row(struct libscols_table *tb, json_object *rm) {
         struct libscols_line *ln = scols_table_new_line(tb, NULL);
-        const char *state = protocol_field_str(rm, "state"), *err = protocol_field_str(rm, "last_error");
-        bool polled = strcmp(protocol_field_str(rm, "kind"), "redis") == 0 &&
-                      protocol_field_get(rm, "used_memory_bytes") != NULL;
-        uint64_t max = protocol_field_u64(rm, "maxmemory_bytes"), age;
+        const char *state = protocol_field_str(rm, STATUS_REMOTE_STATE);
+        const char *err = protocol_field_str(rm, STATUS_REMOTE_LAST_ERROR);
+        bool polled = strcmp(protocol_field_str(rm, STATUS_REMOTE_KIND), "redis") == 0 &&
+                      protocol_field_get(rm, STATUS_REDIS_USED_MEMORY_BYTES) != NULL;
+        uint64_t max = protocol_field_u64(rm, STATUS_REDIS_MAXMEMORY_BYTES), age;
         char s1[32], s2[32];
         int r;
 
         if (!ln)
                 return -ENOMEM;
-        if ((r = cell(ln, R_REMOTE, NULL, "%s", protocol_field_str(rm, "name"))) < 0 ||
+        if ((r = cell(ln, R_REMOTE, NULL, "%s", protocol_field_str(rm, STATUS_REMOTE_NAME))) < 0 ||
             (r = cell(ln, R_STATE, state_color(strcmp(state, "unreachable") == 0 || strcmp(state, "refused") == 0
                                                        ? "unavailable" : state), "%s", state)) < 0 ||
-            (r = cell(ln, R_WHERE, NULL, "%s%s%s", protocol_field_str(rm, "url"), *err ? ": " : "", err)) < 0)
+            (r = cell(ln, R_WHERE, NULL, "%s%s%s", protocol_field_str(rm, STATUS_REMOTE_URL), *err ? ": " : "",
+                      err)) < 0)
                 return r;
-        if (strcmp(protocol_field_str(rm, "kind"), "file") == 0 && strcmp(state, "unavailable") != 0)
+        if (strcmp(protocol_field_str(rm, STATUS_REMOTE_KIND), "file") == 0 && strcmp(state, "unavailable") != 0)
                 return share_cells(ln, rm);
         if (!polled)
                 return 0;
         /* How old the figures are: a round that hangs, a server gone. */
-        age = protocol_field_u64(rm, "figures_age_seconds");
+        age = protocol_field_u64(rm, STATUS_REDIS_FIGURES_AGE_SECONDS);
         if ((r = cell(ln, R_AGE, NULL, "%s", age ? format_duration(age * USEC_PER_SEC, s1, sizeof(s1)) : "0s")) < 0 ||
-            (r = cell(ln, R_USED, NULL, "%s", format_size(protocol_field_u64(rm, "used_memory_bytes"), s1, sizeof(s1)))) < 0 ||
+            (r = cell(ln, R_USED, NULL, "%s",
+                      format_size(protocol_field_u64(rm, STATUS_REDIS_USED_MEMORY_BYTES), s1, sizeof(s1)))) < 0 ||
             (r = cell(ln, R_MAX, NULL, "/ %s", max ? format_size(max, s2, sizeof(s2)) : "no max")) < 0 ||
-            (r = cell(ln, R_POLICY, NULL, "%s", *protocol_field_str(rm, "policy") ? protocol_field_str(rm, "policy")
-                                                                                   : "unknown")) < 0 ||
-            (r = protocol_field_get(rm, "ccache_keys")   /* null: the last SCAN stopped short */
-                         ? cell(ln, R_KEYS, NULL, "%llu", (unsigned long long) protocol_field_u64(rm, "ccache_keys"))
+            (r = cell(ln, R_POLICY, NULL, "%s", *protocol_field_str(rm, STATUS_REDIS_POLICY)
+                                                        ? protocol_field_str(rm, STATUS_REDIS_POLICY)
+                                                        : "unknown")) < 0 ||
+            (r = protocol_field_get(rm, STATUS_REDIS_CCACHE_KEYS)   /* null: the last SCAN stopped short */
+                         ? cell(ln, R_KEYS, NULL, "%llu",
+                                (unsigned long long) protocol_field_u64(rm, STATUS_REDIS_CCACHE_KEYS))
                          : cell(ln, R_KEYS, NULL, "-")) < 0)
                 return r;
-        return cell(ln, R_EVICTED, NULL, "%llu", (unsigned long long) protocol_field_u64(rm, "evicted_keys_total"));
+        return cell(ln, R_EVICTED, NULL, "%llu",
+                    (unsigned long long) protocol_field_u64(rm, STATUS_REDIS_EVICTED_KEYS_TOTAL));
 }
 
 static int remotes_part(FILE *f, json_object *status, bool color) {
-        size_t n = protocol_field_count(status, "remotes");
+        size_t n = protocol_field_count(status, STATUS_REMOTES);
         struct libscols_table *tb;
         int r = 0;
 
@@ -315,7 +333,7 @@ static int remotes_part(FILE *f, json_object *status, bool color) {
         if (!(tb = table_new(f, remote_columns, ELEMENTSOF(remote_columns), color)))
                 return -ENOMEM;
         for (size_t i = 0; i < n && r == 0; i++)
-                r = remote_row(tb, protocol_field_item(status, "remotes", i));
+                r = remote_row(tb, protocol_field_item(status, STATUS_REMOTES, i));
         fputc('\n', f);
         if (r == 0 && scols_print_table(tb) < 0)
                 r = -ENOMEM;
@@ -324,7 +342,7 @@ static int remotes_part(FILE *f, json_object *status, bool color) {
 }
 
 static int caches_part(FILE *f, json_object *status, bool detail, bool color) {
-        size_t n = protocol_field_count(status, "caches");
+        size_t n = protocol_field_count(status, STATUS_CACHES);
         struct libscols_table *tb = table_new(f, cache_columns, ELEMENTSOF(cache_columns), color);
         int r = 0;
 
@@ -333,19 +351,19 @@ static int caches_part(FILE *f, json_object *status, bool detail, bool color) {
         if (n == 0)   /* libsmartcols prints nothing, not even the titles */
                 fputs("no caches\n", f);
         for (size_t i = 0; i < n && r == 0; i++)
-                r = cache_row(tb, protocol_field_item(status, "caches", i));
+                r = cache_row(tb, protocol_field_item(status, STATUS_CACHES, i));
         if (r == 0 && scols_print_table(tb) < 0)
                 r = -ENOMEM;
         scols_unref_table(tb);
         for (size_t i = 0; i < n && r == 0; i++)
-                cache_notes(f, protocol_field_item(status, "caches", i));
+                cache_notes(f, protocol_field_item(status, STATUS_CACHES, i));
         for (size_t i = 0; i < n && r == 0 && detail; i++)
-                cache_detail(f, protocol_field_item(status, "caches", i));
+                cache_detail(f, protocol_field_item(status, STATUS_CACHES, i));
         return r;
 }
 
 static int volumes_part(FILE *f, json_object *status, bool color) {
-        size_t n = protocol_field_count(status, "volumes");
+        size_t n = protocol_field_count(status, STATUS_VOLUMES);
         struct libscols_table *tb;
         bool notes = false;
         int r = 0;
@@ -354,13 +372,14 @@ static int volumes_part(FILE *f, json_object *status, bool color) {
                 return 0;
         /* The note column only when there is a note: no trailing blanks. */
         for (size_t i = 0; i < n; i++) {
-                json_object *v = protocol_field_item(status, "volumes", i);
-                notes |= protocol_field_u64(v, "full_in_seconds") > 0 || protocol_field_flag(v, "pressure");
+                json_object *v = protocol_field_item(status, STATUS_VOLUMES, i);
+                notes |= protocol_field_u64(v, STATUS_VOLUME_FULL_IN_SECONDS) > 0 ||
+                         protocol_field_flag(v, STATUS_VOLUME_PRESSURE);
         }
         if (!(tb = table_new(f, volume_columns, ELEMENTSOF(volume_columns) - !notes, color)))
                 return -ENOMEM;
         for (size_t i = 0; i < n && r == 0; i++)
-                r = volume_row(tb, protocol_field_item(status, "volumes", i), notes);
+                r = volume_row(tb, protocol_field_item(status, STATUS_VOLUMES, i), notes);
         fputc('\n', f);
         if (r == 0 && scols_print_table(tb) < 0)
                 r = -ENOMEM;

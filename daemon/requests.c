@@ -10,6 +10,7 @@
 
 #include "base/log.h"
 #include "base/protocol.h"
+#include "base/status-keys.h"
 #include "evict/trim.h"
 #include "manager-internal.h"
 
@@ -84,12 +85,13 @@ static void handle_status(Manager *m, ControlRequest *req, json_object *request)
                 if (!only || m->caches[i] == only)
                         json_object_array_add(caches, cache_status_json(m->caches[i]));
         result = json_object_new_object();
-        json_object_object_add(result, "caches", caches);
-        json_object_object_add(result, "volumes", space_status_json(m->space));
-        json_object_object_add(result, "remotes", m->remotes ? remotes_status_json(m->remotes, event_now(m->event, CLOCK_REALTIME))
-                                                             : json_object_new_array());
-        json_object_object_add(result, "ready", json_object_new_boolean(m->ready));
-        json_object_object_add(result, "version", json_object_new_string(CACHEKEEPER_VERSION));
+        json_object_object_add(result, STATUS_CACHES, caches);
+        json_object_object_add(result, STATUS_VOLUMES, space_status_json(m->space));
+        json_object_object_add(result, STATUS_REMOTES,
+                               m->remotes ? remotes_status_json(m->remotes, event_now(m->event, CLOCK_REALTIME))
+                                          : json_object_new_array());
+        json_object_object_add(result, STATUS_READY, json_object_new_boolean(m->ready));
+        json_object_object_add(result, STATUS_VERSION, json_object_new_string(CACHEKEEPER_VERSION));
         control_reply_ok(req, result);
         json_object_put(result);
 }
@@ -316,7 +318,7 @@ static void on_trim_done(Cache *c, const TrimResult *r, void *userdata) {
         TrimCall *t = userdata;
         json_object *o = cache_trim_json(r);
 
-        json_object_object_add(o, "size_bytes", json_object_new_uint64(cache_totals(c)->bytes));
+        json_object_object_add(o, STATUS_TRIM_SIZE_BYTES, json_object_new_uint64(cache_totals(c)->bytes));
         json_object_object_add(t->results, cache_config(c)->name, o);
         if (--t->pending > 0)
                 return;

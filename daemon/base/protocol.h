@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* The wire format between cachectl and cachekeeperd: one JSON object per
  * line each way. Each message has its one encoder and its one decoder here,
- * and every name on the wire is spelled once, below; neither end builds or
- * picks apart a line by hand. Every line the daemon sends is valid UTF-8,
- * whatever bytes it echoes. Pure, no I/O; linked into both. */
+ * and every name on the wire is spelled once, below (the keys of the status
+ * and trim results: status-keys.h); neither end builds or picks apart a
+ * line by hand. Every line the daemon sends is valid UTF-8, whatever bytes
+ * it echoes. Pure, no I/O; linked into both. */
 #pragma once
 
 #include <stdbool.h>

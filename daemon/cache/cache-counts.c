@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* A cache's counts that take a pass over its files (cache-counts.h): one
  * pass over the account, at most once per max_age. */
+#include "base/status-keys.h"
 #include "cache/cache-counts.h"
 #include "cache/cache-internal.h"
 
 /* The working set's windows: the entries used within the last 1 h, 24 h,
  * 7 d and 30 d (mtime). */
 const CacheWindow cache_ws_windows[CACHE_WS_WINDOWS] = {
-        { "1h", 3600 }, { "24h", 24 * 3600 }, { "7d", 7 * 24 * 3600 }, { "30d", 30 * 24 * 3600 },
+        { STATUS_WINDOW_1H, 3600 }, { STATUS_WINDOW_24H, 24 * 3600 }, { STATUS_WINDOW_7D, 7 * 24 * 3600 },
+        { STATUS_WINDOW_30D, 30 * 24 * 3600 },
 };
 
 void cache_counts_refresh(Cache *c, usec_t max_age) {

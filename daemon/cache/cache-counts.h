@@ -11,7 +11,7 @@
 #include "cache/cache.h"
 
 typedef struct CacheWindow {
-        const char *key;               /* "1h", "24h", "7d", "30d": status's keys */
+        const char *key;               /* STATUS_WINDOW_1H ... _30D: status's keys */
         int64_t seconds;
 } CacheWindow;
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/human.h"
+#include "base/status-keys.h"
 #include "cache/cache-activity.h"
 #include "cache/cache-advice.h"
 #include "cache/cache-counts.h"
@@ -76,8 +77,8 @@ static json_object *status_kinds(const AccountTotals *t) {
 
         for (int k = 0; k < _CCACHE_KIND_MAX; k++) {
                 json_object *o = json_object_new_object();
-                JSON_ADD(o, "files", JSON_U64(t->kind_files[k]));
-                JSON_ADD(o, "bytes", JSON_U64(t->kind_bytes[k]));
+                JSON_ADD(o, STATUS_KIND_FILES, JSON_U64(t->kind_files[k]));
+                JSON_ADD(o, STATUS_KIND_BYTES, JSON_U64(t->kind_bytes[k]));
                 JSON_ADD(kinds, ccache_kind_name((CcacheKind) k), o);
         }
         return kinds;
@@ -90,28 +91,29 @@ static json_object *status_scan(Cache *c) {
         usec_t started;
         const ScanProgress *p = scan_queue_current(c->scans, &reason, &started);
 
-        JSON_ADD(o, "running", json_object_new_boolean(p != NULL));
+        JSON_ADD(o, STATUS_SCAN_RUNNING, json_object_new_boolean(p != NULL));
         if (p) {
-                JSON_ADD(o, "reason", json_object_new_string(reason));
-                JSON_ADD(o, "dirs", JSON_U64(p->dirs));
-                JSON_ADD(o, "files", JSON_U64(p->files));
-                JSON_ADD(o, "seconds", json_double((double) (event_now(c->event, CLOCK_MONOTONIC) - started) / USEC_PER_SEC));
+                JSON_ADD(o, STATUS_SCAN_REASON, json_object_new_string(reason));
+                JSON_ADD(o, STATUS_SCAN_DIRS, JSON_U64(p->dirs));
+                JSON_ADD(o, STATUS_SCAN_FILES, JSON_U64(p->files));
+                JSON_ADD(o, STATUS_SCAN_SECONDS,
+                         json_double((double) (event_now(c->event, CLOCK_MONOTONIC) - started) / USEC_PER_SEC));
         }
-        JSON_ADD(o, "rescans", JSON_U64(h->rescans));
+        JSON_ADD(o, STATUS_SCAN_RESCANS, JSON_U64(h->rescans));
         if (h->rescans) {
                 json_object *l = json_object_new_object();
-                JSON_ADD(l, "reason", json_object_new_string(h->reason));
-                JSON_ADD(l, "at", JSON_U64(h->at / USEC_PER_SEC));
-                JSON_ADD(l, "seconds", json_double((double) h->duration / USEC_PER_SEC));
-                JSON_ADD(l, "added", JSON_U64(h->added));
-                JSON_ADD(l, "changed", JSON_U64(h->changed));
-                JSON_ADD(l, "removed", JSON_U64(h->removed));
-                JSON_ADD(o, "last", l);
+                JSON_ADD(l, STATUS_RESCAN_REASON, json_object_new_string(h->reason));
+                JSON_ADD(l, STATUS_RESCAN_AT, JSON_U64(h->at / USEC_PER_SEC));
+                JSON_ADD(l, STATUS_RESCAN_SECONDS, json_double((double) h->duration / USEC_PER_SEC));
+                JSON_ADD(l, STATUS_RESCAN_ADDED, JSON_U64(h->added));
+                JSON_ADD(l, STATUS_RESCAN_CHANGED, JSON_U64(h->changed));
+                JSON_ADD(l, STATUS_RESCAN_REMOVED, JSON_U64(h->removed));
+                JSON_ADD(o, STATUS_SCAN_LAST, l);
         }
-        JSON_ADD(o, "inotify_overflows", JSON_U64(c->overflows));
-        JSON_ADD(o, "watches", JSON_U64(c->available ? c->watches : 0));
-        JSON_ADD(o, "max_watches", JSON_U64(c->max_watches));
-        JSON_ADD(o, "unwatched_dirs", JSON_U64(cache_unwatched_dirs(c)));
+        JSON_ADD(o, STATUS_SCAN_INOTIFY_OVERFLOWS, JSON_U64(c->overflows));
+        JSON_ADD(o, STATUS_SCAN_WATCHES, JSON_U64(c->available ? c->watches : 0));
+        JSON_ADD(o, STATUS_SCAN_MAX_WATCHES, JSON_U64(c->max_watches));
+        JSON_ADD(o, STATUS_SCAN_UNWATCHED_DIRS, JSON_U64(cache_unwatched_dirs(c)));
         return o;
 }
 
@@ -119,27 +121,27 @@ static json_object *trim_result_json(const TrimResult *r, const char *reason, us
         json_object *o = json_object_new_object();
 
         if (reason)
-                JSON_ADD(o, "reason", json_object_new_string(reason));
+                JSON_ADD(o, STATUS_TRIM_REASON, json_object_new_string(reason));
         if (at)
-                JSON_ADD(o, "at", JSON_U64(at / USEC_PER_SEC));
+                JSON_ADD(o, STATUS_TRIM_AT, JSON_U64(at / USEC_PER_SEC));
         if (duration)
-                JSON_ADD(o, "seconds", json_double((double) duration / USEC_PER_SEC));
-        JSON_ADD(o, "dry_run", json_object_new_boolean(r->dry_run));
-        JSON_ADD(o, "target_bytes", JSON_U64(r->target_bytes));
-        JSON_ADD(o, "planned_files", JSON_U64(r->planned_files));
-        JSON_ADD(o, "planned_bytes", JSON_U64(r->planned_bytes));
-        JSON_ADD(o, "files", JSON_U64(r->files));
-        JSON_ADD(o, "bytes", JSON_U64(r->bytes));
-        JSON_ADD(o, "oldest_kept_mtime", JSON_U64(r->oldest_kept));
-        JSON_ADD(o, "saved", JSON_U64(r->saved));
-        JSON_ADD(o, "locked_dirs", JSON_U64(r->locked_dirs));
-        JSON_ADD(o, "errors", JSON_U64(r->errors));
-        JSON_ADD(o, "stats_updates", JSON_U64(r->stats_updates));
-        JSON_ADD(o, "stats_failures", JSON_U64(r->stats_failures));
-        JSON_ADD(o, "stats_deferred", JSON_U64(r->stats_deferred));
-        JSON_ADD(o, "locks_broken", JSON_U64(r->locks_broken));
+                JSON_ADD(o, STATUS_TRIM_SECONDS, json_double((double) duration / USEC_PER_SEC));
+        JSON_ADD(o, STATUS_TRIM_DRY_RUN, json_object_new_boolean(r->dry_run));
+        JSON_ADD(o, STATUS_TRIM_TARGET_BYTES, JSON_U64(r->target_bytes));
+        JSON_ADD(o, STATUS_TRIM_PLANNED_FILES, JSON_U64(r->planned_files));
+        JSON_ADD(o, STATUS_TRIM_PLANNED_BYTES, JSON_U64(r->planned_bytes));
+        JSON_ADD(o, STATUS_TRIM_FILES, JSON_U64(r->files));
+        JSON_ADD(o, STATUS_TRIM_BYTES, JSON_U64(r->bytes));
+        JSON_ADD(o, STATUS_TRIM_OLDEST_KEPT_MTIME, JSON_U64(r->oldest_kept));
+        JSON_ADD(o, STATUS_TRIM_SAVED, JSON_U64(r->saved));
+        JSON_ADD(o, STATUS_TRIM_LOCKED_DIRS, JSON_U64(r->locked_dirs));
+        JSON_ADD(o, STATUS_TRIM_ERRORS, JSON_U64(r->errors));
+        JSON_ADD(o, STATUS_TRIM_STATS_UPDATES, JSON_U64(r->stats_updates));
+        JSON_ADD(o, STATUS_TRIM_STATS_FAILURES, JSON_U64(r->stats_failures));
+        JSON_ADD(o, STATUS_TRIM_STATS_DEFERRED, JSON_U64(r->stats_deferred));
+        JSON_ADD(o, STATUS_TRIM_LOCKS_BROKEN, JSON_U64(r->locks_broken));
         if (r->beyond_table)
-                JSON_ADD(o, "beyond_table_files", JSON_U64(r->beyond_table));
+                JSON_ADD(o, STATUS_TRIM_BEYOND_TABLE_FILES, JSON_U64(r->beyond_table));
         return o;
 }
 
@@ -153,19 +155,19 @@ static void status_trims(Cache *c, json_object *o) {
         const char *reason;
         const TrimResult *r = trim_queue_current(c->trims, &reason);
 
-        JSON_ADD(o, "evicted_files_total", JSON_U64(h->evicted_files));
-        JSON_ADD(o, "evicted_bytes_total", JSON_U64(h->evicted_bytes));
-        JSON_ADD(o, "stored_files_total", JSON_U64(c->seen_files[ACTIVITY_STORE]));
-        JSON_ADD(o, "stored_bytes_total", JSON_U64(c->seen_bytes[ACTIVITY_STORE]));
-        JSON_ADD(o, "refreshed_files_total", JSON_U64(c->seen_files[ACTIVITY_HIT]));
-        JSON_ADD(o, "removed_files_total", JSON_U64(c->seen_files[ACTIVITY_REMOVAL]));
-        JSON_ADD(o, "removed_bytes_total", JSON_U64(c->seen_bytes[ACTIVITY_REMOVAL]));
+        JSON_ADD(o, STATUS_CACHE_EVICTED_FILES_TOTAL, JSON_U64(h->evicted_files));
+        JSON_ADD(o, STATUS_CACHE_EVICTED_BYTES_TOTAL, JSON_U64(h->evicted_bytes));
+        JSON_ADD(o, STATUS_CACHE_STORED_FILES_TOTAL, JSON_U64(c->seen_files[ACTIVITY_STORE]));
+        JSON_ADD(o, STATUS_CACHE_STORED_BYTES_TOTAL, JSON_U64(c->seen_bytes[ACTIVITY_STORE]));
+        JSON_ADD(o, STATUS_CACHE_REFRESHED_FILES_TOTAL, JSON_U64(c->seen_files[ACTIVITY_HIT]));
+        JSON_ADD(o, STATUS_CACHE_REMOVED_FILES_TOTAL, JSON_U64(c->seen_files[ACTIVITY_REMOVAL]));
+        JSON_ADD(o, STATUS_CACHE_REMOVED_BYTES_TOTAL, JSON_U64(c->seen_bytes[ACTIVITY_REMOVAL]));
         if (r)
-                JSON_ADD(o, "trim", trim_result_json(r, reason, 0, 0));
+                JSON_ADD(o, STATUS_CACHE_TRIM, trim_result_json(r, reason, 0, 0));
         if (h->has_last) {
                 json_object *l = trim_result_json(&h->last, h->last_reason, h->last_at, h->last_duration);
-                JSON_ADD(l, "over_cap_after", json_object_new_boolean(h->last_over_cap));
-                JSON_ADD(o, "last_trim", l);
+                JSON_ADD(l, STATUS_TRIM_OVER_CAP_AFTER, json_object_new_boolean(h->last_over_cap));
+                JSON_ADD(o, STATUS_CACHE_LAST_TRIM, l);
         }
 }
 
@@ -176,9 +178,9 @@ static void status_hit_rates(Cache *c, json_object *o) {
                 const char *key;
                 usec_t window;
         } windows[] = {
-                { "hit_rate_1h", 3600 * USEC_PER_SEC },
-                { "hit_rate_24h", 24 * 3600 * USEC_PER_SEC },
-                { "hit_rate_7d", 7 * 24 * 3600 * USEC_PER_SEC },
+                { STATUS_CACHE_HIT_RATE_1H, 3600 * USEC_PER_SEC },
+                { STATUS_CACHE_HIT_RATE_24H, 24 * 3600 * USEC_PER_SEC },
+                { STATUS_CACHE_HIT_RATE_7D, 7 * 24 * 3600 * USEC_PER_SEC },
         };
         usec_t now = event_now(c->event, CLOCK_REALTIME);
 
@@ -200,16 +202,16 @@ static void status_regret(Cache *c, json_object *o) {
 
         regret_figures(c->regret, now / USEC_PER_SEC, &f);
         activity_sum(c->activity, now - 7 * 24 * 3600 * USEC_PER_SEC + 1, now + 1, &week);
-        JSON_ADD(r, "stores_24h", JSON_U64(f.stores_24h));
-        JSON_ADD(r, "stores_7d", JSON_U64(f.stores_7d));
-        JSON_ADD(r, "bytes_24h", JSON_U64(f.bytes_24h));
-        JSON_ADD(r, "bytes_7d", JSON_U64(f.bytes_7d));
-        JSON_ADD(r, "share_7d", week.n[ACTIVITY_STORE] ? json_double((double) f.stores_7d /
+        JSON_ADD(r, STATUS_REGRET_STORES_24H, JSON_U64(f.stores_24h));
+        JSON_ADD(r, STATUS_REGRET_STORES_7D, JSON_U64(f.stores_7d));
+        JSON_ADD(r, STATUS_REGRET_BYTES_24H, JSON_U64(f.bytes_24h));
+        JSON_ADD(r, STATUS_REGRET_BYTES_7D, JSON_U64(f.bytes_7d));
+        JSON_ADD(r, STATUS_REGRET_SHARE_7D, week.n[ACTIVITY_STORE] ? json_double((double) f.stores_7d /
                                                                      (double) week.n[ACTIVITY_STORE]) : NULL);
-        JSON_ADD(r, "suggested_max_size_bytes",
+        JSON_ADD(r, STATUS_REGRET_SUGGESTED_MAX_SIZE_BYTES,
                  f.stores_7d ? JSON_U64(round_size_up(c->config->max_size_bytes + f.extra_bytes_p90)) : NULL);
-        JSON_ADD(r, "remembered_evictions", JSON_U64(f.remembered));
-        JSON_ADD(o, "regret", r);
+        JSON_ADD(r, STATUS_REGRET_REMEMBERED_EVICTIONS, JSON_U64(f.remembered));
+        JSON_ADD(o, STATUS_CACHE_REGRET, r);
 }
 
 /* working_set_files and working_set_bytes: the entries used within the
@@ -223,11 +225,11 @@ static void status_working_set(Cache *c, json_object *o) {
                 JSON_ADD(files, cache_ws_windows[i].key, JSON_U64(c->ws_files[i]));
                 JSON_ADD(bytes, cache_ws_windows[i].key, JSON_U64(c->ws_bytes[i]));
         }
-        JSON_ADD(o, "working_set_files", files);
-        JSON_ADD(o, "working_set_bytes", bytes);
-        JSON_ADD(o, "writers", cache_writers_json(c));
-        JSON_ADD(o, "writers_pending", JSON_U64(cache_writers_unread(c)));
-        JSON_ADD(o, "key_families", cache_families_json(c, event_now(c->event, CLOCK_REALTIME)));
+        JSON_ADD(o, STATUS_CACHE_WORKING_SET_FILES, files);
+        JSON_ADD(o, STATUS_CACHE_WORKING_SET_BYTES, bytes);
+        JSON_ADD(o, STATUS_CACHE_WRITERS, cache_writers_json(c));
+        JSON_ADD(o, STATUS_CACHE_WRITERS_PENDING, JSON_U64(cache_writers_unread(c)));
+        JSON_ADD(o, STATUS_CACHE_KEY_FAMILIES, cache_families_json(c, event_now(c->event, CLOCK_REALTIME)));
 }
 
 int cache_history(const Cache *c, unsigned seconds, unsigned count, usec_t now, history_row_t cb, void *userdata) {
@@ -240,16 +242,16 @@ static void status_alarms(Cache *c, json_object *o) {
         const CacheConfig *cc = c->config;
         json_object *a = json_object_new_object();
 
-        JSON_ADD(o, "regret_alert", json_double(cc->regret_alert));
-        JSON_ADD(o, "silent_window_seconds", JSON_U64(cc->silent_window_usec / USEC_PER_SEC));
-        JSON_ADD(o, "silent_min_calls", JSON_U64(cc->silent_min_calls));
-        JSON_ADD(o, "silent_hit_rate", json_double(cc->silent_hit_rate));
-        JSON_ADD(o, "idle_after_seconds", JSON_U64(cc->idle_after_usec / USEC_PER_SEC));
-        JSON_ADD(a, "cache-silent-miss", json_object_new_boolean(c->alarms.silent));
-        JSON_ADD(a, "cache-idle", json_object_new_boolean(c->alarms.idle));
-        JSON_ADD(a, "cache-cap-small", json_object_new_boolean(c->cap_small));
-        JSON_ADD(a, "cache-version-mix", json_object_new_boolean(c->version_mix));
-        JSON_ADD(o, "alarms", a);
+        JSON_ADD(o, STATUS_CACHE_REGRET_ALERT, json_double(cc->regret_alert));
+        JSON_ADD(o, STATUS_CACHE_SILENT_WINDOW_SECONDS, JSON_U64(cc->silent_window_usec / USEC_PER_SEC));
+        JSON_ADD(o, STATUS_CACHE_SILENT_MIN_CALLS, JSON_U64(cc->silent_min_calls));
+        JSON_ADD(o, STATUS_CACHE_SILENT_HIT_RATE, json_double(cc->silent_hit_rate));
+        JSON_ADD(o, STATUS_CACHE_IDLE_AFTER_SECONDS, JSON_U64(cc->idle_after_usec / USEC_PER_SEC));
+        JSON_ADD(a, alert_kind_name(ALERT_CACHE_SILENT_MISS), json_object_new_boolean(c->alarms.silent));
+        JSON_ADD(a, alert_kind_name(ALERT_CACHE_IDLE), json_object_new_boolean(c->alarms.idle));
+        JSON_ADD(a, alert_kind_name(ALERT_CACHE_CAP_SMALL), json_object_new_boolean(c->cap_small));
+        JSON_ADD(a, alert_kind_name(ALERT_CACHE_VERSION_MIX), json_object_new_boolean(c->version_mix));
+        JSON_ADD(o, STATUS_CACHE_ALARMS, a);
 }
 
 /* remote-errors: ccache's remote storage errors and timeouts in the window. */
@@ -257,10 +259,10 @@ static json_object *status_remote_errors(const Cache *c) {
         usec_t w = c->config->remote_errors_window_usec;
         json_object *o = json_object_new_object();
 
-        JSON_ADD(o, "window_seconds", JSON_U64(w / USEC_PER_SEC));
-        JSON_ADD(o, "errors", JSON_U64(remote_errors_count(c->activity, w, event_now(c->event, CLOCK_REALTIME), NULL,
-                                                           NULL)));
-        JSON_ADD(o, "alert", json_object_new_boolean(c->remote_errors));
+        JSON_ADD(o, STATUS_REMOTE_ERRORS_WINDOW_SECONDS, JSON_U64(w / USEC_PER_SEC));
+        JSON_ADD(o, STATUS_REMOTE_ERRORS_ERRORS,
+                 JSON_U64(remote_errors_count(c->activity, w, event_now(c->event, CLOCK_REALTIME), NULL, NULL)));
+        JSON_ADD(o, STATUS_REMOTE_ERRORS_ALERT, json_object_new_boolean(c->remote_errors));
         return o;
 }
 
@@ -280,40 +282,40 @@ json_object *cache_status_json(Cache *c) {
                 }
         account_entry_mtime_span(c->account, &oldest, &newest);
         snprintf(mode, sizeof(mode), "%04o", (unsigned) cc->mode);
-        JSON_ADD(o, "name", json_object_new_string(cc->name));
-        JSON_ADD(o, "path", json_object_new_string(cc->path));
-        JSON_ADD(o, "state", json_object_new_string(cache_state_name(cache_state(c))));
+        JSON_ADD(o, STATUS_CACHE_NAME, json_object_new_string(cc->name));
+        JSON_ADD(o, STATUS_CACHE_PATH, json_object_new_string(cc->path));
+        JSON_ADD(o, STATUS_CACHE_STATE, json_object_new_string(cache_state_name(cache_state(c))));
         if (!c->available)
-                JSON_ADD(o, "reason", json_object_new_string(c->reason));
-        JSON_ADD(o, "size_bytes", JSON_U64(t->bytes));
-        JSON_ADD(o, "files", JSON_U64(t->files));
-        JSON_ADD(o, "max_size_bytes", JSON_U64(cc->max_size_bytes));
-        JSON_ADD(o, "max_size_text", json_object_new_string(cc->max_size_text));
-        JSON_ADD(o, "trim_to", json_double(cc->trim_to));
-        JSON_ADD(o, "mode", json_object_new_string(mode));
-        JSON_ADD(o, "mode_ok", json_object_new_boolean(c->available && lstat(cc->path, &st) == 0 &&
+                JSON_ADD(o, STATUS_CACHE_REASON, json_object_new_string(c->reason));
+        JSON_ADD(o, STATUS_CACHE_SIZE_BYTES, JSON_U64(t->bytes));
+        JSON_ADD(o, STATUS_CACHE_FILES, JSON_U64(t->files));
+        JSON_ADD(o, STATUS_CACHE_MAX_SIZE_BYTES, JSON_U64(cc->max_size_bytes));
+        JSON_ADD(o, STATUS_CACHE_MAX_SIZE_TEXT, json_object_new_string(cc->max_size_text));
+        JSON_ADD(o, STATUS_CACHE_TRIM_TO, json_double(cc->trim_to));
+        JSON_ADD(o, STATUS_CACHE_MODE, json_object_new_string(mode));
+        JSON_ADD(o, STATUS_CACHE_MODE_OK, json_object_new_boolean(c->available && lstat(cc->path, &st) == 0 &&
                                                         (st.st_mode & 07777) == cc->mode));
-        JSON_ADD(o, "mount", c->available ? json_object_new_string(c->mount) : NULL);
-        JSON_ADD(o, "hits", JSON_U64(t->hits));
-        JSON_ADD(o, "misses", JSON_U64(t->misses));
+        JSON_ADD(o, STATUS_CACHE_MOUNT, c->available ? json_object_new_string(c->mount) : NULL);
+        JSON_ADD(o, STATUS_CACHE_HITS, JSON_U64(t->hits));
+        JSON_ADD(o, STATUS_CACHE_MISSES, JSON_U64(t->misses));
         status_hit_rates(c, o);
         status_working_set(c, o);
         status_regret(c, o);
-        JSON_ADD(o, "cap_advice", cache_advice_json(c, event_now(c->event, CLOCK_REALTIME)));
+        JSON_ADD(o, STATUS_CACHE_CAP_ADVICE, cache_advice_json(c, event_now(c->event, CLOCK_REALTIME)));
         status_alarms(c, o);
         status_trims(c, o);
-        JSON_ADD(o, "mode_repairs", JSON_U64(c->mode_repairs));
-        JSON_ADD(o, "ccache_conf_max_size", c->config->manage_ccache_conf && c->ccache_max_size[0]
+        JSON_ADD(o, STATUS_CACHE_MODE_REPAIRS, JSON_U64(c->mode_repairs));
+        JSON_ADD(o, STATUS_CACHE_CCACHE_CONF_MAX_SIZE, c->config->manage_ccache_conf && c->ccache_max_size[0]
                                                     ? json_object_new_string(c->ccache_max_size) : NULL);
-        JSON_ADD(o, "entry_files", JSON_U64(entry_files));
-        JSON_ADD(o, "entry_bytes", JSON_U64(entry_bytes));
-        JSON_ADD(o, "oldest_entry_mtime", JSON_U64(oldest));
-        JSON_ADD(o, "newest_entry_mtime", JSON_U64(newest));
-        JSON_ADD(o, "kinds", status_kinds(t));
-        JSON_ADD(o, "dirs", JSON_U64(t->dirs));
-        JSON_ADD(o, "scan", status_scan(c));
-        JSON_ADD(o, "memory_bytes", JSON_U64(account_memory(c->account) + cache_activity_memory(c)));
-        JSON_ADD(o, "remote_errors", status_remote_errors(c));
+        JSON_ADD(o, STATUS_CACHE_ENTRY_FILES, JSON_U64(entry_files));
+        JSON_ADD(o, STATUS_CACHE_ENTRY_BYTES, JSON_U64(entry_bytes));
+        JSON_ADD(o, STATUS_CACHE_OLDEST_ENTRY_MTIME, JSON_U64(oldest));
+        JSON_ADD(o, STATUS_CACHE_NEWEST_ENTRY_MTIME, JSON_U64(newest));
+        JSON_ADD(o, STATUS_CACHE_KINDS, status_kinds(t));
+        JSON_ADD(o, STATUS_CACHE_DIRS, JSON_U64(t->dirs));
+        JSON_ADD(o, STATUS_CACHE_SCAN, status_scan(c));
+        JSON_ADD(o, STATUS_CACHE_MEMORY_BYTES, JSON_U64(account_memory(c->account) + cache_activity_memory(c)));
+        JSON_ADD(o, STATUS_CACHE_REMOTE_ERRORS, status_remote_errors(c));
         return o;
 }
 
@@ -344,52 +346,52 @@ void cache_remote_status(Cache *c, json_object *o) {
                 }
         account_entry_mtime_span(c->account, &oldest, &newest);
         warning = clock_warning(c, oldest, now);
-        JSON_ADD(o, "path", json_object_new_string(cc->path));
-        JSON_ADD(o, "state", json_object_new_string(cache_state_name(cache_state(c))));
-        JSON_ADD(o, "reason", c->available ? NULL : json_object_new_string(c->reason));
-        JSON_ADD(o, "last_error", json_object_new_string(c->available ? "" : c->reason));
+        JSON_ADD(o, STATUS_SHARE_PATH, json_object_new_string(cc->path));
+        JSON_ADD(o, STATUS_REMOTE_STATE, json_object_new_string(cache_state_name(cache_state(c))));
+        JSON_ADD(o, STATUS_SHARE_REASON, c->available ? NULL : json_object_new_string(c->reason));
+        JSON_ADD(o, STATUS_REMOTE_LAST_ERROR, json_object_new_string(c->available ? "" : c->reason));
         if (!c->available && c->share_holder.host[0]) {
                 json_object *k = json_object_new_object();
 
-                JSON_ADD(k, "host", json_object_new_string(c->share_holder.host));
-                JSON_ADD(k, "pid", json_object_new_int(c->share_holder.pid));
-                JSON_ADD(k, "heartbeat_age_seconds", json_object_new_int64(now - c->share_holder.beat));
-                JSON_ADD(o, "kept_by", k);
+                JSON_ADD(k, STATUS_KEEPER_HOST, json_object_new_string(c->share_holder.host));
+                JSON_ADD(k, STATUS_KEEPER_PID, json_object_new_int(c->share_holder.pid));
+                JSON_ADD(k, STATUS_KEEPER_HEARTBEAT_AGE_SECONDS, json_object_new_int64(now - c->share_holder.beat));
+                JSON_ADD(o, STATUS_SHARE_KEPT_BY, k);
         } else
-                JSON_ADD(o, "kept_by", NULL);
-        JSON_ADD(o, "level", json_object_new_string(c->remote_level ? "critical" : "ok"));
-        JSON_ADD(o, "mount", c->available ? json_object_new_string(c->mount) : NULL);
-        JSON_ADD(o, "size_bytes", JSON_U64(t->bytes));
-        JSON_ADD(o, "files", JSON_U64(t->files));
-        JSON_ADD(o, "entry_files", JSON_U64(entry_files));
-        JSON_ADD(o, "entry_bytes", JSON_U64(entry_bytes));
-        JSON_ADD(o, "max_size_bytes", JSON_U64(cc->max_size_bytes));
-        JSON_ADD(o, "max_size_text", json_object_new_string(cc->max_size_text));
-        JSON_ADD(o, "trim_to", json_double(cc->trim_to));
-        JSON_ADD(o, "watch", json_object_new_string(c->poll ? "poll" : "inotify"));
-        JSON_ADD(o, "watch_reason", json_object_new_string(c->watch_reason));
-        JSON_ADD(o, "rescan_interval_seconds", JSON_U64(cc->rescan_interval_usec / USEC_PER_SEC));
-        JSON_ADD(o, "clock", json_object_new_string(cache_clock_name(c->clock)));
-        JSON_ADD(o, "clock_configured", json_object_new_string(cache_clock_name(cc->clock)));
-        JSON_ADD(e, "scanned", json_object_new_boolean(c->clock_scanned));
-        JSON_ADD(e, "entry_files", JSON_U64(c->clock_entries));
-        JSON_ADD(e, "touched_files", JSON_U64(c->clock_touched));
-        JSON_ADD(e, "mtime_min_touched", JSON_U64(REMOTE_CLOCK_MTIME_MIN_TOUCHED));
-        JSON_ADD(e, "mtime_min_share", json_double(REMOTE_CLOCK_MTIME_MIN_PERMILLE / 1000.0));
-        JSON_ADD(e, "read_files", JSON_U64(c->clock_read));
-        JSON_ADD(e, "mtime_refresh_seen", json_object_new_boolean(c->mtime_refresh_seen));
-        JSON_ADD(o, "clock_evidence", e);
-        JSON_ADD(o, "clock_warning", warning ? json_object_new_string(warning) : NULL);
-        JSON_ADD(o, "oldest_entry_time", JSON_U64(oldest));
-        JSON_ADD(o, "newest_entry_time", JSON_U64(newest));
+                JSON_ADD(o, STATUS_SHARE_KEPT_BY, NULL);
+        JSON_ADD(o, STATUS_REMOTE_LEVEL, json_object_new_string(c->remote_level ? "critical" : "ok"));
+        JSON_ADD(o, STATUS_SHARE_MOUNT, c->available ? json_object_new_string(c->mount) : NULL);
+        JSON_ADD(o, STATUS_SHARE_SIZE_BYTES, JSON_U64(t->bytes));
+        JSON_ADD(o, STATUS_SHARE_FILES, JSON_U64(t->files));
+        JSON_ADD(o, STATUS_SHARE_ENTRY_FILES, JSON_U64(entry_files));
+        JSON_ADD(o, STATUS_SHARE_ENTRY_BYTES, JSON_U64(entry_bytes));
+        JSON_ADD(o, STATUS_SHARE_MAX_SIZE_BYTES, JSON_U64(cc->max_size_bytes));
+        JSON_ADD(o, STATUS_SHARE_MAX_SIZE_TEXT, json_object_new_string(cc->max_size_text));
+        JSON_ADD(o, STATUS_SHARE_TRIM_TO, json_double(cc->trim_to));
+        JSON_ADD(o, STATUS_SHARE_WATCH, json_object_new_string(c->poll ? "poll" : "inotify"));
+        JSON_ADD(o, STATUS_SHARE_WATCH_REASON, json_object_new_string(c->watch_reason));
+        JSON_ADD(o, STATUS_SHARE_RESCAN_INTERVAL_SECONDS, JSON_U64(cc->rescan_interval_usec / USEC_PER_SEC));
+        JSON_ADD(o, STATUS_SHARE_CLOCK, json_object_new_string(cache_clock_name(c->clock)));
+        JSON_ADD(o, STATUS_SHARE_CLOCK_CONFIGURED, json_object_new_string(cache_clock_name(cc->clock)));
+        JSON_ADD(e, STATUS_CLOCK_SCANNED, json_object_new_boolean(c->clock_scanned));
+        JSON_ADD(e, STATUS_CLOCK_ENTRY_FILES, JSON_U64(c->clock_entries));
+        JSON_ADD(e, STATUS_CLOCK_TOUCHED_FILES, JSON_U64(c->clock_touched));
+        JSON_ADD(e, STATUS_CLOCK_MTIME_MIN_TOUCHED, JSON_U64(REMOTE_CLOCK_MTIME_MIN_TOUCHED));
+        JSON_ADD(e, STATUS_CLOCK_MTIME_MIN_SHARE, json_double(REMOTE_CLOCK_MTIME_MIN_PERMILLE / 1000.0));
+        JSON_ADD(e, STATUS_CLOCK_READ_FILES, JSON_U64(c->clock_read));
+        JSON_ADD(e, STATUS_CLOCK_MTIME_REFRESH_SEEN, json_object_new_boolean(c->mtime_refresh_seen));
+        JSON_ADD(o, STATUS_SHARE_CLOCK_EVIDENCE, e);
+        JSON_ADD(o, STATUS_SHARE_CLOCK_WARNING, warning ? json_object_new_string(warning) : NULL);
+        JSON_ADD(o, STATUS_SHARE_OLDEST_ENTRY_TIME, JSON_U64(oldest));
+        JSON_ADD(o, STATUS_SHARE_NEWEST_ENTRY_TIME, JSON_U64(newest));
         status_trims(c, o);
-        JSON_ADD(o, "kinds", status_kinds(t));
-        JSON_ADD(o, "dirs", JSON_U64(t->dirs));
-        JSON_ADD(o, "scan", status_scan(c));
-        JSON_ADD(o, "memory_bytes", JSON_U64(account_memory(c->account) + cache_activity_memory(c)));
+        JSON_ADD(o, STATUS_SHARE_KINDS, status_kinds(t));
+        JSON_ADD(o, STATUS_SHARE_DIRS, JSON_U64(t->dirs));
+        JSON_ADD(o, STATUS_SHARE_SCAN, status_scan(c));
+        JSON_ADD(o, STATUS_SHARE_MEMORY_BYTES, JSON_U64(account_memory(c->account) + cache_activity_memory(c)));
         if (c->remote_level)
-                json_object_array_add(alerts, json_object_new_string("remote-level"));
+                json_object_array_add(alerts, json_object_new_string(alert_kind_name(ALERT_REMOTE_LEVEL)));
         if (!c->available)
-                json_object_array_add(alerts, json_object_new_string("cache-unavailable"));
-        JSON_ADD(o, "alerts", alerts);
+                json_object_array_add(alerts, json_object_new_string(alert_kind_name(ALERT_CACHE_UNAVAILABLE)));
+        JSON_ADD(o, STATUS_REMOTE_ALERTS, alerts);
 }

@@ -19,6 +19,7 @@
 
 #include "base/human.h"
 #include "base/log.h"
+#include "base/status-keys.h"
 #include "cache/cache-alert.h"
 #include "cache/cache-counts.h"
 #include "cache/cache-internal.h"
@@ -277,15 +278,17 @@ json_object *cache_writers_json(Cache *c) {
                 if (c->tag_files[t] == 0 && stores == 0 && hits == 0)
                         continue;
                 o = json_object_new_object();
-                JSON_ADD(o, "ccache_version", t >= CACHE_WRITER_FIRST ? json_object_new_string(w->version) : NULL);
-                JSON_ADD(o, "namespace", t >= CACHE_WRITER_FIRST ? json_object_new_string(w->ns) : NULL);
+                JSON_ADD(o, STATUS_WRITER_CCACHE_VERSION,
+                         t >= CACHE_WRITER_FIRST ? json_object_new_string(w->version) : NULL);
+                JSON_ADD(o, STATUS_WRITER_NAMESPACE, t >= CACHE_WRITER_FIRST ? json_object_new_string(w->ns) : NULL);
                 if (t < CACHE_WRITER_FIRST)
-                        JSON_ADD(o, "header", json_object_new_string(t == CACHE_WRITER_UNKNOWN ? "unreadable"
-                                                                                               : "beyond the table"));
-                JSON_ADD(o, "entries", JSON_U64(c->tag_files[t]));
-                JSON_ADD(o, "bytes", JSON_U64(c->tag_bytes[t]));
-                JSON_ADD(o, "stores_24h", JSON_U64(stores));
-                JSON_ADD(o, "hits_24h", JSON_U64(hits));
+                        JSON_ADD(o, STATUS_WRITER_HEADER, json_object_new_string(t == CACHE_WRITER_UNKNOWN
+                                                                                         ? "unreadable"
+                                                                                         : "beyond the table"));
+                JSON_ADD(o, STATUS_WRITER_ENTRIES, JSON_U64(c->tag_files[t]));
+                JSON_ADD(o, STATUS_WRITER_BYTES, JSON_U64(c->tag_bytes[t]));
+                JSON_ADD(o, STATUS_WRITER_STORES_24H, JSON_U64(stores));
+                JSON_ADD(o, STATUS_WRITER_HITS_24H, JSON_U64(hits));
                 json_object_array_add(a, o);
         }
         return a;
@@ -424,13 +427,13 @@ json_object *cache_families_json(Cache *c, usec_t now) {
                 if (!stores[f] && !bytes[f])
                         continue;
                 e = json_object_new_object();
-                JSON_ADD(e, "family", json_object_new_string(family_name((Family) f)));
-                JSON_ADD(e, "bytes", JSON_U64(bytes[f]));
-                JSON_ADD(e, "stores_24h", JSON_U64(stores[f]));
+                JSON_ADD(e, STATUS_FAMILY_FAMILY, json_object_new_string(family_name((Family) f)));
+                JSON_ADD(e, STATUS_FAMILY_BYTES, JSON_U64(bytes[f]));
+                JSON_ADD(e, STATUS_FAMILY_STORES_24H, JSON_U64(stores[f]));
                 json_object_array_add(a, e);
         }
-        JSON_ADD(o, "families", a);
-        JSON_ADD(o, "duplicate_stores_24h", JSON_U64(twins));
-        JSON_ADD(o, "mixed", json_object_new_boolean(c->version_mix));
+        JSON_ADD(o, STATUS_FAMILIES_FAMILIES, a);
+        JSON_ADD(o, STATUS_FAMILIES_DUPLICATE_STORES_24H, JSON_U64(twins));
+        JSON_ADD(o, STATUS_FAMILIES_MIXED, json_object_new_boolean(c->version_mix));
         return o;
 }

@@ -20,8 +20,9 @@
 
 #include "base/human.h"
 #include "base/log.h"
-#include "os/secret-file.h"
+#include "base/status-keys.h"
 #include "os/peer.h"
+#include "os/secret-file.h"
 #include "remote/redis-info.h"
 #include "remote/remote-redis.h"
 
@@ -798,7 +799,7 @@ static json_object *windows(const RedisRemote *r, usec_t now, size_t field) {
         static const struct {
                 const char *name;
                 usec_t usec;
-        } w[] = { { "1h", 3600 * USEC_PER_SEC }, { "24h", 86400 * USEC_PER_SEC } };
+        } w[] = { { STATUS_WINDOW_1H, 3600 * USEC_PER_SEC }, { STATUS_WINDOW_24H, 86400 * USEC_PER_SEC } };
         json_object *o = json_object_new_object();
         const uint64_t cur[3] = { r->info.keyspace_hits, r->info.keyspace_misses, r->info.evicted_keys };
 
@@ -829,40 +830,43 @@ json_object *redis_remote_status_json(const RedisRemote *r, usec_t now) {
         bool figures = r->last_ok > 0;
         int evicts = redis_info_evicts(&r->info);
 
-        json_object_object_add(o, "name", json_object_new_string(r->rc->name));
-        json_object_object_add(o, "url", json_object_new_string(r->rc->url));
-        json_object_object_add(o, "kind", json_object_new_string("redis"));
-        json_object_object_add(o, "state", json_object_new_string(!r->polled         ? "unknown"
-                                                                  : r->reachable    ? "ok"
-                                                                  : r->last_refused ? "refused"
-                                                                                    : "unreachable"));
-        json_object_object_add(o, "reachable", r->polled ? json_object_new_boolean(r->reachable) : NULL);
-        json_object_object_add(o, "level", json_object_new_string(redis_level_name(r->level)));
-        json_object_object_add(o, "alerts", standing(r));
-        json_object_object_add(o, "last_error", r->last_error[0] ? json_object_new_string(r->last_error) : NULL);
-        json_object_object_add(o, "last_ok", figures ? u64(r->last_ok / USEC_PER_SEC) : NULL);
+        json_object_object_add(o, STATUS_REMOTE_NAME, json_object_new_string(r->rc->name));
+        json_object_object_add(o, STATUS_REMOTE_URL, json_object_new_string(r->rc->url));
+        json_object_object_add(o, STATUS_REMOTE_KIND, json_object_new_string("redis"));
+        json_object_object_add(o, STATUS_REMOTE_STATE, json_object_new_string(!r->polled         ? "unknown"
+                                                                              : r->reachable    ? "ok"
+                                                                              : r->last_refused ? "refused"
+                                                                                                : "unreachable"));
+        json_object_object_add(o, STATUS_REDIS_REACHABLE, r->polled ? json_object_new_boolean(r->reachable) : NULL);
+        json_object_object_add(o, STATUS_REMOTE_LEVEL, json_object_new_string(redis_level_name(r->level)));
+        json_object_object_add(o, STATUS_REMOTE_ALERTS, standing(r));
+        json_object_object_add(o, STATUS_REMOTE_LAST_ERROR,
+                               r->last_error[0] ? json_object_new_string(r->last_error) : NULL);
+        json_object_object_add(o, STATUS_REDIS_LAST_OK, figures ? u64(r->last_ok / USEC_PER_SEC) : NULL);
         /* How old the figures below are: a round that hangs shows here. */
-        json_object_object_add(o, "figures_age_seconds",
+        json_object_object_add(o, STATUS_REDIS_FIGURES_AGE_SECONDS,
                                figures ? u64(now > r->last_ok ? (now - r->last_ok) / USEC_PER_SEC : 0) : NULL);
-        json_object_object_add(o, "poll_interval_seconds", u64(r->rc->poll_interval_usec / USEC_PER_SEC));
-        json_object_object_add(o, "polls_total", u64(r->rounds));
-        json_object_object_add(o, "poll_failures_total", u64(r->failures));
+        json_object_object_add(o, STATUS_REDIS_POLL_INTERVAL_SECONDS, u64(r->rc->poll_interval_usec / USEC_PER_SEC));
+        json_object_object_add(o, STATUS_REDIS_POLLS_TOTAL, u64(r->rounds));
+        json_object_object_add(o, STATUS_REDIS_POLL_FAILURES_TOTAL, u64(r->failures));
         if (!figures)
                 return o;
         /* The last good round's figures, also while unreachable (last_ok says when). */
-        json_object_object_add(o, "used_memory_bytes", u64(r->info.used_memory));
-        json_object_object_add(o, "maxmemory_bytes", u64(r->info.maxmemory));
-        json_object_object_add(o, "policy", r->info.policy[0] ? json_object_new_string(r->info.policy) : NULL);
-        json_object_object_add(o, "evicts", evicts < 0 ? NULL : json_object_new_boolean(evicts));
-        json_object_object_add(o, "evicted_keys_total", u64(r->info.evicted_keys));
-        json_object_object_add(o, "keyspace_hits_total", u64(r->info.keyspace_hits));
-        json_object_object_add(o, "keyspace_misses_total", u64(r->info.keyspace_misses));
-        json_object_object_add(o, "evicted_keys", windows(r, now, 2));
-        json_object_object_add(o, "keyspace_hits", windows(r, now, 0));
-        json_object_object_add(o, "keyspace_misses", windows(r, now, 1));
-        json_object_object_add(o, "ccache_keys", r->ccache_keys_known ? u64(r->ccache_keys) : NULL);
-        json_object_object_add(o, "scan_error", r->scan_error[0] ? json_object_new_string(r->scan_error) : NULL);
-        json_object_object_add(o, "db_keys", u64(r->info.db_keys));
-        json_object_object_add(o, "connected_clients", u64(r->info.connected_clients));
+        json_object_object_add(o, STATUS_REDIS_USED_MEMORY_BYTES, u64(r->info.used_memory));
+        json_object_object_add(o, STATUS_REDIS_MAXMEMORY_BYTES, u64(r->info.maxmemory));
+        json_object_object_add(o, STATUS_REDIS_POLICY,
+                               r->info.policy[0] ? json_object_new_string(r->info.policy) : NULL);
+        json_object_object_add(o, STATUS_REDIS_EVICTS, evicts < 0 ? NULL : json_object_new_boolean(evicts));
+        json_object_object_add(o, STATUS_REDIS_EVICTED_KEYS_TOTAL, u64(r->info.evicted_keys));
+        json_object_object_add(o, STATUS_REDIS_KEYSPACE_HITS_TOTAL, u64(r->info.keyspace_hits));
+        json_object_object_add(o, STATUS_REDIS_KEYSPACE_MISSES_TOTAL, u64(r->info.keyspace_misses));
+        json_object_object_add(o, STATUS_REDIS_EVICTED_KEYS, windows(r, now, 2));
+        json_object_object_add(o, STATUS_REDIS_KEYSPACE_HITS, windows(r, now, 0));
+        json_object_object_add(o, STATUS_REDIS_KEYSPACE_MISSES, windows(r, now, 1));
+        json_object_object_add(o, STATUS_REDIS_CCACHE_KEYS, r->ccache_keys_known ? u64(r->ccache_keys) : NULL);
+        json_object_object_add(o, STATUS_REDIS_SCAN_ERROR,
+                               r->scan_error[0] ? json_object_new_string(r->scan_error) : NULL);
+        json_object_object_add(o, STATUS_REDIS_DB_KEYS, u64(r->info.db_keys));
+        json_object_object_add(o, STATUS_REDIS_CONNECTED_CLIENTS, u64(r->info.connected_clients));
         return o;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/status-keys.h"
 #include "base/util.h"
 #include "cache/cache.h"
 #include "config/config.h"
@@ -124,10 +125,10 @@ Remotes *remotes_free(Remotes *rs) {
 static json_object *file_status(const RemoteConfig *rc, Cache *share) {
         json_object *o = json_object_new_object();
 
-        json_object_object_add(o, "name", json_object_new_string(rc->name));
-        json_object_object_add(o, "url", json_object_new_string(rc->url));
-        json_object_object_add(o, "kind", json_object_new_string("file"));
-        json_object_object_add(o, "layout", json_object_new_string(remote_layout_name(rc->cache.layout)));
+        json_object_object_add(o, STATUS_REMOTE_NAME, json_object_new_string(rc->name));
+        json_object_object_add(o, STATUS_REMOTE_URL, json_object_new_string(rc->url));
+        json_object_object_add(o, STATUS_REMOTE_KIND, json_object_new_string("file"));
+        json_object_object_add(o, STATUS_SHARE_LAYOUT, json_object_new_string(remote_layout_name(rc->cache.layout)));
         cache_remote_status(share, o);
         return o;
 }

@@ -11,6 +11,7 @@
 
 #include "base/human.h"
 #include "base/log.h"
+#include "base/status-keys.h"
 #include "evict/evict.h"
 #include "evict/trim.h"
 #include "space/space.h"
@@ -149,6 +150,7 @@ static void start_trims(Space *s, dev_t dev, Cache **caches, EvictPlan *plans, s
                 }
                 *p = (PressureCall) { .space = s, .dev = dev };
                 v->pressure_trims++;
+                /* "pressure": the trim's reason, not a status key */
                 r = cache_trim_plan(caches[i], &plans[i], "pressure", on_pressure_trim_done, p);
                 if (r < 0) {
                         free(p);
@@ -256,7 +258,7 @@ int space_new(sd_event *e, Alerter *alerter, Space **ret) {
                 space_free(s);
                 return r;
         }
-        (void) sd_event_source_set_description(s->timer, "volumes");
+        (void) sd_event_source_set_description(s->timer, "volumes");  /* not a status key */
         *ret = s;
         return 0;
 }
@@ -329,30 +331,35 @@ json_object *space_status_json(Space *s) {
                 VolumeLimits l;
 
                 volume_limits(vconfig(s, v), &v->usage, &l);
-                json_object_object_add(o, "mount", json_object_new_string(v->mount));
-                json_object_object_add(o, "total_bytes", json_object_new_uint64(v->usage.total_bytes));
-                json_object_object_add(o, "avail_bytes", json_object_new_uint64(v->usage.avail_bytes));
-                json_object_object_add(o, "free_bytes", json_object_new_uint64(v->usage.free_bytes));
-                json_object_object_add(o, "total_inodes", json_object_new_uint64(v->usage.total_inodes));
-                json_object_object_add(o, "avail_inodes", json_object_new_uint64(v->usage.avail_inodes));
-                json_object_object_add(o, "alert", json_object_new_string(volume_level_name(v->level)));
-                json_object_object_add(o, "bytes_level", json_object_new_string(volume_level_name(v->bytes_level)));
-                json_object_object_add(o, "inodes_level", json_object_new_string(volume_level_name(v->inodes_level)));
-                json_object_object_add(o, "warn_free_bytes", json_object_new_uint64(l.warn));
-                json_object_object_add(o, "crit_free_bytes", json_object_new_uint64(l.crit));
-                json_object_object_add(o, "min_free_bytes", l.min_free ? json_object_new_uint64(l.min_free) : NULL);
-                json_object_object_add(o, "warn_free_inodes", json_object_new_uint64(l.warn_inodes));
-                json_object_object_add(o, "crit_free_inodes", json_object_new_uint64(l.crit_inodes));
-                json_object_object_add(o, "full_within_seconds",
+                json_object_object_add(o, STATUS_VOLUME_MOUNT, json_object_new_string(v->mount));
+                json_object_object_add(o, STATUS_VOLUME_TOTAL_BYTES, json_object_new_uint64(v->usage.total_bytes));
+                json_object_object_add(o, STATUS_VOLUME_AVAIL_BYTES, json_object_new_uint64(v->usage.avail_bytes));
+                json_object_object_add(o, STATUS_VOLUME_FREE_BYTES, json_object_new_uint64(v->usage.free_bytes));
+                json_object_object_add(o, STATUS_VOLUME_TOTAL_INODES, json_object_new_uint64(v->usage.total_inodes));
+                json_object_object_add(o, STATUS_VOLUME_AVAIL_INODES, json_object_new_uint64(v->usage.avail_inodes));
+                json_object_object_add(o, STATUS_VOLUME_ALERT, json_object_new_string(volume_level_name(v->level)));
+                json_object_object_add(o, STATUS_VOLUME_BYTES_LEVEL,
+                                       json_object_new_string(volume_level_name(v->bytes_level)));
+                json_object_object_add(o, STATUS_VOLUME_INODES_LEVEL,
+                                       json_object_new_string(volume_level_name(v->inodes_level)));
+                json_object_object_add(o, STATUS_VOLUME_WARN_FREE_BYTES, json_object_new_uint64(l.warn));
+                json_object_object_add(o, STATUS_VOLUME_CRIT_FREE_BYTES, json_object_new_uint64(l.crit));
+                json_object_object_add(o, STATUS_VOLUME_MIN_FREE_BYTES,
+                                       l.min_free ? json_object_new_uint64(l.min_free) : NULL);
+                json_object_object_add(o, STATUS_VOLUME_WARN_FREE_INODES, json_object_new_uint64(l.warn_inodes));
+                json_object_object_add(o, STATUS_VOLUME_CRIT_FREE_INODES, json_object_new_uint64(l.crit_inodes));
+                json_object_object_add(o, STATUS_VOLUME_FULL_WITHIN_SECONDS,
                                        l.full_within ? json_object_new_uint64(l.full_within / USEC_PER_SEC) : NULL);
-                json_object_object_add(o, "full_in_seconds", v->full_in ? json_object_new_uint64(v->full_in / USEC_PER_SEC) : NULL);
-                json_object_object_add(o, "full_soon", json_object_new_boolean(v->trend_alert));
-                json_object_object_add(o, "pressure", json_object_new_boolean(v->pressure));
-                json_object_object_add(o, "pressure_caches_empty", json_object_new_boolean(v->pressure && v->pressure_empty));
+                json_object_object_add(o, STATUS_VOLUME_FULL_IN_SECONDS,
+                                       v->full_in ? json_object_new_uint64(v->full_in / USEC_PER_SEC) : NULL);
+                json_object_object_add(o, STATUS_VOLUME_FULL_SOON, json_object_new_boolean(v->trend_alert));
+                json_object_object_add(o, STATUS_VOLUME_PRESSURE, json_object_new_boolean(v->pressure));
+                json_object_object_add(o, STATUS_VOLUME_PRESSURE_CACHES_EMPTY,
+                                       json_object_new_boolean(v->pressure && v->pressure_empty));
                 for (size_t k = 0; k < s->n_caches; k++)
                         if (cache_dev(s->caches[k]) == v->dev)
                                 json_object_array_add(caches, json_object_new_string(cache_config(s->caches[k])->name));
-                json_object_object_add(o, "caches", caches);
+                json_object_object_add(o, STATUS_VOLUME_CACHES, caches);
                 json_object_array_add(list, o);
         }
         return list;
