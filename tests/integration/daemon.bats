@@ -39,9 +39,9 @@ teardown() {
         done
 }
 
-@test "a bad config at start exits 1 with FILE:LINE" {
+@test "a bad config at start exits 78 (EX_CONFIG, which the unit does not restart on) with FILE:LINE" {
         printf 'caches = (\n { name = "t"; path = "rel"; max_size = "1G"; }\n);\n' > "$BATS_TEST_TMPDIR/ck.conf"
         run --separate-stderr "$CKD" -c "$BATS_TEST_TMPDIR/ck.conf"
-        [ "$status" -eq 1 ]
+        [ "$status" -eq 78 ]
         [[ "$stderr" == "$BATS_TEST_TMPDIR/ck.conf:2: "*"must be an absolute path"* ]]
 }
