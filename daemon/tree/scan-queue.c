@@ -397,8 +397,7 @@ int scan_queue_new(sd_event *e, Account *account, const CacheConfig *config, con
         if (r < 0)
                 return r;
         (void) sd_event_source_set_description(q->source, "cache-scan");
-        /* Scanning yields to everything else: the socket and events first. */
-        (void) sd_event_source_set_priority(q->source, SD_EVENT_PRIORITY_IDLE);
+        (void) sd_event_source_set_priority(q->source, SCAN_PRIORITY);
         (void) sd_event_source_set_enabled(q->source, SD_EVENT_OFF);
         *ret = TAKE_PTR(q);
         return 0;

@@ -2,7 +2,7 @@
 /* A cache's scans: the full one (first, on lost events, audits, hard links,
  * retries after a failure) and the subtree ones (new directories, paced
  * rescans of the unwatched ones), run one at a time by scan.c in slices
- * from a defer source at idle priority, grouped into rounds that sweep what
+ * from a defer source at SCAN_PRIORITY, grouped into rounds that sweep what
  * they did not find. Its cache calls it; it reaches the cache only through
  * what ScanQueueEnv lends. Logs. */
 #pragma once
@@ -14,10 +14,18 @@
 #include <systemd/sd-event.h>
 
 #include "config/config.h"
+#include "os/watch.h"
 #include "tree/account.h"
 #include "tree/scan.h"
 
 #define SCAN_BUDGET 4096                       /* directory entries per loop iteration */
+/* A scan is how the events that were lost (an inotify overflow) or never
+ * come (unwatched directories) reach the account: its slices take turns
+ * with the inotify sources and the cap trim (WATCH_PRIORITY, watch.h), after
+ * the socket and the timers. At idle priority an overflow's rescan starved
+ * behind a writer flood's events and cap trims (a 236-file rescan took 23 s
+ * in the soak), while the cache's real size ran past its cap unseen. */
+#define SCAN_PRIORITY WATCH_PRIORITY
 #define SCAN_RETRY_USEC (60 * USEC_PER_SEC)    /* after a scan that failed */
 /* Directories not watched (not ccache's shape, or beyond the watch cap) are
  * rescanned in rounds, no more often than this, and spending at most a

@@ -522,6 +522,33 @@ static void test_cap_trim_on_a_stale_account(void **state) {
         assert_int_equal(access(path, F_OK), 0);
 }
 
+static int on_busy(sd_event_source *s, void *userdata) {
+        unsigned *n = userdata;
+
+        (*n)++;
+        return 0;
+}
+
+/* A writer flood keeps the inotify sources and the cap trim pending every
+ * loop iteration (here: a defer source at their priority, always on). A
+ * rescan asked for then (an overflow) still runs, taking turns with them:
+ * the events it stands for are not lost a second time. */
+static void test_rescan_not_starved_by_a_flood(void **state) {
+        Fixture *f = *state;
+        sd_event_source *busy;
+        unsigned turns = 0;
+
+        start_scanned(f, "max_size = \"1G\"; max_watches = 1;");
+        assert_int_equal(sd_event_add_defer(f->e, &busy, on_busy, &turns), 0);
+        assert_int_equal(sd_event_source_set_priority(busy, WATCH_PRIORITY), 0);
+        assert_int_equal(sd_event_source_set_enabled(busy, SD_EVENT_ON), 0);
+        RUN_UNTIL(f, turns > 3);     /* the flood is on */
+        put_entry(f, "a/b", 1000);   /* no watch on a/b: only a rescan sees it */
+        cache_rescan(f->c, "inotify queue overflow");
+        RUN_UNTIL(f, status_u64(f->c, "entry_files") == FILES + 1);
+        sd_event_source_disable_unref(busy);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_start_scans, setup, teardown),
@@ -531,6 +558,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_dry_run, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cap_trim, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cap_trim_on_a_stale_account, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_rescan_not_starved_by_a_flood, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unavailable, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_root_deleted, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_root_lost_ends_the_trims, setup, teardown),
