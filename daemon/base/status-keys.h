@@ -95,6 +95,8 @@
 #define STATUS_SCAN_RESCANS             "rescans"       /* full rescans after the first scan */
 #define STATUS_SCAN_LAST                "last"          /* only after a rescan: STATUS_RESCAN_* */
 #define STATUS_SCAN_INOTIFY_OVERFLOWS   "inotify_overflows"
+#define STATUS_SCAN_FOUND_FILES_TOTAL   "found_files_total"   /* new files scans after the first found: */
+#define STATUS_SCAN_FOUND_BYTES_TOTAL   "found_bytes_total"   /* stores the events did not show */
 #define STATUS_SCAN_WATCHES             "watches"
 #define STATUS_SCAN_MAX_WATCHES         "max_watches"
 #define STATUS_SCAN_UNWATCHED_DIRS      "unwatched_dirs"

@@ -111,6 +111,8 @@ static json_object *status_scan(Cache *c) {
                 JSON_ADD(o, STATUS_SCAN_LAST, l);
         }
         JSON_ADD(o, STATUS_SCAN_INOTIFY_OVERFLOWS, JSON_U64(c->overflows));
+        JSON_ADD(o, STATUS_SCAN_FOUND_FILES_TOTAL, JSON_U64(h->found_files));
+        JSON_ADD(o, STATUS_SCAN_FOUND_BYTES_TOTAL, JSON_U64(h->found_bytes));
         JSON_ADD(o, STATUS_SCAN_WATCHES, JSON_U64(c->available ? c->watches : 0));
         JSON_ADD(o, STATUS_SCAN_MAX_WATCHES, JSON_U64(c->max_watches));
         JSON_ADD(o, STATUS_SCAN_UNWATCHED_DIRS, JSON_U64(cache_unwatched_dirs(c)));

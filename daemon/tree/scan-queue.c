@@ -146,6 +146,10 @@ static void scan_finished(ScanQueue *q, usec_t now) {
         const ScanProgress *p = scan_progress(q->scan);
 
         q->round_added += p->added;
+        if (q->scanned) {
+                q->history.found_files += p->added;
+                q->history.found_bytes += p->added_bytes;
+        }
         q->round_changed += p->changed;
         q->round_errors += p->errors;
         q->round_touched += p->touched;

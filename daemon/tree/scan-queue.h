@@ -108,5 +108,9 @@ typedef struct ScanHistory {
         uint64_t added, changed, removed;
         usec_t at;                        /* realtime */
         usec_t duration;
+        /* Files new to the account that scans after the first one found:
+         * stores the events did not show (lost in an overflow, in a
+         * directory not watched yet or at all), and their bytes. */
+        uint64_t found_files, found_bytes;
 } ScanHistory;
 const ScanHistory *scan_queue_history(const ScanQueue *q);

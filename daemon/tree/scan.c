@@ -389,6 +389,7 @@ static int add_file(Scan *s, Frame *f, const char *name, const Stat *st) {
                 s->progress.read += st->read;
         }
         s->progress.added += r == 1;
+        s->progress.added_bytes += r == 1 ? st->blocks * 512 : 0;
         s->progress.changed += r == 2;
         if (s->cb && s->cb->on_stats && strcmp(name, "stats") == 0) {
                 const Dir *dir = account_dir(s->account, f->dir);

@@ -34,6 +34,7 @@ typedef struct ScanCallbacks {
 typedef struct ScanProgress {
         uint64_t dirs, files;          /* listed so far */
         uint64_t added, changed;       /* files the account did not know, or knew otherwise */
+        uint64_t added_bytes;          /* the blocks of those added, in bytes */
         uint64_t errors;               /* directories that could not be opened or read */
         uint64_t skipped;              /* other filesystems */
         uint64_t deep;                 /* directories walked from a path below SCAN_DEPTH_MAX */

@@ -7,7 +7,8 @@ request began), "ms" (connect to the end of the reply), "ctl_ms" (the same
 for a trivial echo server at the daemon's priority, asked at the same
 moment: what any process was waiting for a core right then) and, per cache,
 [size_bytes, files, max_size_bytes, stored_bytes_total, stored_files_total,
-trimming (0/1), the last trim's seconds, its reason], and "vol": the first
+trimming (0/1), the last trim's seconds, its reason, scan.found_bytes_total
+(stores the events did not show, found by rescans)], and "vol": the first
 volume's [avail_bytes, alert]; or "err" when the daemon could not be reached
 or answered badly. Its own process, so that what the oracle does meanwhile
 never delays a measurement.
@@ -99,7 +100,8 @@ def main():
                     last = c.get("last_trim") or {}
                     rec[c["name"]] = [c["size_bytes"], c["files"], c["max_size_bytes"],
                                       c["stored_bytes_total"], c["stored_files_total"],
-                                      1 if "trim" in c else 0, last.get("seconds", 0), last.get("reason", "")]
+                                      1 if "trim" in c else 0, last.get("seconds", 0), last.get("reason", ""),
+                                      c["scan"]["found_bytes_total"]]
             except (OSError, ValueError, KeyError) as e:
                 rec["err"] = str(e)[:200]
             out.write(json.dumps(rec, separators=(",", ":")) + "\n")

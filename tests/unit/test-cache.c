@@ -522,6 +522,18 @@ static void test_cap_trim_on_a_stale_account(void **state) {
         assert_int_equal(access(path, F_OK), 0);
 }
 
+/* A figure of the status's "scan" object. */
+static uint64_t scan_u64(Cache *c, const char *key) {
+        json_object *o = cache_status_json(c), *scan, *v;
+        uint64_t n;
+
+        assert_true(json_object_object_get_ex(o, "scan", &scan));
+        assert_true(json_object_object_get_ex(scan, key, &v));
+        n = json_object_get_uint64(v);
+        json_object_put(o);
+        return n;
+}
+
 static int on_busy(sd_event_source *s, void *userdata) {
         unsigned *n = userdata;
 
@@ -537,15 +549,23 @@ static void test_rescan_not_starved_by_a_flood(void **state) {
         Fixture *f = *state;
         sd_event_source *busy;
         unsigned turns = 0;
+        char path[256];
+        struct stat st;
 
         start_scanned(f, "max_size = \"1G\"; max_watches = 1;");
         assert_int_equal(sd_event_add_defer(f->e, &busy, on_busy, &turns), 0);
         assert_int_equal(sd_event_source_set_priority(busy, WATCH_PRIORITY), 0);
         assert_int_equal(sd_event_source_set_enabled(busy, SD_EVENT_ON), 0);
         RUN_UNTIL(f, turns > 3);     /* the flood is on */
+        assert_int_equal(scan_u64(f->c, "found_files_total"), 0);   /* the first scan's are no finds */
         put_entry(f, "a/b", 1000);   /* no watch on a/b: only a rescan sees it */
         cache_rescan(f->c, "inotify queue overflow");
         RUN_UNTIL(f, status_u64(f->c, "entry_files") == FILES + 1);
+        /* a store the events did not show: counted as found, with its size */
+        assert_int_equal(scan_u64(f->c, "found_files_total"), 1);
+        entry_path(f, "a/b", 1000, path, sizeof(path));
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(scan_u64(f->c, "found_bytes_total"), (uint64_t) st.st_blocks * 512);
         sd_event_source_disable_unref(busy);
 }
 
