@@ -54,6 +54,13 @@ static void test_errors_name_file_and_line(void **state) {
                 { "caches = (\n { name = \"a\"; path = \"/a\"; max_size = \"1G\";\n   maxsize = \"2G\"; }\n);\n", 3,
                   "unknown setting 'caches[0].maxsize'" },
                 { "volumes = { overrides = ( { mount = \"/m\";\n  warn = \"1%\"; } ); };\n" CACHE_A, 2, "unknown setting" },
+                /* a typo of a key gets the key it most likely meant */
+                { "sockett = \"/run/x.sock\";\n" CACHE_A, 1, "unknown setting 'sockett' (did you mean 'socket'?)" },
+                { "volumes = {\n  warn_fre = \"10%\";\n};\n" CACHE_A, 2, "(did you mean 'warn_free'?)" },
+                { "caches = (\n { name = \"a\"; path = \"/a\"; max_size = \"1G\";\n   maxsize = \"2G\"; }\n);\n", 3,
+                  "unknown setting 'caches[0].maxsize' (did you mean 'max_size'?)" },
+                { "caches = (\n { name = \"a\"; path = \"/a\"; max_size = \"1G\";\n   tirm_to = 0.5; }\n);\n", 3,
+                  "(did you mean 'trim_to'?)" },
                 /* missing required keys: the line of the group that lacks them */
                 { "socket = \"/run/x.sock\";\n", 0, "missing required setting 'caches'" },
                 { "caches = (\n  { name = \"a\"; path = \"/a\"; max_size = \"1G\"; },\n  {\n    name = \"b\";\n"
@@ -297,6 +304,16 @@ static void test_builtin_is_the_shipped_file(void **state) {
         config_free(c);
 }
 
+/* A key like none of the allowed ones gets no guess. */
+static void test_no_far_fetched_guess(void **state) {
+        char err[CONFIG_ERROR_MAX];
+        Config *c = NULL;
+
+        assert_int_equal(config_load_string("colour = \"blue\";\n" CACHE_A, "t.conf", err, sizeof(err), &c), -EINVAL);
+        assert_null(c);
+        assert_string_equal(err, "t.conf:1: unknown setting 'colour'");
+}
+
 static void test_unreadable_file(void **state) {
         char err[CONFIG_ERROR_MAX];
         Config *c = NULL;
@@ -331,6 +348,7 @@ int main(void) {
                 cmocka_unit_test(test_defaults),
                 cmocka_unit_test(test_full),
                 cmocka_unit_test(test_builtin_is_the_shipped_file),
+                cmocka_unit_test(test_no_far_fetched_guess),
                 cmocka_unit_test(test_unreadable_file),
                 cmocka_unit_test(test_threshold),
         };
