@@ -43,6 +43,8 @@ struct TrimQueue {
         TrimRecord record;
 
         Counters *counters;               /* ccache's counters the trims owe */
+        int stats_error;                  /* the failure to fix them last said (-errno), 0: none standing */
+        char stats_dir[2];                /* ... and its level-1 directory */
         sd_event_source *counters_timer;  /* pays them while stats.lock is held */
 };
 
@@ -102,6 +104,26 @@ static void cap_reached(TrimQueue *q) {
         q->env.alert(q->env.userdata, ALERT_CACHE_TRIM_FAILED, LOG_INFO, "ok", message);
 }
 
+/* ccache's counters that could not be fixed (failed stats files, the first
+ * one's error and level-1 directory; written: those fixed): said once, and
+ * again when the error or the directory changes, and the recovery once one
+ * is written again. A stats file a user replaced by a directory fails the
+ * same way at every trim: one line, not one per trim. */
+static void counters_said(TrimQueue *q, unsigned failed, int error, const char *dir, unsigned written) {
+        if (failed > 0) {
+                if (error != q->stats_error || strcmp(dir, q->stats_dir) != 0)
+                        log_warning_errno(error, "%s %s: cannot update ccache's counters in %s/%s/stats (%m); "
+                                          "they stay as they are; said again when that changes.",
+                                          cache_config_what(q->config), q->config->name, q->config->path, dir);
+                q->stats_error = error;
+                snprintf(q->stats_dir, sizeof(q->stats_dir), "%s", dir);
+        } else if (written > 0 && q->stats_error != 0) {
+                log_notice("%s %s: ccache's counters are updated again.", cache_config_what(q->config),
+                           q->config->name);
+                q->stats_error = 0;
+        }
+}
+
 /* Ends the running trim (error: why it stopped early, or 0) and tells its
  * caller. What comes next is the caller's to start. */
 static void finish(TrimQueue *q, int error) {
@@ -128,11 +150,7 @@ static void finish(TrimQueue *q, int error) {
                          format_size(r->bytes, f, sizeof(f)), (double) (now - q->trim_started) / USEC_PER_SEC,
                          (unsigned long long) r->saved, (unsigned long long) r->corrected,
                          (unsigned long long) r->locked_dirs);
-        if (r->stats_failures > 0)
-                log_warning_errno(r->stats_error, "%s %s: cannot update ccache's counters in %s/%s/stats (%m) "
-                                  "for what the %s trim deleted; they stay as they were.",
-                                  cache_config_what(q->config), q->config->name, q->config->path,
-                                  r->stats_failed_dir, order.reason);
+        counters_said(q, r->stats_failures, r->stats_error, r->stats_failed_dir, r->stats_updates);
         /* Over the cap after a cap trim: with progress (the cache grew
          * meanwhile; or the account, stale after lost events, was put
          * right: the next plan chooses other files), the next trim starts
@@ -376,9 +394,7 @@ static void counters_report(TrimQueue *q, const CountersFlush *f) {
                 log_notice("%s %s: recounted ccache's counters of %u level-2 director%s.",
                            cache_config_what(q->config), q->config->name,
                            f->recounted, f->recounted == 1 ? "y" : "ies");
-        if (f->failed)
-                log_warning_errno(f->error, "Cache %s: cannot update ccache's counters in %s/%s/stats (%m); "
-                                  "they stay as they are.", q->config->name, q->config->path, f->failed_dir);
+        counters_said(q, f->failed, f->error, f->failed_dir, f->written);
 }
 
 static int on_counters_timer(sd_event_source *s, uint64_t usec, void *userdata) {

@@ -43,3 +43,27 @@ teardown() {
         [ "$(grep -c "are usable again" "$log")" -eq 1 ]
         [ "$(grep -c "cannot keep $CACHE/lock usable" "$log")" -eq 1 ]
 }
+
+@test "a stats file a user replaced by a directory: 'cannot update ccache's counters' said once, not at every trim, and the recovery once" {
+        CACHE=$BATS_TEST_TMPDIR/cache
+        open_test_dir
+        write_config 1G
+        "$HELPERS/gencache" --tiny --quiet "$CACHE" 3000
+        start_ready
+        log=$BATS_TEST_TMPDIR/daemon.log
+        # every level-1 directory's stats file, a directory now (they are 0777: anyone may)
+        for d in "$CACHE"/[0-9a-f]; do
+                rm -f "$d/stats"
+                "${AS_NOBODY[@]}" mkdir "$d/stats"
+        done
+        size=$(ctl status --json | jq '.caches[0].size_bytes')
+        for i in 1 2 3; do
+                ctl trim t --to "$((size * (10 - i) / 10 / 1024))k" > /dev/null
+        done
+        [ "$(grep -c "cannot update ccache's counters" "$log")" -eq 1 ]
+        # ccache's stats files again (as its next store writes them)
+        for d in "$CACHE"/[0-9a-f]; do rmdir "$d/stats"; yes 0 | head -85 > "$d/stats"; done
+        ctl trim t --to "$((size * 6 / 10 / 1024))k" > /dev/null
+        wait_for "grep -q \"ccache's counters are updated again\" '$log'" 10
+        [ "$(grep -c "cannot update ccache's counters" "$log")" -eq 1 ]
+}
