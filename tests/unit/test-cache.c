@@ -145,14 +145,21 @@ static void start_scanned(Fixture *f, const char *extra) {
         RUN_UNTIL(f, cache_ready(f->c));
 }
 
-static uint64_t status_u64(Cache *c, const char *key) {
-        json_object *o = cache_status_json(c), *v;
+/* A figure of the status object, or of its object (NULL: the top). */
+static uint64_t figure(Cache *c, const char *object, const char *key) {
+        json_object *o = cache_status_json(c), *in = o, *v;
         uint64_t n;
 
-        assert_true(json_object_object_get_ex(o, key, &v));
+        if (object)
+                assert_true(json_object_object_get_ex(o, object, &in));
+        assert_true(json_object_object_get_ex(in, key, &v));
         n = json_object_get_uint64(v);
         json_object_put(o);
         return n;
+}
+
+static uint64_t status_u64(Cache *c, const char *key) {
+        return figure(c, NULL, key);
 }
 
 static const char *state_of(Cache *c) {
@@ -524,14 +531,7 @@ static void test_cap_trim_on_a_stale_account(void **state) {
 
 /* A figure of the status's "scan" object. */
 static uint64_t scan_u64(Cache *c, const char *key) {
-        json_object *o = cache_status_json(c), *scan, *v;
-        uint64_t n;
-
-        assert_true(json_object_object_get_ex(o, "scan", &scan));
-        assert_true(json_object_object_get_ex(scan, key, &v));
-        n = json_object_get_uint64(v);
-        json_object_put(o);
-        return n;
+        return figure(c, "scan", key);
 }
 
 static int on_busy(sd_event_source *s, void *userdata) {
