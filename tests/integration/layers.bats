@@ -16,7 +16,10 @@ copy_tree() {
 }
 
 @test "the Makefile's LAYERS are the ones this test checks" {
-        run make -s -C "$TOP" -f Makefile -f - print-layers <<<'print-layers: ; @echo $(LAYERS)'
+        # Not the parent make's flags: run under `make -C DIR test` they
+        # carry -w, and the directory lines would join the output.
+        run env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory \
+                -C "$TOP" -f Makefile -f - print-layers <<<'print-layers: ; @echo $(LAYERS)'
         [ "$status" -eq 0 ]
         [ "$output" = "$LAYERS" ]
 }
