@@ -2,7 +2,8 @@
 /* The inotify wrapper on a real loop: events arrive with the owner and dir
  * they were watched for, at most WATCH_DRAIN_MAX per loop iteration, and
  * what waits in the library's buffer is still delivered, after the sources
- * of higher priority (the control socket) had their turn. */
+ * of higher priority (the control socket) had their turn; and a freed
+ * watch leaves nothing of it to the next one. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -122,9 +123,60 @@ static void test_bounded_drain(void **state) {
         assert_int_equal(moved_from, moved_to);
 }
 
+static unsigned later_events, later_others;
+
+/* The second instance's handler: only what was done in its directory. */
+static void later_handler(void *o, uint32_t dir, uint32_t mask, uint32_t cookie, const char *name, void *userdata) {
+        later_events++;
+        later_others += !name || strcmp(name, "marker") != 0;
+}
+
+/* A watch freed with events still in the library's buffer (it reads more
+ * than one iteration returns), then a new one, whose first watch gets the
+ * same descriptor: it sees only its own directory's events. */
+static void test_free_forgets_buffered_events(void **state) {
+        Fixture *fx = *state;
+        char dir2[64];
+        int fd2, f;
+
+        events = 0;
+        assert_int_equal(watch_add(fx->w, fx->fd, WATCH_DIR_EVENTS, &owner, 7), 1);
+        for (int i = 0; i < FILES; i++) {
+                char name[32];
+
+                snprintf(name, sizeof(name), "f%d", i);
+                f = openat(fx->fd, name, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+                assert_true(f >= 0);
+                close(f);
+        }
+        assert_int_equal(sd_event_add_defer(fx->e, &control, on_control, NULL), 0);
+        assert_int_equal(sd_event_source_set_enabled(control, SD_EVENT_OFF), 0);
+        while (events == 0)
+                assert_true(sd_event_run(fx->e, 1000 * 1000) >= 0);
+        assert_true(events < 2 * FILES);   /* the rest waits, much of it in the library's buffer */
+        fx->w = watch_free(fx->w);
+
+        strcpy(dir2, "/tmp/ck-test-watch-XXXXXX");
+        assert_non_null(mkdtemp(dir2));
+        fd2 = open(dir2, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd2 >= 0);
+        assert_int_equal(watch_new(fx->e, later_handler, NULL, &fx->w), 0);
+        assert_int_equal(watch_add(fx->w, fd2, WATCH_DIR_EVENTS, &owner, 8), 1);
+        f = openat(fd2, "marker", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        assert_true(f >= 0);
+        close(f);   /* IN_CREATE, IN_CLOSE_WRITE */
+        while (later_events < 2)
+                assert_true(sd_event_run(fx->e, 1000 * 1000) >= 0);
+        assert_int_equal(later_others, 0);
+        assert_int_equal(later_events, 2);
+        close(fd2);
+        assert_int_equal(rm_rf(dir2), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_bounded_drain, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_free_forgets_buffered_events, setup, teardown),
         };
         return cmocka_run_group_tests_name("watch", tests, NULL, NULL);
 }
