@@ -5,36 +5,21 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base/human.h"
 #include "base/protocol.h"
 #include "base/status-keys.h"
+#include "client.h"
 #include "report.h"
 #include "status-table.h"
-
-#define EXIT_REFUSED 1
-#define EXIT_USAGE 2
-#define EXIT_UNREACHABLE 3
-
-static const char *socket_path = PROTOCOL_SOCKET_DEFAULT;
-/* How long to wait for the daemon: to connect, and for each line of its
- * reply (a trim's progress lines each restart it). */
-#define TIMEOUT_DEFAULT_USEC (10 * USEC_PER_SEC)
-static usec_t timeout_usec = TIMEOUT_DEFAULT_USEC;
-static const char *waiting_for = "a reply";
-/* Why the last call() got no answer, or the daemon's error: for check's line. */
-static char problem[1024];
 
 static void help(void) {
         printf("Usage: cachectl [-s SOCKET] COMMAND [ARGS]\n"
@@ -67,279 +52,13 @@ static void help(void) {
                PROTOCOL_SOCKET_DEFAULT);
 }
 
-__attribute__((format(printf, 1, 2)))
-static int usage_error(const char *fmt, ...) {
-        va_list ap;
-
-        fprintf(stderr, "cachectl: ");
-        va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
-        va_end(ap);
-        fprintf(stderr, "\nTry 'cachectl --help'.\n");
-        return EXIT_USAGE;
-}
-
-/* Says on stderr why there is no answer ("cachekeeperd at SOCKET ..."),
- * keeps it for check, and returns -1. */
-__attribute__((format(printf, 1, 2)))
-static int broken(const char *fmt, ...) {
-        va_list ap;
-        int n;
-
-        n = snprintf(problem, sizeof(problem), "cachekeeperd at %s ", socket_path);
-        va_start(ap, fmt);
-        vsnprintf(problem + n, sizeof(problem) - (size_t) n, fmt, ap);
-        va_end(ap);
-        fprintf(stderr, "cachectl: %s\n", problem);
-        return -1;
-}
-
-static usec_t monotonic(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / 1000;
-}
-
-static int timed_out(void) {
-        char t[32];
-
-        format_duration(timeout_usec, t, sizeof(t));
-        return broken("did not answer within %s (waiting for %s; -t sets how long to wait)", t, waiting_for);
-}
-
-/* Waits until fd is ready for events or deadline (monotonic) passes.
- * Returns 1 ready, 0 timed out. */
-static int wait_fd(int fd, short events, usec_t deadline) {
-        for (;;) {
-                usec_t now = monotonic();
-                struct pollfd p = { .fd = fd, .events = events };
-                int r;
-
-                if (now >= deadline)
-                        return 0;
-                r = poll(&p, 1, (int) ((deadline - now + 999) / 1000));
-                if (r > 0)
-                        return 1;
-                if (r < 0 && errno != EINTR)
-                        return 1;   /* let the read or write say what is wrong */
-        }
-}
-
-/* Connects without blocking past the timeout: a daemon that is stopped
- * with its listen queue full would otherwise hold connect() forever. */
-static int connect_timed(int fd, const struct sockaddr_un *sa) {
-        usec_t deadline = monotonic() + timeout_usec;
-
-        for (;;) {
-                if (connect(fd, (const struct sockaddr *) sa, sizeof(*sa)) == 0)
-                        return 0;
-                if (errno == EINTR)
-                        continue;
-                if (errno == EINPROGRESS) {
-                        int e = 0;
-                        socklen_t l = sizeof(e);
-
-                        if (!wait_fd(fd, POLLOUT, deadline)) {
-                                errno = ETIMEDOUT;
-                                return -1;
-                        }
-                        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &l) < 0 || e != 0) {
-                                errno = e ? e : errno;
-                                return -1;
-                        }
-                        return 0;
-                }
-                if (errno != EAGAIN)
-                        return -1;
-                /* The listen queue is full: try again until the deadline. */
-                if (monotonic() >= deadline) {
-                        errno = ETIMEDOUT;
-                        return -1;
-                }
-                (void) poll(NULL, 0, 20);
-        }
-}
-
-static int connect_daemon(void) {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        int fd, e = 0;
-
-        if (strlen(socket_path) >= sizeof(sa.sun_path))
-                return broken("cannot be reached: the socket path is too long");
-        strcpy(sa.sun_path, socket_path);
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (fd < 0 || connect_timed(fd, &sa) < 0)
-                e = errno;
-        if (e == ETIMEDOUT) {
-                close(fd);
-                waiting_for = "the connection to be accepted";
-                return timed_out();
-        }
-        if (e != 0) {
-                snprintf(problem, sizeof(problem), "cachekeeperd at %s cannot be reached: %s", socket_path,
-                         strerror(e));
-                fprintf(stderr, "cachectl: cannot reach cachekeeperd at %s: %s\n", socket_path, strerror(e));
-                if (fd >= 0)
-                        close(fd);
-                return -1;
-        }
-        return fd;
-}
-
-/* Sends all of line, never raising SIGPIPE, waiting at most the timeout.
- * Returns 0 or -errno (-ETIMEDOUT; else the daemon closed the connection:
- * it may have said why first). */
-static int send_all(int fd, const char *line, size_t len) {
-        usec_t deadline = monotonic() + timeout_usec;
-
-        while (len > 0) {
-                ssize_t n = send(fd, line, len, MSG_NOSIGNAL);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0 && errno == EAGAIN) {
-                        if (!wait_fd(fd, POLLOUT, deadline))
-                                return -ETIMEDOUT;
-                        continue;
-                }
-                if (n < 0)
-                        return -errno;
-                line += n;
-                len -= (size_t) n;
-        }
-        return 0;
-}
-
-typedef void (*progress_t)(json_object *progress);
-
-/* What the line of the daemon's says, for call(): 1 ok (*ret_result set,
- * may be NULL), 0 refused (message printed), -1 unusable (printed, and kept
- * in problem), or 2 for a progress line (passed to on_progress), after which
- * the reply is still to come. */
-static int take_line(const char *line, progress_t on_progress, json_object **ret_result) {
-        ProtocolReply reply;
-        char err[1024];
-
-        if (protocol_decode_reply(line, &reply, err, sizeof(err)) < 0)
-                return broken("sent a malformed reply");
-        switch (reply.kind) {
-        case PROTOCOL_REPLY_PROGRESS:
-                if (on_progress)
-                        on_progress(reply.value);
-                json_object_put(reply.value);
-                return 2;
-        case PROTOCOL_REPLY_BUSY:
-                return broken("turned the connection away: %s", err);
-        case PROTOCOL_REPLY_ERROR:
-                snprintf(problem, sizeof(problem), "%s", err);
-                fprintf(stderr, "cachectl: %s\n", err);
-                return 0;
-        case PROTOCOL_REPLY_OK:
-                break;
-        }
-        if (!protocol_reply_understood(&reply)) {
-                json_object_put(reply.value);
-                return broken("answered in protocol %u, newer than this cachectl's %u: "
-                              "use the cachectl that came with the daemon", reply.version, PROTOCOL_VERSION);
-        }
-        *ret_result = reply.value;
-        return 1;
-}
-
-/* Sends request (a line, newline included; NULL: out of memory) and reads
- * reply lines until the final one; progress lines before it go to
- * on_progress. Returns 1 ok (*ret_result set, may be NULL), 0 refused
- * (message printed), -1 unreachable, turned away, broken or not understood
- * (printed, and kept in problem). */
-static int call(const char *request, progress_t on_progress, json_object **ret_result) {
-        char *buf = NULL;
-        size_t len = 0, cap = 0, start = 0;
-        usec_t deadline;
-        int fd, r = -1;
-
-        if (!request)
-                return broken("cannot be asked: out of memory");
-        fd = connect_daemon();
-        if (fd < 0)
-                return -1;
-        /* If this fails, the daemon closed the connection; it may have said
-         * why (turned away, request too long): what it said is the answer. */
-        if (send_all(fd, request, strlen(request)) == -ETIMEDOUT) {
-                r = timed_out();
-                goto out;
-        }
-        deadline = monotonic() + timeout_usec;
-        for (;;) {
-                char *nl;
-                ssize_t n;
-
-                /* Consume complete lines; stop at the first that is not progress. */
-                while (buf && (nl = memchr(buf + start, '\n', len - start))) {
-                        *nl = '\0';
-                        r = take_line(buf + start, on_progress, ret_result);
-                        start = (size_t) (nl - buf) + 1;
-                        if (r != 2)
-                                goto out;
-                }
-                if (!wait_fd(fd, POLLIN, deadline)) {
-                        r = timed_out();
-                        goto out;
-                }
-                if (len - start > PROTOCOL_REPLY_MAX) {
-                        r = broken("sent a reply too long");
-                        goto out;
-                }
-                if (len + 4096 >= cap) {
-                        char *p = realloc(buf, cap = cap ? cap * 2 : 65536);
-                        if (!p) {
-                                r = broken("cannot be heard: out of memory");
-                                goto out;
-                        }
-                        buf = p;
-                }
-                n = read(fd, buf + len, cap - len - 1);
-                if (n < 0 && (errno == EINTR || errno == EAGAIN))
-                        continue;
-                if (n > 0) {
-                        len += (size_t) n;
-                        deadline = monotonic() + timeout_usec;   /* it is answering: progress, or a long reply */
-                        continue;
-                }
-                /* EOF, or ECONNRESET: it closed with our request unread. */
-                if (n < 0 && errno != ECONNRESET)
-                        r = broken("broke the connection: %s", strerror(errno));
-                else if (len > start)
-                        r = broken("closed the connection in the middle of its reply");
-                else
-                        r = broken("closed the connection without a reply");
-                goto out;
-        }
-out:
-        free(buf);
-        close(fd);
-        return r;
-}
-
-static int exit_status(int r) {
-        return r > 0 ? EXIT_SUCCESS : r == 0 ? EXIT_REFUSED : EXIT_UNREACHABLE;
-}
-
-/* Sends request (taken over) and returns what call() does. */
-static int ask(char *request, progress_t on_progress, json_object **ret_result) {
-        int r = call(request, on_progress, ret_result);
-
-        free(request);
-        return r;
-}
-
 static int cmd_reload(int argc, char **argv) {
         json_object *result = NULL;
         int r;
 
         if (argc > 1)
-                return usage_error("'reload' takes no arguments");
-        r = ask(protocol_encode_reload(), NULL, &result);
+                return ctl_usage_error("'reload' takes no arguments");
+        r = ctl_ask(protocol_encode_reload(), NULL, &result);
         if (r > 0 && result) {
                 if (json_object_is_type(result, json_type_string))
                         fputs(json_object_get_string(result), stdout);
@@ -348,15 +67,7 @@ static int cmd_reload(int argc, char **argv) {
                                                                                JSON_C_TO_STRING_NOSLASHESCAPE));
         }
         json_object_put(result);
-        return exit_status(r);
-}
-
-/* Colour on fd: a terminal, and neither NO_COLOR (https://no-color.org) nor
- * TERM=dumb. */
-static bool want_color(int fd) {
-        const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
-
-        return isatty(fd) && !(no && *no) && !(term && strcmp(term, "dumb") == 0);
+        return ctl_exit_status(r);
 }
 
 static const struct option status_options[] = {
@@ -374,16 +85,16 @@ static int cmd_status(int argc, char **argv) {
                 if (c == 'j')
                         json = true;
                 else
-                        return usage_error("usage: cachectl status [--json] [CACHE]");
+                        return ctl_usage_error("usage: cachectl status [--json] [CACHE]");
         if (argc - optind > 1)
-                return usage_error("status takes at most one cache name");
+                return ctl_usage_error("status takes at most one cache name");
         if (optind < argc)
                 req.cache = argv[optind];
-        r = ask(protocol_encode_status(&req), NULL, &result);
+        r = ctl_ask(protocol_encode_status(&req), NULL, &result);
         if (r > 0 && json)
                 printf("%s\n", json_object_to_json_string_ext(result, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
         else if (r > 0) {
-                char *text = status_table(result, req.cache != NULL, want_color(STDOUT_FILENO));
+                char *text = status_table(result, req.cache != NULL, ctl_want_color(STDOUT_FILENO));
 
                 if (text)
                         fputs(text, stdout);
@@ -394,7 +105,7 @@ static int cmd_status(int argc, char **argv) {
                 free(text);
         }
         json_object_put(result);
-        return exit_status(r);
+        return ctl_exit_status(r);
 }
 
 static bool progress_shown;
@@ -471,23 +182,23 @@ static int cmd_trim(int argc, char **argv) {
                 switch (c) {
                 case 't':
                         if (parse_size(optarg, &req.to_bytes) < 0)
-                                return usage_error("invalid size '%s' (a number and a unit: k, M, G, T, or Ki, Mi, Gi, Ti)", optarg);
+                                return ctl_usage_error("invalid size '%s' (a number and a unit: k, M, G, T, or Ki, Mi, Gi, Ti)", optarg);
                         break;
                 case 'n': req.dry_run = true; break;
                 case 'w': req.written_by = optarg; break;
                 case 'N': req.ns = optarg; break;
-                default: return usage_error("usage: cachectl trim [CACHE...] [--to SIZE | --written-by VERSION | "
+                default: return ctl_usage_error("usage: cachectl trim [CACHE...] [--to SIZE | --written-by VERSION | "
                                             "--namespace NS] [--dry-run]");
                 }
         if ((req.written_by || req.ns) && req.to_bytes)
-                return usage_error("--written-by and --namespace evict what that writer wrote: they take no --to");
+                return ctl_usage_error("--written-by and --namespace evict what that writer wrote: they take no --to");
         if (req.written_by && !*req.written_by)
-                return usage_error("--written-by needs a ccache version, such as 4.9.1");
+                return ctl_usage_error("--written-by needs a ccache version, such as 4.9.1");
         if (argc - optind > PROTOCOL_TRIM_CACHES_MAX)
-                return usage_error("trim names at most %u caches at once", (unsigned) PROTOCOL_TRIM_CACHES_MAX);
+                return ctl_usage_error("trim names at most %u caches at once", (unsigned) PROTOCOL_TRIM_CACHES_MAX);
         for (int i = optind; i < argc; i++)
                 req.caches[req.n_caches++] = argv[i];
-        r = ask(protocol_encode_trim(&req), isatty(STDERR_FILENO) ? show_progress : NULL, &result);
+        r = ctl_ask(protocol_encode_trim(&req), isatty(STDERR_FILENO) ? show_progress : NULL, &result);
         if (progress_shown)
                 fprintf(stderr, "\r\033[K");
         if (r > 0 && json_object_is_type(result, json_type_object)) {
@@ -499,7 +210,7 @@ static int cmd_trim(int argc, char **argv) {
                 }
         }
         json_object_put(result);
-        return r > 0 && failed ? EXIT_REFUSED : exit_status(r);
+        return r > 0 && failed ? CTL_EXIT_REFUSED : ctl_exit_status(r);
 }
 
 /* A --minutes, --hours or --days argument: a whole number of rows from 1
@@ -510,11 +221,11 @@ static int parse_rows(const char *option, const char *arg, unsigned seconds, Pro
         char *end;
 
         if (h->seconds)
-                return usage_error("--minutes, --hours and --days exclude each other: give one");
+                return ctl_usage_error("--minutes, --hours and --days exclude each other: give one");
         errno = 0;
         n = strtoul(arg, &end, 10);
         if (arg[0] < '0' || arg[0] > '9' || *end || errno || n == 0 || n > max)
-                return usage_error("--%s takes a number from 1 to %u, not '%s'", option, max, arg);
+                return ctl_usage_error("--%s takes a number from 1 to %u, not '%s'", option, max, arg);
         h->seconds = seconds;
         h->count = (unsigned) n;
         return 0;
@@ -551,15 +262,15 @@ static int cmd_history(int argc, char **argv) {
                 case 'm': if ((r = parse_rows("minutes", optarg, PROTOCOL_HISTORY_MINUTE, &req))) return r; break;
                 case 'H': if ((r = parse_rows("hours", optarg, PROTOCOL_HISTORY_HOUR, &req))) return r; break;
                 case 'd': if ((r = parse_rows("days", optarg, PROTOCOL_HISTORY_DAY, &req))) return r; break;
-                default: return usage_error("usage: cachectl history [CACHE] [--minutes N | --hours N | --days N] [--json]");
+                default: return ctl_usage_error("usage: cachectl history [CACHE] [--minutes N | --hours N | --days N] [--json]");
                 }
         if (argc - optind > 1)
-                return usage_error("history takes at most one cache name");
+                return ctl_usage_error("history takes at most one cache name");
         if (optind < argc)
                 req.cache = argv[optind];
         if (!req.seconds)
                 req = (ProtocolHistory) { .cache = req.cache, .seconds = PROTOCOL_HISTORY_HOUR, .count = 24 };
-        r = ask(protocol_encode_history(&req), NULL, &result);
+        r = ctl_ask(protocol_encode_history(&req), NULL, &result);
         if (r > 0 && json)
                 printf("%s\n", json_object_to_json_string_ext(result, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
         else if (r > 0 && protocol_field_get(result, PROTOCOL_HISTORY_CACHES))
@@ -571,12 +282,7 @@ static int cmd_history(int argc, char **argv) {
         else if (r > 0)
                 print_history(result, tty);
         json_object_put(result);
-        return exit_status(r);
-}
-
-/* Asks for status; returns 1 with *ret set, or what call() returned. */
-static int fetch_status(json_object **ret) {
-        return ask(protocol_encode_status(&(ProtocolStatus) {}), NULL, ret);
+        return ctl_exit_status(r);
 }
 
 static int cmd_check(int argc, char **argv) {
@@ -590,14 +296,14 @@ static int cmd_check(int argc, char **argv) {
                 printf("CACHEKEEPER UNKNOWN - usage: cachectl [-s SOCKET] check\n");
                 return REPORT_UNKNOWN;
         }
-        r = fetch_status(&status);
+        r = ctl_fetch_status(&status);
         if (r <= 0) {
                 /* The monitoring contract: unknown, with the reason, on stdout. */
                 if (r < 0)
-                        printf("CACHEKEEPER UNKNOWN - %s\n", problem);
+                        printf("CACHEKEEPER UNKNOWN - %s\n", ctl_problem);
                 else
                         printf("CACHEKEEPER UNKNOWN - cachekeeperd at %s refused the status request: %s\n",
-                               socket_path, problem);
+                               ctl_socket_path, ctl_problem);
                 return REPORT_UNKNOWN;
         }
         level = report_check(status, line, sizeof(line));
@@ -657,13 +363,13 @@ static int cmd_metrics(int argc, char **argv) {
         while ((c = getopt_long(argc, argv, "o:", metrics_options, NULL)) >= 0)
                 switch (c) {
                 case 'o': output = optarg; break;
-                default: return usage_error("usage: cachectl metrics [--output FILE]");
+                default: return ctl_usage_error("usage: cachectl metrics [--output FILE]");
                 }
         if (optind < argc)
-                return usage_error("'metrics' takes no arguments but --output FILE");
+                return ctl_usage_error("'metrics' takes no arguments but --output FILE");
         if (output && !*output)
-                return usage_error("--output needs a file name");
-        r = fetch_status(&status);
+                return ctl_usage_error("--output needs a file name");
+        r = ctl_fetch_status(&status);
         if (r <= 0) {
                 if (!output)
                         fputs(report_metrics_down, stdout);
@@ -671,20 +377,20 @@ static int cmd_metrics(int argc, char **argv) {
                         fprintf(stderr, "cachectl: removed %s: the daemon did not answer\n", output);
                 else if (errno != ENOENT)
                         fprintf(stderr, "cachectl: cannot remove %s: %m\n", output);
-                return exit_status(r);
+                return ctl_exit_status(r);
         }
         text = report_metrics(status);
         json_object_put(status);
         if (!text) {
                 fprintf(stderr, "cachectl: out of memory\n");
-                return EXIT_REFUSED;
+                return CTL_EXIT_REFUSED;
         }
         if (output)
                 r = write_atomically(output, text);
         else
                 fputs(text, stdout);
         free(text);
-        return output && r < 0 ? EXIT_REFUSED : EXIT_SUCCESS;
+        return output && r < 0 ? CTL_EXIT_REFUSED : EXIT_SUCCESS;
 }
 
 /* -t: whole or fractional seconds ("2.5"), or a duration ("500ms", "1m");
@@ -801,19 +507,19 @@ static int complete(int argc, char **argv) {
                                 printf("--help\n");
                                 return EXIT_SUCCESS;
                         }
-                return EXIT_USAGE;
+                return CTL_EXIT_USAGE;
         }
         if (strcmp(what, "caches") == 0 && argc == 2) {        /* not a status key: the word to complete */
                 json_object *status = NULL;
-                int r = fetch_status(&status);
+                int r = ctl_fetch_status(&status);
 
                 for (size_t i = 0; r > 0 && i < protocol_field_count(status, STATUS_CACHES); i++)
                         printf("%s\n",
                                protocol_field_str(protocol_field_item(status, STATUS_CACHES, i), STATUS_CACHE_NAME));
                 json_object_put(status);
-                return exit_status(r);
+                return ctl_exit_status(r);
         }
-        return EXIT_USAGE;
+        return CTL_EXIT_USAGE;
 }
 
 int main(int argc, char *argv[]) {
@@ -822,21 +528,21 @@ int main(int argc, char *argv[]) {
         int c;
 
         if (env && *env)
-                socket_path = env;
+                ctl_socket_path = env;
         /* "+": stop at the command, whose own options follow it. */
         while ((c = getopt_long(argc, argv, "+s:ht:", main_options, NULL)) >= 0)
                 switch (c) {
-                case 's': socket_path = optarg; break;
+                case 's': ctl_socket_path = optarg; break;
                 case 't':
-                        if (parse_timeout(optarg, &timeout_usec) < 0)
-                                return usage_error("invalid timeout '%s' (seconds, or a duration such as 500ms or 1m)", optarg);
+                        if (parse_timeout(optarg, &ctl_timeout_usec) < 0)
+                                return ctl_usage_error("invalid timeout '%s' (seconds, or a duration such as 500ms or 1m)", optarg);
                         break;
                 case 'h': help(); return EXIT_SUCCESS;
                 case 'V': printf("cachectl %s\n", CACHEKEEPER_VERSION); return EXIT_SUCCESS;
-                default: fprintf(stderr, "Try 'cachectl --help'.\n"); return EXIT_USAGE;
+                default: fprintf(stderr, "Try 'cachectl --help'.\n"); return CTL_EXIT_USAGE;
                 }
         if (optind >= argc)
-                return usage_error("%s", "a command is required: status, history, trim, reload, check or metrics");
+                return ctl_usage_error("%s", "a command is required: status, history, trim, reload, check or metrics");
         argc -= optind;
         argv += optind;
         optind = 0;
@@ -860,9 +566,9 @@ int main(int argc, char *argv[]) {
                 /* not a status key: the command */
                 snprintf(waiting, sizeof(waiting), strcmp(cmd->name, "trim") == 0 ? "the trim's progress or result"
                                                                                    : "its answer to '%s'", cmd->name);
-                waiting_for = waiting;
+                ctl_waiting_for = waiting;
                 argv[0] = (char *) "cachectl";   /* getopt's messages: "cachectl: unrecognized option" */
                 return cmd->run(argc, argv);
         }
-        return usage_error("unknown command '%s'", argv[0]);
+        return ctl_usage_error("unknown command '%s'", argv[0]);
 }
