@@ -51,7 +51,7 @@ LAYERS      := base os ccache alert control config tree insight evict cache spac
 # Every daemon module except main.c: linked into the daemon and each unit test.
 DAEMON_SRCS := $(foreach l,$(LAYERS),$(wildcard daemon/$(l)/*.c)) $(filter-out daemon/main.c,$(wildcard daemon/*.c))
 DAEMON_HDRS := $(foreach l,$(LAYERS),$(wildcard daemon/$(l)/*.h)) $(wildcard daemon/*.h)
-CTL_SRCS    := ctl/cachectl.c ctl/client.c ctl/report.c ctl/status-table.c daemon/base/protocol.c daemon/base/human.c
+CTL_SRCS    := ctl/cachectl.c ctl/client.c ctl/statslog.c ctl/report.c ctl/status-table.c daemon/base/protocol.c daemon/base/human.c
 UNIT_SRCS   := $(wildcard tests/unit/test-*.c)
 UNIT_TESTS  := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 SAN_TESTS   := $(UNIT_SRCS:tests/unit/%.c=$(B)/asan/tests/%)
@@ -110,6 +110,10 @@ $(B)/asan/tests/test-%: $(B)/asan/tests/unit/test-%.o $(DAEMON_SRCS:%.c=$(B)/asa
 $(B)/tests/test-report: $(B)/ctl/report.o
 $(B)/asan/tests/test-report: $(B)/asan/ctl/report.o
 $(B)/tests/unit/test-report.o $(B)/asan/tests/unit/test-report.o: CPPFLAGS += -Ictl
+# test-statslog: the same for ctl/statslog.c.
+$(B)/tests/test-statslog: $(B)/ctl/statslog.o
+$(B)/asan/tests/test-statslog: $(B)/asan/ctl/statslog.o
+$(B)/tests/unit/test-statslog.o $(B)/asan/tests/unit/test-statslog.o: CPPFLAGS += -Ictl
 # test-status-table: the same for ctl/status-table.c, with libsmartcols.
 $(B)/tests/test-status-table: $(B)/ctl/status-table.o
 $(B)/asan/tests/test-status-table: $(B)/asan/ctl/status-table.o
