@@ -18,6 +18,7 @@
 #include "base/protocol.h"
 #include "base/status-keys.h"
 #include "client.h"
+#include "measure.h"
 #include "report.h"
 #include "status-table.h"
 
@@ -38,7 +39,11 @@ static void help(void) {
                "  reload                               re-read the configuration\n"
                "  check                                one line for monitoring; exit 0 ok,\n"
                "                                       1 warning, 2 critical, 3 unknown\n"
-               "  metrics [--output FILE]              Prometheus text exposition\n\n"
+               "  metrics [--output FILE]              Prometheus text exposition\n"
+               "  measure [CACHE] [--explain] [--min-hit-rate P] [--json] -- COMMAND [ARGS...]\n"
+               "                                       run a build and say what it alone did with\n"
+               "                                       the cache: hits, misses, which files missed\n"
+               "                                       and (--explain) why\n\n"
                "Options:\n"
                "  -s, --socket PATH   the daemon's socket (default $CACHEKEEPER_SOCKET, else %s)\n"
                "  -t, --timeout T     wait at most T for the daemon (default 10s; a trim's progress\n"
@@ -450,6 +455,20 @@ static const Command commands[] = {
           "One line for monitoring, with performance data after '|'. Exit status: 0 ok,\n"
           "1 warning, 2 critical, 3 unknown (also when the daemon cannot be asked).\n"
           "  -V, --version   the version" },
+        { "measure", cmd_measure, measure_options,
+          "measure [CACHE] [--explain] [--min-hit-rate P] [--json] -- COMMAND [ARGS...]",
+          "Run COMMAND with ccache's statistics log (CCACHE_STATSLOG) in a private directory,\n"
+          "then say what this build alone did: cacheable calls, hits (direct, preprocessed,\n"
+          "remote), misses, uncacheable calls by reason, the hit rate, the wall time, and the\n"
+          "sources that missed (20 on a terminal; --json lists all). Nobody's counters are\n"
+          "zeroed. When no call reaches the log (a build in a container, by docker exec), the\n"
+          "daemon's figures of CACHE (or all caches) over the run stand in, other builds\n"
+          "included. Exit status: COMMAND's when it fails, else 0, or 4 below --min-hit-rate.\n"
+          "  --explain          also run ccache's debug mode and name why each miss missed:\n"
+          "                     build-dir, include-changed, compiler, argument, source,\n"
+          "                     time-macro, first-build (against your last explained run)\n"
+          "  --min-hit-rate P   exit 4 when the hit rate is below P percent (a CI gate)\n"
+          "  --json             the figures as JSON" },
         { "metrics", cmd_metrics, metrics_options, "metrics [--output FILE]",
           "Every figure in the Prometheus text exposition format; cachekeeper_up 0 alone\n"
           "(and exit 3) when the daemon does not answer.\n"
@@ -542,7 +561,7 @@ int main(int argc, char *argv[]) {
                 default: fprintf(stderr, "Try 'cachectl --help'.\n"); return CTL_EXIT_USAGE;
                 }
         if (optind >= argc)
-                return ctl_usage_error("%s", "a command is required: status, history, trim, reload, check or metrics");
+                return ctl_usage_error("%s", "a command is required: status, history, trim, reload, check, metrics or measure");
         argc -= optind;
         argv += optind;
         optind = 0;

@@ -20,6 +20,7 @@ const char *ctl_socket_path = PROTOCOL_SOCKET_DEFAULT;
 usec_t ctl_timeout_usec = CTL_TIMEOUT_DEFAULT_USEC;
 const char *ctl_waiting_for = "a reply";
 char ctl_problem[CTL_PROBLEM_MAX];
+bool ctl_quiet;
 
 int ctl_usage_error(const char *fmt, ...) {
         va_list ap;
@@ -43,15 +44,9 @@ static int broken(const char *fmt, ...) {
         va_start(ap, fmt);
         vsnprintf(ctl_problem + n, sizeof(ctl_problem) - (size_t) n, fmt, ap);
         va_end(ap);
-        fprintf(stderr, "cachectl: %s\n", ctl_problem);
+        if (!ctl_quiet)
+                fprintf(stderr, "cachectl: %s\n", ctl_problem);
         return -1;
-}
-
-static usec_t monotonic(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / 1000;
 }
 
 static int timed_out(void) {
@@ -65,7 +60,7 @@ static int timed_out(void) {
  * Returns 1 ready, 0 timed out. */
 static int wait_fd(int fd, short events, usec_t deadline) {
         for (;;) {
-                usec_t now = monotonic();
+                usec_t now = now_usec(CLOCK_MONOTONIC);
                 struct pollfd p = { .fd = fd, .events = events };
                 int r;
 
@@ -82,7 +77,7 @@ static int wait_fd(int fd, short events, usec_t deadline) {
 /* Connects without blocking past the timeout: a daemon that is stopped
  * with its listen queue full would otherwise hold connect() forever. */
 static int connect_timed(int fd, const struct sockaddr_un *sa) {
-        usec_t deadline = monotonic() + ctl_timeout_usec;
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + ctl_timeout_usec;
 
         for (;;) {
                 if (connect(fd, (const struct sockaddr *) sa, sizeof(*sa)) == 0)
@@ -106,7 +101,7 @@ static int connect_timed(int fd, const struct sockaddr_un *sa) {
                 if (errno != EAGAIN)
                         return -1;
                 /* The listen queue is full: try again until the deadline. */
-                if (monotonic() >= deadline) {
+                if (now_usec(CLOCK_MONOTONIC) >= deadline) {
                         errno = ETIMEDOUT;
                         return -1;
                 }
@@ -132,7 +127,9 @@ static int connect_daemon(void) {
         if (e != 0) {
                 snprintf(ctl_problem, sizeof(ctl_problem), "cachekeeperd at %s cannot be reached: %s", ctl_socket_path,
                          strerror(e));
-                fprintf(stderr, "cachectl: cannot reach cachekeeperd at %s: %s\n", ctl_socket_path, strerror(e));
+                if (!ctl_quiet)
+                        fprintf(stderr, "cachectl: cannot reach cachekeeperd at %s: %s\n", ctl_socket_path,
+                                strerror(e));
                 if (fd >= 0)
                         close(fd);
                 return -1;
@@ -144,7 +141,7 @@ static int connect_daemon(void) {
  * Returns 0 or -errno (-ETIMEDOUT; else the daemon closed the connection:
  * it may have said why first). */
 static int send_all(int fd, const char *line, size_t len) {
-        usec_t deadline = monotonic() + ctl_timeout_usec;
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + ctl_timeout_usec;
 
         while (len > 0) {
                 ssize_t n = send(fd, line, len, MSG_NOSIGNAL);
@@ -185,7 +182,8 @@ static int take_line(const char *line, ctl_progress_t on_progress, json_object *
                 return broken("turned the connection away: %s", err);
         case PROTOCOL_REPLY_ERROR:
                 snprintf(ctl_problem, sizeof(ctl_problem), "%s", err);
-                fprintf(stderr, "cachectl: %s\n", err);
+                if (!ctl_quiet)
+                        fprintf(stderr, "cachectl: %s\n", err);
                 return 0;
         case PROTOCOL_REPLY_OK:
                 break;
@@ -221,7 +219,7 @@ static int call(const char *request, ctl_progress_t on_progress, json_object **r
                 r = timed_out();
                 goto out;
         }
-        deadline = monotonic() + ctl_timeout_usec;
+        deadline = now_usec(CLOCK_MONOTONIC) + ctl_timeout_usec;
         for (;;) {
                 char *nl;
                 ssize_t n;
@@ -255,7 +253,7 @@ static int call(const char *request, ctl_progress_t on_progress, json_object **r
                         continue;
                 if (n > 0) {
                         len += (size_t) n;
-                        deadline = monotonic() + ctl_timeout_usec;   /* it is answering: progress, or a long reply */
+                        deadline = now_usec(CLOCK_MONOTONIC) + ctl_timeout_usec;   /* it is answering: progress, or a long reply */
                         continue;
                 }
                 /* EOF, or ECONNRESET: it closed with our request unread. */

@@ -25,6 +25,9 @@ extern usec_t ctl_timeout_usec;           /* -t */
 extern const char *ctl_waiting_for;       /* what the timeout message says we waited for */
 /* Why the last request got no answer, or the daemon's error: for check's line. */
 extern char ctl_problem[CTL_PROBLEM_MAX];
+/* Keep ctl_problem, print nothing: for a command that asks the daemon only
+ * in case it needs it (measure's fallback). */
+extern bool ctl_quiet;
 
 typedef void (*ctl_progress_t)(json_object *progress);
 
