@@ -505,7 +505,9 @@ static void list_options(const struct option *options) {
 /* The hidden command the bash completion asks (not a stable interface):
  * "__complete commands" the commands; "__complete options [COMMAND]" the
  * global options, or COMMAND's and --help; "__complete caches" the caches'
- * names, from the daemon (nothing, and exit 3, when it does not answer).
+ * names, from the daemon (nothing, and exit 3, when it does not answer);
+ * "__complete writers" and "__complete namespaces" the ccache versions and
+ * namespaces that wrote into the caches, from the daemon too.
  * One a line. */
 static int complete(int argc, char **argv) {
         const char *what = argc > 1 ? argv[1] : "";
@@ -535,6 +537,26 @@ static int complete(int argc, char **argv) {
                 for (size_t i = 0; r > 0 && i < protocol_field_count(status, STATUS_CACHES); i++)
                         printf("%s\n",
                                protocol_field_str(protocol_field_item(status, STATUS_CACHES, i), STATUS_CACHE_NAME));
+                json_object_put(status);
+                return ctl_exit_status(r);
+        }
+        /* not status keys: the words to complete */
+        if ((strcmp(what, "writers") == 0 || strcmp(what, "namespaces") == 0) && argc == 2) {
+                const char *key = what[0] == 'w' ? STATUS_WRITER_CCACHE_VERSION : STATUS_WRITER_NAMESPACE;
+                json_object *status = NULL;
+                int r = ctl_fetch_status(&status);
+
+                /* Every cache's writers: a value may come more than once (the shell makes them unique). */
+                for (size_t i = 0; r > 0 && i < protocol_field_count(status, STATUS_CACHES); i++) {
+                        json_object *c = protocol_field_item(status, STATUS_CACHES, i);
+
+                        for (size_t j = 0; j < protocol_field_count(c, STATUS_CACHE_WRITERS); j++) {
+                                const char *v = protocol_field_str(protocol_field_item(c, STATUS_CACHE_WRITERS, j), key);
+
+                                if (v && *v)
+                                        printf("%s\n", v);
+                        }
+                }
                 json_object_put(status);
                 return ctl_exit_status(r);
         }

@@ -45,6 +45,9 @@ comp() {
         "$CTL" trim --dry-run --help > /dev/null
         [ "$("$CTL" __complete options metrics | tr '\n' ' ')" = "--output= --help " ]
         [ "$(comp "$CTL" metrics - | tr '\n' ' ')" = "--help --output= " ]
+        # metrics --output: a file
+        touch "$BATS_TEST_TMPDIR/cachekeeper.prom"
+        [ "$(comp "$CTL" metrics --output "$BATS_TEST_TMPDIR/cachekeeper.p")" = "$BATS_TEST_TMPDIR/cachekeeper.prom" ]
         # measure: after "--" the build's own command line (bash-completion's
         # _command_offset, whose compopt says on stderr that this is no real
         # completion, and which may find a command twice on PATH); its
@@ -63,12 +66,21 @@ comp() {
         [ "$(comp "$CTL" -s "$S" status "" | tr '\n' ' ')" = "aiter mi210 " ]
         [ "$(comp "$CTL" --socket="$S" history a)" = aiter ]
         [ "$(CACHEKEEPER_SOCKET=$S comp "$CTL" trim --dry-run "" | tr '\n' ' ')" = "aiter mi210 " ]
-        [ "$(comp "$CTL" -s "$S" trim mi210 --to 10G "" | tr '\n' ' ')" = "aiter mi210 " ]   # several
+        [ "$(comp "$CTL" -s "$S" trim mi210 --to 10G "")" = aiter ]                       # several, each once
         [ -z "$(comp "$CTL" -s "$S" status mi210 "")" ]                                      # one
         [ -z "$(comp "$CTL" -s "$S" history --hours 3 mi210 "")" ]
         [ -z "$(comp "$CTL" -s "$S" metrics "")" ]
         [ "$(comp "$CTL" -s "$S" measure --json "" | tr '\n' ' ')" = "aiter mi210 " ]          # one, before --
         [ -z "$(comp "$CTL" -s "$S" measure mi210 "")" ]
+        [ ! -s "$BATS_TEST_TMPDIR/comp.err" ]
+        # the writers and namespaces the caches hold, each once, for trim's --written-by and --namespace
+        [ -z "$(comp "$CTL" -s "$S" trim --written-by "")" ]
+        version=$(ccache --version | sed -n '1s/^ccache version //p')
+        compile "$BATS_TEST_TMPDIR/a" 2
+        CCACHE_NAMESPACE=team1 compile "$BATS_TEST_TMPDIR/b" 1 g
+        wait_for "[ \"\$(status_jq '[.caches[].writers[]] | length')\" = 2 ]" 20
+        [ "$(comp "$CTL" -s "$S" trim --written-by "")" = "$version" ]
+        [ "$(comp "$CTL" -s "$S" trim --dry-run --namespace "")" = team1 ]
         [ ! -s "$BATS_TEST_TMPDIR/comp.err" ]
 }
 
