@@ -46,8 +46,9 @@ static void help(void) {
                "                                       and (--explain) why\n\n"
                "Options:\n"
                "  -s, --socket PATH   the daemon's socket (default $CACHEKEEPER_SOCKET, else %s)\n"
-               "  -t, --timeout T     wait at most T for the daemon (default 10s; a trim's progress\n"
-               "                      restarts it): seconds or a duration (500ms, 1m); then exit 3\n"
+               "  -t, --timeout T     wait at most T for the daemon (default 10s, for check 8s; a\n"
+               "                      trim's progress restarts it): seconds or a duration (500ms,\n"
+               "                      1m); then exit 3\n"
                "  -h, --help          show this help\n"
                "      --version       show the version\n\n"
                "Exit status: 0 success, 1 the daemon refused or failed, 2 usage error,\n"
@@ -290,6 +291,10 @@ static int cmd_history(int argc, char **argv) {
         return ctl_exit_status(r);
 }
 
+/* -t, or each command's default. */
+static bool timeout_given;
+#define CHECK_TIMEOUT_DEFAULT_USEC (8 * USEC_PER_SEC)
+
 static int cmd_check(int argc, char **argv) {
         json_object *status = NULL;
         char line[4096];
@@ -301,6 +306,10 @@ static int cmd_check(int argc, char **argv) {
                 printf("CACHEKEEPER UNKNOWN - usage: cachectl [-s SOCKET] check\n");
                 return REPORT_UNKNOWN;
         }
+        /* Within NRPE's and Icinga's 10 s, so that ours is the line they show. */
+        if (!timeout_given)
+                ctl_timeout_usec = CHECK_TIMEOUT_DEFAULT_USEC;
+        ctl_quiet = true;   /* the reason goes in the one line, on stdout */
         r = ctl_fetch_status(&status);
         if (r <= 0) {
                 /* The monitoring contract: unknown, with the reason, on stdout. */
@@ -452,8 +461,9 @@ static const Command commands[] = {
           "Re-read the configuration (root and admin_group). A bad one is refused with\n"
           "FILE:LINE and the daemon keeps the one it has." },
         { "check", cmd_check, check_options, "check",
-          "One line for monitoring, with performance data after '|'. Exit status: 0 ok,\n"
-          "1 warning, 2 critical, 3 unknown (also when the daemon cannot be asked).\n"
+          "One line for monitoring, with performance data after '|' (U: not known yet).\n"
+          "Exit status: 0 ok, 1 warning, 2 critical, 3 unknown (also when the daemon cannot\n"
+          "be asked, within 8s unless -t says otherwise: inside NRPE's 10s).\n"
           "  -V, --version   the version" },
         { "measure", cmd_measure, measure_options,
           "measure [CACHE] [--explain] [--min-hit-rate P] [--json] -- COMMAND [ARGS...]",
@@ -575,6 +585,7 @@ int main(int argc, char *argv[]) {
                 switch (c) {
                 case 's': ctl_socket_path = optarg; break;
                 case 't':
+                        timeout_given = true;
                         if (parse_timeout(optarg, &ctl_timeout_usec) < 0)
                                 return ctl_usage_error("invalid timeout '%s' (seconds, or a duration such as 500ms or 1m)", optarg);
                         break;

@@ -150,6 +150,10 @@ static void check_remote_errors(Findings *f, json_object *c) {
                      (unsigned long long) protocol_field_u64(e, STATUS_REMOTE_ERRORS_WINDOW_SECONDS));
 }
 
+static bool cache_is(json_object *c, const char *state) {
+        return strcmp(protocol_field_str(c, STATUS_CACHE_STATE), state) == 0;
+}
+
 ReportLevel report_check(json_object *status, char *buf, size_t len) {
         static const char *const names[] = { "OK", "WARNING", "CRITICAL" };
         Findings f = { .worst = REPORT_OK };
@@ -204,12 +208,18 @@ ReportLevel report_check(json_object *status, char *buf, size_t len) {
                 json_object *c = protocol_field_item(status, STATUS_CACHES, i);
                 uint64_t cap = protocol_field_u64(c, STATUS_CACHE_MAX_SIZE_BYTES);
 
-                if (strcmp(protocol_field_str(c, STATUS_CACHE_STATE), "unavailable") == 0)
+                char value[32];
+
+                if (cache_is(c, "unavailable"))
                         continue;
-                n += (size_t) snprintf(buf + n, len - n, "%s'%s'=%lluB;%llu;%llu;0;", perf ? " " : " | ",
-                                       protocol_field_str(c, STATUS_CACHE_NAME),
-                                       (unsigned long long) protocol_field_u64(c, STATUS_CACHE_SIZE_BYTES),
-                                       (unsigned long long) cap,
+                /* Still in its first scan: the size so far is no figure ("U": not known yet). */
+                if (cache_is(c, "scanning"))
+                        snprintf(value, sizeof(value), "U");
+                else
+                        snprintf(value, sizeof(value), "%lluB",
+                                 (unsigned long long) protocol_field_u64(c, STATUS_CACHE_SIZE_BYTES));
+                n += (size_t) snprintf(buf + n, len - n, "%s'%s'=%s;%llu;%llu;0;", perf ? " " : " | ",
+                                       protocol_field_str(c, STATUS_CACHE_NAME), value, (unsigned long long) cap,
                                        (unsigned long long) ((double) cap * REPORT_OVER_CAP_CRITICAL));
                 perf = true;
         }
@@ -234,10 +244,6 @@ typedef struct Metric {
         double (*value)(json_object *o);
         bool (*skip)(json_object *o);   /* no sample for this cache or volume */
 } Metric;
-
-static bool cache_is(json_object *c, const char *state) {
-        return strcmp(protocol_field_str(c, STATUS_CACHE_STATE), state) == 0;
-}
 
 static double cache_available(json_object *c) {
         return !cache_is(c, "unavailable");

@@ -60,6 +60,13 @@ static void test_check_levels(void **state) {
         assert_null(strstr(line, "'aiter'="));   /* no figures for an unavailable cache */
         json_object_put(s);
 
+        /* in its first scan: its size so far is not known yet ("U") */
+        s = status("{\"name\":\"x\",\"state\":\"scanning\",\"size_bytes\":12,\"max_size_bytes\":1000,\"mode_ok\":true}",
+                   VOL("ok", 410));
+        report_check(s, line, sizeof(line));
+        assert_non_null(strstr(line, " | 'x'=U;1000;1100;0; '/'=410B;"));
+        json_object_put(s);
+
         /* over the cap by more than 10 %: critical, listed first */
         s = status("{\"name\":\"x\",\"state\":\"over_cap\",\"size_bytes\":1200,\"max_size_bytes\":1000,\"mode_ok\":true}",
                    VOL("warning", 90));
