@@ -55,18 +55,21 @@ teardown() {
 }
 
 @test "every command has its own --help (no daemon needed), check takes -h and -V, errors start with cachectl:" {
-        for cmd in status history trim reload check metrics; do
+        # every command cachectl has (its completion's list), each --help in 80 columns
+        for cmd in $("$CTL" __complete commands); do
                 for flag in --help -h; do
                         run --separate-stderr "$CTL" -s "$BATS_TEST_TMPDIR/none.sock" $cmd $flag
                         [ "$status" -eq 0 ] || { echo "$cmd $flag: exit $status: $stderr"; false; }
                         [[ "${lines[0]}" == "Usage: cachectl [-s SOCKET] $cmd"* ]]
                         [ -z "$stderr" ]
+                        ! awk -v c="$cmd" 'length($0) > 80 { print c ": " length($0) ": " $0; bad = 1 } END { exit !bad }' <<<"$output"
                 done
                 # and the main help names it
                 "$CTL" --help | grep -q "^  $cmd"
         done
         run "$CTL" trim t --dry-run --help
         [[ "$output" == *"--written-by VERSION"* ]]
+        "$CTL" --help | awk 'length($0) > 80 { print length($0) ": " $0; bad = 1 } END { exit bad }'
         run "$CTL" check -V
         [ "$status" -eq 0 ]
         [ "$output" = "cachectl $("$CKD" --version | awk '{ print $2 }')" ]
