@@ -140,34 +140,39 @@ static void show_progress(json_object *progress) {
 static void print_trim_result(const char *name, json_object *r) {
         time_t kept = (time_t) protocol_field_u64(r, STATUS_TRIM_OLDEST_KEPT_MTIME);
         bool dry = protocol_field_flag(r, STATUS_TRIM_DRY_RUN);
-        char b1[32], b2[32], when[64] = "";
+        char b1[32], b2[32], when[64] = "", line[1024] = "";
+        FILE *f = fmemopen(line, sizeof(line), "w");
 
+        if (!f)
+                return;
         if (kept > 0) {
                 char ago[32];
                 strftime(when, sizeof(when), "%Y-%m-%d %H:%M", localtime(&kept));
                 format_duration((usec_t) (time(NULL) - kept) * USEC_PER_SEC, ago, sizeof(ago));
                 snprintf(when + strlen(when), sizeof(when) - strlen(when), " (%s ago)", ago);
         }
-        printf("%s: %s %llu files, %s; %s %s", name, dry ? "would evict" : "evicted",
-               (unsigned long long) protocol_field_u64(r, STATUS_TRIM_FILES),
-               format_size(protocol_field_u64(r, STATUS_TRIM_BYTES), b1, sizeof(b1)), dry ? "leaving" : "now",
-               format_size(dry ? protocol_field_u64(r, STATUS_TRIM_SIZE_BYTES) - protocol_field_u64(r, STATUS_TRIM_BYTES)
-                               : protocol_field_u64(r, STATUS_TRIM_SIZE_BYTES), b2, sizeof(b2)));
+        fprintf(f, "%s: %s %llu files, %s; %s %s", name, dry ? "would evict" : "evicted",
+                (unsigned long long) protocol_field_u64(r, STATUS_TRIM_FILES),
+                format_size(protocol_field_u64(r, STATUS_TRIM_BYTES), b1, sizeof(b1)), dry ? "leaving" : "now",
+                format_size(dry ? protocol_field_u64(r, STATUS_TRIM_SIZE_BYTES) - protocol_field_u64(r, STATUS_TRIM_BYTES)
+                                : protocol_field_u64(r, STATUS_TRIM_SIZE_BYTES), b2, sizeof(b2)));
         if (kept > 0)
-                printf("; oldest entry kept: %s", when);
+                fprintf(f, "; oldest entry kept: %s", when);
         if (protocol_field_u64(r, STATUS_TRIM_SAVED))
-                printf("; %llu kept as used or changed since planning",
-                       (unsigned long long) protocol_field_u64(r, STATUS_TRIM_SAVED));
+                fprintf(f, "; %llu kept as used or changed since planning",
+                        (unsigned long long) protocol_field_u64(r, STATUS_TRIM_SAVED));
         if (protocol_field_u64(r, STATUS_TRIM_LOCKED_DIRS))
-                printf("; %llu directories left, locked by ccache",
-                       (unsigned long long) protocol_field_u64(r, STATUS_TRIM_LOCKED_DIRS));
+                fprintf(f, "; %llu directories left, locked by ccache",
+                        (unsigned long long) protocol_field_u64(r, STATUS_TRIM_LOCKED_DIRS));
         if (protocol_field_u64(r, STATUS_TRIM_ERRORS))
-                printf("; %llu errors (see the daemon's log)",
-                       (unsigned long long) protocol_field_u64(r, STATUS_TRIM_ERRORS));
+                fprintf(f, "; %llu errors (see the daemon's log)",
+                        (unsigned long long) protocol_field_u64(r, STATUS_TRIM_ERRORS));
         if (protocol_field_u64(r, STATUS_TRIM_BEYOND_TABLE_FILES))
-                printf("; may have missed some: %llu entries are of writers beyond the daemon's table, not looked at",
-                       (unsigned long long) protocol_field_u64(r, STATUS_TRIM_BEYOND_TABLE_FILES));
-        printf("\n");
+                fprintf(f, "; may have missed some: %llu entries are of writers beyond the daemon's table, not looked at",
+                        (unsigned long long) protocol_field_u64(r, STATUS_TRIM_BEYOND_TABLE_FILES));
+        if (fclose(f) != 0)
+                line[sizeof(line) - 1] = '\0';   /* cut: print what fits */
+        print_wrapped(stdout, line, HUMAN_WIDTH, 2);
 }
 
 static const struct option trim_options[] = {

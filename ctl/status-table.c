@@ -190,9 +190,13 @@ static void cache_notes(FILE *f, json_object *c) {
         const char *state = protocol_field_str(c, STATUS_CACHE_STATE);
         json_object *scan = protocol_field_get(c, STATUS_CACHE_SCAN);
 
-        if (strcmp(state, "unavailable") == 0)
-                fprintf(f, "%s: unavailable: %s\n", protocol_field_str(c, STATUS_CACHE_NAME),
-                        protocol_field_str(c, STATUS_CACHE_REASON));
+        char line[2048];
+
+        if (strcmp(state, "unavailable") == 0) {
+                snprintf(line, sizeof(line), "%s: unavailable: %s", protocol_field_str(c, STATUS_CACHE_NAME),
+                         protocol_field_str(c, STATUS_CACHE_REASON));
+                print_wrapped(f, line, HUMAN_WIDTH, 2);
+        }
         else if (strcmp(state, "scanning") == 0 && protocol_field_flag(scan, STATUS_SCAN_RUNNING) &&
                  protocol_field_u64(scan, STATUS_SCAN_FILES) > 0)
                 fprintf(f, "%s: scanning: %llu files in %llu directories so far\n",
@@ -215,24 +219,32 @@ static void cache_detail(FILE *f, json_object *c) {
         for (size_t i = 0; i < ELEMENTSOF(windows); i++)
                 format_size(protocol_field_u64(bytes, windows[i]), s[i], sizeof(s[i]));
         fprintf(f, "  used 1h/24h/7d/30d: %s/%s/%s/%s\n", s[0], s[1], s[2], s[3]);
-        if (*protocol_field_str(c, STATUS_CACHE_CAP_ADVICE))
-                fprintf(f, "  %s\n", protocol_field_str(c, STATUS_CACHE_CAP_ADVICE));
+        if (*protocol_field_str(c, STATUS_CACHE_CAP_ADVICE)) {
+                char line[2048];
+
+                snprintf(line, sizeof(line), "  %s", protocol_field_str(c, STATUS_CACHE_CAP_ADVICE));
+                print_wrapped(f, line, HUMAN_WIDTH, 4);
+        }
         for (size_t i = 0; i < protocol_field_count(c, STATUS_CACHE_WRITERS); i++) {
                 json_object *w = protocol_field_item(c, STATUS_CACHE_WRITERS, i);
                 const char *version = protocol_field_str(w, STATUS_WRITER_CCACHE_VERSION);
                 const char *ns = protocol_field_str(w, STATUS_WRITER_NAMESPACE);
-                char size[32], who[600];
+                char size[32], who[600], line[1024];
 
                 if (*version)
                         snprintf(who, sizeof(who), "written by %s%s%s%s", version, *ns ? " (namespace " : "", ns,
                                  *ns ? ")" : "");
                 else
                         snprintf(who, sizeof(who), "header %s", protocol_field_str(w, STATUS_WRITER_HEADER));
-                fprintf(f, "  %s: %llu entries, %s; 24h: %llu stores, %llu hits\n", who,
-                        (unsigned long long) protocol_field_u64(w, STATUS_WRITER_ENTRIES),
-                        format_size(protocol_field_u64(w, STATUS_WRITER_BYTES), size, sizeof(size)),
-                        (unsigned long long) protocol_field_u64(w, STATUS_WRITER_STORES_24H),
-                        (unsigned long long) protocol_field_u64(w, STATUS_WRITER_HITS_24H));
+                /* "refreshed": what the daemon sees of a hit is the entry files whose
+                 * time ccache refreshed (a manifest and a result for a direct hit),
+                 * not ccache's count of hits */
+                snprintf(line, sizeof(line), "  %s: %llu entries, %s; 24h: %llu stores, %llu refreshed", who,
+                         (unsigned long long) protocol_field_u64(w, STATUS_WRITER_ENTRIES),
+                         format_size(protocol_field_u64(w, STATUS_WRITER_BYTES), size, sizeof(size)),
+                         (unsigned long long) protocol_field_u64(w, STATUS_WRITER_STORES_24H),
+                         (unsigned long long) protocol_field_u64(w, STATUS_WRITER_HITS_24H));
+                print_wrapped(f, line, HUMAN_WIDTH, 4);
         }
 }
 

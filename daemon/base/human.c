@@ -151,3 +151,38 @@ char *format_duration(usec_t usec, char *buf, size_t len) {
                 snprintf(buf, len, "%llums", (unsigned long long) (usec / USEC_PER_MSEC));
         return buf;
 }
+
+void print_wrapped(FILE *f, const char *text, size_t width, size_t indent) {
+        const char *p = text;
+
+        for (;;) {
+                const char *end = strchr(p, '\n') ?: p + strlen(p);
+                size_t col = 0;
+
+                /* One of text's lines, word by word. */
+                while (p < end) {
+                        const char *w = p;
+                        size_t n, spaces = 0;
+
+                        while (w < end && *w == ' ')
+                                w++, spaces++;
+                        for (n = 0; w + n < end && w[n] != ' '; n++)
+                                ;
+                        if (n == 0)
+                                break;   /* trailing spaces */
+                        /* a line's leading spaces stay; a break takes the spaces before the word */
+                        if (col > 0 && col + spaces + n > width) {
+                                fprintf(f, "\n%*s", (int) indent, "");
+                                col = indent;
+                                spaces = 0;
+                        }
+                        fprintf(f, "%*s%.*s", (int) spaces, "", (int) n, w);
+                        col += spaces + n;
+                        p = w + n;
+                }
+                fputc('\n', f);
+                if (*end == '\0')
+                        return;
+                p = end + 1;
+        }
+}

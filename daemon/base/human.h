@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "base/util.h"
 
@@ -29,3 +30,10 @@ uint64_t round_size_up(uint64_t bytes);
 
 /* "3h", "2d 4h", "45s": the two largest units. Returns buf. */
 char *format_duration(usec_t usec, char *buf, size_t len);
+
+/* Prints text to f as lines of at most width columns, broken at spaces
+ * (a word longer than a line stands alone); the lines after the first of
+ * each of text's own lines start with indent spaces. Ends with a newline.
+ * For what cachectl prints on a terminal: 80 columns. */
+#define HUMAN_WIDTH 80
+void print_wrapped(FILE *f, const char *text, size_t width, size_t indent);

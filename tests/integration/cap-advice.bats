@@ -52,6 +52,10 @@ build_working_set() {
         [[ "$advice" == *"cap looks small"* ]]
         run ctl status t
         [[ "$output" == *"cap looks small"* ]]
+        # the advice, the writers and every other line: 80 columns, wrapped at spaces
+        [ "${#advice}" -gt 80 ]
+        ! awk 'length($0) > 80 { print length($0) ": " $0; bad = 1 } END { exit !bad }' <<<"$output"
+        [[ "$(tr '\n' ' ' <<<"$output" | tr -s ' ')" == *"$(tr -s ' ' <<<"$advice")"* ]]
         # The suggestion in the message holds the whole build.
         said=$(grep '^cache-cap-small|' "$ALERTS" | sed -n 's/.*about \([0-9.]*[kMGT]\) would have kept them.*/\1/p')
         [ -n "$said" ]

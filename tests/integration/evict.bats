@@ -126,7 +126,10 @@ entries() {
         kill "$holder"
         echo "$output"
         [ "$status" -eq 0 ]
-        [[ "$output" == *"1 directories left, locked by ccache"* ]]
+        # one result, longer than a line: wrapped at spaces into 80 columns
+        [ "${#lines[@]}" -gt 1 ]
+        ! awk 'length($0) > 80 { print length($0) ": " $0; bad = 1 } END { exit !bad }' <<<"$output"
+        [[ "$(tr '\n' ' ' <<<"$output" | tr -s ' ')" == *"1 directories left, locked by ccache"* ]]
         [ "$(entries -not -path "$CACHE/d/6/*" -not -path "$CACHE/f/f/*" | wc -l)" -eq 0 ]   # every real entry went
         [ -e "$CACHE/f/f/$name" ]
         [ -L "$CACHE/lock/subdir_ff.lock" ]

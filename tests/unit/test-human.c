@@ -117,6 +117,30 @@ static void test_format_duration(void **state) {
         assert_string_equal(format_duration(250 * USEC_PER_MSEC, buf, sizeof(buf)), "250ms");
 }
 
+/* Lines of at most the width, broken at spaces, continued under the indent. */
+static void test_print_wrapped(void **state) {
+        char *out = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&out, &len);
+
+        assert_non_null(f);
+        print_wrapped(f, "  cap advice: the 7-day working set is 118.3G, over the cap of 100G: "
+                         "max_size = \"120G\" would hold it", 40, 4);
+        print_wrapped(f, "short", 40, 4);
+        print_wrapped(f, "a-word-longer-than-the-whole-line-stands-alone then the rest", 20, 2);
+        print_wrapped(f, "two\nlines", 40, 2);
+        fclose(f);
+        assert_string_equal(out, "  cap advice: the 7-day working set is\n"
+                                 "    118.3G, over the cap of 100G:\n"
+                                 "    max_size = \"120G\" would hold it\n"
+                                 "short\n"
+                                 "a-word-longer-than-the-whole-line-stands-alone\n"
+                                 "  then the rest\n"
+                                 "two\n"
+                                 "lines\n");
+        free(out);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_parse_size_like_ccache),
@@ -124,6 +148,7 @@ int main(void) {
                 cmocka_unit_test(test_format_size),
                 cmocka_unit_test(test_format_duration),
                 cmocka_unit_test(test_round_size_up),
+                cmocka_unit_test(test_print_wrapped),
         };
         return cmocka_run_group_tests_name("human", tests, NULL, NULL);
 }
