@@ -632,5 +632,13 @@ int main(int argc, char *argv[]) {
                 argv[0] = (char *) "cachectl";   /* getopt's messages: "cachectl: unrecognized option" */
                 return cmd->run(argc, argv);
         }
-        return ctl_usage_error("unknown command '%s'", argv[0]);
+        {
+                const char *names[ELEMENTSOF(commands) + 1] = { 0 }, *near;
+
+                for (size_t i = 0; i < ELEMENTSOF(commands); i++)
+                        names[i] = commands[i].name;
+                near = closest_word(argv[0], names);
+                return ctl_usage_error("unknown command '%s'%s%s%s", argv[0], near ? " (did you mean '" : "",
+                                       near ? near : "", near ? "'?)" : "");
+        }
 }

@@ -37,3 +37,8 @@ char *format_duration(usec_t usec, char *buf, size_t len);
  * For what cachectl prints on a terminal: 80 columns. */
 #define HUMAN_WIDTH 80
 void print_wrapped(FILE *f, const char *text, size_t width, size_t indent);
+
+/* The word of words (NULL-terminated) closest to name, if close enough to
+ * be a typo of it (an edit distance of a third of its length, 2 at least,
+ * a swap of neighbours counting one); else NULL. For "did you mean". */
+const char *closest_word(const char *name, const char *const *words);

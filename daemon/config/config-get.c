@@ -53,48 +53,6 @@ const char *cfg_setting_path(const config_setting_t *s, char *buf, size_t len) {
         return buf;
 }
 
-/* Edit distance (insertions, deletions, substitutions, and a swap of two
- * neighbours counted as one) between a and b, at most 32 characters each;
- * longer: SIZE_MAX. */
-static size_t distance(const char *a, const char *b) {
-        size_t la = strlen(a), lb = strlen(b), d[33][33];
-
-        if (la > 32 || lb > 32)
-                return SIZE_MAX;
-        for (size_t i = 0; i <= la; i++)
-                d[i][0] = i;
-        for (size_t j = 0; j <= lb; j++)
-                d[0][j] = j;
-        for (size_t i = 1; i <= la; i++)
-                for (size_t j = 1; j <= lb; j++) {
-                        size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-
-                        best = d[i - 1][j] + 1 < best ? d[i - 1][j] + 1 : best;
-                        best = d[i][j - 1] + 1 < best ? d[i][j - 1] + 1 : best;
-                        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
-                                best = d[i - 2][j - 2] + 1;
-                        d[i][j] = best;
-                }
-        return d[la][lb];
-}
-
-/* The allowed key closest to name, if close enough to be a typo of it (a
- * third of its length, 2 at least); else NULL. */
-static const char *closest(const char *name, const char *const *allowed) {
-        size_t limit = strlen(name) / 3 > 2 ? strlen(name) / 3 : 2, best = SIZE_MAX;
-        const char *found = NULL;
-
-        for (size_t k = 0; allowed[k]; k++) {
-                size_t d = distance(name, allowed[k]);
-
-                if (d <= limit && d < best) {
-                        best = d;
-                        found = allowed[k];
-                }
-        }
-        return found;
-}
-
 int cfg_check_keys(Ctx *ctx, const config_setting_t *group, const char *const *allowed) {
         for (int i = 0; i < config_setting_length(group); i++) {
                 const config_setting_t *s = config_setting_get_elem(group, (unsigned) i);
@@ -105,7 +63,7 @@ int cfg_check_keys(Ctx *ctx, const config_setting_t *group, const char *const *a
                         if (strcmp(name, allowed[k]) == 0)
                                 break;
                 if (!allowed[k]) {
-                        const char *near = closest(name, allowed);
+                        const char *near = closest_word(name, allowed);
                         char where[256];
 
                         return cfg_fail(ctx, s, "unknown setting '%s'%s%s%s", cfg_setting_path(s, where, sizeof(where)),

@@ -76,6 +76,12 @@ teardown() {
         # After "--" a -h is an argument, not a request for help.
         run --separate-stderr "$CTL" -s "$BATS_TEST_TMPDIR/none.sock" status -- -h
         [ "$status" -eq 3 ]
+        # a typo gets the command it was meant to be
+        run --separate-stderr "$CTL" -s "$BATS_TEST_TMPDIR/none.sock" stauts
+        [ "$status" -eq 2 ]
+        [ "$stderr" = "cachectl: unknown command 'stauts' (did you mean 'status'?)"$'\n'"Try 'cachectl --help'." ]
+        run --separate-stderr "$CTL" -s "$BATS_TEST_TMPDIR/none.sock" frobnicate
+        [ "$stderr" = "cachectl: unknown command 'frobnicate'"$'\n'"Try 'cachectl --help'." ]
         run --separate-stderr "$CTL" -s "$BATS_TEST_TMPDIR/none.sock" reload now
         [ "$stderr" = "cachectl: 'reload' takes no arguments"$'\n'"Try 'cachectl --help'." ]
         for bad in "frobnicate" "status --frob" "history --minutes 0" "trim --to 5" "metrics x"; do
