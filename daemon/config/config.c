@@ -189,6 +189,30 @@ static int get_alert_command(Ctx *ctx, const config_setting_t *root, char ***ret
                         return v ? -ENOMEM : cfg_fail(ctx, e, "'alert_command' arguments must be strings");
                 }
         }
+        /* A command line in one string: no shell splits it. */
+        if (n == 1 && strpbrk(argv[0], " \t") && access(argv[0], F_OK) < 0) {
+                char list[1024] = "[ ";
+                size_t used = 2;
+                int r;
+
+                for (const char *w = argv[0]; *w && used < sizeof(list) - 8;) {
+                        size_t l = strcspn(w, " \t");
+
+                        if (l > 0)
+                                used += (size_t) snprintf(list + used, sizeof(list) - used, "%s\"%.*s\"",
+                                                          used > 2 ? ", " : "", (int) l, w);
+                        w += l;
+                        w += strspn(w, " \t");
+                }
+                if (used < sizeof(list) - 3)
+                        strcpy(list + used, " ]");
+                r = cfg_fail(ctx, s, "'alert_command' is run without a shell, so \"%s\" names no program: "
+                             "give the program and its arguments as a list, alert_command = %s;", argv[0], list);
+                for (int k = 0; k < n; k++)
+                        free(argv[k]);
+                free(argv);
+                return r;
+        }
         if (argv[0][0] != '/') {
                 int r = cfg_fail(ctx, s, "'alert_command' must start with an absolute path (it is run "
                              "without a shell), not \"%s\"", argv[0]);

@@ -98,6 +98,10 @@ static void test_errors_name_file_and_line(void **state) {
                 { "\nstate_dir = \"/srv/a/state\";\n" CACHE_A, 2, "'state_dir' (/srv/a/state) must not be inside cache a (/srv/a)" },
                 { "caches = (\n { name = \"a\"; path = \"/a/b\"; max_size = \"1G\";\n require_mount = \"a\"; }\n);\n", 3, "must be an absolute path" },
                 { "alert_command = \"page-me\";\n" CACHE_A, 1, "must start with an absolute path" },
+                /* a command line in one string: the list it was meant to be */
+                { "alert_command = \"/usr/bin/logger -t  ck\";\n" CACHE_A, 1,
+                  "'alert_command' is run without a shell, so \"/usr/bin/logger -t  ck\" names no program: give "
+                  "the program and its arguments as a list, alert_command = [ \"/usr/bin/logger\", \"-t\", \"ck\" ];" },
                 { "caches = (\n { name = \"a\";\n path = \"/a/../b\"; max_size = \"1G\"; }\n);\n", 3, "'.' or '..'" },
                 { "caches = (\n { name = \"a\";\n path = \"/\"; max_size = \"1G\"; }\n);\n", 3, "must not be '/'" },
                 /* require_mount must hold the cache */
