@@ -18,6 +18,7 @@
 #include "base/protocol.h"
 #include "base/status-keys.h"
 #include "client.h"
+#include "doctor.h"
 #include "report.h"
 #include "status-table.h"
 
@@ -38,7 +39,11 @@ static void help(void) {
                "  reload                               re-read the configuration\n"
                "  check                                one line for monitoring; exit 0 ok,\n"
                "                                       1 warning, 2 critical, 3 unknown\n"
-               "  metrics [--output FILE]              Prometheus text exposition\n\n"
+               "  metrics [--output FILE]              Prometheus text exposition\n"
+               "  doctor [BUILD_DIR] [--json]          does this CMake build use the cache? exit 0 ok,\n"
+               "                                       1 warning, 2 failed, 3 could not check\n"
+               "  doctor --compiler PATH [--json] [-- ARGS...]\n"
+               "                                       does this compiler shim really cache?\n\n"
                "Options:\n"
                "  -s, --socket PATH   the daemon's socket (default $CACHEKEEPER_SOCKET, else %s)\n"
                "  -t, --timeout T     wait at most T for the daemon (default 10s; a trim's progress\n"
@@ -455,6 +460,20 @@ static const Command commands[] = {
           "(and exit 3) when the daemon does not answer.\n"
           "  -o, --output FILE   write FILE atomically instead (node_exporter's textfile\n"
           "                      collector); remove it when the daemon does not answer" },
+        { "doctor", cmd_doctor, doctor_options, "doctor [BUILD_DIR] [--json] | doctor --compiler PATH [--json] [-- ARGS...]",
+          "Does this build use the cache? In a CMake build directory (default: here): every\n"
+          "language CMake enabled has a ccache launcher or a compiler that is a ccache shim;\n"
+          "its compile rules in build.ninja or the Makefiles go through ccache (counted);\n"
+          "the CCACHE_DIR they use is a cache cachekeeperd keeps and you can write; depend\n"
+          "mode is suggested when objects depend on 200 or more files on average. With\n"
+          "--compiler, compiles a new tiny source twice through PATH (with ARGS) and passes\n"
+          "when the first call is a ccache miss that stores, the second a hit, the objects\n"
+          "have the same size and the real compiler behind the shim runs; on failure it\n"
+          "prints the rollback. Never zeroes ccache's counters. Each check says ok, WARN or\n"
+          "FAIL and the one line that fixes it. Exit status: 0 ok, 1 warning, 2 failed,\n"
+          "3 could not check.\n"
+          "  --compiler PATH   check the compiler shim PATH instead of a build directory\n"
+          "  --json            {\"checks\": [{\"name\", \"level\", \"message\", \"fix\"}], \"level\"}" },
 };
 
 /* -h or --help among a command's arguments (before "--"). */
@@ -542,7 +561,7 @@ int main(int argc, char *argv[]) {
                 default: fprintf(stderr, "Try 'cachectl --help'.\n"); return CTL_EXIT_USAGE;
                 }
         if (optind >= argc)
-                return ctl_usage_error("%s", "a command is required: status, history, trim, reload, check or metrics");
+                return ctl_usage_error("%s", "a command is required: status, history, trim, reload, check, metrics or doctor");
         argc -= optind;
         argv += optind;
         optind = 0;
