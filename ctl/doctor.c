@@ -211,6 +211,7 @@ static int run(char *const *argv, char *const *env, const char *cwd, void (*on_l
                 int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
                 setpgid(0, 0);
+                signal(SIGPIPE, SIG_DFL);       /* cachectl ignores it; the program should not */
                 if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(p[1], STDOUT_FILENO) < 0 ||
                     dup2(p[1], STDERR_FILENO) < 0)
                         _exit(127);
@@ -501,7 +502,19 @@ typedef struct Build {
         size_t n_objects;
 } Build;
 
+/* A language's name as CMake spells them: C, CXX, HIP, Fortran. */
+static bool lang_name_ok(const char *name, size_t len) {
+        if (len == 0)
+                return false;
+        for (size_t i = 0; i < len; i++)
+                if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", name[i]) || !name[i])
+                        return false;
+        return true;
+}
+
 static Lang *lang_get(Build *b, const char *name, size_t len, bool create) {
+        if (!lang_name_ok(name, len))
+                return NULL;
         for (size_t i = 0; i < b->n_langs; i++)
                 if (strlen(b->langs[i].name) == len && strncmp(b->langs[i].name, name, len) == 0)
                         return &b->langs[i];
@@ -826,35 +839,114 @@ static int object_cmp(const void *a, const void *b) {
 static struct Object *object_find(Build *b, const char *path) {
         struct Object key = { .path = (char *) path };
 
+        if (b->n_objects == 0)
+                return NULL;
         return bsearch(&key, b->objects, b->n_objects, sizeof(key), object_cmp);
 }
 
-/* "ninja -t deps": "OBJECT: #deps N, deps mtime ... (VALID)" a record. */
-static void on_ninja_deps(void *ctx, const char *line) {
-        Build *b = ctx;
-        const char *d = strstr(line, ": #deps ");
-        _cleanup_free_ char *obj = NULL;
-        struct Object *o;
+/* Adds n dependencies of object path to its language's count. */
+static void count_deps(Build *b, const char *path, uint64_t n) {
+        struct Object *o = object_find(b, path);
 
-        if (line[0] == ' ' || !d)
-                return;
-        obj = strndup(line, (size_t) (d - line));
-        if (!obj || !(o = object_find(b, obj)))
-                return;
-        if (b->langs[o->lang].deps_objects >= DOCTOR_DEPS_SAMPLE_MAX)
+        if (!o || b->langs[o->lang].deps_objects >= DOCTOR_DEPS_SAMPLE_MAX)
                 return;
         b->langs[o->lang].deps_objects++;
-        b->langs[o->lang].deps_total += strtoull(d + 8, NULL, 10);
+        b->langs[o->lang].deps_total += n;
 }
 
-/* The dependency counts, from ninja's log of them or the compiler's .d
- * files beside the objects (Makefiles). Built objects only. */
+/* ninja's log of the compilers' dependency lists, .ninja_deps (ninja's
+ * src/deps_log.cc, versions 3 and 4): "# ninjadeps\n", a version, then
+ * records of a 32-bit size whose top bit says deps: a path record is the
+ * path, NUL-padded, and its id's complement (ids count up from 0); a deps
+ * record the output's id, its mtime (4 bytes in version 3, 8 in 4) and one
+ * id per dependency. A later record of an output replaces the earlier. Read
+ * without running ninja: the build directory's ninja is not ours to run. */
+static void read_ninja_deps(Build *b) {
+        static const char signature[] = "# ninjadeps\n";
+        _cleanup_free_ char *data = NULL;
+        _cleanup_free_ uint32_t *counts = NULL;
+        _cleanup_free_ const char **paths = NULL;
+        size_t len = 0, n_ids = 0, cap = 0, mtime_size;
+        struct stat st;
+        uint32_t version;
+        int fd;
+
+        fd = open(".ninja_deps", O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+        if (fd < 0)
+                return;
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (unsigned long long) st.st_size > DOCTOR_FILE_MAX_BYTES ||
+            !(data = malloc((size_t) st.st_size + 1))) {
+                close(fd);
+                return;
+        }
+        while (len < (size_t) st.st_size) {
+                ssize_t k = read(fd, data + len, (size_t) st.st_size - len);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        break;
+                len += (size_t) k;
+        }
+        close(fd);
+        if (len < sizeof(signature) - 1 + 4 || memcmp(data, signature, sizeof(signature) - 1) != 0)
+                return;
+        memcpy(&version, data + sizeof(signature) - 1, 4);
+        if (version != 3 && version != 4)
+                return;
+        mtime_size = version == 4 ? 8 : 4;
+        for (size_t p = sizeof(signature) - 1 + 4; p + 4 <= len;) {
+                uint32_t size;
+                bool deps;
+
+                memcpy(&size, data + p, 4);
+                deps = size >> 31;
+                size &= 0x7fffffff;
+                p += 4;
+                if (size > len - p || size % 4 != 0)
+                        break;          /* cut short, or not ninja's */
+                if (deps && size >= 4 + mtime_size) {
+                        int32_t out;
+
+                        memcpy(&out, data + p, 4);
+                        if (out >= 0 && (size_t) out < n_ids)
+                                counts[out] = (size - 4 - (uint32_t) mtime_size) / 4;
+                } else if (!deps && size >= 4) {
+                        size_t plen = size - 4;
+
+                        if (n_ids == cap) {
+                                size_t ncap = cap ? cap * 2 : 1024;
+                                const char **np = realloc(paths, ncap * sizeof(*np));
+                                uint32_t *nc;
+
+                                if (!np)
+                                        break;
+                                paths = np;
+                                nc = realloc(counts, ncap * sizeof(*nc));
+                                if (!nc)
+                                        break;
+                                counts = nc;
+                                cap = ncap;
+                        }
+                        while (plen > 0 && data[p + plen - 1] == '\0')
+                                plen--;
+                        data[p + plen] = '\0';         /* over the padding or the checksum's first byte */
+                        paths[n_ids] = data + p;
+                        counts[n_ids++] = UINT32_MAX;   /* no deps record yet */
+                }
+                p += size;
+        }
+        for (size_t i = 0; i < n_ids; i++)
+                if (counts[i] != UINT32_MAX)
+                        count_deps(b, paths[i], counts[i]);
+}
+
 static void read_deps(Build *b, bool ninja) {
+        if (b->n_objects == 0)
+                return;         /* nothing of ccache's, or the rules unread: nothing to ask ninja */
         qsort(b->objects, b->n_objects, sizeof(*b->objects), object_cmp);
         if (ninja) {
-                char *argv[] = { (char *) "ninja", (char *) "-t", (char *) "deps", NULL };
-
-                run(argv, NULL, NULL, on_ninja_deps, b);
+                read_ninja_deps(b);
                 return;
         }
         for (size_t i = 0; i < b->n_objects; i++) {
@@ -1078,7 +1170,7 @@ static int doctor_build(Doctor *d, const char *dir) {
                 if (r < 0)
                         add(d, name, DOCTOR_WARN, NULL, "could not read the generated rules (%s, generator %s): %s",
                             ninja ? "build.ninja" : "CMakeFiles/TargetDirectories.txt",
-                            b.generator ? b.generator : "unknown", strerror(-r));
+                            b.generator ? b.generator : "unknown", r == -EINVAL ? "not a regular file" : strerror(-r));
                 else if (lang->rules == 0)
                         add(d, name, DOCTOR_OK, NULL, "no %s compile rule in the generated %s", lang->name,
                             ninja ? "build.ninja" : "Makefiles");
@@ -1163,16 +1255,22 @@ static int doctor_build(Doctor *d, const char *dir) {
                                 add(d, name, DOCTOR_OK, NULL, "%" PRIu64 " files per %s object (of %" PRIu64 " built): "
                                     "light headers, depend mode would not pay", mean, lang->name, lang->deps_objects);
                         else {
-                                fix = strdupf("cmake -DCMAKE_%s_COMPILER_LAUNCHER=\"env;CCACHE_DEPEND=true;ccache\" %s",
-                                              lang->name, b.dir);
+                                /* The launcher with CCACHE_DEPEND=true after its env (kept). */
+                                const char *l = lang->launcher, *rest = l && strncmp(l, "env;", 4) == 0 ? l + 4 : l;
+
+                                if (l && *l)
+                                        fix = strdupf("cmake -DCMAKE_%s_COMPILER_LAUNCHER=\"env;CCACHE_DEPEND=true;%s\" %s",
+                                                      lang->name, rest, b.dir);
+                                else
+                                        fix = strdupf("export CCACHE_DEPEND=true (in the environment of the build)");
                                 add(d, name, DOCTOR_WARN, fix, "%" PRIu64 " files per %s object (of %" PRIu64 " built, "
                                     "%d or more is heavy): depend mode would skip the preprocessor on every miss",
                                     mean, lang->name, lang->deps_objects, DOCTOR_HEAVY_DEPS);
                         }
                 }
                 if (!any && any_through)
-                        add(d, "depend-mode", DOCTOR_OK, NULL, "nothing built yet: build once, then ask again "
-                            "whether depend mode would pay");
+                        add(d, "depend-mode", DOCTOR_OK, NULL, "no dependency information: nothing built yet"
+                            "; build once, then ask again whether depend mode would pay");
         }
 
         for (size_t i = 0; i < ELEMENTSOF(cd); i++) {
@@ -1411,6 +1509,13 @@ static int doctor_compiler(Doctor *d, const char *compiler_arg, char **args, siz
         return 0;
 }
 
+/* Prints s with control characters (a build file's or a compiler's bytes,
+ * on a terminal) as '?'. */
+static void put_clean(const char *s) {
+        for (; *s; s++)
+                putchar((unsigned char) *s < 0x20 || *s == 0x7f ? '?' : *s);
+}
+
 static const char *upper(DoctorLevel level) {
         return level == DOCTOR_OK ? "ok" : level == DOCTOR_WARN ? "WARN" : "FAIL";
 }
@@ -1482,9 +1587,14 @@ int cmd_doctor(int argc, char **argv) {
                 json_object_put(o);
         } else {
                 for (size_t i = 0; i < d.n; i++) {
-                        printf("%-4s  %-16s %s\n", upper(d.checks[i].level), d.checks[i].name, d.checks[i].message);
-                        if (d.checks[i].fix && d.checks[i].level != DOCTOR_OK)
-                                printf("      %-16s fix: %s\n", "", d.checks[i].fix);
+                        printf("%-4s  %-16s ", upper(d.checks[i].level), d.checks[i].name);
+                        put_clean(d.checks[i].message);
+                        putchar('\n');
+                        if (d.checks[i].fix && d.checks[i].level != DOCTOR_OK) {
+                                printf("      %-16s fix: ", "");
+                                put_clean(d.checks[i].fix);
+                                putchar('\n');
+                        }
                 }
                 printf("%s: %zu ok, %zu warning%s, %zu failed\n", upper(level), n[DOCTOR_OK], n[DOCTOR_WARN],
                        n[DOCTOR_WARN] == 1 ? "" : "s", n[DOCTOR_FAIL]);

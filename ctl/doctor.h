@@ -6,7 +6,7 @@
  * the headers are heavy), or a compiler shim (two compiles of a unique
  * source through it: a store, then a hit). Reads build files and runs
  * compilers as the caller; never executes a program the build directory
- * names (only `ccache` and `ninja` from PATH), never zeroes or rewrites
+ * names (only `ccache` from PATH), never zeroes or rewrites
  * ccache's counters. Exit status: 0 ok, 1 warn, 2 fail, 3 could not check. */
 #pragma once
 

@@ -395,3 +395,37 @@ ccache_calls() {
         [ "$(comp "$CTL" doctor b | tr '\n' ' ')" = "build-a " ]
         [ "$(comp "$CTL" doctor --compiler h | tr '\n' ' ')" = "hipcc " ]
 }
+
+@test "doctor: hostile build files: a line of 1 MB, control characters, odd names, a FIFO, an include loop" {
+        b=$BATS_TEST_TMPDIR/hostile
+        mkdir -p "$b"
+        {
+                printf 'CMAKE_C_COMPILER:FILEPATH=/usr/bin/cc\033]0;owned\007\n'
+                printf 'CMAKE_%s_COMPILER:FILEPATH=/x\n' "$(head -c 1000000 /dev/zero | tr '\0' A)"
+                printf 'CMAKE_C X_COMPILER:FILEPATH=/x\nCMAKE_\033[31m_COMPILER:FILEPATH=/x\nCMAKE__COMPILER:FILEPATH=/x\n'
+                printf 'CMAKE_CXX_COMPILER:FILEPATH=/usr/bin/c++\nCMAKE_CXX_COMPILER_LAUNCHER:STRING=ccache\n'
+                printf 'CMAKE_GENERATOR:INTERNAL=Ninja\n'
+        } > "$b/CMakeCache.txt"
+        mkfifo "$b/build.ninja"
+        run --separate-stderr timeout 60 "$CTL" doctor "$b"
+        echo "$output"
+        [ "$status" -eq 2 ]
+        [[ "$output" == *"FAIL  launcher-C       C (CMAKE_C_COMPILER /usr/bin/cc?]0;owned?) has no ccache launcher"* ]]
+        [[ "$output" == *"WARN  rules-CXX        could not read the generated rules (build.ninja, generator Ninja): not a regular file"* ]]
+        [ "$(grep -c '^[a-zA-Z]* *launcher-' <<<"$output")" -eq 2 ]
+        [[ "$output" != *$'\033'* ]]
+
+        # build.ninja that includes itself and a line of 1 MB: bounded, counted once a level
+        rm "$b/build.ninja"
+        {
+                echo 'include build.ninja'
+                echo 'rule CXX_COMPILER__t_'
+                echo '  command = ccache /usr/bin/c++ -c $in -o $out'
+                printf 'build %s.o: CXX_COMPILER__t_ x.cpp\n' "$(head -c 1000000 /dev/zero | tr '\0' o)"
+                echo 'build y.o: CXX_COMPILER__t_ y.cpp'
+        } > "$b/build.ninja"
+        run --separate-stderr timeout 60 "$CTL" doctor --json "$b"
+        echo "$output"
+        [ "$status" -eq 2 ]
+        [[ "$(field rules-CXX message)" == *" of "*" CXX compile rules go through ccache" ]]
+}
