@@ -1112,6 +1112,14 @@ static int doctor_build(Doctor *d, const char *dir) {
         } cd[ELEMENTSOF(b.langs)] = {};
         size_t n_cacheable = 0;
 
+        /* The daemon is asked from inside dir: a relative -s stays where it was. */
+        if (ctl_socket_path[0] != '/') {
+                static char socket_abs[PATH_MAX];
+                _cleanup_free_ char *cwd = getcwd(NULL, 0);
+
+                if (cwd && snprintf(socket_abs, sizeof(socket_abs), "%s/%s", cwd, ctl_socket_path) < (int) sizeof(socket_abs))
+                        ctl_socket_path = socket_abs;
+        }
         if (chdir(dir) < 0) {
                 fprintf(stderr, "cachectl: %s: %m\n", dir);
                 return -1;

@@ -93,6 +93,10 @@ field() {
                 [[ "$output" == *"ok    depend-CXX       "*" files per CXX object (of 1 built): light headers"* ]]
                 [[ "$(tail -n 1 <<<"$output")" == "ok: "*" 0 warnings, 0 failed" ]]
         done
+        # a relative socket path still reaches the daemon from inside the build directory
+        run bash -c 'cd "$1" && "$2" -s ck.sock doctor --json "$3"' _ "$BATS_TEST_TMPDIR" "$CTL" "$b"
+        [ "$status" -eq 0 ]
+        [ "$(level cache-dir)" = ok ]
 }
 
 @test "doctor: a compiler that is a ccache link counts as through ccache; a launcher the project sets in CMakeLists.txt too" {
