@@ -12,7 +12,7 @@ setup() {
         setup_compile_cache
         export CCACHE_DIR=$CACHE
         # root's compiles make what every user can write, as the daemon's
-        # caches are meant to be (CCACHE.md §6)
+        # caches are meant to be (daemon/ccache/README.md §6)
         export CCACHE_UMASK=000
         SRC=$BATS_TEST_TMPDIR/src
         mkdir -p "$SRC/sub"
