@@ -1582,14 +1582,16 @@ int cmd_doctor(int argc, char **argv) {
                 for (size_t i = 0; i < d.n; i++) {
                         json_object *e = json_object_new_object();
 
+                        /* not a status key: doctor's own JSON (DESIGN.md 2c) */
                         json_object_object_add(e, "name", json_object_new_string(d.checks[i].name));
-                        json_object_object_add(e, "level", json_object_new_string(level_names[d.checks[i].level]));
+                        json_object_object_add(e, "level",     /* not a status key */
+                                               json_object_new_string(level_names[d.checks[i].level]));
                         json_object_object_add(e, "message", json_object_new_string(d.checks[i].message));
                         json_object_object_add(e, "fix", d.checks[i].fix ? json_object_new_string(d.checks[i].fix) : NULL);
                         json_object_array_add(a, e);
                 }
                 json_object_object_add(o, "checks", a);
-                json_object_object_add(o, "level", json_object_new_string(level_names[level]));
+                json_object_object_add(o, "level", json_object_new_string(level_names[level]));  /* not a status key */
                 printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
                                                                      JSON_C_TO_STRING_NOSLASHESCAPE));
                 json_object_put(o);
