@@ -1362,32 +1362,39 @@ static bool same_dir(const char *a, const char *b) {
         return la == lb && strncmp(a, b, la) == 0;
 }
 
-/* compiler as an absolute path: a name is looked up in PATH, a relative
- * path taken from here (the compiles run in a private directory). NULL
- * when a name is not in PATH or out of memory. */
+/* compiler as an absolute path whose directory is resolved (its own name
+ * kept: a shim may be a link): a name is looked up in PATH, a relative path
+ * taken from here (the compiles run in a private directory). NULL when a
+ * name is not in PATH, or out of memory. */
 static char *absolute_compiler(const char *compiler) {
-        _cleanup_free_ char *cwd = NULL, *copy = NULL;
-        const char *path;
+        _cleanup_free_ char *cwd = NULL, *copy = NULL, *dir = NULL, *real_dir = NULL;
+        const char *path, *base;
 
-        if (compiler[0] == '/')
-                return strdup(compiler);
-        if (strchr(compiler, '/')) {
+        if (!strchr(compiler, '/')) {
+                path = getenv("PATH");
+                copy = strdup(path ? path : "/usr/bin:/bin");
+                for (char *s = copy, *e; s; s = e) {
+                        _cleanup_free_ char *p = NULL;
+
+                        e = strchr(s, ':');
+                        if (e)
+                                *e++ = '\0';
+                        p = *s == '/' ? strdupf("%s/%s", s, compiler) : NULL;
+                        if (p && access(p, X_OK) == 0)
+                                return absolute_compiler(p);
+                }
+                return NULL;
+        }
+        if (compiler[0] != '/') {
                 cwd = getcwd(NULL, 0);
-                return cwd ? strdupf("%s/%s", cwd, compiler) : NULL;
+                return cwd && (copy = strdupf("%s/%s", cwd, compiler)) ? absolute_compiler(copy) : NULL;
         }
-        path = getenv("PATH");
-        copy = strdup(path ? path : "/usr/bin:/bin");
-        for (char *s = copy, *e; s; s = e) {
-                _cleanup_free_ char *p = NULL;
-
-                e = strchr(s, ':');
-                if (e)
-                        *e++ = '\0';
-                p = *s == '/' ? strdupf("%s/%s", s, compiler) : NULL;
-                if (p && access(p, X_OK) == 0)
-                        return TAKE_PTR(p);
-        }
-        return NULL;
+        base = base_name(compiler);
+        dir = strndup(compiler, (size_t) (base - compiler));
+        real_dir = dir ? realpath(dir, NULL) : NULL;
+        if (!real_dir)
+                return strdup(compiler);
+        return strdupf("%s%s%s", real_dir, strcmp(real_dir, "/") == 0 ? "" : "/", base);
 }
 
 static int doctor_compiler(Doctor *d, const char *compiler_arg, char **args, size_t n_args) {
@@ -1412,6 +1419,15 @@ static int doctor_compiler(Doctor *d, const char *compiler_arg, char **args, siz
         shim = shim_inspect(compiler, &real);
         if (link && !real)
                 real = masquerade_real(compiler);
+        if (real) {
+                /* As the shim's exec finds it: a name in PATH (kept when not there). */
+                char *r = absolute_compiler(real);
+
+                if (r) {
+                        free(real);
+                        real = r;
+                }
+        }
         if (!shim)
                 add(d, "shim", DOCTOR_WARN, NULL, "%s is neither a link to ccache nor a script that execs ccache; "
                     "trying it anyway", compiler);

@@ -297,6 +297,16 @@ ccache_calls() {
         # its private directory was there, and is gone
         [ -z "$(ls -A "$BATS_TEST_TMPDIR/tmp")" ]
 
+        # the shim named relatively, and a shim naming its compiler by a bare name
+        run bash -c 'cd "$1" && "$2" doctor --compiler ./hipcc' _ "$SHIMS" "$CTL"
+        [ "$status" -eq 0 ]
+        [[ "$output" == *"ok    shim             $SHIMS/hipcc execs ccache with the real compiler $SHIMS/hipcc.real"* ]]
+        shim cc 'exec ccache gcc "$@"'
+        run "$CTL" doctor --compiler "$SHIMS/cc"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [[ "$output" == *"ok    real-compiler    /usr/bin/gcc runs: "* ]]
+
         # a link to ccache, found through PATH, as /usr/lib/ccache has them
         run "$CTL" doctor --compiler gcc
         [ "$status" -eq 2 ]
@@ -310,7 +320,7 @@ ccache_calls() {
         # the real compiler behind it is broken
         shim hipcc "exec ccache $BATS_TEST_TMPDIR/shims/hipcc.real \"\$@\""
         printf '#!/bin/sh\necho "hipcc.real: cannot load libamdhip64.so" >&2\nexit 1\n' > "$SHIMS/hipcc.real"
-        run "$CTL" doctor --compiler "$SHIMS/hipcc"
+        run bash -c 'cd "$1" && "$2" doctor --compiler ./hipcc' _ "$SHIMS" "$CTL"
         echo "$output"
         [ "$status" -eq 2 ]
         [[ "$output" == *"FAIL  real-compiler    the real compiler $SHIMS/hipcc.real does not run (exit 1): hipcc.real: cannot load libamdhip64.so"* ]]
