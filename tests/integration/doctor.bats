@@ -442,4 +442,28 @@ ccache_calls() {
         echo "$output"
         [ "$status" -eq 2 ]
         [[ "$(field rules-CXX message)" == *" of "*" CXX compile rules go through ccache" ]]
+
+        # and a .ninja_deps of ninja's format that lies: ids out of range, a
+        # path without padding, sizes past the end; then one cut short
+        /usr/bin/python3 - "$b/.ninja_deps" <<'EOF'
+import struct, sys
+rec = lambda deps, body: struct.pack("<I", len(body) | (0x80000000 if deps else 0)) + body
+d = b"# ninjadeps\n" + struct.pack("<i", 4)
+d += rec(False, b"y.o" + b"\0" + struct.pack("<I", 0xffffffff))        # id 0
+d += rec(False, b"abcd" + struct.pack("<I", 0xfffffffe))               # id 1, no padding
+d += rec(True, struct.pack("<iQ", 0, 1) + struct.pack("<i", 1) * 300)  # y.o: 300 deps
+d += rec(True, struct.pack("<iQ", -5, 1) + struct.pack("<i", 7))
+d += rec(True, struct.pack("<iQ", 99, 1))
+d += rec(True, struct.pack("<i", 0))                                     # too short for a deps record
+d += struct.pack("<I", 0x7ffffff0) + b"xx"                               # past the end
+open(sys.argv[1], "wb").write(d)
+EOF
+        run --separate-stderr timeout 60 "$CTL" doctor --json "$b"
+        echo "$output"
+        [ "$status" -eq 2 ]
+        [[ "$(field depend-CXX message)" == "300 files per CXX object (of 1 built, 200 or more is heavy): "* ]]
+        truncate -s 30 "$b/.ninja_deps"
+        run --separate-stderr timeout 60 "$CTL" doctor --json "$b"
+        [ "$status" -eq 2 ]
+        [ "$(level depend-mode)" = ok ]
 }
