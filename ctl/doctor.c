@@ -1598,7 +1598,7 @@ int cmd_doctor(int argc, char **argv) {
                 for (size_t i = 0; i < d.n; i++) {
                         json_object *e = json_object_new_object();
 
-                        /* not a status key: doctor's own JSON (DESIGN.md 2c) */
+                        /* not a status key: doctor's own JSON (cachectl.1) */
                         json_object_object_add(e, "name", json_object_new_string(d.checks[i].name));
                         json_object_object_add(e, "level",     /* not a status key */
                                                json_object_new_string(level_names[d.checks[i].level]));
