@@ -18,6 +18,7 @@
 #include "base/protocol.h"
 #include "base/status-keys.h"
 #include "client.h"
+#include "doctor.h"
 #include "measure.h"
 #include "report.h"
 #include "status-table.h"
@@ -42,7 +43,11 @@ static void help(void) {
                "  metrics [--output FILE]        Prometheus text exposition\n"
                "  measure [CACHE] [--explain] [--min-hit-rate P] [--json] -- COMMAND...\n"
                "                                 run a build; say what it alone did with\n"
-               "                                 the cache, which files missed, and why\n\n"
+               "                                 the cache, which files missed, and why\n"
+               "  doctor [BUILD_DIR] [--json]    does this CMake build use the cache? exit 0\n"
+               "                                 ok, 1 warning, 2 failed, 3 could not check\n"
+               "  doctor --compiler PATH [--json] [-- ARGS...]\n"
+               "                                 does this compiler shim really cache?\n\n"
                "Options:\n"
                "  -s, --socket PATH   the daemon's socket (default $CACHEKEEPER_SOCKET,\n"
                "                      else %s)\n"
@@ -494,6 +499,22 @@ static const Command commands[] = {
           "(and exit 3) when the daemon does not answer.\n"
           "  -o, --output FILE   write FILE atomically instead (node_exporter's textfile\n"
           "                      collector); remove it when the daemon does not answer" },
+        { "doctor", cmd_doctor, doctor_options, "doctor [BUILD_DIR] [--json]\n"
+          "       cachectl [-s SOCKET] doctor --compiler PATH [--json] [-- ARGS...]",
+          "Does this build use the cache? In a CMake build directory (default: here):\n"
+          "every language CMake enabled has a ccache launcher or a compiler that is a\n"
+          "ccache shim; its compile rules in build.ninja or the Makefiles go through\n"
+          "ccache (counted); the CCACHE_DIR they use is a cache cachekeeperd keeps and\n"
+          "you can write; depend mode is suggested when objects depend on 200 or more\n"
+          "files on average. With --compiler, compiles a new tiny source twice through\n"
+          "PATH (with ARGS) and passes when the first call is a ccache miss that stores,\n"
+          "the second a hit, the objects have the same size and the real compiler behind\n"
+          "the shim runs; on failure it prints the rollback. Never zeroes ccache's\n"
+          "counters. Each check says ok, WARN or FAIL and the one line that fixes it.\n"
+          "Exit status: 0 ok, 1 warning, 2 failed, 3 could not check.\n"
+          "  --compiler PATH   check the compiler shim PATH instead of a build directory\n"
+          "  --json            {\"checks\": [{\"name\", \"level\", \"message\", \"fix\"}],\n"
+          "                     \"level\"}" },
 };
 
 /* -h or --help among a command's arguments (before "--"). */
@@ -604,7 +625,8 @@ int main(int argc, char *argv[]) {
                 default: fprintf(stderr, "Try 'cachectl --help'.\n"); return CTL_EXIT_USAGE;
                 }
         if (optind >= argc)
-                return ctl_usage_error("%s", "a command is required: status, history, trim, reload, check, metrics or measure");
+                return ctl_usage_error("%s", "a command is required: status, history, trim, reload, check, metrics, "
+                                             "measure or doctor");
         argc -= optind;
         argv += optind;
         optind = 0;

@@ -28,9 +28,9 @@ comp() {
 }
 
 @test "completion: the commands, each command's options, the global options, sizes for --to" {
-        [ "$(comp "$CTL" "" | tr '\n' ' ')" = "check history measure metrics reload status trim " ]
+        [ "$(comp "$CTL" "" | tr '\n' ' ')" = "check doctor history measure metrics reload status trim " ]
         [ "$(comp "$CTL" st)" = status ]
-        [ "$(comp "$CTL" -s /x "" | tr '\n' ' ')" = "check history measure metrics reload status trim " ]
+        [ "$(comp "$CTL" -s /x "" | tr '\n' ' ')" = "check doctor history measure metrics reload status trim " ]
         [ "$(comp "$CTL" - | tr '\n' ' ')" = "--help --socket= --timeout= --version " ]
         [ "$(comp "$CTL" trim -- | tr '\n' ' ')" = "--dry-run --help --namespace= --to= --written-by= " ]
         [ "$(comp "$CTL" history --h | tr '\n' ' ')" = "--help --hours= " ]

@@ -1,0 +1,469 @@
+#!/usr/bin/env bats
+# cachectl doctor (issue 22, items 3 and 4): a real CMake project (C and
+# C++) configured by the real cmake for Ninja and for Unix Makefiles and
+# built with Debian's gcc and ccache; a CMakeCache.txt naming a HIP compiler
+# (HIP is not on this machine); the cache directory against a live daemon,
+# and as nobody; compiler shims compiled through for real: a working one and
+# broken ones, with the rollback; --json, exit codes, --help, completion.
+load helper
+
+setup() {
+        command -v cmake > /dev/null && command -v ninja > /dev/null || skip "cmake and ninja-build are not installed"
+        setup_compile_cache
+        export CCACHE_DIR=$CACHE
+        # root's compiles make what every user can write, as the daemon's
+        # caches are meant to be (daemon/ccache/README.md §6)
+        export CCACHE_UMASK=000
+        SRC=$BATS_TEST_TMPDIR/src
+        mkdir -p "$SRC/sub"
+        cat > "$SRC/CMakeLists.txt" <<'EOF'
+cmake_minimum_required(VERSION 3.16)
+project(p C CXX)
+add_library(a a.c)
+add_executable(b use_ccache.cpp)
+target_link_libraries(b a)
+add_subdirectory(sub)
+EOF
+        echo 'add_library(s s.c)' > "$SRC/sub/CMakeLists.txt"
+        echo 'int s(void) { return 1; }' > "$SRC/sub/s.c"
+        echo 'int a(void) { return 2; }' > "$SRC/a.c"
+        printf 'extern "C" int a(void);\nint main() { return a() - 2; }\n' > "$SRC/use_ccache.cpp"
+}
+
+teardown() {
+        stop_daemon
+}
+
+# configure BUILD GENERATOR CMAKE_ARGS...: a fresh build directory, built.
+configure() {
+        local build=$1 gen=$2
+        shift 2
+        rm -rf "$build"
+        cmake -S "$SRC" -B "$build" -G "$gen" "$@" > "$BATS_TEST_TMPDIR/cmake.log" 2>&1 || { cat "$BATS_TEST_TMPDIR/cmake.log"; return 1; }
+        cmake --build "$build" > "$BATS_TEST_TMPDIR/build.log" 2>&1 || { cat "$BATS_TEST_TMPDIR/build.log"; return 1; }
+}
+
+# level NAME: the level of check NAME in $output (doctor --json).
+level() {
+        jq -r --arg n "$1" '.checks[] | select(.name == $n) | .level' <<<"$output"
+}
+
+field() {
+        jq -r --arg n "$1" ".checks[] | select(.name == \$n) | .$2" <<<"$output"
+}
+
+@test "doctor: C and C++ where C++ lacks a launcher names it, with the fix, for Ninja and for Makefiles; all launchers: ok" {
+        start_ready
+        for gen in Ninja "Unix Makefiles"; do
+                b=$BATS_TEST_TMPDIR/build-${gen// /}
+                configure "$b" "$gen" -DCMAKE_C_COMPILER_LAUNCHER=ccache
+
+                run ctl doctor "$b"
+                echo "$gen: $output"
+                [ "$status" -eq 2 ]
+                [[ "$output" == *"FAIL  launcher-CXX     CXX (CMAKE_CXX_COMPILER /usr/bin/c++) has no ccache launcher"* ]]
+                [[ "$output" == *"fix: cmake -DCMAKE_CXX_COMPILER_LAUNCHER=ccache $b"* ]]
+                [[ "$output" == *"FAIL  rules-CXX        1 of 1 CXX compile rules do not go through ccache (first: CMakeFiles/b.dir/use_ccache.cpp.o)"* ]]
+                [[ "$output" == *"ok    launcher-C "* ]]
+                [[ "$output" == *"ok    rules-C          2 of 2 C compile rules go through ccache"* ]]
+                [[ "$output" == *"ok    cache-dir        CCACHE_DIR $CACHE is cache 't' of cachekeeperd"* ]]
+                [[ "$output" == *"ok    cache-writable "* ]]
+                [[ "$(tail -n 1 <<<"$output")" == "FAIL: "*" 2 failed" ]]
+                # The host's "grep -c ccache build.make" counts the C++ target
+                # (its source's name) although nothing of it goes through ccache.
+                if [ "$gen" = "Unix Makefiles" ]; then
+                        [ "$(grep -c ccache "$b/CMakeFiles/b.dir/build.make")" -gt 0 ]
+                fi
+
+                # the same from the build directory itself, as JSON
+                run bash -c 'cd "$1" && shift && "$@" doctor --json' _ "$b" "$CTL" -s "$BATS_TEST_TMPDIR/ck.sock"
+                [ "$status" -eq 2 ]
+                [ "$(jq -r .level <<<"$output")" = fail ]
+                [ "$(level launcher-CXX)" = fail ]
+                [ "$(field launcher-CXX fix)" = "cmake -DCMAKE_CXX_COMPILER_LAUNCHER=ccache $b" ]
+                [ "$(level launcher-C)" = ok ]
+                [ "$(field launcher-C fix)" = null ]
+                [ "$(jq -r '[.checks[] | keys == ["fix", "level", "message", "name"]] | all' <<<"$output")" = true ]
+
+                configure "$b" "$gen" -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
+                run ctl doctor "$b"
+                echo "$gen: $output"
+                [ "$status" -eq 0 ]
+                [[ "$output" == *"ok    rules-CXX        1 of 1 CXX compile rules go through ccache"* ]]
+                [[ "$output" == *"ok    depend-CXX       "*" files per CXX object (of 1 built): light headers"* ]]
+                [[ "$(tail -n 1 <<<"$output")" == "ok: "*" 0 warnings, 0 failed" ]]
+        done
+        # a relative socket path still reaches the daemon from inside the build directory
+        run bash -c 'cd "$1" && "$2" -s ck.sock doctor --json "$3"' _ "$BATS_TEST_TMPDIR" "$CTL" "$b"
+        [ "$status" -eq 0 ]
+        [ "$(level cache-dir)" = ok ]
+}
+
+@test "doctor: a compiler that is a ccache link counts as through ccache; a launcher the project sets in CMakeLists.txt too" {
+        start_ready
+        b=$BATS_TEST_TMPDIR/build
+        configure "$b" Ninja -DCMAKE_C_COMPILER=/usr/lib/ccache/gcc -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
+        run ctl doctor --json "$b"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(field launcher-C message)" = "CMAKE_C_COMPILER /usr/lib/ccache/gcc is a ccache shim" ]
+        [ "$(field rules-C message)" = "2 of 2 C compile rules go through ccache" ]
+
+        sed -i '2a set(CMAKE_C_COMPILER_LAUNCHER ccache)' "$SRC/CMakeLists.txt"
+        configure "$b" "Unix Makefiles" -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
+        run ctl doctor --json "$b"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [[ "$(field launcher-C message)" == "no CMAKE_C_COMPILER_LAUNCHER in the cache, but the project sets one"* ]]
+}
+
+@test "doctor: a CMakeCache.txt naming a HIP compiler without a launcher fails the HIP checks with the fix" {
+        start_ready
+        b=$BATS_TEST_TMPDIR/hip
+        mkdir -p "$b"
+        # The lines of a real ROCm build's cache; HIP itself is not on this machine.
+        cat > "$b/CMakeCache.txt" <<'EOF'
+# This is the CMakeCache file.
+//CXX compiler
+CMAKE_CXX_COMPILER:FILEPATH=/usr/bin/c++
+CMAKE_CXX_COMPILER_LAUNCHER:STRING=ccache
+//HIP compiler
+CMAKE_HIP_COMPILER:FILEPATH=/opt/rocm/llvm/bin/clang++
+CMAKE_HIP_COMPILER_AR:FILEPATH=/opt/rocm/llvm/bin/llvm-ar
+CMAKE_HIP_FLAGS:STRING=
+CMAKE_Fortran_COMPILER:FILEPATH=/usr/bin/gfortran
+CMAKE_CUDA_COMPILER:FILEPATH=CMAKE_CUDA_COMPILER-NOTFOUND
+CMAKE_GENERATOR:INTERNAL=Ninja
+EOF
+        cat > "$b/build.ninja" <<'EOF'
+rule CXX_COMPILER__k_Release
+  command = ccache /usr/bin/c++ $DEFINES $FLAGS -MD -MT $out -MF $DEP_FILE -o $out -c $in
+rule HIP_COMPILER__k_Release
+  command = /opt/rocm/llvm/bin/clang++ $DEFINES $FLAGS -MD -MT $out -MF $DEP_FILE -o $out -x hip -c $in
+build CMakeFiles/k.dir/host.cpp.o: CXX_COMPILER__k_Release /src/host.cpp || cmake_object_order_depends_target_k
+  FLAGS = -O3
+build CMakeFiles/k.dir/kernel.cu.o: HIP_COMPILER__k_Release /src/kernel.cu || cmake_object_order_depends_target_k
+build CMakeFiles/k.dir/gemm.cu.o: HIP_COMPILER__k_Release /src/gemm.cu
+EOF
+        run ctl doctor --json "$b"
+        echo "$output"
+        [ "$status" -eq 2 ]
+        [ "$(level launcher-HIP)" = fail ]
+        [ "$(field launcher-HIP fix)" = "cmake -DCMAKE_HIP_COMPILER_LAUNCHER=ccache $b" ]
+        [ "$(level rules-HIP)" = fail ]
+        [ "$(field rules-HIP message)" = "2 of 2 HIP compile rules do not go through ccache (first: CMakeFiles/k.dir/kernel.cu.o)" ]
+        [ "$(field rules-CXX message)" = "1 of 1 CXX compile rules go through ccache" ]
+        [ "$(level launcher-CXX)" = ok ]
+        # Fortran is not ccache's, an unfound CUDA not enabled
+        [ -z "$(level launcher-Fortran)" ]
+        [ -z "$(level launcher-CUDA)" ]
+
+        # with the launcher (newer CMake sets it per edge as $LAUNCHER): ok
+        sed -i 's|^CMAKE_HIP_FLAGS|CMAKE_HIP_COMPILER_LAUNCHER:STRING=ccache\n&|' "$b/CMakeCache.txt"
+        sed -i 's|command = /opt/rocm/llvm/bin/clang++|command = $LAUNCHER$CODE_CHECK/opt/rocm/llvm/bin/clang++|' "$b/build.ninja"
+        sed -i -E 's#^build CMakeFiles/k.dir/(kernel|gemm).*#&\n  LAUNCHER = ccache #' "$b/build.ninja"
+        run ctl doctor --json "$b"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(field rules-HIP message)" = "2 of 2 HIP compile rules go through ccache" ]
+        [ "$(level launcher-HIP)" = ok ]
+}
+
+@test "doctor: the cache directory: not kept by the daemon, set by the launcher, not writable by nobody, daemon down" {
+        start_ready
+        b=$BATS_TEST_TMPDIR/build
+        configure "$b" Ninja -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
+
+        # a CCACHE_DIR the daemon does not keep
+        mkdir -m 0777 "$BATS_TEST_TMPDIR/other"
+        run env CCACHE_DIR="$BATS_TEST_TMPDIR/other" "$CTL" -s "$BATS_TEST_TMPDIR/ck.sock" doctor --json "$b"
+        echo "$output"
+        [ "$status" -eq 2 ]
+        [ "$(level cache-dir)" = fail ]
+        [ "$(field cache-dir message)" = "CCACHE_DIR $BATS_TEST_TMPDIR/other is not a cache cachekeeperd keeps (it keeps $CACHE)" ]
+        [ "$(field cache-dir fix)" = "export CCACHE_DIR=$CACHE" ]
+        [ "$(level cache-writable)" = ok ]
+
+        # the launcher's CCACHE_DIR= wins over the environment's
+        configure "$b" Ninja "-DCMAKE_C_COMPILER_LAUNCHER=env;CCACHE_DIR=$CACHE;ccache" \
+                "-DCMAKE_CXX_COMPILER_LAUNCHER=env;CCACHE_DIR=$CACHE;ccache"
+        run env CCACHE_DIR="$BATS_TEST_TMPDIR/other" "$CTL" -s "$BATS_TEST_TMPDIR/ck.sock" doctor --json "$b"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(level cache-dir)" = ok ]
+        [ "$(level rules-C)" = ok ]
+        [ "$(field launcher-C message)" = "CMAKE_C_COMPILER_LAUNCHER is ccache (env;CCACHE_DIR=$CACHE;ccache)" ]
+
+        # as nobody: the cache, which root's builds (umask 000) left writable
+        configure "$b" Ninja -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
+        ctl_copy=$(world_copy "$CTL")
+        chmod -R a+rX "$b"
+        run as_nobody "$ctl_copy" -s "$BATS_TEST_TMPDIR/ck.sock" doctor --json "$b"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(level cache-dir)" = ok ]
+        [ "$(level cache-writable)" = ok ]
+
+        # the daemon down: that check warns, nothing crashes
+        stop_daemon
+        run --separate-stderr ctl doctor --json "$b"
+        echo "$output"
+        [ "$status" -eq 1 ]
+        [[ "$stderr" == "cachectl: cannot reach cachekeeperd at $BATS_TEST_TMPDIR/ck.sock: No such file or directory" ]]
+        [ "$(level cache-dir)" = warn ]
+        [[ "$(field cache-dir message)" == "CCACHE_DIR $CACHE: could not ask cachekeeperd whether it keeps it (cachekeeperd at $BATS_TEST_TMPDIR/ck.sock cannot be reached"* ]]
+        [ "$(level cache-writable)" = ok ]
+
+        # directories root made 0755 (a root container with umask 022; the
+        # daemon, which would repair them, is stopped): nobody cannot write them
+        mkdir -p "$CACHE/3/a"
+        chmod 0755 "$CACHE/3" "$CACHE/3/a"
+        run --separate-stderr as_nobody "$ctl_copy" -s "$BATS_TEST_TMPDIR/ck.sock" doctor --json "$b"
+        echo "$output"
+        [ "$status" -eq 2 ]
+        [ "$(level cache-writable)" = fail ]
+        [[ "$(field cache-writable message)" == "you cannot write 2 of "*" directories of $CACHE (first: $CACHE/3): every miss fails or stores nothing" ]]
+        [ "$(field cache-writable fix)" = "sudo chmod -R a+rwX $CACHE" ]
+        # root can
+        run --separate-stderr ctl doctor --json "$b"
+        [ "$(level cache-writable)" = ok ]
+}
+
+@test "doctor: depend mode is suggested for heavy headers (200 files or more per object), not for light ones, ok when on" {
+        mkdir -p "$SRC/heavy"
+        for i in $(seq 1 240); do echo "int h$i(void);" > "$SRC/heavy/h$i.h"; done
+        { for i in $(seq 1 240); do echo "#include \"heavy/h$i.h\""; done; echo 'int a(void) { return 2; }'; } > "$SRC/a.c"
+        { for i in $(seq 1 240); do echo "#include \"../heavy/h$i.h\""; done; echo 'int s(void) { return 1; }'; } > "$SRC/sub/s.c"
+        start_ready
+        for gen in Ninja "Unix Makefiles"; do
+                b=$BATS_TEST_TMPDIR/build-${gen// /}
+                configure "$b" "$gen" -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
+                run ctl doctor --json "$b"
+                echo "$gen: $output"
+                [ "$status" -eq 1 ]
+                [ "$(level depend-C)" = warn ]
+                # a.c and s.c: each itself, 240 headers and stdc-predef.h
+                [[ "$(field depend-C message)" == "242 files per C object (of 2 built, 200 or more is heavy): "* ]]
+                [ "$(field depend-C fix)" = "cmake -DCMAKE_C_COMPILER_LAUNCHER=\"env;CCACHE_DEPEND=true;ccache\" $b" ]
+                [ "$(level depend-CXX)" = ok ]
+
+                configure "$b" "$gen" "-DCMAKE_C_COMPILER_LAUNCHER=env;CCACHE_DEPEND=true;ccache" -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
+                run ctl doctor --json "$b"
+                echo "$gen: $output"
+                [ "$status" -eq 0 ]
+                [[ "$(field depend-C message)" == "depend mode is on"* ]]
+        done
+}
+
+# shim NAME BODY: a shim script NAME in $SHIMS whose body is BODY, and
+# NAME.real beside it, the "real compiler" it replaced (gcc underneath).
+shim() {
+        SHIMS=$BATS_TEST_TMPDIR/shims
+        mkdir -p "$SHIMS"
+        printf '#!/bin/sh\nexec gcc "$@"\n' > "$SHIMS/$1.real"
+        printf '#!/bin/sh\n%s\n' "$2" > "$SHIMS/$1"
+        chmod 0755 "$SHIMS/$1" "$SHIMS/$1.real"
+}
+
+# "hits misses" of cache dir $1 as ccache itself counts them.
+ccache_calls() {
+        CCACHE_DIR=$1 ccache --print-stats |
+                awk '$1 == "direct_cache_hit" || $1 == "preprocessed_cache_hit" { h += $2 }
+                     $1 == "cache_miss" { m += $2 } END { printf "%d %d\n", h, m }'
+}
+
+@test "doctor --compiler: a working shim passes (a store, then a hit); the counters are only added to" {
+        shim hipcc "exec ccache $BATS_TEST_TMPDIR/shims/hipcc.real \"\$@\""
+        compile "$CACHE" 3
+        compile "$CACHE" 3
+        before=$(ccache_calls "$CACHE")
+        [ "$before" = "3 3" ]
+        run "$CTL" doctor --compiler "$SHIMS/hipcc" -- -O2
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [[ "$output" == *"ok    shim             $SHIMS/hipcc execs ccache with the real compiler $SHIMS/hipcc.real"* ]]
+        [[ "$output" == *"ok    real-compiler    $SHIMS/hipcc.real runs: "* ]]
+        [[ "$output" == *"ok    first-call       the first compile went through ccache: a miss, stored"* ]]
+        [[ "$output" == *"ok    second-call      the second compile was a direct hit"* ]]
+        [[ "$output" == *"ok    objects          both objects are "*" bytes"* ]]
+        [ "$(ccache_calls "$CACHE")" = "4 4" ]
+        # unique per run: the next run's first call is a miss again
+        mkdir "$BATS_TEST_TMPDIR/tmp"
+        run env TMPDIR="$BATS_TEST_TMPDIR/tmp" "$CTL" doctor --json --compiler "$SHIMS/hipcc"
+        [ "$status" -eq 0 ]
+        [ "$(jq -r '[.checks[].name] | join(" ")' <<<"$output")" = "shim real-compiler first-call second-call objects" ]
+        [ "$(jq -r .level <<<"$output")" = ok ]
+        [ "$(ccache_calls "$CACHE")" = "5 5" ]
+        # its private directory was there, and is gone
+        [ -z "$(ls -A "$BATS_TEST_TMPDIR/tmp")" ]
+
+        # the shim named relatively, and a shim naming its compiler by a bare name
+        run bash -c 'cd "$1" && "$2" doctor --compiler ./hipcc' _ "$SHIMS" "$CTL"
+        [ "$status" -eq 0 ]
+        [[ "$output" == *"ok    shim             $SHIMS/hipcc execs ccache with the real compiler $SHIMS/hipcc.real"* ]]
+        shim cc 'exec ccache gcc "$@"'
+        run "$CTL" doctor --compiler "$SHIMS/cc"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [[ "$output" == *"ok    real-compiler    /usr/bin/gcc runs: "* ]]
+
+        # a link to ccache, found through PATH, as /usr/lib/ccache has them
+        run "$CTL" doctor --compiler gcc
+        [ "$status" -eq 2 ]
+        run env PATH="/usr/lib/ccache:$PATH" "$CTL" doctor --compiler gcc
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [[ "$output" == *"/usr/lib/ccache/gcc is a link to ccache with the real compiler /usr/bin/gcc"* ]]
+}
+
+@test "doctor --compiler: broken shims fail, say what broke and print the rollback" {
+        # the real compiler behind it is broken
+        shim hipcc "exec ccache $BATS_TEST_TMPDIR/shims/hipcc.real \"\$@\""
+        printf '#!/bin/sh\necho "hipcc.real: cannot load libamdhip64.so" >&2\nexit 1\n' > "$SHIMS/hipcc.real"
+        run bash -c 'cd "$1" && "$2" doctor --compiler ./hipcc' _ "$SHIMS" "$CTL"
+        echo "$output"
+        [ "$status" -eq 2 ]
+        [[ "$output" == *"FAIL  real-compiler    the real compiler $SHIMS/hipcc.real does not run (exit 1): hipcc.real: cannot load libamdhip64.so"* ]]
+        [[ "$output" == *"fix: mv $SHIMS/hipcc.real $SHIMS/hipcc"* ]]
+        [[ "$output" == *"FAIL  first-call       compiling through $SHIMS/hipcc failed (exit 1)"* ]]
+
+        # the real compiler is gone: no mv of what is not there
+        rm "$SHIMS/hipcc.real"
+        run "$CTL" doctor --json --compiler "$SHIMS/hipcc"
+        echo "$output"
+        [ "$status" -eq 2 ]
+        [[ "$(field real-compiler message)" == "the real compiler $SHIMS/hipcc.real does not run (No such file or directory)" ]]
+        [[ "$(field real-compiler fix)" == "rm $SHIMS/hipcc (the shim; then reinstall or restore the compiler it replaced)" ]]
+
+        # ccache disabled in the shim: nothing in the statistics log
+        shim cc "exec env CCACHE_DISABLE=1 ccache $BATS_TEST_TMPDIR/shims/cc.real \"\$@\""
+        run "$CTL" doctor --json --compiler "$SHIMS/cc"
+        echo "$output"
+        [ "$status" -eq 2 ]
+        [ "$(level first-call)" = fail ]
+        [[ "$(field first-call message)" == "the compile did not go through ccache: nothing in its statistics log"* ]]
+        [ "$(field first-call fix)" = "mv $SHIMS/cc.real $SHIMS/cc" ]
+
+        # a shim that changes what ccache hashes on every call: never a hit
+        shim c++ "exec ccache $BATS_TEST_TMPDIR/shims/c++.real -frandom-seed=\$\$ \"\$@\""
+        run "$CTL" doctor --json --compiler "$SHIMS/c++"
+        echo "$output"
+        [ "$status" -eq 2 ]
+        [ "$(level first-call)" = ok ]
+        [ "$(level second-call)" = fail ]
+        [[ "$(field second-call message)" == "the second compile of the same source was a miss: "* ]]
+        [ "$(field second-call fix)" = "mv $SHIMS/c++.real $SHIMS/c++" ]
+
+        # not a shim at all: a warning and a failure, and no rollback for a real compiler
+        run "$CTL" doctor --json --compiler /usr/bin/gcc
+        echo "$output"
+        [ "$status" -eq 2 ]
+        [ "$(level shim)" = warn ]
+        [ "$(field first-call fix)" = null ]
+        run "$CTL" doctor --compiler "$BATS_TEST_TMPDIR/nothing-here"
+        [ "$status" -eq 2 ]
+        [[ "$output" == *"FAIL  shim             $BATS_TEST_TMPDIR/nothing-here: No such file or directory"* ]]
+}
+
+@test "doctor: usage, could not check (exit 3), --help, completion" {
+        run "$CTL" doctor "$BATS_TEST_TMPDIR"
+        [ "$status" -eq 3 ]
+        [[ "$output" == *"$BATS_TEST_TMPDIR/CMakeCache.txt: No such file or directory (not a CMake build directory?)"* ]]
+        run "$CTL" doctor "$BATS_TEST_TMPDIR/none"
+        [ "$status" -eq 3 ]
+        mkdir "$BATS_TEST_TMPDIR/f" && mkfifo "$BATS_TEST_TMPDIR/f/CMakeCache.txt"
+        run timeout 20 "$CTL" doctor "$BATS_TEST_TMPDIR/f"
+        [ "$status" -eq 3 ]
+        [[ "$output" == *"CMakeCache.txt: not a regular file"* ]]
+        run "$CTL" doctor a b
+        [ "$status" -eq 2 ]
+        run "$CTL" doctor --compiler gcc "$BATS_TEST_TMPDIR"
+        [ "$status" -eq 2 ]
+        run "$CTL" doctor "$BATS_TEST_TMPDIR" -- -O2
+        [ "$status" -eq 2 ]
+        run "$CTL" doctor --nope
+        [ "$status" -eq 2 ]
+        run "$CTL" doctor --help
+        [ "$status" -eq 0 ]
+        [[ "$output" == "Usage: cachectl [-s SOCKET] doctor [BUILD_DIR] [--json] | doctor --compiler PATH [--json] [-- ARGS...]"* ]]
+        [[ "$output" == *"--compiler PATH"* ]]
+        run "$CTL" --help
+        [[ "$output" == *"  doctor [BUILD_DIR] [--json]"* ]]
+        [ "$("$CTL" __complete options doctor | tr '\n' ' ')" = "--json --compiler= --help " ]
+        "$CTL" __complete commands | grep -qx doctor
+}
+
+@test "doctor: completion offers its options, directories for BUILD_DIR, files for --compiler" {
+        [ -r /usr/share/bash-completion/bash_completion ] || skip "bash-completion is not installed"
+        mkdir -p "$BATS_TEST_TMPDIR/c/build-a" && touch "$BATS_TEST_TMPDIR/c/build-file" "$BATS_TEST_TMPDIR/c/hipcc"
+        comp() {
+                (cd "$BATS_TEST_TMPDIR/c" && bash -c 'source /usr/share/bash-completion/bash_completion
+                         source "$0"
+                         COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
+                         COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
+                         _cachectl
+                         printf "%s\n" "${COMPREPLY[@]}"' "$TOP/ctl/cachectl.bash-completion" "$@" | sort)
+        }
+        [ "$(comp "$CTL" doctor --c | tr '\n' ' ')" = "--compiler= " ]
+        [ "$(comp "$CTL" doctor - | tr '\n' ' ')" = "--compiler= --help --json " ]
+        [ "$(comp "$CTL" doctor b | tr '\n' ' ')" = "build-a " ]
+        [ "$(comp "$CTL" doctor --compiler h | tr '\n' ' ')" = "hipcc " ]
+}
+
+@test "doctor: hostile build files: a line of 1 MB, control characters, odd names, a FIFO, an include loop" {
+        b=$BATS_TEST_TMPDIR/hostile
+        mkdir -p "$b"
+        {
+                printf 'CMAKE_C_COMPILER:FILEPATH=/usr/bin/cc\033]0;owned\007\n'
+                printf 'CMAKE_%s_COMPILER:FILEPATH=/x\n' "$(head -c 1000000 /dev/zero | tr '\0' A)"
+                printf 'CMAKE_C X_COMPILER:FILEPATH=/x\nCMAKE_\033[31m_COMPILER:FILEPATH=/x\nCMAKE__COMPILER:FILEPATH=/x\n'
+                printf 'CMAKE_CXX_COMPILER:FILEPATH=/usr/bin/c++\nCMAKE_CXX_COMPILER_LAUNCHER:STRING=ccache\n'
+                printf 'CMAKE_GENERATOR:INTERNAL=Ninja\n'
+        } > "$b/CMakeCache.txt"
+        mkfifo "$b/build.ninja"
+        run --separate-stderr timeout 60 "$CTL" doctor "$b"
+        echo "$output"
+        [ "$status" -eq 2 ]
+        [[ "$output" == *"FAIL  launcher-C       C (CMAKE_C_COMPILER /usr/bin/cc?]0;owned?) has no ccache launcher"* ]]
+        [[ "$output" == *"WARN  rules-CXX        could not read the generated rules (build.ninja, generator Ninja): not a regular file"* ]]
+        [ "$(grep -c '^[a-zA-Z]* *launcher-' <<<"$output")" -eq 2 ]
+        [[ "$output" != *$'\033'* ]]
+
+        # build.ninja that includes itself and a line of 1 MB: bounded, counted once a level
+        rm "$b/build.ninja"
+        {
+                echo 'include build.ninja'
+                echo 'rule CXX_COMPILER__t_'
+                echo '  command = ccache /usr/bin/c++ -c $in -o $out'
+                printf 'build %s.o: CXX_COMPILER__t_ x.cpp\n' "$(head -c 1000000 /dev/zero | tr '\0' o)"
+                echo 'build y.o: CXX_COMPILER__t_ y.cpp'
+        } > "$b/build.ninja"
+        run --separate-stderr timeout 60 "$CTL" doctor --json "$b"
+        echo "$output"
+        [ "$status" -eq 2 ]
+        [[ "$(field rules-CXX message)" == *" of "*" CXX compile rules go through ccache" ]]
+
+        # and a .ninja_deps of ninja's format that lies: ids out of range, a
+        # path without padding, sizes past the end; then one cut short
+        /usr/bin/python3 - "$b/.ninja_deps" <<'EOF'
+import struct, sys
+rec = lambda deps, body: struct.pack("<I", len(body) | (0x80000000 if deps else 0)) + body
+d = b"# ninjadeps\n" + struct.pack("<i", 4)
+d += rec(False, b"y.o" + b"\0" + struct.pack("<I", 0xffffffff))        # id 0
+d += rec(False, b"abcd" + struct.pack("<I", 0xfffffffe))               # id 1, no padding
+d += rec(True, struct.pack("<iQ", 0, 1) + struct.pack("<i", 1) * 300)  # y.o: 300 deps
+d += rec(True, struct.pack("<iQ", -5, 1) + struct.pack("<i", 7))
+d += rec(True, struct.pack("<iQ", 99, 1))
+d += rec(True, struct.pack("<i", 0))                                     # too short for a deps record
+d += struct.pack("<I", 0x7ffffff0) + b"xx"                               # past the end
+open(sys.argv[1], "wb").write(d)
+EOF
+        run --separate-stderr timeout 60 "$CTL" doctor --json "$b"
+        echo "$output"
+        [ "$status" -eq 2 ]
+        [[ "$(field depend-CXX message)" == "300 files per CXX object (of 1 built, 200 or more is heavy): "* ]]
+        truncate -s 30 "$b/.ninja_deps"
+        run --separate-stderr timeout 60 "$CTL" doctor --json "$b"
+        [ "$status" -eq 2 ]
+        [ "$(level depend-mode)" = ok ]
+}
