@@ -85,7 +85,7 @@ struct Cache {
         void *userdata;
 
         bool available;
-        char reason[256];                 /* why unavailable */
+        char reason[768];                 /* why unavailable (a path, and the sandbox hint) */
         int state_fd;                     /* borrowed: the state directory, for the root's lock; -1: none */
         int lock_fd;                      /* holds the root's lock (root-lock.h); -1: not held */
         int lock_error;                   /* the last failure to take it (not -EBUSY), logged once */

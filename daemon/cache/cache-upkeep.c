@@ -16,6 +16,7 @@
 #include "cache/cache-internal.h"
 #include "cache/cache-upkeep.h"
 #include "ccache/upkeep.h"
+#include "os/sandbox.h"
 
 static const char *special_bits(mode_t m) {
         return m & S_ISVTX ? "sticky" : m & S_ISUID ? "setuid" : "setgid";
@@ -218,7 +219,7 @@ void cache_upkeep_root(Cache *c, int root) {
 static void upkeep_failures_said(Cache *c) {
         const struct UpkeepFailures *f = &c->upkeep_failing, *said = &c->upkeep_failed;
         const char *name = c->config->name, *path = c->config->path;
-        char more[64] = "";
+        char more[64] = "", hint[1024];
 
         if (f->n == 0) {
                 if (said->n > 0)
@@ -233,8 +234,9 @@ static void upkeep_failures_said(Cache *c) {
         }
         if (f->n > 1)
                 snprintf(more, sizeof(more), " (and %u more director%s)", f->n - 1, f->n == 2 ? "y" : "ies");
-        log_warning_errno(f->error, "Cache %s: cannot keep %s%s%s usable: %m%s; said again when that changes.",
-                          name, path, *f->what ? "/" : "", f->what, more);
+        log_warning_errno(f->error, "Cache %s: cannot keep %s%s%s usable: %m%s%s; said again when that changes.",
+                          name, path, *f->what ? "/" : "", f->what, more,
+                          sandbox_hint(f->error, path, hint, sizeof(hint)));
         c->upkeep_failed = *f;
 }
 

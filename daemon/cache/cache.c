@@ -38,6 +38,7 @@
 #include "os/beneath.h"
 #include "os/mounts.h"
 #include "os/root-lock.h"
+#include "os/sandbox.h"
 
 _Static_assert(TRIM_CAP_PRIORITY == WATCH_PRIORITY, "the cap trim takes turns with the events (trim-queue.h)");
 
@@ -481,8 +482,12 @@ void cache_start(Cache *c) {
                         set_unavailable(c, "'%s' is a symlink; configure the directory it points to", cc->path);
                 else if (fd == -ENOENT)
                         set_unavailable(c, "the parent directory of '%s' does not exist", cc->path);
-                else
-                        set_unavailable(c, "'%s' cannot be opened or created: %s", cc->path, strerror(-fd));
+                else {
+                        char hint[1024];
+
+                        set_unavailable(c, "'%s' cannot be opened or created: %s%s", cc->path, strerror(-fd),
+                                        sandbox_hint(fd, cc->path, hint, sizeof(hint)));
+                }
                 return;
         }
         if (fstat(fd, &st) < 0 || volume_mount_of(cc->path, c->mount, sizeof(c->mount)) < 0) {

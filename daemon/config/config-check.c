@@ -14,6 +14,7 @@
 #include "config/config-check.h"
 #include "config/config.h"
 #include "os/mounts.h"
+#include "os/sandbox.h"
 #include "os/users.h"
 
 #define CHECK_VOLUMES_MAX 64            /* volumes looked at; caches share them */
@@ -185,6 +186,37 @@ static void check_remotes(Check *k) {
         }
 }
 
+/* A path the installed service may not write: said before a start finds
+ * it read-only. */
+static void sandbox_path(Check *k, const Sandbox *sb, const char *what, const char *name, const char *path) {
+        char writable[1024];
+
+        if (sandbox_allows(sb, path))
+                return;
+        warn(k, "%s%s%s %s lies outside what %s may write (ProtectSystem=strict; ReadWritePaths= and "
+             "StateDirectory= allow %s): the service will find it read-only; add it with a drop-in, "
+             "systemctl edit " SANDBOX_UNIT " ([Service] ReadWritePaths=%s), then restart it",
+             what, name ? " " : "", name ? name : "", path, sb->unit, sandbox_writable_text(sb, writable, sizeof(writable)),
+             path);
+}
+
+static void check_sandbox(Check *k) {
+        const Config *c = k->config;
+        Sandbox sb;
+
+        if (sandbox_read("/", &sb) < 0 || !sb.found) {
+                sandbox_done(&sb);
+                return;   /* not installed as a service: no sandbox to say anything of */
+        }
+        for (size_t i = 0; i < c->n_caches; i++)
+                sandbox_path(k, &sb, "cache", c->caches[i].name, c->caches[i].path);
+        for (size_t i = 0; i < c->n_remotes; i++)
+                if (c->remotes[i].u.kind == REMOTE_FILE)
+                        sandbox_path(k, &sb, "share", c->remotes[i].cache.name, c->remotes[i].cache.path);
+        sandbox_path(k, &sb, "state_dir", NULL, c->state_dir);
+        sandbox_done(&sb);
+}
+
 unsigned config_check(const Config *c, FILE *f) {
         Check k = { .config = c, .f = f };
         char where[PATH_MAX + 64];
@@ -192,6 +224,7 @@ unsigned config_check(const Config *c, FILE *f) {
         check_admin_group(&k);
         check_alert_command(&k);
         check_remotes(&k);
+        check_sandbox(&k);
         for (size_t i = 0; i < c->n_caches; i++)
                 /* Not mounted yet: what is there now is not its volume. */
                 if (!c->caches[i].require_mount || volume_is_mount_point(c->caches[i].require_mount) > 0)

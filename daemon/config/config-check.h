@@ -3,7 +3,8 @@
  * what its author means on this host: an admin_group that is no group, an
  * alert_command that is no executable file, a warning and a critical
  * threshold (one a percentage, the other a size or count) that swap places
- * on a volume. Looks at the host (NSS, files, statvfs); changes nothing. */
+ * on a volume, a cache, share or state_dir where the installed service's
+ * sandbox will not let it write. Looks at the host (NSS, files, statvfs); changes nothing. */
 #pragma once
 
 #include <stdio.h>

@@ -4,6 +4,9 @@ load helper
 
 teardown() {
         stop_daemon
+        # the sandbox test's units, if it failed before it took them away
+        ! findmnt -rn -o SOURCE /etc/systemd/system | grep -qx ckunits || umount /etc/systemd/system
+        unmount_all
 }
 
 @test "-t prints each golden config normalised" {
@@ -155,6 +158,53 @@ EOC
         run --separate-stderr "$CKD" -t -c "$BATS_TEST_TMPDIR/ok.conf"
         [ "$status" -eq 0 ]
         [ -z "$stderr" ]
+}
+
+@test "the sandbox explains itself: -t names a cache, share or state_dir the installed unit may not write, and the drop-in; the runtime error too" {
+        require_root
+        # An installed unit, in this test's own mount namespace.
+        mount -t tmpfs ckunits /etc/systemd/system
+        printf '[Unit]\nDescription=test\n[Service]\nProtectSystem=strict\nReadWritePaths=-/var/cache -/mnt\nStateDirectory=cachekeeper\n' \
+                > /etc/systemd/system/cachekeeperd.service
+        cat > "$BATS_TEST_TMPDIR/s.conf" <<EOC
+state_dir = "$BATS_TEST_TMPDIR/state";
+caches = ( { name = "srv"; path = "$BATS_TEST_TMPDIR/srv/ccache"; max_size = "1G"; },
+           { name = "ok"; path = "/var/cache/ck-sandbox-test"; max_size = "1G"; } );
+remotes = ( { name = "sh"; url = "file:/mnt/ck-sandbox-share"; max_size = "1G"; } );
+EOC
+        run --separate-stderr "$CKD" -t -c "$BATS_TEST_TMPDIR/s.conf"
+        echo "$stderr"
+        [ "$status" -eq 0 ]
+        w="$BATS_TEST_TMPDIR/s.conf: warning:"
+        grep -qxF "$w cache srv $BATS_TEST_TMPDIR/srv/ccache lies outside what /etc/systemd/system/cachekeeperd.service may write (ProtectSystem=strict; ReadWritePaths= and StateDirectory= allow /var/cache /mnt /var/lib/cachekeeper): the service will find it read-only; add it with a drop-in, systemctl edit cachekeeperd.service ([Service] ReadWritePaths=$BATS_TEST_TMPDIR/srv/ccache), then restart it" <<<"$stderr"
+        grep -qF "$w state_dir $BATS_TEST_TMPDIR/state lies outside" <<<"$stderr"
+        [ "$(grep -c 'lies outside' <<<"$stderr")" -eq 2 ]        # not the cache below /var/cache, nor the share below /mnt
+        # the drop-in it says: nothing left to say
+        mkdir /etc/systemd/system/cachekeeperd.service.d
+        printf '[Service]\nReadWritePaths=%s\n' "$BATS_TEST_TMPDIR" > /etc/systemd/system/cachekeeperd.service.d/srv.conf
+        run --separate-stderr "$CKD" -t -c "$BATS_TEST_TMPDIR/s.conf"
+        ! grep 'lies outside' <<<"$stderr"
+        # a later drop-in's empty ReadWritePaths= resets the list, as systemd reads it
+        printf '[Service]\nReadWritePaths=\n' > /etc/systemd/system/cachekeeperd.service.d/zz-reset.conf
+        run --separate-stderr "$CKD" -t -c "$BATS_TEST_TMPDIR/s.conf"
+        [ "$(grep -c 'lies outside' <<<"$stderr")" -eq 4 ]
+        # Not strict, or not installed: no sandbox, no word of it.
+        rm /etc/systemd/system/cachekeeperd.service.d/zz-reset.conf /etc/systemd/system/cachekeeperd.service
+        run --separate-stderr "$CKD" -t -c "$BATS_TEST_TMPDIR/s.conf"
+        ! grep 'lies outside' <<<"$stderr"
+
+        # At run time, as a service (INVOCATION_ID): a root the sandbox keeps
+        # read-only (here: a read-only mount) is unavailable with the hint.
+        mkdir -p "$BATS_TEST_TMPDIR/ro"
+        mount -t tmpfs -o ro ckro "$BATS_TEST_TMPDIR/ro"
+        write_config 1G '' 'audit_interval = "0s";'
+        sed -i "s|path = \"[^\"]*\"|path = \"$BATS_TEST_TMPDIR/ro/cache\"|" "$BATS_TEST_TMPDIR/ck.conf"
+        INVOCATION_ID=ck-test start_ready
+        reason=$(cache_field t reason)
+        [[ "$reason" == "'$BATS_TEST_TMPDIR/ro/cache' cannot be opened or created: Read-only file system; the service's sandbox (ProtectSystem=strict) writes only below its ReadWritePaths=: add a drop-in, systemctl edit cachekeeperd.service ([Service] ReadWritePaths=$BATS_TEST_TMPDIR/ro/cache), then restart it" ]] || { echo "$reason"; false; }
+        stop_daemon
+        umount "$BATS_TEST_TMPDIR/ro"
+        umount /etc/systemd/system
 }
 
 @test "-t on a bad config prints FILE:LINE: message on stderr and exits 1" {

@@ -385,7 +385,8 @@ ccache_calls() {
         [ "$status" -eq 2 ]
         run "$CTL" doctor --help
         [ "$status" -eq 0 ]
-        [[ "$output" == "Usage: cachectl [-s SOCKET] doctor [BUILD_DIR] [--json] | doctor --compiler PATH [--json] [-- ARGS...]"* ]]
+        [ "${lines[0]}" = "Usage: cachectl [-s SOCKET] doctor [BUILD_DIR] [--json]" ]
+        [ "${lines[1]}" = "       cachectl [-s SOCKET] doctor --compiler PATH [--json] [-- ARGS...]" ]
         [[ "$output" == *"--compiler PATH"* ]]
         run "$CTL" --help
         [[ "$output" == *"  doctor [BUILD_DIR] [--json]"* ]]
