@@ -582,7 +582,7 @@ static int complete(int argc, char **argv) {
                 return ctl_exit_status(r);
         }
         /* not status keys: the words to complete */
-        if ((strcmp(what, "writers") == 0 || strcmp(what, "namespaces") == 0) && argc == 2) {
+        if ((strcmp(what, "writers") == 0 || strcmp(what, "namespaces") == 0) && argc == 2) {   /* not a status key */
                 const char *key = what[0] == 'w' ? STATUS_WRITER_CCACHE_VERSION : STATUS_WRITER_NAMESPACE;
                 json_object *status = NULL;
                 int r = ctl_fetch_status(&status);

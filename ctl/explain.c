@@ -631,7 +631,7 @@ static ExplainCause item_cause(const char *item) {
                 return CAUSE_SOURCE;
         if (k >= 9 && strncmp(item + k - 9, "inputfile", 9) == 0)
                 return CAUSE_SOURCE;
-        if (k >= 7 && strncmp(item + k - 7, "version", 7) == 0)
+        if (k >= 7 && strncmp(item + k - 7, "version", 7) == 0)   /* not a status key: ccache's */
                 return CAUSE_UNKNOWN;   /* another ccache */
         if (k >= 9 && strncmp(item + k - 9, "cppstderr", 9) == 0)
                 return CAUSE_UNKNOWN;
@@ -690,7 +690,7 @@ static ExplainCause compare(const Fingerprint *old, const Fingerprint *new, char
                         if (item_key_len(old->items[j]) == item_key_len(it) &&
                             strcmp(rewrite(&r, old->items[j], buf, sizeof(buf)), it) == 0) {
                                 note(&cause, detail, len, CAUSE_BUILD_DIR, "%s %s -> %s",
-                                     strncmp(it, "COMMON/cwd=", 11) == 0 ? "cwd" : "path", r.from, r.to);
+                                     strncmp(it, "COMMON/cwd=", 11) == 0 ? "cwd" : "path", r.from, r.to);   /* not a status key */
                                 goto next;
                         }
                 switch (item_cause(it)) {

@@ -38,7 +38,7 @@ typedef struct Explained {
         size_t records;         /* debug records read (every call ccache logged) */
 } Explained;
 
-/* "build-dir", "include-changed", ... as in DESIGN.md §2c. */
+/* "build-dir", "include-changed", ...: the names cachectl(1), measure, gives. */
 const char *explain_cause_name(ExplainCause c);
 
 /* The one-line fix for cause, or NULL where there is none to make (a

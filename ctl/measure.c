@@ -312,17 +312,17 @@ static void print_json(const Measure *m, const StatsLog *l, const StatsSummary *
                 char text[32];
 
                 snprintf(text, sizeof(text), "%.3f", seconds);
-                json_object_object_add(o, "seconds", json_object_new_double_s(seconds, text));
+                json_object_object_add(o, "seconds", json_object_new_double_s(seconds, text));   /* not a status key: measure's JSON */
         }
         json_object_object_add(o, "source", json_object_new_string(fallback ? "daemon" : "statslog"));
         if (fallback && m->cache)
                 json_object_object_add(o, "cache", json_object_new_string(m->cache));
         json_object_object_add(calls, "cacheable", json_object_new_uint64(hits + misses));
-        json_object_object_add(calls, "hits", json_object_new_uint64(hits));
+        json_object_object_add(calls, "hits", json_object_new_uint64(hits));   /* not a status key: measure's JSON */
         json_object_object_add(calls, "direct_hits", json_u64_or_null(!fallback, s->direct_hits));
         json_object_object_add(calls, "preprocessed_hits", json_u64_or_null(!fallback, s->preprocessed_hits));
         json_object_object_add(calls, "remote_hits", json_u64_or_null(!fallback, s->remote_hits));
-        json_object_object_add(calls, "misses", json_object_new_uint64(misses));
+        json_object_object_add(calls, "misses", json_object_new_uint64(misses));   /* not a status key: measure's JSON */
         nr = fallback ? 0 : reasons(l, rs, 64);
         for (size_t i = 0; i < nr; i++)
                 json_object_object_add(unc, rs[i].id, json_object_new_uint64(rs[i].n));
