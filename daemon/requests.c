@@ -341,6 +341,47 @@ static int on_trim_progress(sd_event_source *s, uint64_t usec, void *userdata) {
         return sd_event_source_set_time_relative(s, TRIM_PROGRESS_USEC);
 }
 
+/* A purge by writer that names no writer the caches hold (a version
+ * mistyped, a namespace never used) evicts nothing: refused instead, with
+ * the writers they do hold. Returns whether one is held (else replied). */
+static bool writer_held(ControlRequest *req, Cache **targets, size_t n, const char *version, const char *ns) {
+        char held[2048] = "";
+        size_t used = 0;
+        bool found = false;
+
+        for (size_t i = 0; i < n && !found; i++) {
+                json_object *st = cache_status_json(targets[i]), *ws;
+
+                if (st && json_object_object_get_ex(st, STATUS_CACHE_WRITERS, &ws))
+                        for (size_t j = 0; j < json_object_array_length(ws); j++) {
+                                json_object *w = json_object_array_get_idx(ws, j), *v, *s, *e;
+                                const char *vs = json_object_object_get_ex(w, STATUS_WRITER_CCACHE_VERSION, &v) && v
+                                                         ? json_object_get_string(v) : NULL;
+                                const char *ss = json_object_object_get_ex(w, STATUS_WRITER_NAMESPACE, &s) && s
+                                                         ? json_object_get_string(s) : "";
+
+                                if (!vs)
+                                        continue;   /* no header that names one */
+                                found |= (!version || strcmp(vs, version) == 0) && (!ns || strcmp(ss, ns) == 0);
+                                if (used < sizeof(held))
+                                        used += (size_t) snprintf(held + used, sizeof(held) - used,
+                                                                  "%s%s: %s%s%s (%llu entries)", used ? ", " : "",
+                                                                  cache_config(targets[i])->name, vs,
+                                                                  *ss ? " namespace " : "", ss,
+                                                                  json_object_object_get_ex(w, STATUS_WRITER_ENTRIES, &e)
+                                                                          ? (unsigned long long) json_object_get_uint64(e)
+                                                                          : 0ULL);
+                        }
+                json_object_put(st);
+        }
+        if (!found)
+                control_reply_error(req, "no entries written by %s%s%s%s in the caches asked: %s%s",
+                                    version ? "ccache " : "", version ?: "", ns ? (version ? " in namespace " : "namespace ") : "",
+                                    ns ?: "", *held ? "they hold " : "they hold no entry whose writer is known",
+                                    held);
+        return found;
+}
+
 /* A trim request (protocol_decode_trim): every named cache (all available
  * ones by default) down to to_bytes or its own target. */
 static void handle_trim(Manager *m, ControlRequest *req, json_object *request) {
@@ -408,6 +449,8 @@ static void handle_trim(Manager *m, ControlRequest *req, json_object *request) {
                         return;
                 }
         }
+        if ((asked.written_by || asked.ns) && !writer_held(req, targets, n, asked.written_by, asked.ns))
+                return;
         if (dry_run && !peer_is_admin(m, peer) &&
             !(use = dry_run_admit(m, req, peer->uid, now_usec(CLOCK_MONOTONIC))))
                 return;

@@ -184,6 +184,17 @@ blocks_of() { xargs -r stat -c %b | awk '{ s += $1 * 512 } END { print s + 0 }';
         [ "$status" -eq 0 ]
         [[ "$output" == *"6 files"* ]]
         [ "$(find "$CACHE" -type f | sort)" = "$(cat "$BATS_TEST_TMPDIR/before")" ]
+        # A version or namespace nobody wrote in is refused, naming who did.
+        run --separate-stderr ctl trim t --written-by 4.99.0
+        [ "$status" -eq 1 ]
+        [[ "$stderr" == "cachectl: no entries written by ccache 4.99.0 in the caches asked: they hold t: "* ]]
+        [[ "$stderr" == *"t: 4.13.6 (6 entries)"* ]]
+        [[ "$stderr" == *"t: 4.9.1 namespace ns-a (4 entries)"* ]]
+        [[ "$stderr" == *"t: $debian (20 entries)"* ]]
+        run --separate-stderr ctl trim t --namespace ns-b --dry-run
+        [ "$status" -eq 1 ]
+        [[ "$stderr" == "cachectl: no entries written by namespace ns-b in the caches asked: they hold "* ]]
+        [ "$(find "$CACHE" -type f | sort)" = "$(cat "$BATS_TEST_TMPDIR/before")" ]
 
         # Debian's own first (ccache counted those): all 20 go, nothing
         # else, and ccache's counters say so.
