@@ -574,6 +574,7 @@ int manager_reload(Manager *m, char *err, size_t errlen) {
                            m->state_dir);
         old = m->config;
         remotes_adopt(remotes, m->remotes);   /* shares kept the same way: no rescan */
+        remotes_retire(m->remotes, remotes);
         remotes_free(m->remotes);
         m->remotes = remotes;
         remotes_start(m->remotes);   /* the old ones let go of the other shares' locks */
@@ -588,6 +589,7 @@ int manager_reload(Manager *m, char *err, size_t errlen) {
                                  cache_config(old_caches[i])->name);
                         (void) cache_history_save(old_caches[i], m->state_fd, m->state_dir,
                                                   now_usec(CLOCK_REALTIME));
+                        cache_retire(old_caches[i]);
                         cache_free(old_caches[i]);
                 }
         free(old_caches);

@@ -817,6 +817,34 @@ int cache_new(sd_event *e, Watch *w, Alerter *alerter, const CacheConfig *config
         return 0;
 }
 
+void cache_retire(Cache *c) {
+        static const struct {
+                AlertKind kind;
+                const char *what;
+        } kinds[] = {
+                { ALERT_CACHE_CAP_SMALL, "cache-cap-small" },   /* not status keys: the alerts' names */
+                { ALERT_CACHE_VERSION_MIX, "cache-version-mix" },
+                { ALERT_CACHE_SILENT_MISS, "cache-silent-miss" },
+                { ALERT_CACHE_IDLE, "cache-idle" },
+                { ALERT_REMOTE_ERRORS, "remote-errors" },
+        };
+        const bool standing[] = { c->cap_small, c->version_mix, c->alarms.silent, c->alarms.idle, c->remote_errors };
+        const char *what = c->remote ? "Remote" : "Cache", *name = c->config->name;
+
+        /* What stands is taken back, so that nothing looks alive after the
+         * cache is gone from the configuration. */
+        if (c->unavailable_alerted && !c->available)
+                cache_alert(c, ALERT_CACHE_AVAILABLE, LOG_NOTICE,
+                            "%s %s is no longer configured: its cache-unavailable no longer stands.", what, name);
+        for (size_t i = 0; i < ELEMENTSOF(kinds); i++)
+                if (standing[i])
+                        cache_alert_level(c, kinds[i].kind, LOG_INFO, "ok",
+                                          "%s %s is no longer configured: its %s no longer stands.", what, name,
+                                          kinds[i].what);
+        c->unavailable_alerted = c->cap_small = c->version_mix = c->remote_errors = false;
+        c->alarms.silent = c->alarms.idle = false;
+}
+
 Cache *cache_free(Cache *c) {
         if (!c)
                 return NULL;

@@ -42,6 +42,10 @@ typedef struct Alerter Alerter;
 int cache_new(sd_event *e, Watch *w, Alerter *alerter, const CacheConfig *config, cache_changed_t changed,
               void *userdata, Cache **ret);
 Cache *cache_free(Cache *c);
+/* A cache a reload no longer configures, before it is freed: each alert
+ * that stands for it (cache-unavailable, cap-small, version-mix,
+ * silent-miss, idle, remote-errors) gets its recovery, saying why. */
+void cache_retire(Cache *c);
 static inline void cache_freep(Cache **c) {
         cache_free(*c);
 }

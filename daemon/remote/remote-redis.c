@@ -811,6 +811,28 @@ static json_object *windows(const RedisRemote *r, usec_t now, size_t field) {
         return o;
 }
 
+void redis_remote_retire(RedisRemote *r) {
+        const struct {
+                bool stands;
+                AlertKind kind;
+        } alerts[] = {
+                { r->unreachable_alert, ALERT_REMOTE_UNREACHABLE },
+                { r->policy_alert, ALERT_REMOTE_POLICY },
+                { r->level != REDIS_LEVEL_OK, ALERT_REMOTE_LEVEL },
+                { r->auth_alert, ALERT_REMOTE_AUTH_REFUSED },
+        };
+        char msg[512];
+
+        for (size_t i = 0; i < ELEMENTSOF(alerts); i++)
+                if (alerts[i].stands) {
+                        snprintf(msg, sizeof(msg), "Remote %s (%s) is no longer configured: its %s no longer stands.",
+                                 r->rc->name, r->rc->url, alert_kind_name(alerts[i].kind));
+                        alert(r, alerts[i].kind, LOG_INFO, "ok", msg);
+                }
+        r->unreachable_alert = r->policy_alert = r->auth_alert = false;
+        r->level = REDIS_LEVEL_OK;
+}
+
 static json_object *standing(const RedisRemote *r) {
         json_object *a = json_object_new_array();
 

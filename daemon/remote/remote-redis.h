@@ -28,6 +28,9 @@ int redis_remote_new(sd_event *e, Alerter *alerter, const RemoteConfig *rc, Redi
 
 /* Closes a round in flight, stops the timers. Accepts NULL; returns NULL. */
 RedisRemote *redis_remote_free(RedisRemote *r);
+/* A remote a reload no longer configures, before it is freed: each alert
+ * that stands for it gets its recovery, saying why. */
+void redis_remote_retire(RedisRemote *r);
 
 /* The remote's entry of status "remotes" (see cachectl.1), at realtime now.
  * Never holds a secret. A new object, the caller's. */

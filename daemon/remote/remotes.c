@@ -84,6 +84,22 @@ void remotes_adopt(Remotes *rs, Remotes *old) {
         }
 }
 
+void remotes_retire(Remotes *old, const Remotes *rs) {
+        for (size_t j = 0; old && j < old->config->n_remotes; j++) {
+                const char *name = old->config->remotes[j].name;
+                bool kept = false;
+
+                for (size_t i = 0; rs && i < rs->config->n_remotes && !kept; i++)
+                        kept = strcmp(rs->config->remotes[i].name, name) == 0;
+                if (kept)
+                        continue;   /* still configured: its alerts are its own again */
+                if (old->redis && old->redis[j])
+                        redis_remote_retire(old->redis[j]);
+                if (old->shares && old->shares[j])
+                        cache_retire(old->shares[j]);
+        }
+}
+
 void remotes_start(Remotes *rs) {
         for (size_t i = 0; i < rs->config->n_remotes; i++)
                 if (rs->shares[i])

@@ -13,6 +13,10 @@
 
 typedef struct Remotes Remotes;
 
+/* Before old is freed for rs after a reload: the alerts standing for each
+ * remote of old that rs no longer names get their recovery. */
+void remotes_retire(Remotes *old, const Remotes *rs);
+
 /* Starts watching c's redis remotes (c, w and alerter borrowed: all outlive
  * the object) and sets up its shares, which remotes_start starts (after
  * the remotes this replaces let go of the shares' locks). Returns 0 or

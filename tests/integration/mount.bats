@@ -80,3 +80,22 @@ teardown() {
         wait_exact v "$CACHE"
         wait_for "grep -q '^cache-available v' '$ALERTS'" 5
 }
+
+@test "a cache a reload removes while its cache-unavailable stands: the alert gets its recovery, saying why" {
+        ALERTS=$BATS_TEST_TMPDIR/alerts.log
+        printf '#!/bin/sh\necho "$CACHEKEEPER_EVENT $CACHEKEEPER_LEVEL $CACHEKEEPER_CACHE | $CACHEKEEPER_MESSAGE" >> "$1"\n' > "$BATS_TEST_TMPDIR/alert.sh"
+        chmod +x "$BATS_TEST_TMPDIR/alert.sh"
+        alert="alert_command = [ \"$BATS_TEST_TMPDIR/alert.sh\", \"$ALERTS\" ];"
+        write_config_caches "{ name = \"local\"; path = \"$BATS_TEST_TMPDIR/local\"; max_size = \"1G\"; },
+                             { name = \"aiter\"; path = \"$CACHE\"; max_size = \"40G\"; require_mount = \"$MNT\"; }" \
+                "$alert" 'alert_min_interval = "0s";'
+        start_ready
+        wait_for "grep -q '^cache-unavailable [a-z]* aiter ' '$ALERTS'" 10 || { cat "$ALERTS"; false; }
+        # the container that used it is gone, and so is the cache from the config
+        write_config_caches "{ name = \"local\"; path = \"$BATS_TEST_TMPDIR/local\"; max_size = \"1G\"; }" \
+                "$alert" 'alert_min_interval = "0s";'
+        ctl reload
+        wait_for "grep -q '^cache-available .* aiter | Cache aiter is no longer configured: its cache-unavailable no longer stands.' '$ALERTS'" 10
+        [ "$(grep -c ' aiter ' "$ALERTS")" -eq 2 ]
+        [ "$(cache_field local state)" = ok ]
+}
