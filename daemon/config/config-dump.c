@@ -28,11 +28,27 @@ static void dump_string(FILE *f, const char *indent, const char *key, const char
         fputs(";\n", f);
 }
 
+/* A duration as people write it and parse_duration reads it back: its
+ * largest units, each a whole number ("7d", "1h30m", "1s500ms", "0s"). */
 static void dump_duration(FILE *f, const char *indent, const char *key, usec_t u) {
-        if (u % USEC_PER_SEC == 0)
-                fprintf(f, "%s%s = \"%llus\";\n", indent, key, (unsigned long long) (u / USEC_PER_SEC));
-        else
-                fprintf(f, "%s%s = \"%llums\";\n", indent, key, (unsigned long long) (u / USEC_PER_MSEC));
+        static const struct {
+                const char *unit;
+                usec_t usec;
+        } units[] = {
+                { "d", 24 * 3600 * USEC_PER_SEC }, { "h", 3600 * USEC_PER_SEC }, { "m", 60 * USEC_PER_SEC },
+                { "s", USEC_PER_SEC },             { "ms", USEC_PER_MSEC },
+        };
+        usec_t left = u / USEC_PER_MSEC * USEC_PER_MSEC;   /* what the config can say: whole ms */
+
+        fprintf(f, "%s%s = \"", indent, key);
+        if (left == 0)
+                fputs("0s", f);
+        for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+                if (left >= units[i].usec) {
+                        fprintf(f, "%llu%s", (unsigned long long) (left / units[i].usec), units[i].unit);
+                        left %= units[i].usec;
+                }
+        fputs("\";\n", f);
 }
 
 /* v * scale in the fewest significant digits that strtod reads back, divided
@@ -156,7 +172,7 @@ static void dump_remotes(const Config *c, FILE *f) {
 }
 
 void config_dump(const Config *c, FILE *f) {
-        fprintf(f, "# %s, normalised: every setting, durations in seconds, sizes as configured\n", c->file);
+        fprintf(f, "# %s, normalised: every setting, durations in their largest units, sizes as configured\n", c->file);
         dump_string(f, "", "socket", c->socket_path);
         dump_string(f, "", "state_dir", c->state_dir);
         dump_string(f, "", "admin_group", c->admin_group);

@@ -503,5 +503,5 @@ rescans_after() {
         [ "$status" -eq 0 ]
         [[ "$output" == *'watch = "poll";'* ]]
         [[ "$output" == *'clock = "auto";'* ]]
-        [[ "$output" == *'rescan_interval = "900s";'* ]]
+        [[ "$output" == *'rescan_interval = "15m";'* ]]   # as written
 }

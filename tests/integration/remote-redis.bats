@@ -452,7 +452,7 @@ while True:
         [ "$status" -eq 0 ]
         [[ "$stderr" == *"warning: remote r: the password goes to 10.1.2.3 over TCP without TLS: anyone on the way can read it; prefer redis+unix:"* ]] || { echo "$stderr" >&2; false; }
         [[ "$output" == *'server_user = "redis";'* ]]
-        [[ "$output" == *'round_timeout = "60s";'* ]]
+        [[ "$output" == *'round_timeout = "1m";'* ]]
         config "password_file = \"$pw\";" "redis://127.0.0.1:6379"
         run --separate-stderr "$CKD" -t -c "$BATS_TEST_TMPDIR/ck.conf"
         [ "$status" -eq 0 ]
