@@ -153,6 +153,14 @@ static void stats_apply(CcacheStats *s, const CcacheStatsFix *fix) {
                 s->n = CCACHE_STAT_CACHE_SIZE_KIBIBYTE + 1;
 }
 
+/* A recount finds entries: a missing stats file (zeros) must be written. */
+static bool fix_adds(const CcacheStatsFix *fix) {
+        for (size_t i = 0; i < 16; i++)
+                if (fix->recount[i] && (fix->files[i] || fix->kib[i]))
+                        return true;
+        return false;
+}
+
 int ccache_stats_fix(int l1fd, const CcacheStatsFix *fix, CcacheLockSeen *seen, uint64_t now, bool *ret_broke) {
         CcacheLock lock;
         CcacheStats s;
@@ -168,7 +176,7 @@ int ccache_stats_fix(int l1fd, const CcacheStatsFix *fix, CcacheLockSeen *seen, 
         if (ret_broke)
                 *ret_broke = lock.broke;
         r = ccache_stats_read(l1fd, "stats", &s);
-        if (r == 0 && s.n == 0)
+        if (r == 0 && s.n == 0 && !fix_adds(fix))
                 r = 0;   /* no stats file: ccache reads that as all zeros already */
         else if (r == 0 && s.truncated)
                 r = -E2BIG;   /* more lines than we keep: do not lose any */

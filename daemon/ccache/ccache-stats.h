@@ -58,10 +58,13 @@ typedef struct CcacheStatsFix {
  * moves 11 and 12 by the difference; a file without per-subdirectory
  * counters (4.7) gets 11 and 12 set to the sum of the exact figures, the
  * subtractions being part of them. Counters clamp at 0; every other line is
- * kept; the file is replaced atomically. Returns 1 written, 0 nothing to
- * write (no stats file: ccache reads zeros already), -EBUSY the lock is held
- * and not stale (try again later), -E2BIG more lines than we keep, or
- * -errno. *ret_broke (may be NULL) says whether a stale lock was broken. */
+ * kept; the file is replaced atomically. A missing file reads as zeros: it
+ * is written only when a recount finds entries (a merge moved some into a
+ * level-1 directory ccache never wrote a stats file in), with the 4.7
+ * layout (the totals: 4.8+ adds its per-subdirectory lines at its next
+ * update). Returns 1 written, 0 nothing to write (no stats file, and
+ * none needed: ccache reads zeros already), -EBUSY the lock is held and not
+ * stale (try again later), -E2BIG more lines than we keep, or -errno. *ret_broke (may be NULL) says whether a stale lock was broken. */
 int ccache_stats_fix(int l1fd, const CcacheStatsFix *fix, CcacheLockSeen *seen, uint64_t now, bool *ret_broke);
 
 /* ccache_stats_fix of one subtraction: files and KiB from subdirectory l2. */
