@@ -26,6 +26,7 @@
 #include "cache/cache.h"
 #include "control/control.h"
 #include "manager-internal.h"
+#include "merge.h"
 #include "os/root-lock.h"
 #include "os/users.h"
 #include "os/watch.h"
@@ -615,6 +616,7 @@ Manager *manager_free(Manager *m) {
                 return NULL;
         m->control = control_free(m->control);
         m->remotes = remotes_free(m->remotes);
+        merge_free(m->merge);   /* before its caches: it forgets its trims in them */
         for (size_t i = 0; i < m->n_caches; i++)
                 cache_free(m->caches[i]);
         free(m->caches);

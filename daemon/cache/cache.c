@@ -891,6 +891,19 @@ void cache_trim_forget(Cache *c, void *userdata) {
         trim_queue_forget(c->trims, userdata);
 }
 
+int cache_root(Cache *c, dev_t *ret_dev) {
+        int fd = cache_root_get(c);
+
+        if (fd >= 0 && ret_dev)
+                *ret_dev = c->dev;
+        return fd;
+}
+
+void cache_recount(Cache *c, unsigned l1, unsigned l2) {
+        if (!c->remote)
+                trim_queue_recount(c->trims, l1, l2);
+}
+
 Account *cache_account(Cache *c) {
         return c->account;
 }

@@ -107,6 +107,15 @@ uint64_t cache_writers_pending(Cache *c);
 /* The cache's accounting, for planning across caches. Borrowed. */
 Account *cache_account(Cache *c);
 
+/* The root for this loop iteration (borrowed: closed after it; never kept
+ * across iterations) and its device, for a merge; -errno while the cache
+ * is unavailable or its root went (the cache is set up again). */
+int cache_root(Cache *c, dev_t *ret_dev);
+/* Entries of level-2 directory <l1>/<l2> (hex digit values) came or went
+ * otherwise than by the cache's own trims (a merge): ccache's counters of
+ * it are recounted from the account, as after a trim that died (trim-queue.h). */
+void cache_recount(Cache *c, unsigned l1, unsigned l2);
+
 /* The running trim's progress, if it was started for userdata; else NULL. */
 const TrimResult *cache_running_trim(const Cache *c, void *userdata);
 /* The caller behind userdata is gone: do not call its done. */

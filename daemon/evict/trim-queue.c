@@ -412,6 +412,11 @@ static int on_counters_timer(sd_event_source *s, uint64_t usec, void *userdata) 
         return 0;
 }
 
+void trim_queue_recount(TrimQueue *q, unsigned l1, unsigned l2) {
+        counters_recount(q->counters, l1, l2);
+        pay_later(q);
+}
+
 void trim_queue_recover(TrimQueue *q, int root_fd) {
         unsigned n;
 

@@ -118,6 +118,12 @@ typedef struct TrimRecord {
 } TrimRecord;
 const TrimRecord *trim_queue_record(const TrimQueue *q);
 
+/* ccache's counters of level-2 directory <l1>/<l2> (hex digit values) are
+ * to be recounted from the account (counters_recount): entries came or went
+ * otherwise than by a trim (a merge). Paid from the timer once the scan is
+ * done, under the directory's content lock and stats.lock. */
+void trim_queue_recount(TrimQueue *q, unsigned l1, unsigned l2);
+
 /* At set-up, root_fd open: forgets what was owed to a root the cache lost,
  * and breaks the locks a killed cachekeeperd left behind (counters.h),
  * owing recounts of what they covered. */
