@@ -35,6 +35,9 @@
  * second on one filesystem; entries and bytes per second copied across
  * (tmpfs to tmpfs on a loaded two-core box, measured: see the report in
  * the commit that brought this). */
+/* In the state directory while a merge runs: found at the start of the
+ * next, it says one was interrupted (kill -9). */
+#define MERGE_MARK "merge.running"
 #define MERGE_RENAMES_PER_SEC 20000.0
 #define MERGE_COPIES_PER_SEC  5000.0
 #define MERGE_COPY_BYTES_PER_SEC (400.0 * 1024 * 1024)
@@ -76,6 +79,9 @@ struct Merge {
         int first_error;
         uint64_t evict_into_files, evict_into_bytes, drop_from_files, drop_from_bytes;
         uint64_t copied_bytes;
+        uint64_t into_size, into_max_size;  /* TO's size and cap: at the start, then at the end */
+        bool recount_all;               /* a merge was interrupted before: recount both at the end */
+        bool marked;                    /* MERGE_MARK is ours, removed at the end */
         char failed[256];               /* why it stopped early; "" when it ran to the end */
 };
 
@@ -206,9 +212,30 @@ static void finish(Merge *j) {
         Cache *from = find(j->manager, j->from, j->from_path);
         char b[32];
 
+        Cache *to = find(j->manager, j->into, j->into_path);
+
         if (from)
                 j->left = count_entries(cache_account(from));
+        if (to) {
+                j->into_size = account_totals(cache_account(to))->bytes;
+                j->into_max_size = cache_config(to)->max_size_bytes;
+        }
+        /* A merge killed before (kill -9: its mark was left) may have
+         * moved entries whose counters it never paid, in directories this
+         * run does not touch: every level-2 directory of both is recounted. */
+        if (j->recount_all)
+                log_notice("Merge of cache %s into %s: the last merge was interrupted; ccache's counters of both are "
+                           "recounted.", j->from, j->into);
+        for (int i = 0; j->recount_all && i < 2; i++) {
+                Cache *c = find(j->manager, i ? j->into : j->from, i ? j->into_path : j->from_path);
+
+                for (unsigned l = 0; c && l < 256; l++)
+                        cache_recount(c, l >> 4, l & 15);
+        }
         j->phase = MERGE_DONE;
+        if (j->marked && j->manager->state_fd >= 0)
+                (void) unlinkat(j->manager->state_fd, MERGE_MARK, 0);
+        j->marked = false;
         (void) sd_event_source_set_enabled(j->source, SD_EVENT_OFF);
         (void) sd_event_source_set_enabled(j->timer, SD_EVENT_OFF);
         if (!j->failed[0] && took > 0 && j->moved > 100) {
@@ -334,6 +361,7 @@ static int do_group(Merge *j, Slice *s) {
         char rel[PATH_MAX];
         unsigned l1, l2;
         bool moved_any = false;
+        uint64_t add_files = 0, add_kib = 0, sub_files = 0, sub_kib = 0;
         DirId to_dir;
 
         while (end < j->n && j->items[end].dir == first->dir && end - start < MERGE_GROUP_MAX)
@@ -441,8 +469,16 @@ static int do_group(Merge *j, Slice *s) {
                 }
                 if (mr.outcome != MOVE_CHANGED)
                         (void) account_file_set_inode(s->ta, to_dir, name, mr.blocks, mr.mtime, mr.ino, mr.nlink, true);
-                if (mr.source_gone)
+                if (mr.source_gone) {
                         (void) account_file_remove(s->fa, it->dir, name);
+                        sub_files++;
+                        sub_kib += fi.blocks / 2;
+                }
+                /* A new name in TO (not one it had): ccache's counters gain it. */
+                if (mr.outcome == MOVE_RENAMED || mr.outcome == MOVE_COPIED || mr.outcome == MOVE_SOURCE_STAYED) {
+                        add_files++;
+                        add_kib += mr.blocks / 2;
+                }
                 switch (mr.outcome) {
                 case MOVE_RENAMED:
                 case MOVE_COPIED:
@@ -467,9 +503,11 @@ static int do_group(Merge *j, Slice *s) {
         j->next = i;
         if (moved_any)
                 j->cap_tries = 0;
+        /* ccache's counters follow, relative as a trim's (ccache storing
+         * meanwhile counts its own entries once). */
         if (level2(rel, &l1, &l2)) {
-                cache_recount(s->from, l1, l2);
-                cache_recount(s->to, l1, l2);
+                cache_counters_moved(s->from, l1, l2, 0, 0, sub_files, sub_kib);
+                cache_counters_moved(s->to, l1, l2, add_files, add_kib, 0, 0);
         }
         return j->phase == MERGE_EVICTING ? 0 : 1;
 }
@@ -654,6 +692,8 @@ int merge_start(Manager *m, const ProtocolMerge *req, merge_done_t done, void *u
         }
         j->files_total = j->n;
         j->bytes_total = bytes;
+        j->into_size = account_totals(cache_account(to))->bytes;
+        j->into_max_size = cache_config(to)->max_size_bytes;
         j->evict_into_files = plans[0].n;
         j->evict_into_bytes = plans[0].bytes;
         j->drop_from_files = plans[1].n;
@@ -724,6 +764,16 @@ int merge_start(Manager *m, const ProtocolMerge *req, merge_done_t done, void *u
                          format_size(plans[0].bytes, d, sizeof(d)), j->into, (unsigned long long) plans[1].n,
                          format_size(plans[1].bytes, e, sizeof(e)), j->from);
         }
+        if (m->state_fd >= 0) {
+                _cleanup_close_ int fd = -1;
+
+                j->recount_all = faccessat(m->state_fd, MERGE_MARK, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+                fd = openat(m->state_fd, MERGE_MARK, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+                if (fd >= 0) {
+                        dprintf(fd, "%s %s\n", j->from, j->into);
+                        j->marked = true;
+                }
+        }
         j->phase = MERGE_EVICTING;
         evict_both(j, from, to, plans);
         if (j->trims_pending == 0) {
@@ -761,6 +811,8 @@ json_object *merge_json(const Merge *j, bool status_only) {
         json_object_object_add(o, STATUS_MERGE_GONE, json_object_new_uint64(j->gone));
         json_object_object_add(o, STATUS_MERGE_ERRORS, json_object_new_uint64(j->errors));
         json_object_object_add(o, STATUS_MERGE_LEFT, json_object_new_uint64(j->left));
+        json_object_object_add(o, STATUS_MERGE_INTO_SIZE_BYTES, json_object_new_uint64(j->into_size));
+        json_object_object_add(o, STATUS_MERGE_INTO_MAX_SIZE_BYTES, json_object_new_uint64(j->into_max_size));
         json_object_object_add(o, STATUS_MERGE_EVICT_INTO_FILES, json_object_new_uint64(j->evict_into_files));
         json_object_object_add(o, STATUS_MERGE_EVICT_INTO_BYTES, json_object_new_uint64(j->evict_into_bytes));
         json_object_object_add(o, STATUS_MERGE_DROP_FROM_FILES, json_object_new_uint64(j->drop_from_files));

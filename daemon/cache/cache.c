@@ -899,6 +899,12 @@ int cache_root(Cache *c, dev_t *ret_dev) {
         return fd;
 }
 
+void cache_counters_moved(Cache *c, unsigned l1, unsigned l2, uint64_t add_files, uint64_t add_kib,
+                          uint64_t sub_files, uint64_t sub_kib) {
+        if (!c->remote)
+                trim_queue_moved(c->trims, l1, l2, add_files, add_kib, sub_files, sub_kib);
+}
+
 void cache_recount(Cache *c, unsigned l1, unsigned l2) {
         if (!c->remote)
                 trim_queue_recount(c->trims, l1, l2);

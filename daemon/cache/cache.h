@@ -111,9 +111,12 @@ Account *cache_account(Cache *c);
  * across iterations) and its device, for a merge; -errno while the cache
  * is unavailable or its root went (the cache is set up again). */
 int cache_root(Cache *c, dev_t *ret_dev);
-/* Entries of level-2 directory <l1>/<l2> (hex digit values) came or went
- * otherwise than by the cache's own trims (a merge): ccache's counters of
- * it are recounted from the account, as after a trim that died (trim-queue.h). */
+/* Entries moved into (add_*) or out of (sub_*) level-2 directory <l1>/<l2>
+ * (hex digit values) by a merge: owed ccache's counters (trim_queue_moved). */
+void cache_counters_moved(Cache *c, unsigned l1, unsigned l2, uint64_t add_files, uint64_t add_kib,
+                          uint64_t sub_files, uint64_t sub_kib);
+/* ccache's counters of <l1>/<l2> are recounted from the account, as after a
+ * trim that died (trim-queue.h): a merge that died left them unknown. */
 void cache_recount(Cache *c, unsigned l1, unsigned l2);
 
 /* The running trim's progress, if it was started for userdata; else NULL. */

@@ -417,6 +417,15 @@ void trim_queue_recount(TrimQueue *q, unsigned l1, unsigned l2) {
         pay_later(q);
 }
 
+void trim_queue_moved(TrimQueue *q, unsigned l1, unsigned l2, uint64_t add_files, uint64_t add_kib,
+                      uint64_t sub_files, uint64_t sub_kib) {
+        if (add_files || add_kib)
+                counters_add(q->counters, l1, l2, add_files, add_kib);
+        if (sub_files || sub_kib)
+                counters_subtract(q->counters, l1, l2, sub_files, sub_kib);
+        pay_later(q);
+}
+
 void trim_queue_recover(TrimQueue *q, int root_fd) {
         unsigned n;
 

@@ -132,3 +132,201 @@ age_entries() {
         run env CCACHE_DIR="$TO" ccache gcc -c "$BATS_TEST_TMPDIR/src/a1.c" -o "$BATS_TEST_TMPDIR/src/a1.o"
         [ "$(CCACHE_DIR=$TO ccache --print-stats | awk '$1 == "direct_cache_hit" { print $2 }')" -ge 1 ]
 }
+
+@test "on one filesystem the entries are renamed (same inodes), nothing copied; figures and ccache -s exact" {
+        mount_tmpfs "$BATS_TEST_TMPDIR/v" 128M
+        FROM=$BATS_TEST_TMPDIR/v/a
+        TO=$BATS_TEST_TMPDIR/v/b
+        mkdir -m 1777 "$FROM" "$TO"
+        compile "$FROM" 20 a
+        compile "$TO" 10 b
+        age_entries "$FROM" 5
+        (cd "$FROM" && entries . -printf '%P %i %T@\n' | sort) > "$BATS_TEST_TMPDIR/from.before"
+        config 1G 1G
+        start_ready
+        run ctl merge a --into b --dry-run
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [[ "$output" == *"Would merge a into b by renames (one filesystem): 40 entries"* ]]
+        [ "$(entries "$FROM" | wc -l)" -eq 40 ]          # a dry run moves nothing
+
+        run ctl merge a --into b
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [[ "$output" == *"Merged a into b: 40 entries"* ]]
+        [ "$(entries "$FROM" | wc -l)" -eq 0 ]
+        while read -r path ino mtime; do
+                [ "$(stat -c '%i %Y' "$TO/$path")" = "$ino ${mtime%.*}" ] ||
+                        { echo "$path: $(stat -c '%i %Y' "$TO/$path"), was $ino $mtime" >&2; false; }
+        done < "$BATS_TEST_TMPDIR/from.before"
+        wait_exact a "$FROM"
+        wait_exact b "$TO"
+        wait_counters "$FROM"
+        wait_counters "$TO"
+}
+
+@test "a dry run is for anyone and says what would move; the merge itself only for root and admin_group; status shows it running" {
+        two_volumes 256M 256M
+        "$HELPERS/gencache" --quiet --tiny --seed=3 "$FROM" 30000 > /dev/null
+        "$HELPERS/gencache" --quiet --tiny --seed=4 "$TO" 100 > /dev/null
+        config 1G 1G
+        start_ready 60
+        open_test_dir
+        chmod 0777 "$BATS_TEST_TMPDIR"
+        ctlw=$(world_copy "$CTL")
+        run as_nobody "$ctlw" -s "$BATS_TEST_TMPDIR/ck.sock" merge a --into b --dry-run
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [[ "$output" == *"Would merge a into b by copies across filesystems: 30000 entries"* ]]
+        [[ "$output" == *"It should take about "*"at a default rate"* ]]
+        run as_nobody "$ctlw" -s "$BATS_TEST_TMPDIR/ck.sock" merge a --into b
+        echo "$output"
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"permission denied: merge is for root"* ]]
+        [ "$(entries "$FROM" | wc -l)" -eq 30000 ]
+
+        ctl -t 60s merge a --into b > "$BATS_TEST_TMPDIR/merge.out" 2>&1 &
+        MERGE=$!
+        # Both caches show it in status while it runs, and status answers.
+        wait_for "[ \"\$(cache_field a merge.files_total)\" = 30000 ] && [ \"\$(cache_field b merge.into)\" = b ]" 60
+        run ctl merge a --into b
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"a merge of a into b is running: one at a time"* ]]
+        wait "$MERGE"
+        cat "$BATS_TEST_TMPDIR/merge.out"
+        grep -q "Merged a into b: 30000 entries" "$BATS_TEST_TMPDIR/merge.out"
+        [ "$(cache_field a merge)" = null ]
+        [ "$(entries "$FROM" | wc -l)" -eq 0 ]
+        wait_exact a "$FROM" 20
+        wait_exact b "$TO" 20
+        wait_counters "$FROM" 30
+        wait_counters "$TO" 30
+        # The next dry run's estimate comes from this merge's rate.
+        run ctl merge b --into a --dry-run
+        [[ "$output" == *"at the rate the last merge measured"* ]]
+}
+
+# max_watch CACHE FILE: records the largest size the daemon reports for
+# CACHE in FILE, polling its status until killed (KEEPERS).
+max_watch() {
+        (max=0
+         while :; do
+                 s=$(cache_field "$1" size_bytes 2>/dev/null)
+                 [ -n "$s" ] && [ "$s" != null ] && [ "$s" -gt "$max" ] && max=$s && echo "$max" > "$2"
+                 sleep 0.02
+         done) &
+        KEEPERS+=($!)
+}
+
+@test "under a live writer into a cap that cannot hold both: the coldest of both go first, TO never over its cap" {
+        two_volumes 256M 256M
+        "$HELPERS/gencache" --quiet --seed=5 --days=30 "$FROM" 400 > /dev/null
+        "$HELPERS/gencache" --quiet --seed=6 --days=30 "$TO" 400 > /dev/null
+        entry_list "$FROM" > "$BATS_TEST_TMPDIR/from.before"
+        entry_list "$TO" > "$BATS_TEST_TMPDIR/to.before"
+        from_kib=$(du -sk "$FROM" | cut -f1)
+        to_kib=$(du -sk "$TO" | cut -f1)
+        # A cap a little above TO's size: FROM's entries do not fit beside it.
+        cap_kib=$((to_kib + from_kib / 2))
+        cap=$((cap_kib * 1024))
+        config 1G "${cap_kib}Ki"
+        start_ready 30
+        [ "$(cache_field b state)" = ok ]
+
+        run ctl merge a --into b --dry-run
+        echo "$output"
+        [[ "$output" == *"To stay within b's cap"*"the coldest entries of both go first"* ]]
+
+        : > "$BATS_TEST_TMPDIR/max"
+        max_watch b "$BATS_TEST_TMPDIR/max"
+        # Debian's ccache compiles into TO meanwhile, under the margin
+        # trim_to leaves (10 % of the cap): TO's own cap trims never run,
+        # so every eviction is the merge's.
+        compile "$TO" 40 w > "$BATS_TEST_TMPDIR/writer.out" 2>&1 &
+        WRITER=$!
+        KEEPERS+=($WRITER)
+        run ctl -t 60s merge a --into b
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(entries "$TO" -name '*' | wc -l)" -gt 0 ]
+        wait "$WRITER"
+        cat "$BATS_TEST_TMPDIR/writer.out"
+        [ "$(entries "$FROM" | wc -l)" -eq 0 ]
+        wait_exact b "$TO" 20
+        wait_exact a "$FROM" 20
+        # Never over the cap, as the daemon counted it all along.
+        echo "largest size seen: $(cat "$BATS_TEST_TMPDIR/max") of cap $cap"
+        [ "$(cat "$BATS_TEST_TMPDIR/max")" -le "$cap" ]
+        [ "$(cache_field b size_bytes)" -le "$cap" ]
+        # The coldest of both went: every entry of either that is gone is
+        # no newer than every one that stayed.
+        entry_list "$TO" | cut -d' ' -f1 > "$BATS_TEST_TMPDIR/to.after"
+        sort "$BATS_TEST_TMPDIR/from.before" "$BATS_TEST_TMPDIR/to.before" |
+                awk -v kept="$BATS_TEST_TMPDIR/to.after" '
+                        BEGIN { while ((getline l < kept) > 0) k[l] = 1 }
+                        { if ($1 in k) { if (minkept == "" || $2 < minkept) minkept = $2; nk++ }
+                          else { if ($2 > maxgone) maxgone = $2; ng++ } }
+                        END { printf "kept %d (oldest %s), gone %d (newest %s)\n", nk, minkept, ng, maxgone
+                              exit !(ng > 0 && nk > 0 && maxgone <= minkept) }'
+        wait_counters "$TO" 30
+        wait_counters "$FROM" 30
+}
+
+@test "kill -9 mid-merge loses no entry and leaves no half entry; the same command again finishes the job" {
+        two_volumes 256M 256M
+        "$HELPERS/gencache" --quiet --seed=8 --days=30 "$FROM" 30000 --tiny > /dev/null
+        "$HELPERS/gencache" --quiet --seed=9 --days=30 "$TO" 100 --tiny > /dev/null
+        entry_list "$FROM" > "$BATS_TEST_TMPDIR/from.before"
+        entry_list "$TO" > "$BATS_TEST_TMPDIR/to.before"
+        config 1G 1G
+        start_ready 60
+        ctl -t 60s merge a --into b > /dev/null 2>&1 &
+        wait_for "[ \"\$(cache_field a merge.files_done)\" -gt 3000 ] 2>/dev/null" 60
+        kill -9 "$DAEMON_PID"
+        wait "$DAEMON_PID" || true
+        # Each entry of FROM is in FROM or in TO (or in both: the next run
+        # drops FROM's copy), whole (every file here is 0 or 1 byte, as made).
+        moved=$(entries "$TO" | wc -l)
+        echo "in TO after the kill: $moved"
+        [ "$moved" -gt 3000 ] && [ "$moved" -lt 30100 ]
+        cat "$BATS_TEST_TMPDIR/from.before" "$BATS_TEST_TMPDIR/to.before" | cut -d' ' -f1 | sort -u > "$BATS_TEST_TMPDIR/all"
+        ( (cd "$FROM" && entries . -printf '%P\n'); (cd "$TO" && entries . -printf '%P\n') ) | sort -u |
+                diff - "$BATS_TEST_TMPDIR/all"
+        [ -z "$(find "$TO" "$FROM" -regex '.*/[0-9a-v]+\([RM]\|[0-9]W\)' -type f -size +1c)" ]
+
+        start_ready 60
+        run ctl -t 60s merge a --into b
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(entries "$FROM" | wc -l)" -eq 0 ]
+        (cd "$TO" && entries . -printf '%P\n') | sort | diff - "$BATS_TEST_TMPDIR/all"
+        grep -q "the last merge was interrupted; ccache's counters of both are recounted" "$BATS_TEST_TMPDIR/daemon.log"
+        wait_exact a "$FROM" 20
+        wait_exact b "$TO" 20
+        wait_counters "$FROM" 30
+        wait_counters "$TO" 30
+}
+
+@test "different key families are refused unless --allow-mixed, with what the mix costs" {
+        two_volumes
+        "$HELPERS/gencache" --quiet --v413 --seed=10 "$FROM" 50 > /dev/null
+        compile "$TO" 10 b
+        config 1G 1G
+        start_ready
+        n=$(find "$FROM" -mindepth 3 -type f -regex '.*/[0-9a-f]+' | wc -l)
+        [ "$n" -eq 50 ]
+        run ctl merge a --into b
+        echo "$output"
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"a and b hold different key families: 50 entries"*"no build there would ever hit them"*"--allow-mixed"* ]]
+        [ "$(find "$FROM" -mindepth 3 -type f -regex '.*/[0-9a-f]+' | wc -l)" -eq 50 ]
+        run ctl merge a --into b --dry-run --allow-mixed
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [[ "$output" == *"Key families differ: 50 entries"* ]]
+        run ctl merge a --into b --allow-mixed
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(find "$FROM" -mindepth 3 -type f -regex '.*/[0-9a-f]+' | wc -l)" -eq 0 ]
+        [ "$(find "$TO" -mindepth 3 -type f -regex '.*/[0-9a-f]+' | wc -l)" -eq 50 ]
+}
