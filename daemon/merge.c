@@ -561,6 +561,13 @@ static void run(Merge *j) {
         }
         while (j->phase == MERGE_MOVING && now_usec(CLOCK_MONOTONIC) - s.started < MERGE_SLICE_USEC) {
                 if (j->next >= j->n) {
+                        /* A directory of FROM that went and came back (moved
+                         * away by a user, say) is being scanned again: its
+                         * entries are in the account once that is over. */
+                        if (cache_scan_busy(s.from)) {
+                                wait_a_moment(j);
+                                return;
+                        }
                         round_over(j, s.from);
                         if (j->phase == MERGE_DONE)
                                 return;

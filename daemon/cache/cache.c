@@ -891,6 +891,10 @@ void cache_trim_forget(Cache *c, void *userdata) {
         trim_queue_forget(c->trims, userdata);
 }
 
+bool cache_scan_busy(const Cache *c) {
+        return scan_queue_current(c->scans, NULL, NULL) != NULL;
+}
+
 int cache_root(Cache *c, dev_t *ret_dev) {
         int fd = cache_root_get(c);
 

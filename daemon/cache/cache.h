@@ -104,6 +104,9 @@ int cache_trim_writer(Cache *c, const char *version, const char *ns, bool dry_ru
                       void *userdata);
 /* Entries whose header is not read yet, counted now. */
 uint64_t cache_writers_pending(Cache *c);
+/* A scan of the cache runs (a subtree that appeared, a rescan): until it
+ * ends, entries of the directories it lists may be missing from the account. */
+bool cache_scan_busy(const Cache *c);
 /* The cache's accounting, for planning across caches. Borrowed. */
 Account *cache_account(Cache *c);
 

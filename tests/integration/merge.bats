@@ -330,3 +330,87 @@ max_watch() {
         [ "$(find "$FROM" -mindepth 3 -type f -regex '.*/[0-9a-f]+' | wc -l)" -eq 0 ]
         [ "$(find "$TO" -mindepth 3 -type f -regex '.*/[0-9a-f]+' | wc -l)" -eq 50 ]
 }
+
+@test "a user who swaps level directories for symlinks and plants FIFOs and hard links during the merge: nothing outside FROM is read, nothing outside TO is written" {
+        two_volumes 256M 256M
+        "$HELPERS/gencache" --quiet --tiny --seed=11 "$FROM" 20000 > /dev/null
+        "$HELPERS/gencache" --quiet --tiny --seed=12 "$TO" 2000 > /dev/null
+        open_test_dir
+        chmod 0755 "$BATS_TEST_TMPDIR/va" "$BATS_TEST_TMPDIR/vb"
+        # What the user points the symlinks at: entry-named files of its own
+        # on FROM's volume (read: their atime, older than their mtime, would
+        # move), and an empty directory on TO's.
+        OUT=$BATS_TEST_TMPDIR/va/outside
+        OUT2=$BATS_TEST_TMPDIR/vb/outside
+        mkdir -p "$OUT" "$OUT2"
+        for n in $(cd "$FROM" && entries . -printf '%f\n' | head -200); do
+                printf 'SECRET-%s' "$n" > "$OUT/$n"
+        done
+        touch -a -d '2001-01-01' "$OUT"/*
+        chown -R 65534:65534 "$OUT" "$OUT2"
+        (cd "$OUT" && stat -c '%n %X %s' * | sort) > "$BATS_TEST_TMPDIR/out.before"
+        config 1G 1G
+        start_ready 60
+        # The attack, as nobody, from a world-readable copy: level-2
+        # directories of both swapped for symlinks and back, entries replaced
+        # by FIFOs and by hard links to the user's own file.
+        cat > "$BATS_TEST_TMPDIR/attack.sh" <<'EOS'
+#!/bin/sh
+FROM=$1 TO=$2 OUT=$3 OUT2=$4 STOP=$5
+i=0
+while [ ! -e "$STOP" ]; do
+        for d in 0/0 1/3 2/5 3/7 4/9 5/b 6/d 7/f 8/1 9/2 a/4 b/6 c/8 d/a e/c f/e; do
+                mv "$FROM/$d" "$FROM/$d.away" 2>/dev/null && ln -s "$OUT" "$FROM/$d"
+                mv "$TO/$d" "$TO/$d.away" 2>/dev/null && ln -s "$OUT2" "$TO/$d"
+        done
+        for f in $(ls "$FROM/1/1" 2>/dev/null | head -3); do
+                rm -f "$FROM/1/1/$f" && mkfifo "$FROM/1/1/$f"
+        done
+        for f in $(ls "$FROM/2/2" 2>/dev/null | head -3); do
+                rm -f "$FROM/2/2/$f" && ln "$OUT/hardlinked" "$FROM/2/2/$f"
+        done
+        for d in 0/0 1/3 2/5 3/7 4/9 5/b 6/d 7/f 8/1 9/2 a/4 b/6 c/8 d/a e/c f/e; do
+                [ -L "$FROM/$d" ] && rm "$FROM/$d" && mv "$FROM/$d.away" "$FROM/$d"
+                [ -L "$TO/$d" ] && rm "$TO/$d" && mv "$TO/$d.away" "$TO/$d"
+        done
+        i=$((i + 1))
+done
+echo "rounds=$i"
+EOS
+        printf 'mine' > "$OUT/hardlinked"
+        chown 65534:65534 "$OUT/hardlinked"
+        attack=$(world_copy "$BATS_TEST_TMPDIR/attack.sh")
+        "${AS_NOBODY[@]}" sh "$attack" "$FROM" "$TO" "$OUT" "$OUT2" "$BATS_TEST_TMPDIR/stop" > "$BATS_TEST_TMPDIR/attack.out" 2>&1 &
+        ATTACK=$!
+        KEEPERS+=($ATTACK)
+        run ctl -t 60s merge a --into b
+        echo "$output"
+        touch "$BATS_TEST_TMPDIR/stop"
+        wait "$ATTACK"
+        cat "$BATS_TEST_TMPDIR/attack.out"
+        [[ "$(cat "$BATS_TEST_TMPDIR/attack.out")" =~ rounds=[1-9] ]]
+        # Nothing outside FROM was read: the user's files are as they were,
+        # their atimes unmoved; nothing was written outside TO.
+        (cd "$OUT" && stat -c '%n %X %s' * | grep -v '^hardlinked ' | sort) | diff - <(grep -v '^hardlinked ' "$BATS_TEST_TMPDIR/out.before")
+        [ "$(cat "$OUT/hardlinked")" = mine ]
+        [ -z "$(ls -A "$OUT2")" ]
+        # TO holds no FIFO, no symlink, and no entry with the user's content.
+        [ -z "$(find "$TO" -type p -o -type l)" ]
+        ! grep -rqs SECRET "$TO"
+        kill -0 "$DAEMON_PID"
+        # The directories the user left moved away (the daemon's upkeep had
+        # made ccache's own again meanwhile) are no part of ccache's layout:
+        # their files are put back, and the same command finishes the job:
+        # every regular entry moves; the FIFOs (no entries) stay.
+        for d in "$FROM"/*/*.away; do
+                [ -d "$d" ] || continue
+                find "$d" -maxdepth 1 -type f -exec mv -t "${d%.away}" {} +
+                rm -rf "$d"
+        done
+        wait_exact a "$FROM" 20
+        run ctl -t 60s merge a --into b
+        echo "$output"
+        [ -z "$(find "$FROM" -mindepth 3 -type f -regex '.*/[0-9a-v]+\([RM]\|[0-9]W\)')" ]
+        wait_exact a "$FROM" 20
+        wait_exact b "$TO" 20
+}
