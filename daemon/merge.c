@@ -31,16 +31,16 @@
 #define MERGE_DIR_WAIT_USEC (10 * USEC_PER_SEC)
 #define MERGE_ROUNDS_MAX   3                      /* rounds for entries FROM's writers add meanwhile */
 #define MERGE_CAP_TRIES    4                      /* cap evictions in a row that let nothing move */
-/* The dry run's estimate until a merge has been measured: renames per
- * second on one filesystem; entries and bytes per second copied across
- * (tmpfs to tmpfs on a loaded two-core box, measured: see the report in
- * the commit that brought this). */
+/* The dry run's estimate until a merge has been measured: renames a second
+ * on one filesystem; entries and bytes a second copied across (whichever
+ * takes longer). Measured on a loaded two-core box, tmpfs to tmpfs, 20000
+ * gencache entries (661.5M): 1.6-1.9 s copied, 0.57-0.65 s renamed. */
 /* In the state directory while a merge runs: found at the start of the
  * next, it says one was interrupted (kill -9). */
 #define MERGE_MARK "merge.running"
-#define MERGE_RENAMES_PER_SEC 20000.0
-#define MERGE_COPIES_PER_SEC  5000.0
-#define MERGE_COPY_BYTES_PER_SEC (400.0 * 1024 * 1024)
+#define MERGE_RENAMES_PER_SEC 30000.0
+#define MERGE_COPIES_PER_SEC  10000.0
+#define MERGE_COPY_BYTES_PER_SEC (350.0 * 1024 * 1024)
 
 typedef struct MergeItem {
         DirId dir;
@@ -622,9 +622,11 @@ static double estimate(bool same_fs, uint64_t files, uint64_t bytes, bool *ret_m
         *ret_measured = fr > 0;
         if (same_fs)
                 return (double) files / (fr > 0 ? fr : MERGE_RENAMES_PER_SEC);
-        if (fr > 0)
-                return (double) files / fr > (double) bytes / br ? (double) files / fr : (double) bytes / br;
-        return (double) files / MERGE_COPIES_PER_SEC + (double) bytes / MERGE_COPY_BYTES_PER_SEC;
+        if (fr <= 0) {
+                fr = MERGE_COPIES_PER_SEC;
+                br = MERGE_COPY_BYTES_PER_SEC;
+        }
+        return (double) files / fr > (double) bytes / br ? (double) files / fr : (double) bytes / br;
 }
 
 static bool usable(Cache *c) {
