@@ -614,9 +614,11 @@ const Config *manager_config(const Manager *m) {
 Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
+        /* Before the connections, so that its cachectl hears why it stopped;
+         * before its caches: it forgets its trims in them. */
+        m->merge = merge_free(m->merge);
         m->control = control_free(m->control);
         m->remotes = remotes_free(m->remotes);
-        merge_free(m->merge);   /* before its caches: it forgets its trims in them */
         for (size_t i = 0; i < m->n_caches; i++)
                 cache_free(m->caches[i]);
         free(m->caches);

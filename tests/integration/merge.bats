@@ -414,3 +414,26 @@ EOS
         wait_exact a "$FROM" 20
         wait_exact b "$TO" 20
 }
+
+@test "a daemon stopped mid-merge says so to cachectl and exits cleanly; the rerun finishes" {
+        two_volumes 256M 256M
+        "$HELPERS/gencache" --quiet --tiny --seed=13 "$FROM" 30000 > /dev/null
+        config 1G 1G
+        start_ready 60
+        ctl -t 60s merge a --into b > "$BATS_TEST_TMPDIR/merge.out" 2>&1 &
+        MERGE=$!
+        wait_for "[ \"\$(cache_field a merge.files_done)\" -gt 3000 ] 2>/dev/null" 60
+        stop_daemon || { tail -30 "$BATS_TEST_TMPDIR/daemon.log"; false; }
+        rc=0
+        wait "$MERGE" || rc=$?
+        cat "$BATS_TEST_TMPDIR/merge.out"
+        [ "$rc" -eq 1 ]
+        grep -q "Stopped: the daemon is stopping. Run the same command again to finish." "$BATS_TEST_TMPDIR/merge.out"
+        ! grep -q "ERROR: AddressSanitizer\|LeakSanitizer" "$BATS_TEST_TMPDIR/daemon.log"
+        [ ! -e "$BATS_TEST_TMPDIR/state/merge.running" ]
+        start_ready 60
+        run ctl -t 60s merge a --into b
+        [ "$status" -eq 0 ]
+        [ "$(entries "$FROM" | wc -l)" -eq 0 ]
+        [ "$(entries "$TO" | wc -l)" -eq 30000 ]
+}
