@@ -150,9 +150,10 @@ age_entries() {
         [[ "$output" == *"Would merge a into b by renames (one filesystem): 40 entries"* ]]
         [ "$(entries "$FROM" | wc -l)" -eq 40 ]          # a dry run moves nothing
 
-        run ctl merge a --into b
+        run --separate-stderr ctl merge a --into b
         echo "$output"
         [ "$status" -eq 0 ]
+        [ -z "$stderr" ]                                  # not a terminal: no progress
         [[ "$output" == *"Merged a into b: 40 entries"* ]]
         [ "$(entries "$FROM" | wc -l)" -eq 0 ]
         while read -r path ino mtime; do
@@ -185,7 +186,8 @@ age_entries() {
         [[ "$output" == *"permission denied: merge is for root"* ]]
         [ "$(entries "$FROM" | wc -l)" -eq 30000 ]
 
-        ctl -t 60s merge a --into b > "$BATS_TEST_TMPDIR/merge.out" 2>&1 &
+        # On a terminal (script(1) gives it one): its progress lines.
+        script -qec "$CTL -s $BATS_TEST_TMPDIR/ck.sock -t 60s merge a --into b" /dev/null > "$BATS_TEST_TMPDIR/merge.out" &
         MERGE=$!
         # Both caches show it in status while it runs, and status answers.
         wait_for "[ \"\$(cache_field a merge.files_total)\" = 30000 ] && [ \"\$(cache_field b merge.into)\" = b ]" 60
@@ -194,7 +196,8 @@ age_entries() {
         [[ "$output" == *"a merge of a into b is running: one at a time"* ]]
         wait "$MERGE"
         cat "$BATS_TEST_TMPDIR/merge.out"
-        grep -q "Merged a into b: 30000 entries" "$BATS_TEST_TMPDIR/merge.out"
+        grep -aq "Merged a into b: 30000 entries" "$BATS_TEST_TMPDIR/merge.out"
+        grep -aq "merging a into b: [0-9]*/30000 entries" "$BATS_TEST_TMPDIR/merge.out"
         [ "$(cache_field a merge)" = null ]
         [ "$(entries "$FROM" | wc -l)" -eq 0 ]
         wait_exact a "$FROM" 20
