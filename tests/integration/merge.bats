@@ -167,6 +167,7 @@ age_entries() {
 }
 
 @test "a dry run is for anyone and says what would move; the merge itself only for root and admin_group; status shows it running" {
+        # (and a reload while it runs does not break it)
         two_volumes 256M 256M
         "$HELPERS/gencache" --quiet --tiny --seed=3 "$FROM" 30000 > /dev/null
         "$HELPERS/gencache" --quiet --tiny --seed=4 "$TO" 100 > /dev/null
@@ -194,7 +195,11 @@ age_entries() {
         run ctl merge a --into b
         [ "$status" -eq 1 ]
         [[ "$output" == *"a merge of a into b is running: one at a time"* ]]
+        # A reload meanwhile (both caches kept) does not break it.
+        ctl reload
         wait "$MERGE"
+        awk '/Reload requested/ { r = NR } /Merge of cache a into b done/ { d = NR } END { exit !(r && d && r < d) }' \
+                "$BATS_TEST_TMPDIR/daemon.log"
         cat "$BATS_TEST_TMPDIR/merge.out"
         grep -aq "Merged a into b: 30000 entries" "$BATS_TEST_TMPDIR/merge.out"
         grep -aq "merging a into b: [0-9]*/30000 entries" "$BATS_TEST_TMPDIR/merge.out"
