@@ -15,7 +15,7 @@
 #include "evict/evict.h"
 #include "evict/move.h"
 
-#define MOVE_STATX_MASK (STATX_TYPE | STATX_MODE | STATX_ATIME | STATX_MTIME | STATX_BLOCKS | STATX_INO | STATX_NLINK | STATX_SIZE)
+#define MOVE_STATX_MASK (STATX_TYPE | STATX_MODE | STATX_UID | STATX_GID | STATX_ATIME | STATX_MTIME | STATX_BLOCKS | STATX_INO | STATX_NLINK | STATX_SIZE)
 
 static dev_t stx_dev(const struct statx *stx) {
         return makedev(stx->stx_dev_major, stx->stx_dev_minor);
@@ -101,7 +101,10 @@ static int rename_entry(int from_fd, int to_fd, dev_t to_dev, const char *name, 
          * regular file of this filesystem: it goes back where it was. */
         r = look(to_fd, name, &stx);
         if (r < 0 || !S_ISREG(stx.stx_mode) || stx_dev(&stx) != to_dev) {
-                (void) renameat2(to_fd, name, from_fd, name, RENAME_NOREPLACE);
+                /* Back; or, should a name be planted there meanwhile, what
+                 * the user planted goes (unlinkat follows nothing). */
+                if (renameat2(to_fd, name, from_fd, name, RENAME_NOREPLACE) < 0 && r == 0)
+                        (void) unlinkat(to_fd, name, S_ISDIR(stx.stx_mode) ? AT_REMOVEDIR : 0);
                 ret->outcome = MOVE_CHANGED;
                 return 0;
         }
@@ -170,6 +173,12 @@ static int copy_entry(int from_fd, int to_fd, dev_t to_dev, const char *name, co
                        after.stx_size != stx.stx_size || after.stx_mtime.tv_sec != stx.stx_mtime.tv_sec ||
                        after.stx_mtime.tv_nsec != stx.stx_mtime.tv_nsec))
                 r = -ESTALE;
+        /* Its owner and mode, as the rename would have kept them: ccache's
+         * hit refreshes an entry's mtime with utimensat(NULL), which its
+         * owner or a writer may do, not another user's ccache on a file of
+         * root's. No set-id or sticky bit is carried. */
+        if (r == 0 && (fchown(out, stx.stx_uid, stx.stx_gid) < 0 || fchmod(out, stx.stx_mode & 0777) < 0))
+                r = -errno;
         if (r == 0 && futimens(out, (struct timespec[2]) {
                             { .tv_sec = stx.stx_atime.tv_sec, .tv_nsec = stx.stx_atime.tv_nsec },
                             { .tv_sec = stx.stx_mtime.tv_sec, .tv_nsec = stx.stx_mtime.tv_nsec } }) < 0)

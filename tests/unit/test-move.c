@@ -99,8 +99,11 @@ static void cases(Dirs *d, bool cross) {
         int64_t t = 1700000000;
 
         assert_true(cross == (d->from_dev != d->to_dev));
-        /* a plain move: gone from the source, in the destination, mtime kept */
+        /* a plain move: gone from the source, in the destination, mtime,
+         * owner and mode kept */
         e = put(d->from, NAME, 5000, t, d->from_dev);
+        assert_int_equal(fchmodat(d->from, NAME, 0666, 0), 0);
+        assert_int_equal(fchownat(d->from, NAME, 65534, 65534, AT_SYMLINK_NOFOLLOW), 0);
         assert_int_equal(move_entry(d->from, d->to, d->to_dev, NAME, &e, &r), 0);
         assert_int_equal(r.outcome, cross ? MOVE_COPIED : MOVE_RENAMED);
         assert_true(r.source_gone);
@@ -108,6 +111,13 @@ static void cases(Dirs *d, bool cross) {
         assert_int_equal(mtime_of(d->to, NAME), t);
         assert_int_equal(r.mtime, t);
         assert_int_equal(r.copied_bytes, cross ? 5000 : 0);
+        {
+                struct stat st;
+                assert_int_equal(fstatat(d->to, NAME, &st, AT_SYMLINK_NOFOLLOW), 0);
+                assert_int_equal(st.st_mode & 07777, 0666);
+                assert_int_equal(st.st_uid, 65534);
+                assert_int_equal(st.st_gid, 65534);
+        }
         no_temporary(d->to);
 
         /* the destination has it (older): kept, given the newer mtime; the source's copy goes */
