@@ -445,3 +445,19 @@ EOS
         [ "$(entries "$FROM" | wc -l)" -eq 0 ]
         [ "$(entries "$TO" | wc -l)" -eq 30000 ]
 }
+
+@test "across filesystems the merge is refused when TO's volume cannot take what would stay above its min_free" {
+        two_volumes 256M 64M
+        "$HELPERS/gencache" --quiet --seed=14 "$FROM" 2500 > /dev/null     # some 80M: more than TO's volume
+        config 1G 1G 'volumes = { min_free = "8M"; };'
+        start_ready 30
+        run ctl merge a --into b --dry-run
+        echo "$output"
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"b's volume cannot take what would stay of a: "*" to copy, "*" free above its min_free of 8.0M"* ]]
+        run ctl merge a --into b
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"b's volume cannot take"* ]]
+        [ "$(entries "$FROM" | wc -l)" -eq 2500 ]
+        [ "$(entries "$TO" | wc -l)" -eq 0 ]
+}
