@@ -20,6 +20,7 @@
 #include "client.h"
 #include "doctor.h"
 #include "measure.h"
+#include "merge.h"
 #include "report.h"
 #include "status-table.h"
 
@@ -37,6 +38,9 @@ static void help(void) {
                "                                 activity per minute, hour or day (default\n"
                "                                 --hours 24): stores, hits, misses, hit\n"
                "                                 rate, evictions, removals, size\n"
+               "  merge FROM --into TO [--dry-run] [--allow-mixed]\n"
+               "                                 move every entry of cache FROM into TO,\n"
+               "                                 within TO's cap, keeping the LRU order\n"
                "  reload                         re-read the configuration\n"
                "  check                          one line for monitoring; exit 0 ok,\n"
                "                                 1 warning, 2 critical, 3 unknown\n"
@@ -52,8 +56,8 @@ static void help(void) {
                "  -s, --socket PATH   the daemon's socket (default $CACHEKEEPER_SOCKET,\n"
                "                      else %s)\n"
                "  -t, --timeout T     wait at most T for the daemon (default 10s, 8s for\n"
-               "                      check; a trim's progress restarts it): seconds or\n"
-               "                      a duration (500ms, 1m); then exit 3\n"
+               "                      check; a trim's or a merge's progress restarts\n"
+               "                      it): seconds or a duration (500ms, 1m); then exit 3\n"
                "  -h, --help          show this help\n"
                "      --version       show the version\n\n"
                "Exit status: 0 success, 1 the daemon refused or failed, 2 usage error,\n"
@@ -470,6 +474,15 @@ static const Command commands[] = {
           "  --written-by VERSION   the entries whose header names this ccache version\n"
           "  --namespace NS         the entries written in this namespace\n"
           "  --dry-run              count, delete nothing" },
+        { "merge", cmd_merge, merge_options, "merge FROM --into TO [--dry-run] [--allow-mixed]",
+          "Move every entry of cache FROM into cache TO while both are in use, keeping each\n"
+          "entry's mtime (LRU order) and TO within its cap (the coldest of both go first);\n"
+          "then says what to change (FROM out of cachekeeper.conf, the containers' -v). For\n"
+          "root and admin_group; --dry-run (anyone) says what would move and be evicted.\n"
+          "  --into TO       the cache that takes the entries\n"
+          "  --dry-run       say what would happen and how long it would take; move\n"
+          "                  nothing\n"
+          "  --allow-mixed   merge even when their ccache key families differ" },
         { "reload", cmd_reload, NULL, "reload",
           "Re-read the configuration (root and admin_group). A bad one is refused with\n"
           "FILE:LINE and the daemon keeps the one it has." },
@@ -625,8 +638,8 @@ int main(int argc, char *argv[]) {
                 default: fprintf(stderr, "Try 'cachectl --help'.\n"); return CTL_EXIT_USAGE;
                 }
         if (optind >= argc)
-                return ctl_usage_error("%s", "a command is required: status, history, trim, reload, check, metrics, "
-                                             "measure or doctor");
+                return ctl_usage_error("%s", "a command is required: status, history, trim, merge, reload, check, "
+                                             "metrics, measure or doctor");
         argc -= optind;
         argv += optind;
         optind = 0;
@@ -647,9 +660,11 @@ int main(int argc, char *argv[]) {
                         printf("cachectl %s\n", CACHEKEEPER_VERSION);   /* as monitoring plugins answer -V */
                         return EXIT_SUCCESS;
                 }
-                /* not a status key: the command */
-                snprintf(waiting, sizeof(waiting), strcmp(cmd->name, "trim") == 0 ? "the trim's progress or result"
-                                                                                   : "its answer to '%s'", cmd->name);
+                /* not a status key: the commands */
+                if (strcmp(cmd->name, "trim") == 0 || strcmp(cmd->name, "merge") == 0)
+                        snprintf(waiting, sizeof(waiting), "the %s's progress or result", cmd->name);
+                else
+                        snprintf(waiting, sizeof(waiting), "its answer to '%s'", cmd->name);
                 ctl_waiting_for = waiting;
                 argv[0] = (char *) "cachectl";   /* getopt's messages: "cachectl: unrecognized option" */
                 return cmd->run(argc, argv);

@@ -48,6 +48,7 @@ struct Manager {
         bool admin_gid_known;     /* false: no such group (only root is admin) */
         bool ready;
         DryRunUse dry_runs[DRY_RUN_UIDS];
+        struct Merge *merge;      /* the running merge, or the last one (merge.h); NULL: none yet */
 };
 
 const char *manager_socket_path(const Manager *m);

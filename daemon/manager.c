@@ -26,6 +26,7 @@
 #include "cache/cache.h"
 #include "control/control.h"
 #include "manager-internal.h"
+#include "merge.h"
 #include "os/root-lock.h"
 #include "os/users.h"
 #include "os/watch.h"
@@ -615,6 +616,9 @@ const Config *manager_config(const Manager *m) {
 Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
+        /* Before the connections, so that its cachectl hears why it stopped;
+         * before its caches: it forgets its trims in them. */
+        m->merge = merge_free(m->merge);
         m->control = control_free(m->control);
         m->remotes = remotes_free(m->remotes);
         for (size_t i = 0; i < m->n_caches; i++)

@@ -13,6 +13,7 @@
 #include "base/status-keys.h"
 #include "evict/trim.h"
 #include "manager-internal.h"
+#include "merge.h"
 
 #define TRIM_PROGRESS_USEC (250 * USEC_PER_MSEC)
 /* Dry runs are for anyone, and each plans over the whole cache: per uid,
@@ -82,8 +83,13 @@ static void handle_status(Manager *m, ControlRequest *req, json_object *request)
         }
         caches = json_object_new_array();
         for (size_t i = 0; i < m->n_caches; i++)
-                if (!only || m->caches[i] == only)
-                        json_object_array_add(caches, cache_status_json(m->caches[i]));
+                if (!only || m->caches[i] == only) {
+                        json_object *o = cache_status_json(m->caches[i]);
+
+                        if (merge_involves(m->merge, cache_config(m->caches[i])->name))
+                                json_object_object_add(o, STATUS_CACHE_MERGE, merge_json(m->merge, true));
+                        json_object_array_add(caches, o);
+                }
         result = json_object_new_object();
         json_object_object_add(result, STATUS_CACHES, caches);
         json_object_object_add(result, STATUS_VOLUMES, space_status_json(m->space));
@@ -482,6 +488,79 @@ static void handle_trim(Manager *m, ControlRequest *req, json_object *request) {
                 }
 }
 
+/* One `cachectl merge` request, waiting for the merge. */
+typedef struct MergeCall {
+        ControlRequest *req;
+        Merge *merge;
+        sd_event_source *progress;
+} MergeCall;
+
+static int on_merge_progress(sd_event_source *s, uint64_t usec, void *userdata) {
+        MergeCall *c = userdata;
+        json_object *p = merge_json(c->merge, true);
+
+        control_send_progress(c->req, p);
+        json_object_put(p);
+        return sd_event_source_set_time_relative(s, TRIM_PROGRESS_USEC);
+}
+
+static void on_merge_done(Merge *j, void *userdata) {
+        MergeCall *c = userdata;
+        json_object *r = merge_json(j, false);
+
+        control_reply_ok(c->req, r);
+        json_object_put(r);
+        sd_event_source_disable_unref(c->progress);
+        free(c);
+}
+
+/* A merge request (protocol_decode_merge): root and admin_group; a dry run
+ * for anyone, rate-limited as every dry run. */
+static void handle_merge(Manager *m, ControlRequest *req, json_object *request) {
+        const ControlPeer *peer = control_request_peer(req);
+        json_object *result = NULL;
+        DryRunUse *use = NULL;
+        ProtocolMerge asked;
+        MergeCall *c;
+        char err[1024];
+
+        if (protocol_decode_merge(request, &asked, err, sizeof(err)) < 0) {
+                control_reply_error(req, "%s", err);
+                return;
+        }
+        if (!asked.dry_run && !peer_is_admin(m, peer)) {
+                control_reply_error(req, "permission denied: merge is for root and members of '%s' (--dry-run is "
+                                    "for anyone)", m->config->admin_group);
+                return;
+        }
+        if (asked.dry_run && !peer_is_admin(m, peer) &&
+            !(use = dry_run_admit(m, req, peer->uid, now_usec(CLOCK_MONOTONIC))))
+                return;
+        /* A dry run plans at once: not busy past this request. */
+        if (use)
+                use->busy = false;
+        c = calloc(1, sizeof(*c));
+        if (!c) {
+                control_reply_error(req, "out of memory");
+                return;
+        }
+        c->req = req;
+        if (merge_start(m, &asked, on_merge_done, c, &c->merge, &result, err, sizeof(err)) < 0) {
+                free(c);
+                control_reply_error(req, "merge refused: %s", err);
+                return;
+        }
+        if (asked.dry_run) {
+                free(c);
+                control_reply_ok(req, result);
+                json_object_put(result);
+                return;
+        }
+        log_info("Merge of %s into %s requested by uid %u (pid %u).", asked.from, asked.into, (unsigned) peer->uid,
+                 (unsigned) peer->pid);
+        (void) sd_event_add_time_relative(m->event, &c->progress, CLOCK_MONOTONIC, 0, 0, on_merge_progress, c);
+}
+
 void manager_on_request(ControlRequest *req, const char *cmd, json_object *request, void *userdata) {
         Manager *m = userdata;
 
@@ -493,6 +572,8 @@ void manager_on_request(ControlRequest *req, const char *cmd, json_object *reque
                 handle_trim(m, req, request);
         else if (strcmp(cmd, PROTOCOL_CMD_HISTORY) == 0)
                 handle_history(m, req, request);
+        else if (strcmp(cmd, PROTOCOL_CMD_MERGE) == 0)
+                handle_merge(m, req, request);
         else
                 control_reply_error(req, "unknown command '%s'", cmd);
 }

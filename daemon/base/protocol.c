@@ -140,6 +140,19 @@ char *protocol_encode_history(const ProtocolHistory *h) {
         return serialize(o);
 }
 
+char *protocol_encode_merge(const ProtocolMerge *m) {
+        json_object *o = request_object(PROTOCOL_CMD_MERGE);
+
+        assert(m && m->from && m->into);
+        if (!o)
+                return NULL;
+        put(o, PROTOCOL_FIELD_FROM, json_object_new_string(m->from));
+        put(o, PROTOCOL_FIELD_INTO, json_object_new_string(m->into));
+        put(o, PROTOCOL_FIELD_DRY_RUN, json_object_new_boolean(m->dry_run));
+        put(o, PROTOCOL_FIELD_ALLOW_MIXED, json_object_new_boolean(m->allow_mixed));
+        return serialize(o);
+}
+
 int protocol_decode_request(const char *line, json_object **ret, const char **ret_cmd,
                             char *err, size_t errlen) {
         json_tokener *tok;
@@ -304,6 +317,46 @@ int protocol_decode_history(json_object *request, ProtocolHistory *ret, char *er
         }
         h.cache = cache ? json_object_get_string(cache) : NULL;
         *ret = h;
+        return 0;
+}
+
+/* A merge's cache name: a string of 1 to 255 bytes. */
+static int decode_merge_name(json_object *request, const char *key, const char **ret, char *err, size_t errlen) {
+        json_object *v = protocol_field_get(request, key);
+        const char *s = v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+
+        if (!s || !*s || strlen(s) > 255) {
+                snprintf(err, errlen, "\"%s\" must name a cache", key);
+                return -EINVAL;
+        }
+        *ret = s;
+        return 0;
+}
+
+int protocol_decode_merge(json_object *request, ProtocolMerge *ret, char *err, size_t errlen) {
+        const char *flags[] = { PROTOCOL_FIELD_DRY_RUN, PROTOCOL_FIELD_ALLOW_MIXED };
+        bool values[2] = { false, false };
+        ProtocolMerge m = {};
+
+        for (size_t i = 0; i < 2; i++) {
+                json_object *f = protocol_field_get(request, flags[i]);
+
+                if (f && !json_object_is_type(f, json_type_boolean)) {
+                        snprintf(err, errlen, "\"%s\" must be true or false", flags[i]);
+                        return -EINVAL;
+                }
+                values[i] = f && json_object_get_boolean(f);
+        }
+        if (decode_merge_name(request, PROTOCOL_FIELD_FROM, &m.from, err, errlen) < 0 ||
+            decode_merge_name(request, PROTOCOL_FIELD_INTO, &m.into, err, errlen) < 0)
+                return -EINVAL;
+        if (strcmp(m.from, m.into) == 0) {
+                snprintf(err, errlen, "a cache cannot be merged into itself");
+                return -EINVAL;
+        }
+        m.dry_run = values[0];
+        m.allow_mixed = values[1];
+        *ret = m;
         return 0;
 }
 

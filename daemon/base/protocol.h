@@ -29,10 +29,12 @@
 #define PROTOCOL_CMD_TRIM   "trim"
 #define PROTOCOL_CMD_RELOAD "reload"
 #define PROTOCOL_CMD_HISTORY "history"
+#define PROTOCOL_CMD_MERGE  "merge"
 
 /* Request fields: {"cmd":"status","cache":"a"},
  * {"cmd":"trim","caches":["a"],"to_bytes":N,"dry_run":true}, {"cmd":"reload"},
- * {"cmd":"history","cache":"a","seconds":3600,"count":24}. */
+ * {"cmd":"history","cache":"a","seconds":3600,"count":24},
+ * {"cmd":"merge","from":"a","into":"b","dry_run":false,"allow_mixed":false}. */
 #define PROTOCOL_FIELD_CMD      "cmd"           /* string, every request */
 #define PROTOCOL_FIELD_CACHE    "cache"         /* status: only this cache */
 #define PROTOCOL_FIELD_CACHES   "caches"        /* trim: names; absent or [] for every cache */
@@ -40,6 +42,9 @@
 #define PROTOCOL_FIELD_DRY_RUN  "dry_run"       /* trim: plan only, delete nothing */
 #define PROTOCOL_FIELD_WRITTEN_BY "written_by"  /* trim: the entries this ccache version wrote */
 #define PROTOCOL_FIELD_NAMESPACE  "namespace"   /* trim: the entries written in this namespace */
+#define PROTOCOL_FIELD_FROM     "from"          /* merge: the cache emptied */
+#define PROTOCOL_FIELD_INTO     "into"          /* merge: the cache that takes its entries */
+#define PROTOCOL_FIELD_ALLOW_MIXED "allow_mixed" /* merge: even across key families */
 #define PROTOCOL_FIELD_SECONDS  "seconds"       /* history: 60, 3600 or 86400 per row */
 #define PROTOCOL_FIELD_COUNT    "count"         /* history: the last this many rows, >= 1 */
 
@@ -112,6 +117,13 @@ typedef struct ProtocolTrim {
         const char *written_by, *ns;
 } ProtocolTrim;
 
+/* A merge request: every entry of cache from into cache into. */
+typedef struct ProtocolMerge {
+        const char *from, *into;        /* borrowed */
+        bool dry_run;                   /* say what would happen, move nothing */
+        bool allow_mixed;               /* even when their key families differ */
+} ProtocolMerge;
+
 /* A history request. */
 typedef struct ProtocolHistory {
         const char *cache;              /* only this cache, or NULL for all; borrowed */
@@ -151,6 +163,7 @@ char *protocol_encode_status(const ProtocolStatus *s);
 char *protocol_encode_trim(const ProtocolTrim *t);
 char *protocol_encode_reload(void);
 char *protocol_encode_history(const ProtocolHistory *h);
+char *protocol_encode_merge(const ProtocolMerge *m);
 
 /* Requests, the daemon's side. Parses one request line (without its
  * newline): an object with a string "cmd". On success stores the object
@@ -172,6 +185,9 @@ int protocol_decode_trim(json_object *request, ProtocolTrim *ret, char *err, siz
 /* A history request's seconds must be one of the three and its count
  * within protocol_history_max. */
 int protocol_decode_history(json_object *request, ProtocolHistory *ret, char *err, size_t errlen);
+/* A merge names two different caches (strings of 1 to 255 bytes); its
+ * flags are true or false. */
+int protocol_decode_merge(json_object *request, ProtocolMerge *ret, char *err, size_t errlen);
 /* The most rows a history request of seconds per row may ask for; 0 when
  * seconds is none of PROTOCOL_HISTORY_MINUTE, _HOUR, _DAY. */
 unsigned protocol_history_max(unsigned seconds);

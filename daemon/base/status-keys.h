@@ -70,6 +70,7 @@
 #define STATUS_CACHE_REMOVED_BYTES_TOTAL  "removed_bytes_total"
 #define STATUS_CACHE_TRIM               "trim"          /* only while one runs: STATUS_TRIM_* */
 #define STATUS_CACHE_LAST_TRIM          "last_trim"     /* only after one: STATUS_TRIM_* */
+#define STATUS_CACHE_MERGE              "merge"         /* FROM's and TO's, while a merge runs: STATUS_MERGE_* */
 #define STATUS_CACHE_MODE_REPAIRS       "mode_repairs"
 #define STATUS_CACHE_CCACHE_CONF_MAX_SIZE "ccache_conf_max_size"      /* what the daemon wrote; null when it does not */
 #define STATUS_CACHE_ENTRY_FILES        "entry_files"   /* ccache's entries, not its stats, locks, tmp */
@@ -131,6 +132,40 @@
 #define STATUS_TRIM_BEYOND_TABLE_FILES  "beyond_table_files"    /* only when not 0 */
 #define STATUS_TRIM_OVER_CAP_AFTER      "over_cap_after"        /* last_trim only */
 #define STATUS_TRIM_SIZE_BYTES          "size_bytes"    /* the trim result only: the cache's size after */
+
+/* A merge (cachectl merge): the status's "merge" of both caches while it
+ * runs (the first six), the merge's progress lines and its result. */
+#define STATUS_MERGE_FROM               "from"
+#define STATUS_MERGE_INTO               "into"
+#define STATUS_MERGE_FILES_DONE         "files_done"    /* entries dealt with (moved, kept, dropped, skipped) */
+#define STATUS_MERGE_FILES_TOTAL        "files_total"   /* FROM's entries when the merge began */
+#define STATUS_MERGE_BYTES_DONE         "bytes_done"
+#define STATUS_MERGE_BYTES_TOTAL        "bytes_total"
+#define STATUS_MERGE_PHASE              "phase"         /* "evicting", "moving", "done" */
+#define STATUS_MERGE_DRY_RUN            "dry_run"
+#define STATUS_MERGE_SAME_FILESYSTEM    "same_filesystem"       /* renames, not copies */
+#define STATUS_MERGE_FROM_PATH          "from_path"
+#define STATUS_MERGE_INTO_PATH          "into_path"
+#define STATUS_MERGE_MOVED              "moved"         /* entries now in TO, bytes below */
+#define STATUS_MERGE_MOVED_BYTES        "moved_bytes"
+#define STATUS_MERGE_ALREADY            "already_in_into"       /* TO had the name: FROM's copy went */
+#define STATUS_MERGE_SKIPPED            "skipped"       /* not as the account said (changed, planted): left */
+#define STATUS_MERGE_GONE               "gone"          /* evicted or removed before their turn */
+#define STATUS_MERGE_ERRORS             "errors"
+#define STATUS_MERGE_LEFT               "left_in_from"  /* FROM's entries at the end */
+#define STATUS_MERGE_EVICT_INTO_FILES   "evict_into_files"      /* TO's coldest, for the cap */
+#define STATUS_MERGE_EVICT_INTO_BYTES   "evict_into_bytes"
+#define STATUS_MERGE_DROP_FROM_FILES    "drop_from_files"       /* FROM's coldest, not moved */
+#define STATUS_MERGE_DROP_FROM_BYTES    "drop_from_bytes"
+#define STATUS_MERGE_INTO_SIZE_BYTES    "into_size_bytes"       /* TO's size (a dry run: now) */
+#define STATUS_MERGE_INTO_MAX_SIZE_BYTES "into_max_size_bytes"
+#define STATUS_MERGE_ESTIMATE_SECONDS   "estimate_seconds"      /* a dry run: how long at the rate below */
+#define STATUS_MERGE_RATE_MEASURED      "rate_measured"         /* the rate is a past merge's, not the default */
+#define STATUS_MERGE_SECONDS            "seconds"
+#define STATUS_MERGE_STOPPED            "stopped"       /* why it ended early; absent when it ran to the end */
+#define STATUS_MERGE_MIXED              "mixed_families"        /* FROM's key scheme is not TO's */
+#define STATUS_MERGE_MIXED_FILES        "mixed_files"           /* FROM's entries no writer of TO hits */
+#define STATUS_MERGE_MIXED_BYTES        "mixed_bytes"
 
 /* A cache's "regret": stores of entries the daemon had evicted. */
 #define STATUS_REGRET_STORES_24H "stores_" STATUS_WINDOW_24H

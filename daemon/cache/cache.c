@@ -924,6 +924,29 @@ void cache_trim_forget(Cache *c, void *userdata) {
         trim_queue_forget(c->trims, userdata);
 }
 
+bool cache_scan_busy(const Cache *c) {
+        return scan_queue_current(c->scans, NULL, NULL) != NULL;
+}
+
+int cache_root(Cache *c, dev_t *ret_dev) {
+        int fd = cache_root_get(c);
+
+        if (fd >= 0 && ret_dev)
+                *ret_dev = c->dev;
+        return fd;
+}
+
+void cache_counters_moved(Cache *c, unsigned l1, unsigned l2, uint64_t add_files, uint64_t add_kib,
+                          uint64_t sub_files, uint64_t sub_kib) {
+        if (!c->remote)
+                trim_queue_moved(c->trims, l1, l2, add_files, add_kib, sub_files, sub_kib);
+}
+
+void cache_recount(Cache *c, unsigned l1, unsigned l2) {
+        if (!c->remote)
+                trim_queue_recount(c->trims, l1, l2);
+}
+
 Account *cache_account(Cache *c) {
         return c->account;
 }

@@ -108,8 +108,23 @@ int cache_trim_writer(Cache *c, const char *version, const char *ns, bool dry_ru
                       void *userdata);
 /* Entries whose header is not read yet, counted now. */
 uint64_t cache_writers_pending(Cache *c);
+/* A scan of the cache runs (a subtree that appeared, a rescan): until it
+ * ends, entries of the directories it lists may be missing from the account. */
+bool cache_scan_busy(const Cache *c);
 /* The cache's accounting, for planning across caches. Borrowed. */
 Account *cache_account(Cache *c);
+
+/* The root for this loop iteration (borrowed: closed after it; never kept
+ * across iterations) and its device, for a merge; -errno while the cache
+ * is unavailable or its root went (the cache is set up again). */
+int cache_root(Cache *c, dev_t *ret_dev);
+/* Entries moved into (add_*) or out of (sub_*) level-2 directory <l1>/<l2>
+ * (hex digit values) by a merge: owed ccache's counters (trim_queue_moved). */
+void cache_counters_moved(Cache *c, unsigned l1, unsigned l2, uint64_t add_files, uint64_t add_kib,
+                          uint64_t sub_files, uint64_t sub_kib);
+/* ccache's counters of <l1>/<l2> are recounted from the account, as after a
+ * trim that died (trim-queue.h): a merge that died left them unknown. */
+void cache_recount(Cache *c, unsigned l1, unsigned l2);
 
 /* The running trim's progress, if it was started for userdata; else NULL. */
 const TrimResult *cache_running_trim(const Cache *c, void *userdata);

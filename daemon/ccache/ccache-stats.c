@@ -109,7 +109,7 @@ fail:
 
 static bool fix_is_empty(const CcacheStatsFix *fix) {
         for (size_t i = 0; i < 16; i++)
-                if (fix->sub_files[i] || fix->sub_kib[i] || fix->recount[i])
+                if (fix->sub_files[i] || fix->sub_kib[i] || fix->add_files[i] || fix->add_kib[i] || fix->recount[i])
                         return false;
         return true;
 }
@@ -137,11 +137,11 @@ static void stats_apply(CcacheStats *s, const CcacheStatsFix *fix) {
                         set_moving_total(sk, fix->kib[i], kib);
                         continue;
                 }
-                *files = sub_clamped(*files, fix->sub_files[i]);
-                *kib = sub_clamped(*kib, fix->sub_kib[i]);
+                *files = sub_clamped(*files, fix->sub_files[i]) + fix->add_files[i];
+                *kib = sub_clamped(*kib, fix->sub_kib[i]) + fix->add_kib[i];
                 if (per_subdir) {
-                        *sf = sub_clamped(*sf, fix->sub_files[i]);
-                        *sk = sub_clamped(*sk, fix->sub_kib[i]);
+                        *sf = sub_clamped(*sf, fix->sub_files[i]) + fix->add_files[i];
+                        *sk = sub_clamped(*sk, fix->sub_kib[i]) + fix->add_kib[i];
                 }
         }
         /* 4.7 keeps no per-subdirectory counters: the level-1 total it is. */
@@ -151,6 +151,15 @@ static void stats_apply(CcacheStats *s, const CcacheStatsFix *fix) {
         }
         if (s->n <= CCACHE_STAT_CACHE_SIZE_KIBIBYTE)
                 s->n = CCACHE_STAT_CACHE_SIZE_KIBIBYTE + 1;
+}
+
+/* Entries are added, or a recount finds some: a missing stats file (zeros)
+ * must be written. */
+static bool fix_adds(const CcacheStatsFix *fix) {
+        for (size_t i = 0; i < 16; i++)
+                if ((fix->recount[i] && (fix->files[i] || fix->kib[i])) || fix->add_files[i] || fix->add_kib[i])
+                        return true;
+        return false;
 }
 
 int ccache_stats_fix(int l1fd, const CcacheStatsFix *fix, CcacheLockSeen *seen, uint64_t now, bool *ret_broke) {
@@ -168,7 +177,7 @@ int ccache_stats_fix(int l1fd, const CcacheStatsFix *fix, CcacheLockSeen *seen, 
         if (ret_broke)
                 *ret_broke = lock.broke;
         r = ccache_stats_read(l1fd, "stats", &s);
-        if (r == 0 && s.n == 0)
+        if (r == 0 && s.n == 0 && !fix_adds(fix))
                 r = 0;   /* no stats file: ccache reads that as all zeros already */
         else if (r == 0 && s.truncated)
                 r = -E2BIG;   /* more lines than we keep: do not lose any */

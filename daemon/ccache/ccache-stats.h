@@ -47,6 +47,7 @@ static inline uint64_t ccache_stats_misses(const CcacheStats *s) {
  * per level-2 subdirectory i (0-15). */
 typedef struct CcacheStatsFix {
         uint64_t sub_files[16], sub_kib[16];   /* subtract (deleted entries) */
+        uint64_t add_files[16], add_kib[16];   /* add (entries moved in by a merge) */
         bool recount[16];                      /* set from the exact figures below instead */
         uint64_t files[16], kib[16];           /* exact figures, read when any recount is set */
 } CcacheStatsFix;
@@ -54,14 +55,17 @@ typedef struct CcacheStatsFix {
 /* Applies fix to the stats file of the level-1 directory l1fd, under its
  * stats.lock taken with ccache_lock_try (seen, now: never waits).
  * Subtractions: from index 11 and 12, and 49+i and 65+i when the file has
- * them (4.8+). A recount of i sets 49+i and 65+i to the exact figures and
+ * them (4.8+); additions to the same. A recount of i sets 49+i and 65+i to the exact figures and
  * moves 11 and 12 by the difference; a file without per-subdirectory
  * counters (4.7) gets 11 and 12 set to the sum of the exact figures, the
  * subtractions being part of them. Counters clamp at 0; every other line is
- * kept; the file is replaced atomically. Returns 1 written, 0 nothing to
- * write (no stats file: ccache reads zeros already), -EBUSY the lock is held
- * and not stale (try again later), -E2BIG more lines than we keep, or
- * -errno. *ret_broke (may be NULL) says whether a stale lock was broken. */
+ * kept; the file is replaced atomically. A missing file reads as zeros: it
+ * is written only when entries are added or a recount finds some (a merge moved some into a
+ * level-1 directory ccache never wrote a stats file in), with the 4.7
+ * layout (the totals: 4.8+ adds its per-subdirectory lines at its next
+ * update). Returns 1 written, 0 nothing to write (no stats file, and
+ * none needed: ccache reads zeros already), -EBUSY the lock is held and not
+ * stale (try again later), -E2BIG more lines than we keep, or -errno. *ret_broke (may be NULL) says whether a stale lock was broken. */
 int ccache_stats_fix(int l1fd, const CcacheStatsFix *fix, CcacheLockSeen *seen, uint64_t now, bool *ret_broke);
 
 /* ccache_stats_fix of one subtraction: files and KiB from subdirectory l2. */

@@ -16,7 +16,8 @@
 #include "os/beneath.h"
 
 typedef struct Owed {
-        uint64_t files, kib;
+        uint64_t files, kib;             /* to subtract */
+        uint64_t add_files, add_kib;     /* to add */
         bool recount;
         CcacheLockSeen content_seen;     /* its subdir lock, while a recount waits for it */
 } Owed;
@@ -55,6 +56,13 @@ void counters_subtract(Counters *k, unsigned l1, unsigned l2, uint64_t files, ui
         o->kib = add_saturating(o->kib, kib);
 }
 
+void counters_add(Counters *k, unsigned l1, unsigned l2, uint64_t files, uint64_t kib) {
+        Owed *o = &k->owed[l1 & 15][l2 & 15];
+
+        o->add_files = add_saturating(o->add_files, files);
+        o->add_kib = add_saturating(o->add_kib, kib);
+}
+
 void counters_recount(Counters *k, unsigned l1, unsigned l2) {
         k->owed[l1 & 15][l2 & 15].recount = true;
 }
@@ -89,7 +97,8 @@ unsigned counters_recover(Counters *k, int root_fd) {
 
 static bool l1_owed(const Counters *k, unsigned l1) {
         for (unsigned j = 0; j < 16; j++)
-                if (k->owed[l1][j].files || k->owed[l1][j].kib || k->owed[l1][j].recount)
+                if (k->owed[l1][j].files || k->owed[l1][j].kib || k->owed[l1][j].add_files ||
+                    k->owed[l1][j].add_kib || k->owed[l1][j].recount)
                         return true;
         return false;
 }
@@ -180,6 +189,8 @@ static int flush_l1(Counters *k, const Account *a, int root_fd, unsigned l1, boo
         for (unsigned j = 0; j < 16; j++) {
                 fix.sub_files[j] = k->owed[l1][j].files;
                 fix.sub_kib[j] = k->owed[l1][j].kib;
+                fix.add_files[j] = k->owed[l1][j].add_files;
+                fix.add_kib[j] = k->owed[l1][j].add_kib;
                 fix.recount[j] = taken[j];
                 blocked |= exact && k->owed[l1][j].recount && !taken[j];
         }
@@ -195,7 +206,7 @@ static int flush_l1(Counters *k, const Account *a, int root_fd, unsigned l1, boo
                  * what was owed is settled either way. */
                 for (unsigned j = 0; j < 16; j++) {
                         Owed *o = &k->owed[l1][j];
-                        o->files = o->kib = 0;
+                        o->files = o->kib = o->add_files = o->add_kib = 0;
                         o->recount &= !fix.recount[j];
                         if (!o->recount)
                                 o->content_seen = (CcacheLockSeen) { 0 };

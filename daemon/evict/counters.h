@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* What the daemon owes ccache's size counters (ccache/README.md §2): subtractions
- * for the entries trims deleted, and recounts of level-2 directories whose
+ * for the entries trims deleted (or a merge moved away), additions for those a merge moved in, and recounts of level-2 directories whose
  * counters cannot be trusted (a trim of ours died in them). Kept per level-1
  * stats file until its stats.lock can be taken: a held lock is never waited
  * for, only tried again later; a stale one is broken as ccache breaks it.
@@ -22,6 +22,10 @@ void counters_clear(Counters *k);
 /* Owes the subtraction of files entries of kib KiB deleted from level-2
  * directory l2 of level-1 directory l1 (hex digit values, 0-15). */
 void counters_subtract(Counters *k, unsigned l1, unsigned l2, uint64_t files, uint64_t kib);
+/* Owes the addition of files entries of kib KiB moved into <l1>/<l2> (a
+ * merge): relative, as a subtraction is, so a ccache storing meanwhile
+ * counts its own entry once. */
+void counters_add(Counters *k, unsigned l1, unsigned l2, uint64_t files, uint64_t kib);
 /* Owes a recount of <l1>/<l2> from the account, under its content lock. */
 void counters_recount(Counters *k, unsigned l1, unsigned l2);
 /* Finds the locks a cachekeeperd that died mid-trim left below root_fd

@@ -412,6 +412,20 @@ static int on_counters_timer(sd_event_source *s, uint64_t usec, void *userdata) 
         return 0;
 }
 
+void trim_queue_recount(TrimQueue *q, unsigned l1, unsigned l2) {
+        counters_recount(q->counters, l1, l2);
+        pay_later(q);
+}
+
+void trim_queue_moved(TrimQueue *q, unsigned l1, unsigned l2, uint64_t add_files, uint64_t add_kib,
+                      uint64_t sub_files, uint64_t sub_kib) {
+        if (add_files || add_kib)
+                counters_add(q->counters, l1, l2, add_files, add_kib);
+        if (sub_files || sub_kib)
+                counters_subtract(q->counters, l1, l2, sub_files, sub_kib);
+        pay_later(q);
+}
+
 void trim_queue_recover(TrimQueue *q, int root_fd) {
         unsigned n;
 

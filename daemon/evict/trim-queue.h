@@ -118,6 +118,17 @@ typedef struct TrimRecord {
 } TrimRecord;
 const TrimRecord *trim_queue_record(const TrimQueue *q);
 
+/* ccache's counters of level-2 directory <l1>/<l2> (hex digit values) are
+ * to be recounted from the account (counters_recount): entries came or went
+ * otherwise than by a trim (a merge). Paid from the timer once the scan is
+ * done, under the directory's content lock and stats.lock. */
+void trim_queue_recount(TrimQueue *q, unsigned l1, unsigned l2);
+/* Entries moved into (add_*) and out of (sub_*) level-2 directory <l1>/<l2>
+ * otherwise than by a trim (a merge): owed ccache's counters, relative, paid
+ * from the timer as a trim's subtractions are. */
+void trim_queue_moved(TrimQueue *q, unsigned l1, unsigned l2, uint64_t add_files, uint64_t add_kib,
+                      uint64_t sub_files, uint64_t sub_kib);
+
 /* At set-up, root_fd open: forgets what was owed to a root the cache lost,
  * and breaks the locks a killed cachekeeperd left behind (counters.h),
  * owing recounts of what they covered. */

@@ -28,15 +28,16 @@ comp() {
 }
 
 @test "completion: the commands, each command's options, the global options, sizes for --to" {
-        [ "$(comp "$CTL" "" | tr '\n' ' ')" = "check doctor history measure metrics reload status trim " ]
+        [ "$(comp "$CTL" "" | tr '\n' ' ')" = "check doctor history measure merge metrics reload status trim " ]
         [ "$(comp "$CTL" st)" = status ]
-        [ "$(comp "$CTL" -s /x "" | tr '\n' ' ')" = "check doctor history measure metrics reload status trim " ]
+        [ "$(comp "$CTL" -s /x "" | tr '\n' ' ')" = "check doctor history measure merge metrics reload status trim " ]
         [ "$(comp "$CTL" - | tr '\n' ' ')" = "--help --socket= --timeout= --version " ]
         [ "$(comp "$CTL" trim -- | tr '\n' ' ')" = "--dry-run --help --namespace= --to= --written-by= " ]
         [ "$(comp "$CTL" history --h | tr '\n' ' ')" = "--help --hours= " ]
         [ "$(comp "$CTL" status - | tr '\n' ' ')" = "--help --json " ]
         [ "$(comp "$CTL" check - | tr '\n' ' ')" = "--help --version " ]
         [ "$(comp "$CTL" reload -)" = --help ]
+        [ "$(comp "$CTL" merge -- | tr '\n' ' ')" = "--allow-mixed --dry-run --help --into= " ]
         [ "$(comp "$CTL" trim --to "" | tr '\n' ' ')" = "100G 10G 50G " ]
         [ "$(comp "$CTL" trim --to 5)" = 50G ]
         [ -z "$(comp "$CTL" trim --written-by "")" ]
@@ -68,6 +69,9 @@ comp() {
         [ "$(CACHEKEEPER_SOCKET=$S comp "$CTL" trim --dry-run "" | tr '\n' ' ')" = "aiter mi210 " ]
         [ "$(comp "$CTL" -s "$S" trim mi210 --to 10G "")" = aiter ]                       # several, each once
         [ -z "$(comp "$CTL" -s "$S" status mi210 "")" ]                                      # one
+        [ "$(comp "$CTL" -s "$S" merge "" | tr '\n' ' ')" = "aiter mi210 " ]
+        [ "$(comp "$CTL" -s "$S" merge aiter --into "")" = mi210 ]                        # not itself
+        [ -z "$(comp "$CTL" -s "$S" merge aiter --into mi210 "")" ]
         [ -z "$(comp "$CTL" -s "$S" history --hours 3 mi210 "")" ]
         [ -z "$(comp "$CTL" -s "$S" metrics "")" ]
         [ "$(comp "$CTL" -s "$S" measure --json "" | tr '\n' ' ')" = "aiter mi210 " ]          # one, before --

@@ -196,12 +196,75 @@ static void test_stats_recount(void **state) {
         assert_int_equal(s.counters[11], 15 * 100 + 120 - 4 + 3);
 }
 
+/* No stats file in the level-1 directory (ccache never wrote one there):
+ * a subtraction or a recount that finds nothing writes none (zeros is what
+ * ccache reads already); a recount that finds entries (a merge moved them
+ * in) writes the totals. */
+static void test_stats_recount_missing(void **state) {
+        uint64_t now = now_usec(CLOCK_REALTIME);
+        CcacheStatsFix fix = { 0 };
+        CcacheStats s;
+        TestDir *t = *state;
+        int fd = t->fd;
+
+        fix.sub_files[1] = 2;
+        fix.sub_kib[1] = 8;
+        fix.recount[3] = true;
+        assert_int_equal(ccache_stats_fix(fd, &fix, NULL, now, NULL), 0);
+        assert_int_equal(faccessat(fd, "stats", F_OK, AT_SYMLINK_NOFOLLOW), -1);
+        fix.files[3] = 4;
+        fix.kib[3] = 16;
+        fix.recount[7] = true;
+        fix.files[7] = 1;
+        fix.kib[7] = 8;
+        assert_int_equal(ccache_stats_fix(fd, &fix, NULL, now, NULL), 1);
+        s = read_stats(fd);
+        assert_int_equal(s.n, 13);
+        assert_int_equal(s.counters[11], 5);
+        assert_int_equal(s.counters[12], 24);
+        assert_int_equal(faccessat(fd, "stats.lock", F_OK, AT_SYMLINK_NOFOLLOW), -1);
+        /* additions alone (a merge moved entries in) write a missing file too */
+        assert_int_equal(unlinkat(fd, "stats", 0), 0);
+        fix = (CcacheStatsFix) { 0 };
+        fix.add_files[2] = 3;
+        fix.add_kib[2] = 12;
+        assert_int_equal(ccache_stats_fix(fd, &fix, NULL, now, NULL), 1);
+        s = read_stats(fd);
+        assert_int_equal(s.counters[11], 3);
+        assert_int_equal(s.counters[12], 12);
+}
+
+/* A merge's additions and subtractions are relative, per subdirectory in 4.8+. */
+static void test_stats_add(void **state) {
+        uint64_t now = now_usec(CLOCK_REALTIME);
+        CcacheStatsFix fix = { 0 };
+        CcacheStats s;
+        TestDir *t = *state;
+        int fd = t->fd;
+
+        write_stats_48(fd);
+        s = read_stats(fd);
+        uint64_t f11 = s.counters[11], k12 = s.counters[12], f4 = s.counters[49 + 4], k4 = s.counters[65 + 4];
+        fix.add_files[4] = 2;
+        fix.add_kib[4] = 8;
+        fix.sub_files[4] = 1;
+        fix.sub_kib[4] = 4;
+        assert_int_equal(ccache_stats_fix(fd, &fix, NULL, now, NULL), 1);
+        s = read_stats(fd);
+        assert_int_equal(s.counters[11], f11 + 1);
+        assert_int_equal(s.counters[12], k12 + 4);
+        assert_int_equal(s.counters[49 + 4], f4 + 1);
+        assert_int_equal(s.counters[65 + 4], k4 + 4);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_stats_parse),
                 cmocka_unit_test_setup_teardown(test_stats_subtract, setup_test_dir, teardown_test_dir),
                 cmocka_unit_test_setup_teardown(test_stats_never_wait, setup_test_dir, teardown_test_dir),
                 cmocka_unit_test_setup_teardown(test_stats_recount, setup_test_dir, teardown_test_dir),
+                cmocka_unit_test_setup_teardown(test_stats_recount_missing, setup_test_dir, teardown_test_dir),
+                cmocka_unit_test_setup_teardown(test_stats_add, setup_test_dir, teardown_test_dir),
         };
         return cmocka_run_group_tests_name("ccache-stats", tests, NULL, NULL);
 }

@@ -354,6 +354,48 @@ static int decode_history(const char *line, ProtocolHistory *h, char *err, size_
         return r;
 }
 
+/* A merge request: its line, its round trip, and what is refused (the
+ * daemon never guesses: a missing, empty or mistyped name, a cache merged
+ * into itself, a flag that is not a boolean). */
+static void test_merge_request(void **state) {
+        static const struct {
+                const char *line, *error;
+        } refused[] = {
+                { "{\"cmd\":\"merge\",\"into\":\"b\"}", "\"from\" must name a cache" },
+                { "{\"cmd\":\"merge\",\"from\":\"a\"}", "\"into\" must name a cache" },
+                { "{\"cmd\":\"merge\",\"from\":\"\",\"into\":\"b\"}", "\"from\" must name a cache" },
+                { "{\"cmd\":\"merge\",\"from\":1,\"into\":\"b\"}", "\"from\" must name a cache" },
+                { "{\"cmd\":\"merge\",\"from\":\"a\",\"into\":\"a\"}", "a cache cannot be merged into itself" },
+                { "{\"cmd\":\"merge\",\"from\":\"a\",\"into\":\"b\",\"dry_run\":1}", "\"dry_run\" must be true or false" },
+                { "{\"cmd\":\"merge\",\"from\":\"a\",\"into\":\"b\",\"allow_mixed\":\"yes\"}",
+                  "\"allow_mixed\" must be true or false" },
+        };
+        ProtocolMerge m = { .from = "aiter", .into = "mi210", .dry_run = true }, back = {};
+        char *line = protocol_encode_merge(&m), err[256];
+        json_object *o;
+        const char *cmd;
+
+        assert_string_equal(line, "{\"cmd\":\"merge\",\"from\":\"aiter\",\"into\":\"mi210\",\"dry_run\":true,"
+                                  "\"allow_mixed\":false}\n");
+        assert_int_equal(protocol_decode_request(line, &o, &cmd, err, sizeof(err)), 0);
+        assert_string_equal(cmd, PROTOCOL_CMD_MERGE);
+        assert_int_equal(protocol_decode_merge(o, &back, err, sizeof(err)), 0);
+        assert_string_equal(back.from, "aiter");
+        assert_string_equal(back.into, "mi210");
+        assert_true(back.dry_run && !back.allow_mixed);
+        json_object_put(o);
+        free(line);
+        for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
+                ProtocolMerge kept = { .from = "unchanged" };
+
+                assert_int_equal(protocol_decode_request(refused[i].line, &o, &cmd, err, sizeof(err)), 0);
+                assert_int_equal(protocol_decode_merge(o, &kept, err, sizeof(err)), -EINVAL);
+                assert_string_equal(err, refused[i].error);
+                assert_string_equal(kept.from, "unchanged");
+                json_object_put(o);
+        }
+}
+
 static void test_history_request(void **state) {
         static const struct {
                 const char *line, *error;
@@ -414,6 +456,7 @@ int main(void) {
                 cmocka_unit_test(test_version),
                 cmocka_unit_test(test_progress),
                 cmocka_unit_test(test_history_request),
+                cmocka_unit_test(test_merge_request),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

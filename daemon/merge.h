@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/* cachectl merge FROM --into TO: every ccache entry of one kept cache moved
+ * into another, by the daemon, while both are in use. First the cap: the
+ * coldest entries of both caches together are planned away (evict.h,
+ * evict_plan_multi) until what stays fits below TO's trim target, TO's
+ * carried out by TO's trim queue and FROM's by FROM's; then the entries, in
+ * slices of the loop (daemon/README.md §6), one directory at a time, each
+ * one re-checked and moved by evict/move.h; before each, TO's figure plus
+ * the entry must stay within TO's cap, else the coldest of both go again
+ * first. Both accounts learn of every move as it happens (the inotify
+ * events that follow find them already right: nothing counts twice), and
+ * ccache's counters of every level-2 directory touched are recounted in
+ * both caches. Entries written to FROM meanwhile are taken in further
+ * rounds. Caches are found by name at every slice: a reload that keeps them
+ * keeps the merge going. One merge at a time. Logs. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+#include "base/protocol.h"
+
+typedef struct Manager Manager;
+typedef struct Merge Merge;
+
+/* The merge is over (done, failed or stopped); merge_json says how. The
+ * merge stays the manager's (its m->merge) until the next one starts or the
+ * manager goes: the callee never frees it. */
+typedef void (*merge_done_t)(Merge *j, void *userdata);
+
+/* Checks and plans the merge req asks for (both caches kept, local,
+ * scanned; one key family unless allow_mixed; TO's volume can take what
+ * stays). A dry run: *ret_result is what would happen, nothing is started.
+ * Otherwise the merge starts (*ret) and done is called when it is over.
+ * Returns 0, or -errno with a message for the client in err. */
+int merge_start(Manager *m, const ProtocolMerge *req, merge_done_t done, void *userdata, Merge **ret,
+                json_object **ret_result, char *err, size_t errlen);
+/* The merge's figures: the status's "merge" object (status_only), or the
+ * whole result (STATUS_MERGE_*). New reference. */
+json_object *merge_json(const Merge *j, bool status_only);
+/* Is cache name FROM or TO of j, and j still running? */
+bool merge_involves(const Merge *j, const char *name);
+/* Stops j if it runs (its done callback is called first), frees it. */
+Merge *merge_free(Merge *j);
