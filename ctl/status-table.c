@@ -218,7 +218,7 @@ static void cache_detail(FILE *f, json_object *c) {
                 return;
         for (size_t i = 0; i < ELEMENTSOF(windows); i++)
                 format_size(protocol_field_u64(bytes, windows[i]), s[i], sizeof(s[i]));
-        fprintf(f, "  used 1h/24h/7d/30d: %s/%s/%s/%s\n", s[0], s[1], s[2], s[3]);
+        fprintf(f, "  working set 1h/24h/7d/30d: %s/%s/%s/%s\n", s[0], s[1], s[2], s[3]);
         if (*protocol_field_str(c, STATUS_CACHE_CAP_ADVICE)) {
                 char line[2048];
 

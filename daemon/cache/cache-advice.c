@@ -63,7 +63,7 @@ static void advise(Cache *c, usec_t now, Advice *ret) {
                 ret->suggested = round_size_up(ret->ws_30d * 2);
 }
 
-/* "cap looks small: 7-day working set 118G > 100G cap; evicted entries came
+/* "cap looks small: 7-day working set, counting what was evicted, 118G > 100G cap; evicted entries came
  * back 2310 times this week (12% of the stores); about 130G would have kept
  * them", or the note of a cap clearly too large. */
 static void describe(const Cache *c, const Advice *a, char *buf, size_t len) {
@@ -77,7 +77,9 @@ static void describe(const Cache *c, const Advice *a, char *buf, size_t len) {
                          "about %s would do", format_size(a->ws_30d, ws, sizeof(ws)), cap, sug);
                 return;
         }
-        n = (size_t) snprintf(buf, len, "cap looks small: 7-day working set %s %s %s cap",
+        /* Not the working set status shows (what is held): what the week used,
+         * the entries evicted meanwhile counted in. */
+        n = (size_t) snprintf(buf, len, "cap looks small: 7-day working set, counting what was evicted, %s %s %s cap",
                               format_size(a->ws_7d, ws, sizeof(ws)), a->ws_7d > c->config->max_size_bytes ? ">" : "<=",
                               cap);
         if (n < len && a->regret.stores_7d)

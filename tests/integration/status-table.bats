@@ -85,7 +85,7 @@ aligned() {
         # the detail view: the same row, the detail under it
         run ctl status mi210
         [[ "${lines[1]}" == "mi210 "*" / 1.5Ti "* ]]
-        [[ "${lines[2]}" == "  used 1h/24h/7d/30d: "* ]]
+        [[ "${lines[2]}" == "  working set 1h/24h/7d/30d: "* ]]
         max_width "$output" 80
 }
 

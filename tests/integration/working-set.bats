@@ -53,9 +53,9 @@ ws() {
 
         run ctl status t
         [ "$status" -eq 0 ]
-        [[ "${lines[2]}" == *"used 1h/24h/7d/30d: "*/*/*/* ]]
+        [[ "${lines[2]}" == *"working set 1h/24h/7d/30d: "*/*/*/* ]]
         run ctl status
-        [[ "$output" != *"used 1h/24h"* ]]     # only for a cache named
+        [[ "$output" != *"working set 1h/24h"* ]]     # only for a cache named
         metrics=$(ctl metrics)
         grep -qx "cachekeeper_cache_working_set_files{cache=\"t\",window=\"30d\"} 24" <<<"$metrics"
         grep -qx "cachekeeper_cache_working_set_bytes{cache=\"t\",window=\"1h\"} $(ws 1h | cut -d' ' -f2)" <<<"$metrics"

@@ -154,7 +154,7 @@ static void test_detail(void **state) {
         size_t n = split(text, lines, 16);
 
         assert_int_equal(n, 3);
-        assert_string_equal(lines[2], "  used 1h/24h/7d/30d: 1.0k/2.0k/3.0k/4.0k");
+        assert_string_equal(lines[2], "  working set 1h/24h/7d/30d: 1.0k/2.0k/3.0k/4.0k");
         free(text);
         json_object_put(s);
 }
