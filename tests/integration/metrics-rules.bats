@@ -48,7 +48,9 @@ exprs = ' '.join(r['expr'] for g in rules['groups'] for r in g['rules'])
 for need in ['cachekeeper_volume_warn_free_bytes', 'cachekeeper_volume_crit_free_bytes', 'predict_linear(',
              'cachekeeper_volume_full_within_seconds', 'cachekeeper_cache_max_size_bytes',
              'alarm="cache-silent-miss"', 'alarm="cache-cap-small"', 'alarm="cache-version-mix"',
-             'cachekeeper_up == 0', 'absent(cachekeeper_up)']:
+             'cachekeeper_up == 0', 'absent(cachekeeper_up)', 'cachekeeper_cache_mode_ok == 0',
+             'cachekeeper_cache_remote_errors > 0', 'cachekeeper_remote_up == 0', 'cachekeeper_remote_level == 1',
+             'cachekeeper_remote_level == 2']:
     if need not in exprs:
         bad.append(f"no rule uses {need}")
 print('\n'.join(bad))
