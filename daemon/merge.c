@@ -35,12 +35,12 @@
  * on one filesystem; entries and bytes a second copied across (whichever
  * takes longer). Measured on a loaded two-core box, tmpfs to tmpfs, 20000
  * gencache entries (661.5M): 1.6-1.9 s copied, 0.57-0.65 s renamed. */
-/* In the state directory while a merge runs: found at the start of the
- * next, it says one was interrupted (kill -9). */
-#define MERGE_MARK "merge.running"
 #define MERGE_RENAMES_PER_SEC 30000.0
 #define MERGE_COPIES_PER_SEC  10000.0
 #define MERGE_COPY_BYTES_PER_SEC (350.0 * 1024 * 1024)
+/* In the state directory while a merge runs: found at the start of the
+ * next, it says one was interrupted (kill -9). */
+#define MERGE_MARK "merge.running"
 
 typedef struct MergeItem {
         DirId dir;
