@@ -1197,7 +1197,9 @@ static int doctor_build(Doctor *d, const char *dir) {
 
         /* Where the rules' ccache will put things: the launcher's CCACHE_DIR=,
          * else the environment's, else ccache's configuration. */
+        ctl_quiet = true;   /* an unreachable daemon is the cache-dir check's to say, once */
         asked = any_through ? ctl_fetch_status(&status) : 0;
+        ctl_quiet = false;
         for (size_t i = 0; i < b.n_langs; i++) {
                 Lang *lang = &b.langs[i];
                 _cleanup_free_ char *program = NULL;

@@ -209,7 +209,7 @@ EOF
         run --separate-stderr ctl doctor --json "$b"
         echo "$output"
         [ "$status" -eq 1 ]
-        [[ "$stderr" == "cachectl: cannot reach cachekeeperd at $BATS_TEST_TMPDIR/ck.sock: No such file or directory" ]]
+        [ -z "$stderr" ]                        # said once, in the check
         [ "$(level cache-dir)" = warn ]
         [[ "$(field cache-dir message)" == "CCACHE_DIR $CACHE: could not ask cachekeeperd whether it keeps it (cachekeeperd at $BATS_TEST_TMPDIR/ck.sock cannot be reached"* ]]
         [ "$(level cache-writable)" = ok ]
