@@ -15,6 +15,7 @@
 
 #include <json-c/json.h>
 
+#include "base/human.h"
 #include "base/protocol.h"
 #include "base/status-keys.h"
 #include "client.h"
@@ -259,16 +260,18 @@ static void print_text(const Measure *m, const StatsLog *l, const StatsSummary *
                 for (int c = 0; c < _CAUSE_MAX; c++) {
                         const char *f;
 
+                        char line[1400];
+
                         if (ex->counts[c] == 0)
                                 continue;
-                        printf("  %-16s %5zu", explain_cause_name((ExplainCause) c), ex->counts[c]);
                         f = explain_cause_fix((ExplainCause) c, ex->base_dir, fix, sizeof(fix));
-                        if (c == CAUSE_INCLUDE)
-                                printf("   a real change: correctly recompiled\n");
-                        else if (c == CAUSE_FIRST_BUILD)
-                                printf("   nothing to compare with yet: explain the next build\n");
-                        else
-                                printf("%s%s\n", f ? "   fix: " : "", f ? f : "");
+                        snprintf(line, sizeof(line), "  %-16s %5zu%s%s", explain_cause_name((ExplainCause) c),
+                                 ex->counts[c],
+                                 c == CAUSE_INCLUDE ? "   a real change: correctly recompiled"
+                                 : c == CAUSE_FIRST_BUILD ? "   nothing to compare with yet: explain the next build"
+                                 : f ? "   fix: " : "",
+                                 c == CAUSE_INCLUDE || c == CAUSE_FIRST_BUILD || !f ? "" : f);
+                        print_wrapped(stdout, line, HUMAN_WIDTH, 28);
                 }
         }
         total_missed = ex ? ex->n : s->misses;
@@ -276,9 +279,13 @@ static void print_text(const Measure *m, const StatsLog *l, const StatsSummary *
                 return;
         printf("Missed (%zu):\n", total_missed);
         if (ex) {
-                for (size_t i = 0; i < ex->n && (!tty || shown < MISSED_SHOWN); i++, shown++)
-                        printf("  %s   %s: %s\n", ex->misses[i].source, explain_cause_name(ex->misses[i].cause),
-                               ex->misses[i].detail);
+                for (size_t i = 0; i < ex->n && (!tty || shown < MISSED_SHOWN); i++, shown++) {
+                        char line[8192];
+
+                        snprintf(line, sizeof(line), "  %s   %s: %s", ex->misses[i].source,
+                                 explain_cause_name(ex->misses[i].cause), ex->misses[i].detail);
+                        print_wrapped(stdout, line, HUMAN_WIDTH, 4);
+                }
         } else {
                 for (size_t i = 0; i < l->n && (!tty || shown < MISSED_SHOWN); i++)
                         if (l->calls[i].outcome == STATS_MISS) {

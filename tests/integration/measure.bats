@@ -129,8 +129,11 @@ configure() {
         configure "$BATS_TEST_TMPDIR/b3"
         run "$CTL" measure --explain -- ninja -C "$BATS_TEST_TMPDIR/b3"
         [ "$status" -eq 0 ]
-        [[ "$output" == *"build-dir           20   fix: base_dir = $BATS_TEST_TMPDIR and hash_dir = false"* ]]
-        [[ "$output" == *"$SRC/proj/c1.c   build-dir: cwd $BATS_TEST_TMPDIR/b2 -> $BATS_TEST_TMPDIR/b3"* ]]
+        # in 80 columns, long lines wrapped at spaces
+        ! awk 'length($0) > 80 && !/^\[/ { print length($0) ": " $0; bad = 1 } END { exit !bad }' <<<"$output"
+        flat=$(tr '\n' ' ' <<<"$output" | tr -s ' ')
+        [[ "$flat" == *"build-dir 20 fix: base_dir = $BATS_TEST_TMPDIR and hash_dir = false"* ]]
+        [[ "$flat" == *"$SRC/proj/c1.c build-dir: cwd $BATS_TEST_TMPDIR/b2 -> $BATS_TEST_TMPDIR/b3"* ]]
         # the fix, applied: a first build stores under the new keys, the next from elsewhere hits
         export CCACHE_BASEDIR=$BATS_TEST_TMPDIR CCACHE_NOHASHDIR=1
         configure "$BATS_TEST_TMPDIR/b4"
