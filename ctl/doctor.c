@@ -1497,7 +1497,7 @@ static int doctor_compiler(Doctor *d, const char *compiler_arg, char **args, siz
                     l1.calls[l1.n - 1].reason ? l1.calls[l1.n - 1].reason : "unknown"), failed = true;
         else if (l1.calls[l1.n - 1].outcome != STATS_MISS)
                 add(d, "first-call", DOCTOR_WARN, NULL, "the first compile of a new source was a hit (%s remote)",
-                    l1.calls[l1.n - 1].remote ? "from" : "not from");
+                    l1.calls[l1.n - 1].remote ? "from" : "not from");   /* not a status key */
         else
                 add(d, "first-call", DOCTOR_OK, NULL, "the first compile went through ccache: a miss, stored");
 

@@ -83,6 +83,7 @@ object_of() {
         STATUS_SCAN_*) echo '.caches[].scan' ;;
         STATUS_RESCAN_*) echo '.caches[].scan.last' ;;
         STATUS_TRIM_*) echo trim ;;
+        STATUS_MERGE_*) echo merge ;;
         STATUS_REGRET_*) echo '.caches[].regret' ;;
         STATUS_WRITER_*) echo '.caches[].writers[]' ;;
         STATUS_FAMILIES_*) echo '.caches[].key_families' ;;
@@ -101,19 +102,24 @@ object_of() {
 # Sent only in a state this test does not bring about: the figures of a
 # scan while it runs, a trim that met entries beyond the writers' table,
 # the writer of entries without a header that parses.
+# A merge's result, of a dry run here: why a merge stopped early, what a
+# mix of key families costs (merge.bats brings those about).
 EXEMPT="STATUS_SCAN_FILES STATUS_SCAN_DIRS STATUS_TRIM_BEYOND_TABLE_FILES STATUS_WRITER_HEADER"
+EXEMPT+=" STATUS_MERGE_STOPPED STATUS_MERGE_MIXED_FILES STATUS_MERGE_MIXED_BYTES"
 
-# keys_missing ROOT STATUS TRIM: each STATUS_* macro ROOT/ctl/*.c uses whose
-# key (by ROOT's header) is in none of the objects of the status (file
+# keys_missing ROOT STATUS TRIM MERGE: each STATUS_* macro ROOT/ctl/*.c uses
+# whose key (by ROOT's header) is in none of the objects of the status (file
 # STATUS) it names, or in every remote for STATUS_REMOTE_*, or in none of
-# the trim result's (file TRIM); fails if there is one.
+# the trim result's (file TRIM) or the merge result's (file MERGE); fails if
+# there is one.
 keys_missing() {
-        local root=$1 status=$2 trim=$3 macro key path json test bad=0
+        local root=$1 status=$2 trim=$3 merge=${4:-/dev/null} macro key path json test bad=0
         while read -r macro key; do
                 case " $EXEMPT " in *" $macro "*) continue ;; esac
                 path=$(object_of "$macro") || { echo "$macro: no object known for it"; bad=1; continue; }
                 json=$status
                 [ "$path" != trim ] || { json=$trim; path='.[]'; }
+                [ "$path" != merge ] || { json=$merge; path='.'; }
                 test=any
                 [[ "$macro" != STATUS_REMOTE_* || "$macro" == STATUS_REMOTE_ERRORS_* ]] || test=all
                 jq -e --arg k "$key" "[$path | objects | has(\$k)] | length > 0 and $test" "$json" > /dev/null ||
@@ -152,7 +158,10 @@ teardown() {
         export CCACHE_MAXSIZE=0
         compile "$CACHE" 3
         CCACHE_REMOTE_STORAGE="file:$share" compile "$BATS_TEST_TMPDIR/host" 3 g
+        mkdir -m 1777 "$VOL/u"
+        compile "$VOL/u" 2 m
         write_config_caches "{ name = \"t\"; path = \"$CACHE\"; max_size = \"1G\"; },
+                { name = \"u\"; path = \"$VOL/u\"; max_size = \"1G\"; },
                 { name = \"gone\"; path = \"$BATS_TEST_TMPDIR/nomount/c\"; max_size = \"1G\";
                   require_mount = \"$BATS_TEST_TMPDIR/nomount\"; }" \
                 'volumes = { warn_free = "16M"; crit_free = "8M"; min_free = "1M"; full_within = "12h"; };' \
@@ -168,8 +177,11 @@ teardown() {
         ctl status --json > "$BATS_TEST_TMPDIR/status.json"
         "$HELPERS/sockpoke" "$BATS_TEST_TMPDIR/ck.sock" send $'{"cmd":"trim","caches":["t"],"to_bytes":1,"dry_run":true}\n' |
                 head -n 1 | jq -e '.result' > "$BATS_TEST_TMPDIR/trim.json"
+        "$HELPERS/sockpoke" "$BATS_TEST_TMPDIR/ck.sock" send $'{"cmd":"merge","from":"u","into":"t","dry_run":true,"allow_mixed":false}\n' |
+                grep '^{' | jq -ec 'select(.result) | .result' | tail -n 1 > "$BATS_TEST_TMPDIR/merge.json"
+        jq -e '.dry_run == true and .files_total == 4' "$BATS_TEST_TMPDIR/merge.json"
 
-        run keys_missing "$TOP" "$BATS_TEST_TMPDIR/status.json" "$BATS_TEST_TMPDIR/trim.json"
+        run keys_missing "$TOP" "$BATS_TEST_TMPDIR/status.json" "$BATS_TEST_TMPDIR/trim.json" "$BATS_TEST_TMPDIR/merge.json"
         echo "$output"
         [ "$status" -eq 0 ]
         [ -z "$output" ]
@@ -183,14 +195,14 @@ teardown() {
         sed -i 's|^#define STATUS_CACHE_MODE_OK .*|&\n#define STATUS_CACHE_POLICY "policy"\n#define STATUS_VOLUME_FILL "fill"|' \
                 "$T/daemon/base/status-keys.h"
         echo 'static const char *planted[] = { STATUS_CACHE_POLICY, STATUS_VOLUME_FILL };' >> "$T/ctl/report.c"
-        run keys_missing "$T" "$BATS_TEST_TMPDIR/status.json" "$BATS_TEST_TMPDIR/trim.json"
+        run keys_missing "$T" "$BATS_TEST_TMPDIR/status.json" "$BATS_TEST_TMPDIR/trim.json" "$BATS_TEST_TMPDIR/merge.json"
         [ "$status" -eq 1 ]
         [ "${#lines[@]}" -eq 2 ]
         [[ "$output" == *'cachectl reads STATUS_CACHE_POLICY ("policy"), not in .caches[]'* ]]
         [[ "$output" == *'cachectl reads STATUS_VOLUME_FILL ("fill"), not in .volumes[]'* ]]
         # and a key of the trim result that a trim result lacks
         jq 'map_values(del(.saved))' "$BATS_TEST_TMPDIR/trim.json" > "$BATS_TEST_TMPDIR/trim-spoilt.json"
-        run keys_missing "$TOP" "$BATS_TEST_TMPDIR/status.json" "$BATS_TEST_TMPDIR/trim-spoilt.json"
+        run keys_missing "$TOP" "$BATS_TEST_TMPDIR/status.json" "$BATS_TEST_TMPDIR/trim-spoilt.json" "$BATS_TEST_TMPDIR/merge.json"
         [ "$status" -eq 1 ]
         [ "$output" = 'cachectl reads STATUS_TRIM_SAVED ("saved"), not in .[]' ]
 }
