@@ -366,8 +366,15 @@ static bool writer_held(ControlRequest *req, Cache **targets, size_t n, const ch
                                 const char *ss = json_object_object_get_ex(w, STATUS_WRITER_NAMESPACE, &s) && s
                                                          ? json_object_get_string(s) : "";
 
-                                if (!vs)
-                                        continue;   /* no header that names one */
+                                if (!vs) {
+                                        json_object *h;
+
+                                        /* Entries of writers beyond the table may be the one asked
+                                         * for (the purge says it may miss them); unreadable ones not. */
+                                        found |= json_object_object_get_ex(w, STATUS_WRITER_HEADER, &h) && h &&
+                                                 strcmp(json_object_get_string(h), "beyond the table") == 0;
+                                        continue;
+                                }
                                 found |= (!version || strcmp(vs, version) == 0) && (!ns || strcmp(ss, ns) == 0);
                                 if (used < sizeof(held))
                                         used += (size_t) snprintf(held + used, sizeof(held) - used,

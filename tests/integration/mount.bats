@@ -26,7 +26,7 @@ teardown() {
         [ "$(status_jq '[.volumes[].caches[]] | index("aiter")')" = null ]
         run ctl status
         [ "$status" -eq 0 ]
-        [[ "$output" == *"aiter"*"unavailable"*"is not a mount point"* ]]
+        [[ "$(tr '\n' ' ' <<<"$output" | tr -s ' ')" == *"aiter"*"unavailable"*"is not a mount point"* ]]   # wrapped at 80
 
         mount_tmpfs "$MNT" 64M
         wait_for "[ \"\$(cache_field aiter state)\" = ok ]" 5
