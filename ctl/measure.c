@@ -28,6 +28,8 @@
 /* The daemon's figures settle when two looks this far apart agree. */
 #define SETTLE_STEP_USEC (300 * 1000ULL)
 #define SETTLE_MAX_USEC (5 * 1000 * 1000ULL)
+/* How long the build waits for the daemon's figures before it starts. */
+#define MEASURE_ASK_USEC (2 * USEC_PER_SEC)
 
 typedef struct Measure {
         const char *cache;        /* the fallback's cache; NULL: all */
@@ -441,7 +443,15 @@ int cmd_measure(int argc, char **argv) {
                 remove_tree(m.dir);
                 return CTL_EXIT_REFUSED;
         }
-        (void) daemon_figures(&m, &before);   /* for the fallback only */
+        /* For the fallback only: a stopped daemon must not hold the build
+         * back for long (an absent one answers at once). */
+        {
+                usec_t t = ctl_timeout_usec;
+
+                ctl_timeout_usec = t < MEASURE_ASK_USEC ? t : MEASURE_ASK_USEC;
+                (void) daemon_figures(&m, &before);
+                ctl_timeout_usec = t;
+        }
         start = now_usec(CLOCK_MONOTONIC);
         status = run(&m);
         end = now_usec(CLOCK_MONOTONIC);
