@@ -293,12 +293,11 @@ static int share_cells(struct libscols_line *ln, json_object *rm) {
 }
 
 /* A remote's row: a redis one's memory against its maxmemory, policy, keys
- * and evictions once polled, a share's size against its cap; the URL and
- * the last error in every case. */
+ * and evictions once polled, a share's size against its cap; the URL in
+ * every case (its last error: a line under the table, remote_notes). */
 static int remote_row(struct libscols_table *tb, json_object *rm) {
         struct libscols_line *ln = scols_table_new_line(tb, NULL);
         const char *state = protocol_field_str(rm, STATUS_REMOTE_STATE);
-        const char *err = protocol_field_str(rm, STATUS_REMOTE_LAST_ERROR);
         bool polled = strcmp(protocol_field_str(rm, STATUS_REMOTE_KIND), "redis") == 0 &&
                       protocol_field_get(rm, STATUS_REDIS_USED_MEMORY_BYTES) != NULL;
         uint64_t max = protocol_field_u64(rm, STATUS_REDIS_MAXMEMORY_BYTES), age;
@@ -310,8 +309,7 @@ static int remote_row(struct libscols_table *tb, json_object *rm) {
         if ((r = cell(ln, R_REMOTE, NULL, "%s", protocol_field_str(rm, STATUS_REMOTE_NAME))) < 0 ||
             (r = cell(ln, R_STATE, state_color(strcmp(state, "unreachable") == 0 || strcmp(state, "refused") == 0
                                                        ? "unavailable" : state), "%s", state)) < 0 ||
-            (r = cell(ln, R_WHERE, NULL, "%s%s%s", protocol_field_str(rm, STATUS_REMOTE_URL), *err ? ": " : "",
-                      err)) < 0)
+            (r = cell(ln, R_WHERE, NULL, "%s", protocol_field_str(rm, STATUS_REMOTE_URL))) < 0)
                 return r;
         if (strcmp(protocol_field_str(rm, STATUS_REMOTE_KIND), "file") == 0 && strcmp(state, "unavailable") != 0)
                 return share_cells(ln, rm);
@@ -350,6 +348,18 @@ static int remotes_part(FILE *f, json_object *status, bool color) {
         if (r == 0 && scols_print_table(tb) < 0)
                 r = -ENOMEM;
         scols_unref_table(tb);
+        /* Each remote's last error under the table, wrapped: a row stays in 80
+         * columns however long the error. */
+        for (size_t i = 0; i < n && r == 0; i++) {
+                json_object *rm = protocol_field_item(status, STATUS_REMOTES, i);
+                const char *err = protocol_field_str(rm, STATUS_REMOTE_LAST_ERROR);
+                char line[2048];
+
+                if (!*err)
+                        continue;
+                snprintf(line, sizeof(line), "%s: %s", protocol_field_str(rm, STATUS_REMOTE_NAME), err);
+                print_wrapped(f, line, HUMAN_WIDTH, 2);
+        }
         return r;
 }
 

@@ -417,7 +417,11 @@ while True:
         run ctl check
         [ "$status" -eq 2 ]
         [[ "$output" == *"remote r refused: the password was not sent: "* ]]
-        ctl status | grep -q "^r  *refused  .*is held by uid 65534"
+        out=$(ctl status)
+        grep -q "^r  *refused " <<<"$out"
+        # the reason under the table, wrapped into 80 columns
+        tr '\n' ' ' <<<"$out" | tr -s ' ' | grep -q "r: .*is held by uid 65534"
+        ! awk 'length($0) > 80 { print; bad = 1 } END { exit !bad }' <<<"$out"
         # Several polls, and the listener saw connections but not a byte.
         polls=$(remote_field polls_total)
         wait_for "[ \$(remote_field polls_total) -ge $((polls + 2)) ]" 15
@@ -532,7 +536,9 @@ while True:
         start_ready
         [ "$(status_jq '.remotes[0].state')" = unavailable ]
         [ "$(status_jq '.remotes[0].kind')" = file ]
-        ctl status | grep -q "^share  *unavailable  *file:/srv/ccache-shared: '/srv/ccache-shared' does not exist"
+        out=$(ctl status)
+        grep -q "^share  *unavailable  *file:/srv/ccache-shared$" <<<"$out"
+        grep -qx "share: '/srv/ccache-shared' does not exist.*" <<<"$out"
 }
 
 @test "reload swaps the remotes: a new one is watched, a removed one is gone" {
