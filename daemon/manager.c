@@ -362,6 +362,29 @@ static int lock_caches(Manager *m) {
         return 0;
 }
 
+/* The lock files of roots no longer kept (a reload removed the cache, or
+ * an earlier config named it) go from the state directory; those another
+ * daemon holds stay (root_lock_sweep). */
+static void sweep_locks(Manager *m) {
+        _cleanup_free_ char (*keep)[ROOT_LOCK_NAME_MAX] = NULL;
+        int r;
+
+        if (m->state_fd < 0)
+                return;
+        keep = calloc(m->n_caches ? m->n_caches : 1, sizeof(*keep));
+        if (!keep)
+                return;
+        for (size_t i = 0; i < m->n_caches; i++)
+                root_lock_name(cache_config(m->caches[i])->path, keep[i], sizeof(keep[i]));
+        r = root_lock_sweep(m->state_fd, keep, m->n_caches);
+        if (r < 0)
+                log_warning_errno(r, "Cannot list the state directory %s for lock files of roots no longer kept: %m",
+                                  m->state_dir);
+        else if (r > 0)
+                log_info("Removed %d lock file%s of cache roots no longer kept from %s.", r, r == 1 ? "" : "s",
+                         m->state_dir);
+}
+
 int manager_new(const char *config_path, const char *socket_override, Config *config, Manager **ret) {
         _cleanup_(manager_freep) Manager *m = NULL;
         int r;
@@ -406,6 +429,7 @@ int manager_new(const char *config_path, const char *socket_override, Config *co
         r = lock_caches(m);
         if (r < 0)
                 return r;
+        sweep_locks(m);
         resolve_admin_group(m, true);
         *ret = TAKE_PTR(m);
         return 0;
@@ -594,6 +618,7 @@ int manager_reload(Manager *m, char *err, size_t errlen) {
                         cache_free(old_caches[i]);
                 }
         free(old_caches);
+        sweep_locks(m);   /* after the old caches let go of theirs */
         alerter_set_command(m->alerter, c->alert_argv, c->alert_timeout_usec, c->alert_min_interval_usec);
         space_sync(m->space, c, m->caches, m->n_caches);
         resolve_admin_group(m, strcmp(c->admin_group, old->admin_group) != 0);

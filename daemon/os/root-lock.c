@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The per-root lock files of the state directory (root-lock.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,17 +98,23 @@ static int replace_hostile(int dirfd, const char *name, int fd) {
         return nfd;
 }
 
-int root_lock_take(int dirfd, const char *path, pid_t *ret_holder) {
-        char name[ROOT_LOCK_NAME_MAX], *text = NULL;
+/* Is fd still the file named name in dirfd? A lock taken on a file that was
+ * removed (or replaced) since it was opened keeps nobody else away. */
+static bool still_named(int dirfd, const char *name, int fd) {
+        struct stat st, now;
+
+        return fstat(fd, &st) == 0 && fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+               now.st_ino == st.st_ino && now.st_dev == st.st_dev;
+}
+
+/* One try of root_lock_take; -EAGAIN: the name changed under us, try again. */
+static int take_once(int dirfd, const char *name, pid_t *ret_holder) {
         _cleanup_close_ int fd = -1;
         struct stat st;
-        int n;
 
-        *ret_holder = 0;
         /* 0600: no other user may open it, so none may hold it (flock needs
          * only an open file). One an older version left 0644 is made so. */
-        fd = openat(dirfd, root_lock_name(path, name, sizeof(name)),
-                    O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+        fd = openat(dirfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
         if (fd < 0)
                 return -errno;
         if (fstat(fd, &st) < 0)
@@ -128,6 +136,26 @@ int root_lock_take(int dirfd, const char *path, pid_t *ret_holder) {
                 fd = nfd;
                 *ret_holder = 0;
         }
+        /* A sweep (root_lock_sweep) removes a file only while holding it: if
+         * it did between our open and our flock, ours is a lock on nothing. */
+        if (!still_named(dirfd, name, fd))
+                return -EAGAIN;
+        return TAKE_FD(fd);
+}
+
+int root_lock_take(int dirfd, const char *path, pid_t *ret_holder) {
+        char name[ROOT_LOCK_NAME_MAX], *text = NULL;
+        _cleanup_close_ int fd = -EAGAIN;
+        int n;
+
+        *ret_holder = 0;
+        root_lock_name(path, name, sizeof(name));
+        /* Each retry follows a removal by another daemon's sweep, which
+         * needs that daemon to find the file unheld: a handful is plenty. */
+        for (int i = 0; i < 8 && fd == -EAGAIN; i++)
+                fd = take_once(dirfd, name, ret_holder);
+        if (fd < 0)
+                return fd == -EAGAIN ? -EBUSY : fd;
         n = asprintf(&text, "%d %s\n", (int) getpid(), path);
         if (n < 0)
                 return -ENOMEM;
@@ -137,4 +165,60 @@ int root_lock_take(int dirfd, const char *path, pid_t *ret_holder) {
                 (void) !pwrite(fd, text, (size_t) n, 0);
         free(text);
         return TAKE_FD(fd);
+}
+
+/* "root-" + 16 lower-case hex digits + ".lock", as root_lock_name writes. */
+static bool is_lock_name(const char *name) {
+        if (strncmp(name, "root-", 5) != 0 || strlen(name) != 5 + 16 + 5 || strcmp(name + 21, ".lock") != 0)
+                return false;
+        for (size_t i = 5; i < 21; i++)
+                if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f')))
+                        return false;
+        return true;
+}
+
+/* Removes name if it is a lock file of root's that nobody holds. 1 removed, 0 left. */
+static int sweep_one(int dirfd, const char *name) {
+        _cleanup_close_ int fd = -1;
+        struct stat st;
+
+        fd = openat(dirfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0)
+                return 0;
+        /* Held: another daemon (same state directory, other socket) keeps
+         * that root, or another user holds it (its daemon replaces it). */
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+                return 0;
+        if (!still_named(dirfd, name, fd) || unlinkat(dirfd, name, 0) < 0)
+                return 0;
+        return 1;
+}
+
+int root_lock_sweep(int dirfd, char (*keep)[ROOT_LOCK_NAME_MAX], size_t n_keep) {
+        DIR *d;
+        struct dirent *de;
+        int fd, removed = 0;
+
+        fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        d = fdopendir(fd);
+        if (!d) {
+                int r = -errno;
+
+                close(fd);
+                return r;
+        }
+        while ((de = readdir(d))) {
+                bool kept = false;
+
+                if (!is_lock_name(de->d_name))
+                        continue;
+                for (size_t i = 0; i < n_keep && !kept; i++)
+                        kept = strcmp(keep[i], de->d_name) == 0;
+                if (!kept)
+                        removed += sweep_one(dirfd, de->d_name);
+        }
+        closedir(d);
+        return removed;
 }

@@ -120,3 +120,41 @@ EOC
         [ "$status" -eq 1 ]
         [[ "$stderr" == *"another cachekeeperd (pid $DAEMON_PID) keeps"* ]]
 }
+
+@test "lock files of roots no longer kept leave the state directory, at start and at reload; held ones, links and others' files stay" {
+        mkdir -p "$BATS_TEST_TMPDIR/u" "$BATS_TEST_TMPDIR/state"
+        chmod 700 "$BATS_TEST_TMPDIR/state"
+        S=$BATS_TEST_TMPDIR/state
+        # planted before the start: one nobody holds (an old root's), one
+        # held by a root process, a symlink to a file of root's, a file of
+        # nobody's, and a name that is not a lock file's
+        touch "$S/root-0123456789abcdef.lock" "$S/root-fedcba9876543210.lock" "$BATS_TEST_TMPDIR/target" \
+                "$S/root-2222222222222222.lock" "$S/root-notalock.lock"
+        chown nobody "$S/root-2222222222222222.lock"
+        ln -s "$BATS_TEST_TMPDIR/target" "$S/root-1111111111111111.lock"
+        /usr/bin/python3 -c 'import fcntl, sys, time
+f = open(sys.argv[1]); fcntl.flock(f, fcntl.LOCK_EX); time.sleep(600)' "$S/root-fedcba9876543210.lock" > /dev/null 2>&1 3>&- &
+        HOLDER=$!
+        wait_for "grep -q ' FLOCK .* WRITE .*:$(stat -c %i "$S/root-fedcba9876543210.lock") ' /proc/locks" 10
+        write_config_caches "{ name = \"t\"; path = \"$BATS_TEST_TMPDIR/cache\"; max_size = \"1G\"; },
+                { name = \"u\"; path = \"$BATS_TEST_TMPDIR/u\"; max_size = \"1G\"; }"
+        start_ready
+        grep -q "Removed 1 lock file of cache roots no longer kept from $S" "$BATS_TEST_TMPDIR/daemon.log"
+        [ ! -e "$S/root-0123456789abcdef.lock" ]
+        [ -e "$S/root-fedcba9876543210.lock" ] && [ -L "$S/root-1111111111111111.lock" ] && [ -e "$BATS_TEST_TMPDIR/target" ]
+        [ -e "$S/root-2222222222222222.lock" ] && [ -e "$S/root-notalock.lock" ]
+        t_lock=$(grep -lx "$DAEMON_PID $BATS_TEST_TMPDIR/cache" "$S"/root-*.lock)
+        u_lock=$(grep -lx "$DAEMON_PID $BATS_TEST_TMPDIR/u" "$S"/root-*.lock)
+        # a reload that drops u: its lock file goes, t's stays, and so do the others
+        write_config
+        ctl reload
+        [ ! -e "$u_lock" ]
+        grep -qx "$DAEMON_PID $BATS_TEST_TMPDIR/cache" "$t_lock"
+        [ -e "$S/root-fedcba9876543210.lock" ] && [ -L "$S/root-1111111111111111.lock" ]
+        [ -e "$S/root-2222222222222222.lock" ] && [ -e "$S/root-notalock.lock" ]
+        # t's lock is still a lock: a second daemon is refused
+        second_config
+        run --separate-stderr timeout 30 "$CKD" -c "$BATS_TEST_TMPDIR/ck2.conf"
+        [ "$status" -eq 1 ]
+        [[ "$stderr" == *"another cachekeeperd (pid $DAEMON_PID) keeps"* ]]
+}
