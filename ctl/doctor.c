@@ -4,7 +4,6 @@
  * ok, warn or fail with the one line that fixes it. Every file it reads is
  * the build's, so every read is bounded (line length, file size, file
  * count) and opened without blocking on a FIFO. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -1293,27 +1292,6 @@ static int doctor_build(Doctor *d, const char *dir) {
         return 0;
 }
 
-/* Removes what the compiles left in the private directory (no subdirectories
- * are followed), then the directory. */
-static void remove_private(const char *dir) {
-        int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-        DIR *dp;
-        struct dirent *e;
-
-        if (fd < 0)
-                return;
-        dp = fdopendir(fd);
-        if (!dp) {
-                close(fd);
-                return;
-        }
-        while ((e = readdir(dp)))
-                if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-                        unlinkat(fd, e->d_name, 0);
-        closedir(dp);
-        rmdir(dir);
-}
-
 /* One compile of src into obj through the compiler, its statistics log in
  * log. Returns the wait status or -errno; the outcome in *ret_log. */
 static int compile_once(const char *compiler, char **args, size_t n_args, const char *dir, const char *src,
@@ -1475,7 +1453,7 @@ static int doctor_compiler(Doctor *d, const char *compiler_arg, char **args, siz
         log2 = strdupf("%s/second.log", dir);
         if (!src || !obj1 || !obj2 || !log1 || !log2 || !(f = fopen(src, "we"))) {
                 fprintf(stderr, "cachectl: cannot write the test source in %s: %m\n", dir);
-                remove_private(dir);
+                statslog_dir_remove(dir);
                 return -1;
         }
         /* Unique text, so that the first compile cannot be a hit. */
@@ -1531,7 +1509,7 @@ static int doctor_compiler(Doctor *d, const char *compiler_arg, char **args, siz
         }
         statslog_done(&l1);
         statslog_done(&l2);
-        remove_private(dir);
+        statslog_dir_remove(dir);
         return 0;
 }
 

@@ -2,7 +2,6 @@
 /* cachectl measure (measure.h). */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
@@ -90,15 +89,6 @@ static int daemon_figures_settled(const Measure *m, Figures *ret) {
                         return 0;
                 prev = *ret;
         }
-}
-
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw) {
-        (void) remove(path);
-        return 0;
-}
-
-static void remove_tree(const char *dir) {
-        (void) nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* Runs the command with ccache's per-build log (and debug records) in our
@@ -440,7 +430,7 @@ int cmd_measure(int argc, char **argv) {
         if (m.explain && (r = explain_store_dir(store, sizeof(store))) < 0) {
                 fprintf(stderr, "cachectl: cannot keep what --explain compares with (under $XDG_CACHE_HOME or "
                                 "~/.cache): %s\n", strerror(-r));
-                remove_tree(m.dir);
+                statslog_dir_remove(m.dir);
                 return CTL_EXIT_REFUSED;
         }
         /* For the fallback only: a stopped daemon must not hold the build
@@ -457,14 +447,14 @@ int cmd_measure(int argc, char **argv) {
         end = now_usec(CLOCK_MONOTONIC);
         if (status < 0) {
                 fprintf(stderr, "cachectl: cannot run %s: %s\n", m.command[0], strerror(-status));
-                remove_tree(m.dir);
+                statslog_dir_remove(m.dir);
                 return status == -ENOENT ? 127 : 126;
         }
         snprintf(log, sizeof(log), "%s/stats.log", m.dir);
         r = statslog_read(log, &l);
         if (r < 0) {
                 fprintf(stderr, "cachectl: cannot read the build's statistics log %s: %s\n", log, strerror(-r));
-                remove_tree(m.dir);
+                statslog_dir_remove(m.dir);
                 return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? CTL_EXIT_REFUSED : command_exit(status);
         }
         statslog_summarize(&l, &s);
@@ -509,6 +499,6 @@ int cmd_measure(int argc, char **argv) {
         }
         statslog_done(&l);
         explained_done(&ex);
-        remove_tree(m.dir);
+        statslog_dir_remove(m.dir);
         return ret;
 }

@@ -2,6 +2,8 @@
 /* ccache's statistics log, read (statslog.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -161,4 +163,13 @@ void statslog_done(StatsLog *l) {
         }
         free(l->calls);
         *l = (StatsLog) { 0 };
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw) {
+        (void) remove(path);
+        return 0;
+}
+
+void statslog_dir_remove(const char *dir) {
+        (void) nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }

@@ -48,3 +48,8 @@ int statslog_parse(const char *text, size_t len, StatsLog *ret);
 void statslog_summarize(const StatsLog *l, StatsSummary *ret);
 
 void statslog_done(StatsLog *l);
+
+/* Removes dir, the private directory a build's log (and whatever else the
+ * build left there: ccache's debug records) was written in, and everything
+ * in it, following no symlink. Errors are ignored: it is only tidying. */
+void statslog_dir_remove(const char *dir);
