@@ -452,6 +452,11 @@ static void handle_trim(Manager *m, ControlRequest *req, json_object *request) {
                 control_reply_error(req, "no cache can be trimmed now (unavailable or still scanning)");
                 return;
         }
+        /* Admitted first: what follows builds each cache's status, a cost a
+         * user's dry runs must not be able to ask for past their limit. */
+        if (dry_run && !peer_is_admin(m, peer) &&
+            !(use = dry_run_admit(m, req, peer->uid, now_usec(CLOCK_MONOTONIC))))
+                return;
         for (size_t i = 0; (asked.written_by || asked.ns) && i < n; i++) {
                 uint64_t pending = cache_writers_pending(targets[i]);
 
@@ -459,14 +464,11 @@ static void handle_trim(Manager *m, ControlRequest *req, json_object *request) {
                         control_reply_error(req, "cache %s: who wrote %llu entries is not known yet (their headers "
                                             "are being read); try again in a moment", cache_config(targets[i])->name,
                                             (unsigned long long) pending);
-                        return;
+                        goto refused;
                 }
         }
         if ((asked.written_by || asked.ns) && !writer_held(req, targets, n, asked.written_by, asked.ns))
-                return;
-        if (dry_run && !peer_is_admin(m, peer) &&
-            !(use = dry_run_admit(m, req, peer->uid, now_usec(CLOCK_MONOTONIC))))
-                return;
+                goto refused;
         t = calloc(1, sizeof(*t));
         if (!t || !(t->results = json_object_new_object())) {
                 free(t);
@@ -493,6 +495,10 @@ static void handle_trim(Manager *m, ControlRequest *req, json_object *request) {
                         TrimResult failed = { .target_bytes = to, .dry_run = dry_run, .errors = 1 };
                         on_trim_done(targets[i], &failed, t);
                 }
+        return;
+refused:
+        if (use)
+                use->busy = false;   /* it counts among the user's dry runs, and ran */
 }
 
 /* One `cachectl merge` request, waiting for the merge. */

@@ -386,8 +386,17 @@ worst_push() {
         [ $((s1 + s2)) -eq 1 ]
         grep -q "t: would evict" "$BATS_TEST_TMPDIR/one" "$BATS_TEST_TMPDIR/two"
         grep -q "a dry run of uid 65534 is still running: one at a time" "$BATS_TEST_TMPDIR/one" "$BATS_TEST_TMPDIR/two"
+        # a dry run by a writer nobody has is refused, and counts among the
+        # ten (admitted before the writers are looked at); the next is not
+        # held off as "still running"
+        for i in 2 3; do
+                run as_nobody "$ctl_copy" -s "$sock" trim --dry-run --written-by 9.9
+                echo "$output"
+                [ "$status" -eq 1 ]
+                [[ "$output" == *"no entries written by ccache 9.9"* ]]
+        done
         # one after the other: ten a minute
-        for i in $(seq 2 10); do
+        for i in $(seq 4 10); do
                 run as_nobody "$ctl_copy" -s "$sock" trim --dry-run
                 [ "$status" -eq 0 ]
         done
@@ -395,6 +404,12 @@ worst_push() {
         echo "$output"
         [ "$status" -eq 1 ]
         [[ "$output" == *"dry runs are limited to 10 a minute per user: uid 65534 may ask again in "* ]]
+        # a dry run by writer is admitted first too: the writers' check
+        # (each cache's status built) is never done past the limit
+        run as_nobody "$ctl_copy" -s "$sock" trim --dry-run --written-by 9.9
+        echo "$output"
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"dry runs are limited to 10 a minute per user"* ]]
         # another user has limits of his own; root (and admin_group) none
         run as_user 1234 "$ctl_copy" -s "$sock" trim --dry-run
         [ "$status" -eq 0 ]
