@@ -14,3 +14,12 @@ load helper
         [ "$status" -eq 0 ]
         [ "${lines[-1]}" = "1 passed, 0 failed, 1 skipped" ]
 }
+
+@test "tests/run says how long each bats file took, and tallies it" {
+        printf '#!/usr/bin/env bats\n@test "t" {\n\ttrue\n}\n' > "$BATS_TEST_TMPDIR/quick.bats"
+        run "$TOP/tests/run" "$BATS_TEST_TMPDIR/quick.bats"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [[ "$output" =~ "# ---- quick.bats, "[0-9]+" s" ]]
+        [ "${lines[-1]}" = "1 passed, 0 failed" ]
+}
