@@ -779,43 +779,6 @@ void remote_config_done(RemoteConfig *rc) {
         *rc = (RemoteConfig) { 0 };
 }
 
-int config_parse_threshold(const char *s, bool allow_count, Threshold *ret) {
-        size_t n = strlen(s);
-
-        if (n >= CONFIG_SIZE_TEXT_MAX)
-                return -EINVAL;   /* no one writes a size or a percentage this long */
-        if (n > 1 && s[n - 1] == '%') {
-                char *end;
-                double p;
-
-                errno = 0;
-                p = strtod(s, &end);
-                if (errno != 0 || end != s + n - 1 || !isfinite(p) || p <= 0 || p >= 100 ||
-                    !isdigit((unsigned char) s[0]))
-                        return -EINVAL;
-                *ret = (Threshold) { .kind = THRESHOLD_PERCENT, .percent = p };
-                return 0;
-        }
-        if (allow_count && n > 0 && strspn(s, "0123456789") == n) {
-                char *end;
-                unsigned long long v;
-
-                errno = 0;
-                v = strtoull(s, &end, 10);
-                if (errno != 0 || v == 0)
-                        return -EINVAL;
-                *ret = (Threshold) { .kind = THRESHOLD_ABSOLUTE, .value = v };
-                memcpy(ret->text, s, n + 1);
-                return 0;
-        }
-        uint64_t v;
-        if (parse_size(s, &v) < 0)
-                return -EINVAL;
-        *ret = (Threshold) { .kind = THRESHOLD_ABSOLUTE, .value = v };
-        memcpy(ret->text, s, n + 1);
-        return 0;
-}
-
 uint64_t threshold_resolve(const Threshold *t, uint64_t total) {
         switch (t->kind) {
         case THRESHOLD_ABSOLUTE:
