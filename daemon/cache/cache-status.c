@@ -111,8 +111,11 @@ static json_object *status_scan(Cache *c) {
                 JSON_ADD(o, STATUS_SCAN_LAST, l);
         }
         JSON_ADD(o, STATUS_SCAN_INOTIFY_OVERFLOWS, JSON_U64(c->overflows));
-        JSON_ADD(o, STATUS_SCAN_FOUND_FILES_TOTAL, JSON_U64(h->found_files));
-        JSON_ADD(o, STATUS_SCAN_FOUND_BYTES_TOTAL, JSON_U64(h->found_bytes));
+        /* The running scan's finds are in the size already: in these too. */
+        JSON_ADD(o, STATUS_SCAN_FOUND_FILES_TOTAL,
+                 JSON_U64(h->found_files + (p && scan_queue_scanned(c->scans) ? p->added : 0)));
+        JSON_ADD(o, STATUS_SCAN_FOUND_BYTES_TOTAL,
+                 JSON_U64(h->found_bytes + (p && scan_queue_scanned(c->scans) ? p->added_bytes : 0)));
         JSON_ADD(o, STATUS_SCAN_WATCHES, JSON_U64(c->available ? c->watches : 0));
         JSON_ADD(o, STATUS_SCAN_MAX_WATCHES, JSON_U64(c->max_watches));
         JSON_ADD(o, STATUS_SCAN_UNWATCHED_DIRS, JSON_U64(cache_unwatched_dirs(c)));

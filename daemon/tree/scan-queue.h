@@ -110,7 +110,9 @@ typedef struct ScanHistory {
         usec_t duration;
         /* Files new to the account that scans after the first one found:
          * stores the events did not show (lost in an overflow, in a
-         * directory not watched yet or at all), and their bytes. */
+         * directory not watched yet or at all), and their bytes; the
+         * running scan's are added when it ends (its ScanProgress has them
+         * meanwhile: status adds them, as the size has them already). */
         uint64_t found_files, found_bytes;
 } ScanHistory;
 const ScanHistory *scan_queue_history(const ScanQueue *q);

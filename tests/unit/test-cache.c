@@ -23,6 +23,7 @@
 #include "evict/trim.h"
 #include "fixture.h"
 #include "os/watch.h"
+#include "tree/scan-queue.h"
 
 #define DEADLINE_USEC (20 * USEC_PER_SEC)     /* a hung test fails instead of hanging */
 #define FILES 40
@@ -545,6 +546,31 @@ static int on_busy(sd_event_source *s, void *userdata) {
  * loop iteration (here: a defer source at their priority, always on). A
  * rescan asked for then (an overflow) still runs, taking turns with them:
  * the events it stands for are not lost a second time. */
+/* What a rescan finds is in the size as soon as it is in the account, so
+ * the figure of what was found is too, while the rescan still runs: a
+ * reader comparing the size with the growth it was told of (the soak's cap
+ * oracle) must never see the size ahead of it. */
+static void test_found_counted_while_the_rescan_runs(void **state) {
+        Fixture *f = *state;
+        unsigned mid = 0;
+
+        start_scanned(f, "max_size = \"1G\"; max_watches = 1;");
+        for (unsigned i = FILES; i < FILES + 3 * SCAN_BUDGET; i++)
+                put_entry(f, "a/b", i);   /* unwatched: only the rescan sees them */
+        cache_rescan(f->c, "inotify queue overflow");
+        for (;;) {
+                uint64_t files = status_u64(f->c, "entry_files");
+                bool running = scan_running(f->c);
+
+                assert_int_equal(scan_u64(f->c, "found_files_total"), files - FILES);
+                mid += running && files > FILES;
+                if (!running && files == FILES + 3 * SCAN_BUDGET)
+                        break;
+                assert_true(sd_event_run(f->e, 10 * USEC_PER_MSEC) >= 0);
+        }
+        assert_true(mid > 0);   /* seen in the middle of the rescan */
+}
+
 static void test_rescan_not_starved_by_a_flood(void **state) {
         Fixture *f = *state;
         sd_event_source *busy;
@@ -583,6 +609,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_root_deleted, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_root_lost_ends_the_trims, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_rescan_asked_during_one_follows_it, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_found_counted_while_the_rescan_runs, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unwatched_rescanned_in_paced_rounds, setup, teardown),
         };
         return cmocka_run_group_tests_name("cache", tests, NULL, NULL);
