@@ -50,6 +50,8 @@ typedef struct File {
 } File;
 
 _Static_assert(sizeof(File) == 32, "File must stay 32 bytes");
+_Static_assert(FILES_MAX <= LINKS_ID_MAX, "every FileId may be a linked name");
+_Static_assert(_CCACHE_KIND_MAX <= 16, "a kind fits the links table's records");
 
 struct Account {
         File **chunks;
@@ -80,7 +82,6 @@ struct Account {
         void *dir_hook_userdata;
         uint64_t seed;           /* the hashes' key: random per account (keyed_hash) */
         Links *links;            /* hard-linked names; NULL until the first */
-        size_t links_unsure;     /* inodes of links whose bytes wait for a full scan */
         AccountLayout layout;
 };
 
@@ -248,6 +249,8 @@ static int index_resize(Account *a, size_t size) {
                 return -ENOMEM;
         }
         a->index_size = size;
+        if (a->links)
+                links_set_hint(a->links, size);
         for (size_t i = 0; i < old_size; i++)
                 if (old[i]) {
                         const File *f = file_at(a, slot_id(old[i]));
@@ -339,41 +342,36 @@ static void inode_bytes(Account *a, uint32_t blocks, uint8_t k, int sign) {
                 a->totals.bytes -= bytes, a->totals.kind_bytes[k] -= bytes;
 }
 
+/* What the links table asks of a name: its blocks and kind (links.h). */
+static void link_name(uint32_t id, uint32_t *ret_blocks, uint8_t *ret_kind, void *userdata) {
+        const Account *a = userdata;
+        const File *f = file_at(a, id);
+
+        *ret_blocks = f->blocks;
+        *ret_kind = (uint8_t) file_kind(f);
+}
+
+static void link_change(Account *a, const LinksChange *c) {
+        inode_bytes(a, c->minus_blocks, c->minus_kind, -1);
+        inode_bytes(a, c->plus_blocks, c->plus_kind, +1);
+}
+
 /* Makes f (id) a linked name of inode ino, whose size is f's. unsure: f was
  * not seen by a full scan, and the account may hold other names of ino as
  * files of their own (recorded when they had one link): a new inode's bytes
  * then wait for a full scan rather than count twice. Returns false (f
  * unchanged, its bytes counted on its own) if out of memory. */
 static bool link_attach(Account *a, File *f, FileId id, uint64_t ino, bool unsure) {
-        LinkedInode *i;
+        LinksChange c;
 
-        if (!a->links && !(a->links = links_new()))
-                return false;
-        if (links_name_set(a->links, id, ino) < 0)
-                return false;
-        if (!(i = links_inode(a->links, ino, f->blocks, (uint8_t) file_kind(f)))) {
-                links_name_drop(a->links, id);
-                return false;
+        if (!a->links) {
+                if (!(a->links = links_new(a->seed, link_name, a)))
+                        return false;
+                links_set_hint(a->links, a->index_size);
         }
-        if (i->names == 0) {
-                i->unsure = unsure;
-                if (unsure)
-                        a->links_unsure++;
-                else
-                        inode_bytes(a, i->blocks, i->kind, +1);
-        } else if (i->unsure && !unsure) {   /* a full scan vouches for it */
-                i->unsure = false;
-                a->links_unsure--;
-                i->blocks = f->blocks;
-                inode_bytes(a, i->blocks, i->kind, +1);
-        } else if (i->blocks != f->blocks) {   /* the inode's size changed */
-                if (!i->unsure)
-                        inode_bytes(a, i->blocks, i->kind, -1);
-                i->blocks = f->blocks;
-                if (!i->unsure)
-                        inode_bytes(a, i->blocks, i->kind, +1);
-        }
-        i->names++;
+        if (links_attach(a->links, id, ino, unsure, &c) < 0)
+                return false;
+        link_change(a, &c);
         f->flags |= FLAG_LINK;
         return true;
 }
@@ -381,18 +379,11 @@ static bool link_attach(Account *a, File *f, FileId id, uint64_t ino, bool unsur
 /* f (id) is a linked name no more: its inode loses a name, and its bytes
  * with its last one. */
 static void link_detach(Account *a, File *f, FileId id) {
-        uint64_t ino = links_name_ino(a->links, id);
-        LinkedInode *i = links_inode(a->links, ino, 0, 0);
+        LinksChange c;
 
-        links_name_drop(a->links, id);
+        links_detach(a->links, id, &c);
+        link_change(a, &c);
         f->flags &= (uint8_t) ~FLAG_LINK;
-        if (i && --i->names == 0) {
-                if (i->unsure)
-                        a->links_unsure--;
-                else
-                        inode_bytes(a, i->blocks, i->kind, -1);
-                links_inode_drop(a->links, ino);
-        }
 }
 
 static void file_release(Account *a, FileId id, size_t slot) {
@@ -742,7 +733,6 @@ void account_clear(Account *a) {
         a->span_valid = false;
         a->names_bytes = 0;
         a->links = links_free(a->links);
-        a->links_unsure = 0;
 }
 
 Account *account_free(Account *a) {
@@ -969,7 +959,7 @@ size_t account_scan_sweep(Account *a, uint32_t gen) {
 }
 
 size_t account_links_unsure(const Account *a) {
-        return a->links_unsure;
+        return a->links ? links_unsure(a->links) : 0;
 }
 
 const AccountTotals *account_totals(Account *a) {

@@ -650,6 +650,50 @@ static void test_remote_memory_per_file(void **state) {
         assert_true(grew[0] <= (size_t) N * (32 + 1 + 8));   /* record, tag, index slots */
 }
 
+/* A hard-linked entry (ccache's hard_link, or a copy made with cp -al: its
+ * other name is outside the cache) costs at most 16 bytes more than one
+ * with a single link; its bytes count as the unlinked one's did, and go
+ * with it, name by name or with its directory. */
+static void test_linked_memory_per_file(void **state) {
+        enum { N = 2 * 65536 };   /* two full chunks of records */
+        size_t grew[2];
+
+        (void) state;
+        for (int linked = 0; linked < 2; linked++) {
+                Account *a;
+                DirId d1, d;
+                size_t before;
+                char name[48];
+
+                assert_int_equal(account_new(&a), 0);
+                assert_int_equal(account_reserve(a, N), 0);   /* as a cache's start does, from ccache's stats */
+                assert_int_equal(account_dir_add(a, DIR_ROOT, "a", &d1), 1);
+                assert_int_equal(account_dir_add(a, d1, "1", &d), 1);
+                before = account_memory(a);
+                for (unsigned i = 0; i < N; i++) {
+                        entry_name(i, 'R', name);
+                        assert_int_equal(account_file_set_inode(a, d, name, i % 16 + 1, 1000,
+                                                                linked ? ((uint64_t) 3 << 33) + i * 64ULL : 0,
+                                                                linked ? 2 : 1, false),
+                                         1);
+                }
+                grew[linked] = account_memory(a) - before;
+                assert_int_equal(account_totals(a)->files, N);
+                check_totals(a);
+                /* half the names go one by one, the rest with their directory */
+                for (unsigned i = 0; i < N; i += 2) {
+                        entry_name(i, 'R', name);
+                        assert_int_equal(account_file_remove(a, d, name), 1);
+                }
+                check_totals(a);
+                account_dir_remove(a, d1);
+                assert_int_equal(account_totals(a)->files, 0);
+                assert_int_equal(account_totals(a)->bytes, 0);
+                account_free(a);
+        }
+        assert_true(grew[1] <= grew[0] + (size_t) N * 16);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_insert_update_remove, setup_account, teardown_account),
@@ -666,6 +710,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_remote_flat_layout, setup_account, teardown_account),
                 cmocka_unit_test_setup_teardown(test_set_layout_only_when_empty, setup_account, teardown_account),
                 cmocka_unit_test(test_remote_memory_per_file),
+                cmocka_unit_test(test_linked_memory_per_file),
         };
         return cmocka_run_group_tests_name("account", tests, NULL, NULL);
 }
