@@ -8,6 +8,7 @@
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
@@ -239,25 +240,37 @@ static size_t index_find(const Account *a, const File *probe, uint64_t h) {
         }
 }
 
-static int index_resize(Account *a, size_t size) {
-        uint32_t *old = a->index;
-        size_t old_size = a->index_size;
+/* The index has a mapping of its own: it grows in place (mremap moves its
+ * pages, never copies them) and is rebuilt from the records, which say
+ * all it holds, so a growth never holds an old and a new table at once (a
+ * million files' index is 5 MB: the peak would be half as much again). */
+static uint32_t *index_map(size_t size) {
+        void *p = mmap(NULL, size * sizeof(uint32_t), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-        a->index = calloc(size, sizeof(uint32_t));
-        if (!a->index) {
-                a->index = old;
-                return -ENOMEM;
-        }
+        return p == MAP_FAILED ? NULL : p;
+}
+
+static int index_resize(Account *a, size_t size) {
+        void *p = mremap(a->index, a->index_size * sizeof(uint32_t), size * sizeof(uint32_t), MREMAP_MAYMOVE);
+
+        if (p == MAP_FAILED)
+                return -ENOMEM;   /* (the old one stays as it was) */
+        memset(p, 0, a->index_size * sizeof(uint32_t));   /* (what it grew by is zero already) */
+        a->index = p;
         a->index_size = size;
         if (a->links)
                 links_set_hint(a->links, size);
-        for (size_t i = 0; i < old_size; i++)
-                if (old[i]) {
-                        const File *f = file_at(a, slot_id(old[i]));
-                        size_t j = index_find(a, f, file_hash(a, f));
-                        a->index[j] = old[i];
-                }
-        free(old);
+        /* Every record in use has its slot, those of forgotten directories
+         * too (purge_files finds theirs). */
+        for (FileId id = 0; id < a->limit; id++) {
+                const File *f = file_at(a, id);
+                uint64_t h;
+
+                if (form(f) == FORM_FREE)
+                        continue;
+                h = file_hash(a, f);
+                a->index[index_find(a, f, h)] = (id + 1) | slot_tag(h);
+        }
         return 0;
 }
 
@@ -646,7 +659,7 @@ int account_new(Account **ret) {
         a->free_head = FILE_NONE;
         a->free_dir = a->limbo_dir = DIR_NONE;
         a->index_size = INDEX_MIN;
-        a->index = calloc(a->index_size, sizeof(uint32_t));
+        a->index = index_map(a->index_size);
         a->dir_index_size = DIR_INDEX_MIN;
         a->dir_index = calloc(a->dir_index_size, sizeof(uint32_t));
         a->dirs_cap = 64;
@@ -740,7 +753,8 @@ Account *account_free(Account *a) {
                 return NULL;
         if (a->dirs && a->index && a->dir_index)
                 account_clear(a);
-        free(a->index);
+        if (a->index)
+                munmap(a->index, a->index_size * sizeof(uint32_t));
         free(a->dir_index);
         free(a->dirs);
         free(a);

@@ -139,6 +139,43 @@ static void test_many_files_and_dir_removal(void **state) {
         assert_int_equal(hi, 0);
 }
 
+/* The index grows in place, rebuilt from the records: every file stays
+ * found, those of a forgotten directory (dropped at the next totals) too,
+ * and linked names keep their inode. */
+static void test_index_grows_in_place(void **state) {
+        enum { N = 30000 };
+        Account *a = *state;
+        DirId l1, d1, d2;
+        char name[64];
+
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "c", &l1), 1);
+        assert_int_equal(account_dir_add(a, l1, "1", &d1), 1);
+        assert_int_equal(account_dir_add(a, l1, "2", &d2), 1);
+        for (unsigned i = 0; i < 3000; i++) {
+                entry_name(i, 'R', name);
+                assert_int_equal(account_file_set(a, d2, name, 1, i), 1);
+                snprintf(name, sizeof(name), "other-%u-with-a-name-too-long-for-a-record", i);   /* on the heap */
+                assert_int_equal(account_file_set_inode(a, d1, name, 3, i, 100 + i, 2, false), 1);
+        }
+        account_dir_remove(a, d2);   /* its files wait for the next totals, in the index */
+        for (unsigned i = 0; i < N; i++) {   /* the index grows: 1024 slots to past N */
+                entry_name(N + i, 'M', name);
+                assert_int_equal(account_file_set(a, d1, name, 2, i), 1);
+        }
+        for (unsigned i = 0; i < N; i++) {
+                entry_name(N + i, 'M', name);
+                assert_true(account_file_find(a, d1, name) != FILE_NONE);
+        }
+        for (unsigned i = 0; i < 3000; i++) {
+                snprintf(name, sizeof(name), "other-%u-with-a-name-too-long-for-a-record", i);
+                assert_int_equal(account_file_set_inode(a, d1, name, 3, i, 100 + i, 2, false), 0);
+        }
+        assert_int_equal(account_totals(a)->files, N + 3000);
+        assert_int_equal(account_totals(a)->bytes, (uint64_t) (2 * N + 3 * 3000) * 512);
+        check_totals(a);
+        assert_true(account_index_longest_run(a) < 1000);
+}
+
 static void test_scan_sweep(void **state) {
         Account *a = *state;
         DirId d1, d2, sub;
@@ -698,6 +735,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_insert_update_remove, setup_account, teardown_account),
                 cmocka_unit_test_setup_teardown(test_many_files_and_dir_removal, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_index_grows_in_place, setup_account, teardown_account),
                 cmocka_unit_test_setup_teardown(test_scan_sweep, setup_account, teardown_account),
                 cmocka_unit_test_setup_teardown(test_dir_hook_and_stats, setup_account, teardown_account),
                 cmocka_unit_test_setup_teardown(test_dir_gen_tells_reused_ids_apart, setup_account, teardown_account),
