@@ -35,6 +35,8 @@
 #define FORM_HEAP   3u
 #define FLAG_MARK   0x04u
 #define FLAG_LINK   0x08u   /* a name of an inode with more links: its bytes count in links */
+#define BLOCKS_BIG  0xffffffu
+#define BIG_MIN     16      /* a power of two */
 
 typedef struct File {
         /* FORM_PACKED: the packed name; FORM_INLINE: a name of < 20 chars;
@@ -47,7 +49,8 @@ typedef struct File {
         uint32_t dir : 24;
         uint32_t flags : 8;
         uint32_t mtime;
-        uint32_t blocks;
+        uint32_t blocks : 24;    /* st_blocks; BLOCKS_BIG: 8 GiB or more, the count is in big */
+        uint32_t tag : 8;        /* the owner's byte (account_file_tag) */
 } File;
 
 _Static_assert(sizeof(File) == 32, "File must stay 32 bytes");
@@ -56,7 +59,11 @@ _Static_assert(_CCACHE_KIND_MAX <= 16, "a kind fits the links table's records");
 
 struct Account {
         File **chunks;
-        uint8_t **tags;          /* a byte per file, chunk by chunk (account_file_tag) */
+        /* st_blocks of files of 8 GiB or more (File.blocks BLOCKS_BIG):
+         * (FileId + 1) << 32 | blocks, 0 for empty, at most half full.
+         * Each takes 8 GiB of the disk: a disk of any size holds few. */
+        uint64_t *big;
+        size_t big_size, big_count;
         size_t n_chunks;
         FileId limit;            /* one past the highest id ever used */
         FileId free_head;
@@ -294,31 +301,94 @@ static void index_delete(Account *a, size_t i) {
         }
 }
 
+/* The big table (see Account): linear probing, backward-shift deletion. */
+static size_t big_home(const Account *a, FileId id) {
+        return (size_t) hash_mix(id) & (a->big_size - 1);
+}
+
+static size_t big_find(const Account *a, FileId id) {
+        for (size_t i = big_home(a, id);; i = (i + 1) & (a->big_size - 1))
+                if (a->big[i] == 0 || a->big[i] >> 32 == (uint64_t) id + 1)
+                        return i;
+}
+
+/* Room for one more entry, so that big_set cannot fail. */
+static int big_reserve(Account *a) {
+        uint64_t *old = a->big, *n;
+        size_t old_size = a->big_size, size = old_size ? 2 * old_size : BIG_MIN;
+
+        if (2 * (a->big_count + 1) <= a->big_size)
+                return 0;
+        if (!(n = calloc(size, sizeof(uint64_t))))
+                return -ENOMEM;
+        a->big = n;
+        a->big_size = size;
+        for (size_t i = 0; i < old_size; i++)
+                if (old[i])
+                        a->big[big_find(a, (FileId) (old[i] >> 32) - 1)] = old[i];
+        free(old);
+        return 0;
+}
+
+static void big_set(Account *a, FileId id, uint32_t blocks) {
+        size_t i = big_find(a, id);
+
+        a->big_count += a->big[i] == 0;
+        a->big[i] = ((uint64_t) id + 1) << 32 | blocks;
+}
+
+static void big_drop(Account *a, FileId id) {
+        size_t i = big_find(a, id), j = i;
+
+        if (a->big[i] == 0)
+                return;
+        a->big[i] = 0;
+        a->big_count--;
+        for (;;) {
+                size_t k;
+
+                j = (j + 1) & (a->big_size - 1);
+                if (a->big[j] == 0)
+                        return;
+                k = big_home(a, (FileId) (a->big[j] >> 32) - 1);
+                if (i <= j ? (k <= i || k > j) : (k <= i && k > j)) {
+                        a->big[i] = a->big[j];
+                        a->big[j] = 0;
+                        i = j;
+                }
+        }
+}
+
+/* File f's (id's) st_blocks. */
+static uint32_t file_blocks(const Account *a, FileId id, const File *f) {
+        return f->blocks == BLOCKS_BIG ? (uint32_t) a->big[big_find(a, id)] : f->blocks;
+}
+
+/* Sets them: the big table has room (big_reserve) if they are big. */
+static void file_set_blocks(Account *a, FileId id, File *f, uint32_t blocks) {
+        if (blocks >= BLOCKS_BIG)
+                big_set(a, id, blocks);
+        else if (f->blocks == BLOCKS_BIG)
+                big_drop(a, id);
+        f->blocks = blocks >= BLOCKS_BIG ? BLOCKS_BIG : blocks;
+}
+
 static int file_alloc(Account *a, FileId *ret) {
         if (a->free_head != FILE_NONE) {
                 *ret = a->free_head;
                 a->free_head = next_free(file_at(a, *ret));
-                a->tags[*ret >> CHUNK_SHIFT][*ret & (CHUNK_FILES - 1)] = 0;
                 return 0;
         }
         if (a->limit >= FILES_MAX)
                 return -E2BIG;
         if ((a->limit >> CHUNK_SHIFT) >= a->n_chunks) {
                 File **c = realloc(a->chunks, (a->n_chunks + 1) * sizeof(File *));
-                uint8_t **t;
 
                 if (!c)
                         return -ENOMEM;
                 a->chunks = c;
-                if (!(t = realloc(a->tags, (a->n_chunks + 1) * sizeof(uint8_t *))))
-                        return -ENOMEM;
-                a->tags = t;
                 if (!(c[a->n_chunks] = malloc(CHUNK_FILES * sizeof(File))))
                         return -ENOMEM;
-                if (!(t[a->n_chunks] = calloc(CHUNK_FILES, 1))) {
-                        free(c[a->n_chunks]);
-                        return -ENOMEM;
-                }
                 a->n_chunks++;
         }
         *ret = a->limit++;
@@ -327,8 +397,8 @@ static int file_alloc(Account *a, FileId *ret) {
 
 /* A name counts in files; its bytes count here unless it is a linked name,
  * whose inode's bytes count once through link_attach/link_detach. */
-static void totals_add(Account *a, const File *f, int sign) {
-        uint64_t bytes = f->flags & FLAG_LINK ? 0 : (uint64_t) f->blocks * 512;
+static void totals_add(Account *a, FileId id, const File *f, int sign) {
+        uint64_t bytes = f->flags & FLAG_LINK ? 0 : (uint64_t) file_blocks(a, id, f) * 512;
         CcacheKind k = file_kind(f);
 
         if (sign > 0) {
@@ -360,7 +430,7 @@ static void link_name(uint32_t id, uint32_t *ret_blocks, uint8_t *ret_kind, void
         const Account *a = userdata;
         const File *f = file_at(a, id);
 
-        *ret_blocks = f->blocks;
+        *ret_blocks = file_blocks(a, id, f);
         *ret_kind = (uint8_t) file_kind(f);
 }
 
@@ -402,9 +472,12 @@ static void link_detach(Account *a, File *f, FileId id) {
 static void file_release(Account *a, FileId id, size_t slot) {
         File *f = file_at(a, id);
 
-        totals_add(a, f, -1);
+        totals_add(a, id, f, -1);
         if (f->flags & FLAG_LINK)
                 link_detach(a, f, id);
+        if (f->blocks == BLOCKS_BIG)
+                big_drop(a, id);
+        f->blocks = 0;
         index_delete(a, slot);
         if (form(f) == FORM_HEAP) {
                 a->names_bytes -= heap_size(heap_name(f));
@@ -431,6 +504,7 @@ int account_file_set(Account *a, DirId d, const char *name, uint64_t blocks, int
 int account_file_set_inode(Account *a, DirId d, const char *name, uint64_t blocks, int64_t mtime, uint64_t ino,
                            uint64_t nlink, bool unsure) {
         bool linked = nlink > 1 && ino != 0;
+        uint32_t blocks32 = blocks > UINT32_MAX ? UINT32_MAX : (uint32_t) blocks;
         File probe, *f;
         uint64_t h;
         size_t slot;
@@ -438,7 +512,6 @@ int account_file_set_inode(Account *a, DirId d, const char *name, uint64_t block
         int r;
 
         make_probe(a, d, name, &probe);
-        probe.blocks = blocks > UINT32_MAX ? UINT32_MAX : (uint32_t) blocks;
         probe.mtime = mtime < 0 ? 0 : mtime > UINT32_MAX ? UINT32_MAX : (uint32_t) mtime;
         probe.flags |= FLAG_MARK;   /* seen: by a scan, or by an event since it began */
         h = file_hash(a, &probe);
@@ -448,16 +521,18 @@ int account_file_set_inode(Account *a, DirId d, const char *name, uint64_t block
 
                 id = slot_id(a->index[slot]);
                 f = file_at(a, id);
-                changed = f->blocks != probe.blocks || f->mtime != probe.mtime;
-                totals_add(a, f, -1);
+                if (blocks32 >= BLOCKS_BIG && (r = big_reserve(a)) < 0)
+                        return r;
+                changed = file_blocks(a, id, f) != blocks32 || f->mtime != probe.mtime;
+                totals_add(a, id, f, -1);
                 if (f->flags & FLAG_LINK)
                         link_detach(a, f, id);   /* and attached again below, with its new size */
-                f->blocks = probe.blocks;
+                file_set_blocks(a, id, f, blocks32);
                 f->mtime = probe.mtime;
                 f->flags = probe.flags;
                 if (linked)
                         (void) link_attach(a, f, id, ino, unsure);
-                totals_add(a, f, +1);
+                totals_add(a, id, f, +1);
                 return changed ? 2 : 0;
         }
         if ((double) (a->n_files + 1) > INDEX_LOAD_MAX * (double) a->index_size) {
@@ -465,6 +540,8 @@ int account_file_set_inode(Account *a, DirId d, const char *name, uint64_t block
                         return r;
                 slot = index_find(a, &probe, h);
         }
+        if (blocks32 >= BLOCKS_BIG && (r = big_reserve(a)) < 0)
+                return r;
         if (form(&probe) == FORM_HEAP) {
                 char *copy = strdup(name);
                 if (!copy)
@@ -479,12 +556,13 @@ int account_file_set_inode(Account *a, DirId d, const char *name, uint64_t block
         if (form(&probe) == FORM_HEAP)
                 a->names_bytes += heap_size(heap_name(&probe));
         f = file_at(a, id);
-        *f = probe;
+        *f = probe;   /* (tag 0) */
+        file_set_blocks(a, id, f, blocks32);
         a->index[slot] = (id + 1) | slot_tag(h);
         a->n_files++;
         if (linked)
                 (void) link_attach(a, f, id, ino, unsure);
-        totals_add(a, f, +1);
+        totals_add(a, id, f, +1);
         return 1;
 }
 
@@ -516,7 +594,7 @@ int account_file_info(const Account *a, FileId id, FileInfo *ret) {
         if (id >= a->limit || form(f = file_at(a, id)) == FORM_FREE || !a->dirs[f->dir].used)
                 return -ENOENT;
         *ret = (FileInfo) { .dir = f->dir, .dir_gen = a->dirs[f->dir].gen, .kind = file_kind(f),
-                            .blocks = f->blocks, .mtime = f->mtime };
+                            .blocks = file_blocks(a, id, f), .mtime = f->mtime };
         return 0;
 }
 
@@ -724,15 +802,14 @@ void account_clear(Account *a) {
         for (FileId id = 0; id < a->limit; id++)
                 if (form(file_at(a, id)) == FORM_HEAP)
                         free(heap_name(file_at(a, id)));
-        for (size_t i = 0; i < a->n_chunks; i++) {
+        for (size_t i = 0; i < a->n_chunks; i++)
                 free(a->chunks[i]);
-                free(a->tags[i]);
-        }
         free(a->chunks);
-        free(a->tags);
         a->chunks = NULL;
-        a->tags = NULL;
         a->n_chunks = 0;
+        free(a->big);
+        a->big = NULL;
+        a->big_size = a->big_count = 0;
         a->limit = 0;
         a->free_head = FILE_NONE;
         a->n_files = 0;
@@ -1013,18 +1090,18 @@ void account_entries_since(Account *a, const int64_t *since, size_t n, uint64_t 
                 for (size_t i = 0; i < n; i++)
                         if ((int64_t) f->mtime >= since[i]) {
                                 ret_files[i]++;
-                                ret_bytes[i] += (uint64_t) f->blocks * 512;
+                                ret_bytes[i] += (uint64_t) file_blocks(a, id, f) * 512;
                         }
         }
 }
 
 uint8_t account_file_tag(const Account *a, FileId id) {
-        return id < a->limit ? a->tags[id >> CHUNK_SHIFT][id & (CHUNK_FILES - 1)] : 0;
+        return id < a->limit ? file_at(a, id)->tag : 0;
 }
 
 void account_file_set_tag(Account *a, FileId id, uint8_t tag) {
         if (id < a->limit)
-                a->tags[id >> CHUNK_SHIFT][id & (CHUNK_FILES - 1)] = tag;
+                file_at(a, id)->tag = tag;
 }
 
 void account_entries_by_tag(Account *a, uint64_t files[256], uint64_t bytes[256]) {
@@ -1033,18 +1110,17 @@ void account_entries_by_tag(Account *a, uint64_t files[256], uint64_t bytes[256]
         purge_files(a);
         for (FileId id = 0; id < a->limit; id++) {
                 const File *f = file_at(a, id);
-                uint8_t t;
 
                 if (form(f) != FORM_PACKED)
                         continue;
-                t = a->tags[id >> CHUNK_SHIFT][id & (CHUNK_FILES - 1)];
-                files[t]++;
-                bytes[t] += (uint64_t) f->blocks * 512;
+                files[f->tag]++;
+                bytes[f->tag] += (uint64_t) file_blocks(a, id, f) * 512;
         }
 }
 
 size_t account_memory(const Account *a) {
-        return sizeof(*a) + a->n_chunks * CHUNK_FILES * (sizeof(File) + 1) + a->index_size * sizeof(uint32_t) +
+        return sizeof(*a) + a->n_chunks * CHUNK_FILES * sizeof(File) + a->big_size * sizeof(uint64_t) +
+               a->index_size * sizeof(uint32_t) +
                a->dirs_cap * sizeof(Dir) + a->dir_index_size * sizeof(uint32_t) + a->names_bytes +
                (a->links ? links_memory(a->links) : 0);
 }
