@@ -8,6 +8,7 @@
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,6 +35,8 @@
 #define FORM_HEAP   3u
 #define FLAG_MARK   0x04u
 #define FLAG_LINK   0x08u   /* a name of an inode with more links: its bytes count in links */
+#define BLOCKS_BIG  0xffffffu
+#define BIG_MIN     16      /* a power of two */
 
 typedef struct File {
         /* FORM_PACKED: the packed name; FORM_INLINE: a name of < 20 chars;
@@ -46,14 +49,21 @@ typedef struct File {
         uint32_t dir : 24;
         uint32_t flags : 8;
         uint32_t mtime;
-        uint32_t blocks;
+        uint32_t blocks : 24;    /* st_blocks; BLOCKS_BIG: 8 GiB or more, the count is in big */
+        uint32_t tag : 8;        /* the owner's byte (account_file_tag) */
 } File;
 
 _Static_assert(sizeof(File) == 32, "File must stay 32 bytes");
+_Static_assert(FILES_MAX <= LINKS_ID_MAX, "every FileId may be a linked name");
+_Static_assert(_CCACHE_KIND_MAX <= 16, "a kind fits the links table's records");
 
 struct Account {
         File **chunks;
-        uint8_t **tags;          /* a byte per file, chunk by chunk (account_file_tag) */
+        /* st_blocks of files of 8 GiB or more (File.blocks BLOCKS_BIG):
+         * (FileId + 1) << 32 | blocks, 0 for empty, at most half full.
+         * Each takes 8 GiB of the disk: a disk of any size holds few. */
+        uint64_t *big;
+        size_t big_size, big_count;
         size_t n_chunks;
         FileId limit;            /* one past the highest id ever used */
         FileId free_head;
@@ -80,7 +90,6 @@ struct Account {
         void *dir_hook_userdata;
         uint64_t seed;           /* the hashes' key: random per account (keyed_hash) */
         Links *links;            /* hard-linked names; NULL until the first */
-        size_t links_unsure;     /* inodes of links whose bytes wait for a full scan */
         AccountLayout layout;
 };
 
@@ -238,23 +247,37 @@ static size_t index_find(const Account *a, const File *probe, uint64_t h) {
         }
 }
 
-static int index_resize(Account *a, size_t size) {
-        uint32_t *old = a->index;
-        size_t old_size = a->index_size;
+/* The index has a mapping of its own: it grows in place (mremap moves its
+ * pages, never copies them) and is rebuilt from the records, which say
+ * all it holds, so a growth never holds an old and a new table at once (a
+ * million files' index is 5 MB: the peak would be half as much again). */
+static uint32_t *index_map(size_t size) {
+        void *p = mmap(NULL, size * sizeof(uint32_t), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-        a->index = calloc(size, sizeof(uint32_t));
-        if (!a->index) {
-                a->index = old;
-                return -ENOMEM;
-        }
+        return p == MAP_FAILED ? NULL : p;
+}
+
+static int index_resize(Account *a, size_t size) {
+        void *p = mremap(a->index, a->index_size * sizeof(uint32_t), size * sizeof(uint32_t), MREMAP_MAYMOVE);
+
+        if (p == MAP_FAILED)
+                return -ENOMEM;   /* (the old one stays as it was) */
+        memset(p, 0, a->index_size * sizeof(uint32_t));   /* (what it grew by is zero already) */
+        a->index = p;
         a->index_size = size;
-        for (size_t i = 0; i < old_size; i++)
-                if (old[i]) {
-                        const File *f = file_at(a, slot_id(old[i]));
-                        size_t j = index_find(a, f, file_hash(a, f));
-                        a->index[j] = old[i];
-                }
-        free(old);
+        if (a->links)
+                links_set_hint(a->links, size);
+        /* Every record in use has its slot, those of forgotten directories
+         * too (purge_files finds theirs). */
+        for (FileId id = 0; id < a->limit; id++) {
+                const File *f = file_at(a, id);
+                uint64_t h;
+
+                if (form(f) == FORM_FREE)
+                        continue;
+                h = file_hash(a, f);
+                a->index[index_find(a, f, h)] = (id + 1) | slot_tag(h);
+        }
         return 0;
 }
 
@@ -278,31 +301,94 @@ static void index_delete(Account *a, size_t i) {
         }
 }
 
+/* The big table (see Account): linear probing, backward-shift deletion. */
+static size_t big_home(const Account *a, FileId id) {
+        return (size_t) hash_mix(id) & (a->big_size - 1);
+}
+
+static size_t big_find(const Account *a, FileId id) {
+        for (size_t i = big_home(a, id);; i = (i + 1) & (a->big_size - 1))
+                if (a->big[i] == 0 || a->big[i] >> 32 == (uint64_t) id + 1)
+                        return i;
+}
+
+/* Room for one more entry, so that big_set cannot fail. */
+static int big_reserve(Account *a) {
+        uint64_t *old = a->big, *n;
+        size_t old_size = a->big_size, size = old_size ? 2 * old_size : BIG_MIN;
+
+        if (2 * (a->big_count + 1) <= a->big_size)
+                return 0;
+        if (!(n = calloc(size, sizeof(uint64_t))))
+                return -ENOMEM;
+        a->big = n;
+        a->big_size = size;
+        for (size_t i = 0; i < old_size; i++)
+                if (old[i])
+                        a->big[big_find(a, (FileId) (old[i] >> 32) - 1)] = old[i];
+        free(old);
+        return 0;
+}
+
+static void big_set(Account *a, FileId id, uint32_t blocks) {
+        size_t i = big_find(a, id);
+
+        a->big_count += a->big[i] == 0;
+        a->big[i] = ((uint64_t) id + 1) << 32 | blocks;
+}
+
+static void big_drop(Account *a, FileId id) {
+        size_t i = big_find(a, id), j = i;
+
+        if (a->big[i] == 0)
+                return;
+        a->big[i] = 0;
+        a->big_count--;
+        for (;;) {
+                size_t k;
+
+                j = (j + 1) & (a->big_size - 1);
+                if (a->big[j] == 0)
+                        return;
+                k = big_home(a, (FileId) (a->big[j] >> 32) - 1);
+                if (i <= j ? (k <= i || k > j) : (k <= i && k > j)) {
+                        a->big[i] = a->big[j];
+                        a->big[j] = 0;
+                        i = j;
+                }
+        }
+}
+
+/* File f's (id's) st_blocks. */
+static uint32_t file_blocks(const Account *a, FileId id, const File *f) {
+        return f->blocks == BLOCKS_BIG ? (uint32_t) a->big[big_find(a, id)] : f->blocks;
+}
+
+/* Sets them: the big table has room (big_reserve) if they are big. */
+static void file_set_blocks(Account *a, FileId id, File *f, uint32_t blocks) {
+        if (blocks >= BLOCKS_BIG)
+                big_set(a, id, blocks);
+        else if (f->blocks == BLOCKS_BIG)
+                big_drop(a, id);
+        f->blocks = blocks >= BLOCKS_BIG ? BLOCKS_BIG : blocks;
+}
+
 static int file_alloc(Account *a, FileId *ret) {
         if (a->free_head != FILE_NONE) {
                 *ret = a->free_head;
                 a->free_head = next_free(file_at(a, *ret));
-                a->tags[*ret >> CHUNK_SHIFT][*ret & (CHUNK_FILES - 1)] = 0;
                 return 0;
         }
         if (a->limit >= FILES_MAX)
                 return -E2BIG;
         if ((a->limit >> CHUNK_SHIFT) >= a->n_chunks) {
                 File **c = realloc(a->chunks, (a->n_chunks + 1) * sizeof(File *));
-                uint8_t **t;
 
                 if (!c)
                         return -ENOMEM;
                 a->chunks = c;
-                if (!(t = realloc(a->tags, (a->n_chunks + 1) * sizeof(uint8_t *))))
-                        return -ENOMEM;
-                a->tags = t;
                 if (!(c[a->n_chunks] = malloc(CHUNK_FILES * sizeof(File))))
                         return -ENOMEM;
-                if (!(t[a->n_chunks] = calloc(CHUNK_FILES, 1))) {
-                        free(c[a->n_chunks]);
-                        return -ENOMEM;
-                }
                 a->n_chunks++;
         }
         *ret = a->limit++;
@@ -311,8 +397,8 @@ static int file_alloc(Account *a, FileId *ret) {
 
 /* A name counts in files; its bytes count here unless it is a linked name,
  * whose inode's bytes count once through link_attach/link_detach. */
-static void totals_add(Account *a, const File *f, int sign) {
-        uint64_t bytes = f->flags & FLAG_LINK ? 0 : (uint64_t) f->blocks * 512;
+static void totals_add(Account *a, FileId id, const File *f, int sign) {
+        uint64_t bytes = f->flags & FLAG_LINK ? 0 : (uint64_t) file_blocks(a, id, f) * 512;
         CcacheKind k = file_kind(f);
 
         if (sign > 0) {
@@ -339,41 +425,36 @@ static void inode_bytes(Account *a, uint32_t blocks, uint8_t k, int sign) {
                 a->totals.bytes -= bytes, a->totals.kind_bytes[k] -= bytes;
 }
 
+/* What the links table asks of a name: its blocks and kind (links.h). */
+static void link_name(uint32_t id, uint32_t *ret_blocks, uint8_t *ret_kind, void *userdata) {
+        const Account *a = userdata;
+        const File *f = file_at(a, id);
+
+        *ret_blocks = file_blocks(a, id, f);
+        *ret_kind = (uint8_t) file_kind(f);
+}
+
+static void link_change(Account *a, const LinksChange *c) {
+        inode_bytes(a, c->minus_blocks, c->minus_kind, -1);
+        inode_bytes(a, c->plus_blocks, c->plus_kind, +1);
+}
+
 /* Makes f (id) a linked name of inode ino, whose size is f's. unsure: f was
  * not seen by a full scan, and the account may hold other names of ino as
  * files of their own (recorded when they had one link): a new inode's bytes
  * then wait for a full scan rather than count twice. Returns false (f
  * unchanged, its bytes counted on its own) if out of memory. */
 static bool link_attach(Account *a, File *f, FileId id, uint64_t ino, bool unsure) {
-        LinkedInode *i;
+        LinksChange c;
 
-        if (!a->links && !(a->links = links_new()))
-                return false;
-        if (links_name_set(a->links, id, ino) < 0)
-                return false;
-        if (!(i = links_inode(a->links, ino, f->blocks, (uint8_t) file_kind(f)))) {
-                links_name_drop(a->links, id);
-                return false;
+        if (!a->links) {
+                if (!(a->links = links_new(a->seed, link_name, a)))
+                        return false;
+                links_set_hint(a->links, a->index_size);
         }
-        if (i->names == 0) {
-                i->unsure = unsure;
-                if (unsure)
-                        a->links_unsure++;
-                else
-                        inode_bytes(a, i->blocks, i->kind, +1);
-        } else if (i->unsure && !unsure) {   /* a full scan vouches for it */
-                i->unsure = false;
-                a->links_unsure--;
-                i->blocks = f->blocks;
-                inode_bytes(a, i->blocks, i->kind, +1);
-        } else if (i->blocks != f->blocks) {   /* the inode's size changed */
-                if (!i->unsure)
-                        inode_bytes(a, i->blocks, i->kind, -1);
-                i->blocks = f->blocks;
-                if (!i->unsure)
-                        inode_bytes(a, i->blocks, i->kind, +1);
-        }
-        i->names++;
+        if (links_attach(a->links, id, ino, unsure, &c) < 0)
+                return false;
+        link_change(a, &c);
         f->flags |= FLAG_LINK;
         return true;
 }
@@ -381,26 +462,22 @@ static bool link_attach(Account *a, File *f, FileId id, uint64_t ino, bool unsur
 /* f (id) is a linked name no more: its inode loses a name, and its bytes
  * with its last one. */
 static void link_detach(Account *a, File *f, FileId id) {
-        uint64_t ino = links_name_ino(a->links, id);
-        LinkedInode *i = links_inode(a->links, ino, 0, 0);
+        LinksChange c;
 
-        links_name_drop(a->links, id);
+        links_detach(a->links, id, &c);
+        link_change(a, &c);
         f->flags &= (uint8_t) ~FLAG_LINK;
-        if (i && --i->names == 0) {
-                if (i->unsure)
-                        a->links_unsure--;
-                else
-                        inode_bytes(a, i->blocks, i->kind, -1);
-                links_inode_drop(a->links, ino);
-        }
 }
 
 static void file_release(Account *a, FileId id, size_t slot) {
         File *f = file_at(a, id);
 
-        totals_add(a, f, -1);
+        totals_add(a, id, f, -1);
         if (f->flags & FLAG_LINK)
                 link_detach(a, f, id);
+        if (f->blocks == BLOCKS_BIG)
+                big_drop(a, id);
+        f->blocks = 0;
         index_delete(a, slot);
         if (form(f) == FORM_HEAP) {
                 a->names_bytes -= heap_size(heap_name(f));
@@ -427,6 +504,7 @@ int account_file_set(Account *a, DirId d, const char *name, uint64_t blocks, int
 int account_file_set_inode(Account *a, DirId d, const char *name, uint64_t blocks, int64_t mtime, uint64_t ino,
                            uint64_t nlink, bool unsure) {
         bool linked = nlink > 1 && ino != 0;
+        uint32_t blocks32 = blocks > UINT32_MAX ? UINT32_MAX : (uint32_t) blocks;
         File probe, *f;
         uint64_t h;
         size_t slot;
@@ -434,7 +512,6 @@ int account_file_set_inode(Account *a, DirId d, const char *name, uint64_t block
         int r;
 
         make_probe(a, d, name, &probe);
-        probe.blocks = blocks > UINT32_MAX ? UINT32_MAX : (uint32_t) blocks;
         probe.mtime = mtime < 0 ? 0 : mtime > UINT32_MAX ? UINT32_MAX : (uint32_t) mtime;
         probe.flags |= FLAG_MARK;   /* seen: by a scan, or by an event since it began */
         h = file_hash(a, &probe);
@@ -444,16 +521,18 @@ int account_file_set_inode(Account *a, DirId d, const char *name, uint64_t block
 
                 id = slot_id(a->index[slot]);
                 f = file_at(a, id);
-                changed = f->blocks != probe.blocks || f->mtime != probe.mtime;
-                totals_add(a, f, -1);
+                if (blocks32 >= BLOCKS_BIG && (r = big_reserve(a)) < 0)
+                        return r;
+                changed = file_blocks(a, id, f) != blocks32 || f->mtime != probe.mtime;
+                totals_add(a, id, f, -1);
                 if (f->flags & FLAG_LINK)
                         link_detach(a, f, id);   /* and attached again below, with its new size */
-                f->blocks = probe.blocks;
+                file_set_blocks(a, id, f, blocks32);
                 f->mtime = probe.mtime;
                 f->flags = probe.flags;
                 if (linked)
                         (void) link_attach(a, f, id, ino, unsure);
-                totals_add(a, f, +1);
+                totals_add(a, id, f, +1);
                 return changed ? 2 : 0;
         }
         if ((double) (a->n_files + 1) > INDEX_LOAD_MAX * (double) a->index_size) {
@@ -461,6 +540,8 @@ int account_file_set_inode(Account *a, DirId d, const char *name, uint64_t block
                         return r;
                 slot = index_find(a, &probe, h);
         }
+        if (blocks32 >= BLOCKS_BIG && (r = big_reserve(a)) < 0)
+                return r;
         if (form(&probe) == FORM_HEAP) {
                 char *copy = strdup(name);
                 if (!copy)
@@ -475,12 +556,13 @@ int account_file_set_inode(Account *a, DirId d, const char *name, uint64_t block
         if (form(&probe) == FORM_HEAP)
                 a->names_bytes += heap_size(heap_name(&probe));
         f = file_at(a, id);
-        *f = probe;
+        *f = probe;   /* (tag 0) */
+        file_set_blocks(a, id, f, blocks32);
         a->index[slot] = (id + 1) | slot_tag(h);
         a->n_files++;
         if (linked)
                 (void) link_attach(a, f, id, ino, unsure);
-        totals_add(a, f, +1);
+        totals_add(a, id, f, +1);
         return 1;
 }
 
@@ -512,7 +594,7 @@ int account_file_info(const Account *a, FileId id, FileInfo *ret) {
         if (id >= a->limit || form(f = file_at(a, id)) == FORM_FREE || !a->dirs[f->dir].used)
                 return -ENOENT;
         *ret = (FileInfo) { .dir = f->dir, .dir_gen = a->dirs[f->dir].gen, .kind = file_kind(f),
-                            .blocks = f->blocks, .mtime = f->mtime };
+                            .blocks = file_blocks(a, id, f), .mtime = f->mtime };
         return 0;
 }
 
@@ -655,7 +737,7 @@ int account_new(Account **ret) {
         a->free_head = FILE_NONE;
         a->free_dir = a->limbo_dir = DIR_NONE;
         a->index_size = INDEX_MIN;
-        a->index = calloc(a->index_size, sizeof(uint32_t));
+        a->index = index_map(a->index_size);
         a->dir_index_size = DIR_INDEX_MIN;
         a->dir_index = calloc(a->dir_index_size, sizeof(uint32_t));
         a->dirs_cap = 64;
@@ -720,15 +802,14 @@ void account_clear(Account *a) {
         for (FileId id = 0; id < a->limit; id++)
                 if (form(file_at(a, id)) == FORM_HEAP)
                         free(heap_name(file_at(a, id)));
-        for (size_t i = 0; i < a->n_chunks; i++) {
+        for (size_t i = 0; i < a->n_chunks; i++)
                 free(a->chunks[i]);
-                free(a->tags[i]);
-        }
         free(a->chunks);
-        free(a->tags);
         a->chunks = NULL;
-        a->tags = NULL;
         a->n_chunks = 0;
+        free(a->big);
+        a->big = NULL;
+        a->big_size = a->big_count = 0;
         a->limit = 0;
         a->free_head = FILE_NONE;
         a->n_files = 0;
@@ -742,7 +823,6 @@ void account_clear(Account *a) {
         a->span_valid = false;
         a->names_bytes = 0;
         a->links = links_free(a->links);
-        a->links_unsure = 0;
 }
 
 Account *account_free(Account *a) {
@@ -750,7 +830,8 @@ Account *account_free(Account *a) {
                 return NULL;
         if (a->dirs && a->index && a->dir_index)
                 account_clear(a);
-        free(a->index);
+        if (a->index)
+                munmap(a->index, a->index_size * sizeof(uint32_t));
         free(a->dir_index);
         free(a->dirs);
         free(a);
@@ -969,7 +1050,7 @@ size_t account_scan_sweep(Account *a, uint32_t gen) {
 }
 
 size_t account_links_unsure(const Account *a) {
-        return a->links_unsure;
+        return a->links ? links_unsure(a->links) : 0;
 }
 
 const AccountTotals *account_totals(Account *a) {
@@ -1009,18 +1090,18 @@ void account_entries_since(Account *a, const int64_t *since, size_t n, uint64_t 
                 for (size_t i = 0; i < n; i++)
                         if ((int64_t) f->mtime >= since[i]) {
                                 ret_files[i]++;
-                                ret_bytes[i] += (uint64_t) f->blocks * 512;
+                                ret_bytes[i] += (uint64_t) file_blocks(a, id, f) * 512;
                         }
         }
 }
 
 uint8_t account_file_tag(const Account *a, FileId id) {
-        return id < a->limit ? a->tags[id >> CHUNK_SHIFT][id & (CHUNK_FILES - 1)] : 0;
+        return id < a->limit ? file_at(a, id)->tag : 0;
 }
 
 void account_file_set_tag(Account *a, FileId id, uint8_t tag) {
         if (id < a->limit)
-                a->tags[id >> CHUNK_SHIFT][id & (CHUNK_FILES - 1)] = tag;
+                file_at(a, id)->tag = tag;
 }
 
 void account_entries_by_tag(Account *a, uint64_t files[256], uint64_t bytes[256]) {
@@ -1029,18 +1110,17 @@ void account_entries_by_tag(Account *a, uint64_t files[256], uint64_t bytes[256]
         purge_files(a);
         for (FileId id = 0; id < a->limit; id++) {
                 const File *f = file_at(a, id);
-                uint8_t t;
 
                 if (form(f) != FORM_PACKED)
                         continue;
-                t = a->tags[id >> CHUNK_SHIFT][id & (CHUNK_FILES - 1)];
-                files[t]++;
-                bytes[t] += (uint64_t) f->blocks * 512;
+                files[f->tag]++;
+                bytes[f->tag] += (uint64_t) file_blocks(a, id, f) * 512;
         }
 }
 
 size_t account_memory(const Account *a) {
-        return sizeof(*a) + a->n_chunks * CHUNK_FILES * (sizeof(File) + 1) + a->index_size * sizeof(uint32_t) +
+        return sizeof(*a) + a->n_chunks * CHUNK_FILES * sizeof(File) + a->big_size * sizeof(uint64_t) +
+               a->index_size * sizeof(uint32_t) +
                a->dirs_cap * sizeof(Dir) + a->dir_index_size * sizeof(uint32_t) + a->names_bytes +
                (a->links ? links_memory(a->links) : 0);
 }

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Per-cache accounting: every directory and regular file under a cache root,
  * with exact totals. Pure data structure, no I/O. Sized for ~1M files: an
- * entry name is packed into 20 bytes (ccache.h), a file costs 32 bytes plus
- * its hash slot, and files live in fixed chunks so growth never copies. */
+ * entry name is packed into 20 bytes (ccache.h), a file costs 32 bytes (its
+ * tag byte included) plus its 4-byte hash slot, files live in fixed chunks
+ * so growth never copies, and the index grows in place. A hard-linked name
+ * costs 12 bytes more (links.h). */
 #pragma once
 
 #include <stdbool.h>

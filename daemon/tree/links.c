@@ -1,167 +1,378 @@
 /* SPDX-License-Identifier: MIT */
-/* Two small open-addressing tables keyed by 64-bit integers (inode numbers,
- * name ids + 1; 0 marks an empty slot), linear probing, backward-shift
- * deletion, grown at half full. Each slot starts with its key. */
+/* The hard-link table: the inode number of each linked name in arrays by
+ * name id; an index of inodes with one name (the usual case), whose slot is
+ * that name's id; records of inodes with more, in an open-addressing table
+ * keyed by inode number. Both tables probe linearly and delete by backward
+ * shift, so no tombstone piles up. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "tree/links.h"
 
-#define TABLE_MIN 64   /* a power of two */
+#define INO_CHUNK_SHIFT 16
+#define INO_CHUNK       (1u << INO_CHUNK_SHIFT)
+#define HEADS_MIN       1024
+#define HEADS_LOAD_MAX  0.8     /* linear probing stays short below this */
+#define SHARED_MIN      64      /* a power of two */
 
-typedef struct NameSlot {
-        uint64_t key;    /* name id + 1; 0: empty */
-        uint64_t ino;
-} NameSlot;
+/* A slot of the index of inodes with one name: the name's id + 1 in the low
+ * bits (0: empty), 6 bits of the inode number's hash (a probe that cannot
+ * match reads no inode number), and whether the inode is unsure. */
+#define HEAD_ID_BITS  25
+#define HEAD_ID_MASK  ((1u << HEAD_ID_BITS) - 1)
+#define HEAD_TAG_MASK (0x3fu << HEAD_ID_BITS)
+#define HEAD_UNSURE   (1u << 31)
 
-typedef struct Table {
-        char *slots;
-        size_t slot_size, size, count;
-} Table;
+_Static_assert(LINKS_ID_MAX + 1 <= HEAD_ID_MASK, "a name id + 1 must fit a slot");
+
+/* An inode with more than one name in the account. */
+typedef struct Shared {
+        uint64_t ino;            /* first: the key; 0 marks an empty slot */
+        uint32_t blocks;         /* its st_blocks, counted once in the totals (unless unsure) */
+        uint32_t names : 27;     /* names of it the account holds */
+        uint32_t kind : 4;       /* the kind its bytes are counted under (its first name's) */
+        uint32_t unsure : 1;     /* seen through events only: its bytes wait for a full scan */
+} Shared;
+
+_Static_assert(sizeof(Shared) == 16, "Shared must stay 16 bytes");
+_Static_assert(LINKS_ID_MAX < (1u << 27), "names must fit");
 
 struct Links {
-        Table inodes;    /* LinkedInode, keyed by ino */
-        Table names;     /* NameSlot */
+        uint64_t seed;
+        links_name_fn name;
+        void *userdata;
+        uint64_t **inos;         /* by name id, INO_CHUNK a chunk; set for linked names only */
+        size_t n_ino_chunks;
+        uint32_t *heads;         /* inodes with one name: see HEAD_* */
+        size_t heads_size, heads_count, hint;
+        Shared *shared;          /* inodes with more, by ino (a power of two) */
+        size_t shared_size, shared_count, shared_names;
+        size_t unsure;
 };
 
-static uint64_t *key_at(const Table *t, size_t i) {
-        return (uint64_t *) (t->slots + i * t->slot_size);
+static uint64_t ino_hash(const Links *l, uint64_t ino) {
+        return hash_mix(ino ^ l->seed);
 }
 
-static size_t slot_home(const Table *t, uint64_t key) {
-        key ^= key >> 33;
-        key *= 0xff51afd7ed558ccdULL;
-        key ^= key >> 33;
-        return (size_t) key & (t->size - 1);
+static uint64_t *ino_slot(const Links *l, uint32_t id) {
+        return &l->inos[id >> INO_CHUNK_SHIFT][id & (INO_CHUNK - 1)];
 }
 
-/* The slot index of key, or of the empty slot where it would go; t->size
- * when the table has no slots yet. */
-static size_t slot_find(const Table *t, uint64_t key) {
-        if (t->size == 0)
-                return 0;
-        for (size_t i = slot_home(t, key);; i = (i + 1) & (t->size - 1))
-                if (*key_at(t, i) == key || *key_at(t, i) == 0)
-                        return i;
-}
+static int ino_set(Links *l, uint32_t id, uint64_t ino) {
+        size_t c = id >> INO_CHUNK_SHIFT;
 
-static void *table_get(const Table *t, uint64_t key) {
-        size_t i = slot_find(t, key);
+        if (c >= l->n_ino_chunks) {
+                uint64_t **n = realloc(l->inos, (c + 1) * sizeof(*n));
 
-        return t->size && *key_at(t, i) == key ? key_at(t, i) : NULL;
-}
-
-static int table_grow(Table *t) {
-        Table n = { .slot_size = t->slot_size, .size = t->size ? 2 * t->size : TABLE_MIN, .count = t->count };
-
-        n.slots = calloc(n.size, n.slot_size);
-        if (!n.slots)
+                if (!n)
+                        return -ENOMEM;
+                memset(n + l->n_ino_chunks, 0, (c + 1 - l->n_ino_chunks) * sizeof(*n));
+                l->inos = n;
+                l->n_ino_chunks = c + 1;
+        }
+        /* Not zeroed: only linked names' numbers are ever read, and pages
+         * of ids never linked are never touched. */
+        if (!l->inos[c] && !(l->inos[c] = malloc(INO_CHUNK * sizeof(uint64_t))))
                 return -ENOMEM;
-        for (size_t i = 0; i < t->size; i++)
-                if (*key_at(t, i))
-                        memcpy(key_at(&n, slot_find(&n, *key_at(t, i))), key_at(t, i), t->slot_size);
-        free(t->slots);
-        *t = n;
+        *ino_slot(l, id) = ino;
         return 0;
 }
 
-/* The slot of key; if absent, inserted zeroed but for the key. NULL: ENOMEM. */
-static void *table_put(Table *t, uint64_t key) {
-        void *s = table_get(t, key);
+/* ---- inodes with one name --------------------------------------------- */
 
-        if (s)
-                return s;
-        if (2 * (t->count + 1) > t->size && table_grow(t) < 0)
-                return NULL;
-        s = key_at(t, slot_find(t, key));
-        memset(s, 0, t->slot_size);
-        *(uint64_t *) s = key;
-        t->count++;
-        return s;
+static inline size_t head_home(const Links *l, uint64_t h) {
+        return (size_t) (((h >> 32) * l->heads_size) >> 32);
 }
 
-static void table_delete(Table *t, uint64_t key) {
-        size_t i = slot_find(t, key), j = i;
+static inline uint32_t head_tag(uint64_t h) {
+        return (uint32_t) (h & 0x3f) << HEAD_ID_BITS;
+}
 
-        if (t->size == 0 || *key_at(t, i) != key)
-                return;
-        *key_at(t, i) = 0;
-        t->count--;
+static inline uint32_t head_id(uint32_t v) {
+        return (v & HEAD_ID_MASK) - 1;
+}
+
+/* The slot of ino's name (want_id: of that name, known to be ino's), or of
+ * the empty slot where it would go. */
+static size_t head_find(const Links *l, uint64_t ino, uint64_t h, uint32_t want_id) {
+        uint32_t tag = head_tag(h);
+
+        for (size_t i = head_home(l, h);; i = i + 1 == l->heads_size ? 0 : i + 1) {
+                uint32_t v = l->heads[i];
+
+                if (v == 0 || ((v & HEAD_TAG_MASK) == tag &&
+                               (want_id != UINT32_MAX ? head_id(v) == want_id : *ino_slot(l, head_id(v)) == ino)))
+                        return i;
+        }
+}
+
+static int heads_resize(Links *l, size_t size) {
+        uint32_t *old = l->heads;
+        size_t old_size = l->heads_size;
+
+        if (!(l->heads = calloc(size, sizeof(uint32_t)))) {
+                l->heads = old;
+                return -ENOMEM;
+        }
+        l->heads_size = size;
+        for (size_t i = 0; i < old_size; i++)
+                if (old[i]) {
+                        uint64_t ino = *ino_slot(l, head_id(old[i]));
+
+                        l->heads[head_find(l, ino, ino_hash(l, ino), head_id(old[i]))] = old[i];
+                }
+        free(old);
+        return 0;
+}
+
+/* Room for one more: doubled, or straight to the hint when doubling would
+ * pass it (the hint holds every name at most 80 % full). */
+static int heads_reserve_one(Links *l) {
+        size_t size;
+
+        if ((double) (l->heads_count + 1) <= HEADS_LOAD_MAX * (double) l->heads_size)
+                return 0;
+        size = l->heads_size ? 2 * l->heads_size : HEADS_MIN;
+        if (size > l->hint && l->hint > l->heads_size && (double) (l->heads_count + 1) <= HEADS_LOAD_MAX * (double) l->hint)
+                size = l->hint;
+        return heads_resize(l, size);
+}
+
+static void head_delete(Links *l, size_t i) {
+        size_t j = i;
+
+        l->heads[i] = 0;
+        l->heads_count--;
         for (;;) {
                 size_t k;
 
-                j = (j + 1) & (t->size - 1);
-                if (*key_at(t, j) == 0)
+                j = j + 1 == l->heads_size ? 0 : j + 1;
+                if (l->heads[j] == 0)
                         return;
-                k = slot_home(t, *key_at(t, j));
+                k = head_home(l, ino_hash(l, *ino_slot(l, head_id(l->heads[j]))));
                 if (i <= j ? (k <= i || k > j) : (k <= i && k > j)) {
-                        memcpy(key_at(t, i), key_at(t, j), t->slot_size);
-                        *key_at(t, j) = 0;
+                        l->heads[i] = l->heads[j];
+                        l->heads[j] = 0;
                         i = j;
                 }
         }
 }
 
-Links *links_new(void) {
+/* ---- inodes with more names ---------------------------------------------- */
+
+static inline size_t shared_home(const Links *l, uint64_t h) {
+        return (size_t) h & (l->shared_size - 1);
+}
+
+/* The slot of ino, or of the empty slot where it would go. */
+static size_t shared_find(const Links *l, uint64_t ino) {
+        for (size_t i = shared_home(l, ino_hash(l, ino));; i = (i + 1) & (l->shared_size - 1))
+                if (l->shared[i].ino == ino || l->shared[i].ino == 0)
+                        return i;
+}
+
+static Shared *shared_get(const Links *l, uint64_t ino) {
+        size_t i;
+
+        if (l->shared_count == 0)
+                return NULL;
+        i = shared_find(l, ino);
+        return l->shared[i].ino ? &l->shared[i] : NULL;
+}
+
+/* A new record of ino (absent), zeroed but for the key. NULL: ENOMEM. */
+static Shared *shared_put(Links *l, uint64_t ino) {
+        Shared *s;
+
+        if (4 * (l->shared_count + 1) > 3 * l->shared_size) {
+                Shared *old = l->shared;
+                size_t old_size = l->shared_size;
+
+                if (!(l->shared = calloc(old_size ? 2 * old_size : SHARED_MIN, sizeof(Shared)))) {
+                        l->shared = old;
+                        return NULL;
+                }
+                l->shared_size = old_size ? 2 * old_size : SHARED_MIN;
+                for (size_t i = 0; i < old_size; i++)
+                        if (old[i].ino)
+                                l->shared[shared_find(l, old[i].ino)] = old[i];
+                free(old);
+        }
+        s = &l->shared[shared_find(l, ino)];
+        *s = (Shared) { .ino = ino };
+        l->shared_count++;
+        return s;
+}
+
+static void shared_delete(Links *l, Shared *s) {
+        size_t i = (size_t) (s - l->shared), j = i;
+
+        l->shared[i].ino = 0;
+        l->shared_count--;
+        for (;;) {
+                size_t k;
+
+                j = (j + 1) & (l->shared_size - 1);
+                if (l->shared[j].ino == 0)
+                        return;
+                k = shared_home(l, ino_hash(l, l->shared[j].ino));
+                if (i <= j ? (k <= i || k > j) : (k <= i && k > j)) {
+                        l->shared[i] = l->shared[j];
+                        l->shared[j].ino = 0;
+                        i = j;
+                }
+        }
+}
+
+/* ---- public ---------------------------------------------------------------- */
+
+Links *links_new(uint64_t seed, links_name_fn name, void *userdata) {
         Links *l = calloc(1, sizeof(Links));
 
-        if (l) {
-                l->inodes.slot_size = sizeof(LinkedInode);
-                l->names.slot_size = sizeof(NameSlot);
-        }
+        if (l)
+                *l = (Links) { .seed = seed, .name = name, .userdata = userdata };
         return l;
 }
 
-void links_clear(Links *l) {
-        free(l->inodes.slots);
-        free(l->names.slots);
-        l->inodes = (Table) { .slot_size = sizeof(LinkedInode) };
-        l->names = (Table) { .slot_size = sizeof(NameSlot) };
-}
-
 Links *links_free(Links *l) {
-        if (l)
-                links_clear(l);
+        if (!l)
+                return NULL;
+        for (size_t c = 0; c < l->n_ino_chunks; c++)
+                free(l->inos[c]);
+        free(l->inos);
+        free(l->heads);
+        free(l->shared);
         free(l);
         return NULL;
 }
 
-LinkedInode *links_inode(Links *l, uint64_t ino, uint32_t blocks, uint8_t kind) {
-        LinkedInode *i = table_get(&l->inodes, ino);
-
-        if (i)
-                return i;
-        if (!(i = table_put(&l->inodes, ino)))
-                return NULL;
-        i->blocks = blocks;
-        i->kind = kind;
-        return i;
+void links_set_hint(Links *l, size_t slots) {
+        l->hint = slots;
 }
 
-void links_inode_drop(Links *l, uint64_t ino) {
-        table_delete(&l->inodes, ino);
-}
+int links_attach(Links *l, uint32_t id, uint64_t ino, bool unsure, LinksChange *ret) {
+        uint32_t blocks;
+        uint8_t kind;
+        Shared *s;
+        uint64_t h;
+        size_t i;
 
-int links_name_set(Links *l, uint32_t id, uint64_t ino) {
-        NameSlot *s = table_put(&l->names, (uint64_t) id + 1);
-
-        if (!s)
+        *ret = (LinksChange) { 0 };
+        if (id > LINKS_ID_MAX || ino == 0)
+                return -EINVAL;
+        if (ino_set(l, id, ino) < 0)
                 return -ENOMEM;
-        s->ino = ino;
+        l->name(id, &blocks, &kind, l->userdata);
+        h = ino_hash(l, ino);
+        if (!(s = shared_get(l, ino)) && l->heads_count > 0 && l->heads[i = head_find(l, ino, h, UINT32_MAX)]) {
+                /* A second name: the inode gets a record, as its one name left it. */
+                uint32_t head = head_id(l->heads[i]), head_blocks;
+                uint8_t head_kind;
+                bool head_unsure = l->heads[i] & HEAD_UNSURE;
+
+                l->name(head, &head_blocks, &head_kind, l->userdata);
+                if (!(s = shared_put(l, ino)))
+                        return -ENOMEM;
+                s->blocks = head_blocks;
+                s->kind = head_kind;
+                s->unsure = head_unsure;
+                s->names = 1;
+                l->shared_names++;
+                head_delete(l, i);
+        }
+        if (!s) {
+                /* A new inode, one name. */
+                if (heads_reserve_one(l) < 0)
+                        return -ENOMEM;
+                l->heads[head_find(l, ino, h, UINT32_MAX)] = (id + 1) | head_tag(h) | (unsure ? HEAD_UNSURE : 0);
+                l->heads_count++;
+                if (unsure)
+                        l->unsure++;
+                else
+                        *ret = (LinksChange) { .plus_blocks = blocks, .plus_kind = kind };
+                return 0;
+        }
+        if (s->unsure && !unsure) {   /* a full scan vouches for it */
+                s->unsure = false;
+                l->unsure--;
+                s->blocks = blocks;
+                *ret = (LinksChange) { .plus_blocks = blocks, .plus_kind = s->kind };
+        } else if (s->blocks != blocks) {   /* the inode's size changed */
+                if (!s->unsure)
+                        *ret = (LinksChange) { .minus_blocks = s->blocks, .minus_kind = s->kind,
+                                               .plus_blocks = blocks, .plus_kind = s->kind };
+                s->blocks = blocks;
+        }
+        s->names++;
+        l->shared_names++;
         return 0;
 }
 
-uint64_t links_name_ino(const Links *l, uint32_t id) {
-        const NameSlot *s = table_get(&l->names, (uint64_t) id + 1);
+void links_detach(Links *l, uint32_t id, LinksChange *ret) {
+        uint64_t ino = *ino_slot(l, id);
+        Shared *s = shared_get(l, ino);
 
-        return s ? s->ino : 0;
+        *ret = (LinksChange) { 0 };
+        if (s) {
+                l->shared_names--;
+                if (--s->names > 0)
+                        return;
+                if (s->unsure)
+                        l->unsure--;
+                else
+                        *ret = (LinksChange) { .minus_blocks = s->blocks, .minus_kind = s->kind };
+                shared_delete(l, s);
+        } else if (l->heads_count > 0) {
+                size_t i = head_find(l, ino, ino_hash(l, ino), id);
+                uint32_t blocks;
+                uint8_t kind;
+
+                if (l->heads[i] == 0)
+                        return;   /* not a linked name: a caller's bug */
+                if (l->heads[i] & HEAD_UNSURE)
+                        l->unsure--;
+                else {
+                        l->name(id, &blocks, &kind, l->userdata);
+                        *ret = (LinksChange) { .minus_blocks = blocks, .minus_kind = kind };
+                }
+                head_delete(l, i);
+        }
 }
 
-void links_name_drop(Links *l, uint32_t id) {
-        table_delete(&l->names, (uint64_t) id + 1);
+uint64_t links_name_ino(const Links *l, uint32_t id) {
+        return *ino_slot(l, id);
+}
+
+size_t links_unsure(const Links *l) {
+        return l->unsure;
+}
+
+size_t links_names(const Links *l) {
+        return l->heads_count + l->shared_names;
+}
+
+size_t links_shared(const Links *l) {
+        return l->shared_count;
 }
 
 size_t links_memory(const Links *l) {
-        return sizeof(*l) + l->inodes.size * l->inodes.slot_size + l->names.size * l->names.slot_size;
+        size_t chunks = 0;
+
+        for (size_t c = 0; c < l->n_ino_chunks; c++)
+                chunks += l->inos[c] != NULL;
+        return sizeof(*l) + l->n_ino_chunks * sizeof(uint64_t *) + chunks * INO_CHUNK * sizeof(uint64_t) +
+               l->heads_size * sizeof(uint32_t) + l->shared_size * sizeof(Shared);
+}
+
+size_t links_longest_run(const Links *l) {
+        size_t longest = 0, run = 0;
+
+        for (size_t i = 0; i < l->heads_size; i++) {
+                run = l->heads[i] ? run + 1 : 0;
+                if (run > longest)
+                        longest = run;
+        }
+        return longest;
 }

@@ -2,7 +2,14 @@
 /* Hard links in an Account: which inode each name with more than one link
  * is, and how many of that inode's names the account holds, so that an
  * inode's blocks count once, as du counts them. Only linked names are here:
- * a cache normally has none, and costs nothing. Pure data, no I/O. */
+ * a cache normally has none, and costs nothing. Pure data, no I/O.
+ *
+ * Sized for a cache whose every entry is linked (ccache's hard_link, a copy
+ * made with cp -al), where an inode's other names are outside the cache: a
+ * linked name costs its inode number (8 bytes, in arrays by name id) and a
+ * 4-byte slot in an index of inodes by number that points at the name, no
+ * record of its own. Only an inode with two names or more in the account
+ * has a record (16 bytes, found by inode number). */
 #pragma once
 
 #include <stdbool.h>
@@ -11,32 +18,53 @@
 
 typedef struct Links Links;
 
-typedef struct LinkedInode {
-        uint64_t ino;            /* first: the table's key */
-        uint32_t names;          /* names of it the account holds */
-        uint32_t blocks;         /* its st_blocks, counted once in the totals */
-        uint8_t kind;            /* the kind its bytes are counted under (its first name's) */
-        bool unsure;             /* seen through events only: its bytes wait for a full scan */
-} LinkedInode;
+/* Name ids are 0 .. LINKS_ID_MAX (the account's FileIds). */
+#define LINKS_ID_MAX ((uint32_t) (1u << 25) - 2)
 
-/* Returns a new, empty table, or NULL (out of memory). */
-Links *links_new(void);
+/* The blocks and kind name id's record holds, as attached (the table keeps
+ * them only for inodes with more than one name in the account). */
+typedef void (*links_name_fn)(uint32_t id, uint32_t *ret_blocks, uint8_t *ret_kind, void *userdata);
+
+/* What an attach or a detach does to the totals: an inode's blocks leave
+ * them (minus_blocks, under minus_kind) and enter them (plus_*); 0 blocks
+ * for none. */
+typedef struct LinksChange {
+        uint32_t minus_blocks, plus_blocks;
+        uint8_t minus_kind, plus_kind;
+} LinksChange;
+
+/* Returns a new, empty table, or NULL (out of memory). seed keys the hash
+ * of inode numbers; name tells the blocks and kind of a name. */
+Links *links_new(uint64_t seed, links_name_fn name, void *userdata);
 Links *links_free(Links *l);
-/* Forgets everything. */
-void links_clear(Links *l);
 
-/* The entry of inode ino; created with names 0, blocks and kind if absent.
- * Borrowed, valid until the next links_* call. NULL: out of memory (nothing
- * changed). */
-LinkedInode *links_inode(Links *l, uint64_t ino, uint32_t blocks, uint8_t kind);
-/* Forgets inode ino (its last name went). */
-void links_inode_drop(Links *l, uint64_t ino);
+/* The index of inodes never needs more than slots slots (the account's
+ * file index, which holds every name at most 80 % full): it grows straight
+ * to that size rather than past it. */
+void links_set_hint(Links *l, size_t slots);
 
-/* Records that name id is a name of inode ino. Returns 0 or -ENOMEM. */
-int links_name_set(Links *l, uint32_t id, uint64_t ino);
-/* The inode of name id, 0 if it is not a linked name. */
+/* Records name id, whose blocks and kind are those name() tells for it, as
+ * a name of inode ino; id must not be a linked name already. The inode's
+ * bytes enter the totals with its first name, or wait while it is unsure:
+ * unsure says id was not seen by a full scan, and the account may hold
+ * other names of ino as files of their own (recorded when they had one
+ * link), so a new inode's bytes wait for a name a full scan saw (unsure
+ * false) rather than count twice. A name of a known inode with other blocks
+ * says the inode's size changed. Returns 0, or -ENOMEM (nothing changed). */
+int links_attach(Links *l, uint32_t id, uint64_t ino, bool unsure, LinksChange *ret);
+/* Name id, a linked name, is one no more (name() still tells its blocks and
+ * kind as attached); the inode's bytes leave with its last name. */
+void links_detach(Links *l, uint32_t id, LinksChange *ret);
+
+/* The inode of linked name id. */
 uint64_t links_name_ino(const Links *l, uint32_t id);
-void links_name_drop(Links *l, uint32_t id);
+/* Inodes whose bytes wait for a full scan (see links_attach). */
+size_t links_unsure(const Links *l);
+/* Names, and inodes with more than one name, held. */
+size_t links_names(const Links *l);
+size_t links_shared(const Links *l);
 
 /* Bytes of memory held. */
 size_t links_memory(const Links *l);
+/* The longest run of occupied slots in the index of inodes (tests). */
+size_t links_longest_run(const Links *l);

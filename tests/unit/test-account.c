@@ -139,6 +139,43 @@ static void test_many_files_and_dir_removal(void **state) {
         assert_int_equal(hi, 0);
 }
 
+/* The index grows in place, rebuilt from the records: every file stays
+ * found, those of a forgotten directory (dropped at the next totals) too,
+ * and linked names keep their inode. */
+static void test_index_grows_in_place(void **state) {
+        enum { N = 30000 };
+        Account *a = *state;
+        DirId l1, d1, d2;
+        char name[64];
+
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "c", &l1), 1);
+        assert_int_equal(account_dir_add(a, l1, "1", &d1), 1);
+        assert_int_equal(account_dir_add(a, l1, "2", &d2), 1);
+        for (unsigned i = 0; i < 3000; i++) {
+                entry_name(i, 'R', name);
+                assert_int_equal(account_file_set(a, d2, name, 1, i), 1);
+                snprintf(name, sizeof(name), "other-%u-with-a-name-too-long-for-a-record", i);   /* on the heap */
+                assert_int_equal(account_file_set_inode(a, d1, name, 3, i, 100 + i, 2, false), 1);
+        }
+        account_dir_remove(a, d2);   /* its files wait for the next totals, in the index */
+        for (unsigned i = 0; i < N; i++) {   /* the index grows: 1024 slots to past N */
+                entry_name(N + i, 'M', name);
+                assert_int_equal(account_file_set(a, d1, name, 2, i), 1);
+        }
+        for (unsigned i = 0; i < N; i++) {
+                entry_name(N + i, 'M', name);
+                assert_true(account_file_find(a, d1, name) != FILE_NONE);
+        }
+        for (unsigned i = 0; i < 3000; i++) {
+                snprintf(name, sizeof(name), "other-%u-with-a-name-too-long-for-a-record", i);
+                assert_int_equal(account_file_set_inode(a, d1, name, 3, i, 100 + i, 2, false), 0);
+        }
+        assert_int_equal(account_totals(a)->files, N + 3000);
+        assert_int_equal(account_totals(a)->bytes, (uint64_t) (2 * N + 3 * 3000) * 512);
+        check_totals(a);
+        assert_true(account_index_longest_run(a) < 1000);
+}
+
 static void test_scan_sweep(void **state) {
         Account *a = *state;
         DirId d1, d2, sub;
@@ -650,10 +687,121 @@ static void test_remote_memory_per_file(void **state) {
         assert_true(grew[0] <= (size_t) N * (32 + 1 + 8));   /* record, tag, index slots */
 }
 
+/* A file's size in blocks is exact at any size: those of 8 GiB and more
+ * (past what a record holds) too, through updates both ways, hard links,
+ * the working set, the passes by tag and removal; the tag byte stays with
+ * its file through updates and starts at 0 for a new one in a reused slot. */
+static void test_big_files_and_tags(void **state) {
+        static const uint64_t sizes[] = { 8, (1u << 24) - 2, (1u << 24) - 1, 1u << 24, UINT32_MAX - 1, 12345678901ULL };
+        enum { N = sizeof(sizes) / sizeof(sizes[0]) };
+        Account *a = *state;
+        uint64_t files[256], bytes[256], sum = 0;
+        const int64_t since = 0;
+        DirId l1, d;
+        char name[64];
+        FileInfo fi;
+
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "a", &l1), 1);
+        assert_int_equal(account_dir_add(a, l1, "b", &d), 1);
+        for (unsigned round = 0; round < 3; round++) {
+                sum = 0;
+                for (unsigned i = 0; i < 40; i++) {
+                        /* round 1 turns each size into the next one's: big to small and back */
+                        uint64_t b = sizes[(i + round) % N], want = b > UINT32_MAX ? UINT32_MAX : b;
+                        FileId f;
+
+                        entry_name(i, 'R', name);
+                        assert_true(account_file_set(a, d, name, b, 1000 + i) >= 0);
+                        assert_true((f = account_file_find(a, d, name)) != FILE_NONE);
+                        if (round == 0)
+                                account_file_set_tag(a, f, (uint8_t) (i + 1));
+                        assert_int_equal(account_file_tag(a, f), i + 1);
+                        assert_int_equal(account_file_info(a, f, &fi), 0);
+                        assert_int_equal(fi.blocks, want);
+                        sum += want;
+                }
+                assert_int_equal(account_totals(a)->bytes, sum * 512);
+                check_totals(a);
+                account_entries_by_tag(a, files, bytes);
+                for (unsigned i = 0; i < 40; i++) {
+                        uint64_t b = sizes[(i + round) % N];
+                        assert_int_equal(files[i + 1], 1);
+                        assert_int_equal(bytes[i + 1], (b > UINT32_MAX ? UINT32_MAX : b) * 512);
+                }
+                account_entries_since(a, &since, 1, files, bytes);
+                assert_int_equal(bytes[0], sum * 512);
+        }
+        /* two names of a big inode count it once */
+        assert_int_equal(account_file_set_inode(a, d, "x1", 1ULL << 30, 1, 42, 2, false), 1);
+        assert_int_equal(account_file_set_inode(a, d, "x2", 1ULL << 30, 1, 42, 2, false), 1);
+        assert_int_equal(account_totals(a)->bytes, (sum + (1ULL << 30)) * 512);
+        assert_int_equal(account_file_remove(a, d, "x1"), 1);
+        assert_int_equal(account_totals(a)->bytes, (sum + (1ULL << 30)) * 512);
+        assert_int_equal(account_file_remove(a, d, "x2"), 1);
+        assert_int_equal(account_totals(a)->bytes, sum * 512);
+        /* removed one by one; a new file in a freed slot has tag 0 and its own size */
+        for (unsigned i = 0; i < 40; i++) {
+                entry_name(i, 'R', name);
+                assert_int_equal(account_file_remove(a, d, name), 1);
+        }
+        assert_int_equal(account_totals(a)->bytes, 0);
+        entry_name(1000, 'M', name);
+        assert_int_equal(account_file_set(a, d, name, 7, 5), 1);
+        assert_int_equal(account_file_tag(a, account_file_find(a, d, name)), 0);
+        assert_int_equal(account_file_info(a, account_file_find(a, d, name), &fi), 0);
+        assert_int_equal(fi.blocks, 7);
+        check_totals(a);
+}
+
+/* A hard-linked entry (ccache's hard_link, or a copy made with cp -al: its
+ * other name is outside the cache) costs at most 16 bytes more than one
+ * with a single link; its bytes count as the unlinked one's did, and go
+ * with it, name by name or with its directory. */
+static void test_linked_memory_per_file(void **state) {
+        enum { N = 2 * 65536 };   /* two full chunks of records */
+        size_t grew[2];
+
+        (void) state;
+        for (int linked = 0; linked < 2; linked++) {
+                Account *a;
+                DirId d1, d;
+                size_t before;
+                char name[48];
+
+                assert_int_equal(account_new(&a), 0);
+                assert_int_equal(account_reserve(a, N), 0);   /* as a cache's start does, from ccache's stats */
+                assert_int_equal(account_dir_add(a, DIR_ROOT, "a", &d1), 1);
+                assert_int_equal(account_dir_add(a, d1, "1", &d), 1);
+                before = account_memory(a);
+                for (unsigned i = 0; i < N; i++) {
+                        entry_name(i, 'R', name);
+                        assert_int_equal(account_file_set_inode(a, d, name, i % 16 + 1, 1000,
+                                                                linked ? ((uint64_t) 3 << 33) + i * 64ULL : 0,
+                                                                linked ? 2 : 1, false),
+                                         1);
+                }
+                grew[linked] = account_memory(a) - before;
+                assert_int_equal(account_totals(a)->files, N);
+                check_totals(a);
+                /* half the names go one by one, the rest with their directory */
+                for (unsigned i = 0; i < N; i += 2) {
+                        entry_name(i, 'R', name);
+                        assert_int_equal(account_file_remove(a, d, name), 1);
+                }
+                check_totals(a);
+                account_dir_remove(a, d1);
+                assert_int_equal(account_totals(a)->files, 0);
+                assert_int_equal(account_totals(a)->bytes, 0);
+                account_free(a);
+        }
+        assert_true(grew[1] <= grew[0] + (size_t) N * 16);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_insert_update_remove, setup_account, teardown_account),
                 cmocka_unit_test_setup_teardown(test_many_files_and_dir_removal, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_index_grows_in_place, setup_account, teardown_account),
                 cmocka_unit_test_setup_teardown(test_scan_sweep, setup_account, teardown_account),
                 cmocka_unit_test_setup_teardown(test_dir_hook_and_stats, setup_account, teardown_account),
                 cmocka_unit_test_setup_teardown(test_dir_gen_tells_reused_ids_apart, setup_account, teardown_account),
@@ -665,7 +813,9 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_remote_subdirs_layout, setup_account, teardown_account),
                 cmocka_unit_test_setup_teardown(test_remote_flat_layout, setup_account, teardown_account),
                 cmocka_unit_test_setup_teardown(test_set_layout_only_when_empty, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_big_files_and_tags, setup_account, teardown_account),
                 cmocka_unit_test(test_remote_memory_per_file),
+                cmocka_unit_test(test_linked_memory_per_file),
         };
         return cmocka_run_group_tests_name("account", tests, NULL, NULL);
 }
