@@ -368,8 +368,11 @@ FROM=$1 TO=$2 OUT=$3 OUT2=$4 STOP=$5
 i=0
 while [ ! -e "$STOP" ]; do
         for d in 0/0 1/3 2/5 3/7 4/9 5/b 6/d 7/f 8/1 9/2 a/4 b/6 c/8 d/a e/c f/e; do
-                mv "$FROM/$d" "$FROM/$d.away" 2>/dev/null && ln -s "$OUT" "$FROM/$d"
-                mv "$TO/$d" "$TO/$d.away" 2>/dev/null && ln -s "$OUT2" "$TO/$d"
+                # -T: if the daemon's upkeep made the directory again
+                # in between, no link is put inside it (the user's, not the
+                # daemon's: a link found in TO must be the daemon's doing)
+                mv "$FROM/$d" "$FROM/$d.away" 2>/dev/null && ln -sT "$OUT" "$FROM/$d" 2>/dev/null
+                mv "$TO/$d" "$TO/$d.away" 2>/dev/null && ln -sT "$OUT2" "$TO/$d" 2>/dev/null
         done
         for f in $(ls "$FROM/1/1" 2>/dev/null | head -3); do
                 rm -f "$FROM/1/1/$f" && mkfifo "$FROM/1/1/$f"
