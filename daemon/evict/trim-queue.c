@@ -8,6 +8,7 @@
 
 #include "base/human.h"
 #include "base/log.h"
+#include "base/slice.h"
 #include "ccache/ccache-lock.h"
 #include "evict/trim-queue.h"
 
@@ -185,6 +186,7 @@ static void pay_later(TrimQueue *q) {
 }
 
 static void start_next(TrimQueue *q, bool cap_first);
+static int on_source(sd_event_source *s, void *userdata);
 
 static void run(TrimQueue *q) {
         dev_t dev;
@@ -201,8 +203,10 @@ static void run(TrimQueue *q) {
                 .userdata = q->env.userdata,
         });
         pay_later(q);
-        if (r == 1)
+        if (r == 1) {
+                (void) slice_requeue(&q->source, on_source, q);   /* behind its equals: they take turns */
                 return;
+        }
         if (r == 2) {
                 /* Only directories ccache holds locked remain: look again soon. */
                 (void) sd_event_source_set_enabled(q->source, SD_EVENT_OFF);
