@@ -56,3 +56,12 @@ int slice_requeue(sd_event_source **s, sd_event_handler_t handler, void *userdat
         *s = n;
         return 0;
 }
+
+void slice_turn(const SliceBudget *s, usec_t *turn_usec, sd_event_source **src, sd_event_handler_t handler,
+                void *userdata) {
+        *turn_usec += slice_elapsed(s);
+        if (*turn_usec < SLICE_TURN_USEC)
+                return;
+        *turn_usec = 0;
+        (void) slice_requeue(src, handler, userdata);
+}

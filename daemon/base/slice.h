@@ -46,3 +46,17 @@ usec_t slice_elapsed(const SliceBudget *s);
  * for as long as it has work. It is made anew, enabled as it was, with its
  * priority and description. Returns 0, or -errno (*s is left as it was). */
 int slice_requeue(sd_event_source **s, sd_event_handler_t handler, void *userdata);
+
+/* A job's turn among the sources of its priority (the inotify sources, the
+ * scan, the cap trim take turns): this long of its slices, then it goes
+ * behind them. The socket and the timers come first between any two slices
+ * whatever the turn (their priority is higher). As long as a slice was
+ * before slices were bounded by time: the cap trim keeps its pace against a
+ * flood of events. */
+#define SLICE_TURN_USEC (50 * USEC_PER_MSEC)
+
+/* At the end of a slice s of a job that goes on: adds its time to *turn_usec
+ * and, once that makes a turn, puts the job's source behind its equals
+ * (slice_requeue) and begins the next turn. */
+void slice_turn(const SliceBudget *s, usec_t *turn_usec, sd_event_source **src, sd_event_handler_t handler,
+                void *userdata);

@@ -41,6 +41,7 @@ struct TrimQueue {
         bool failed_alerted;              /* cache-trim-failed raised, its recovery not yet */
         bool cap_again;                   /* the last cap trim was outpaced: the next is due */
         sd_event_source *source, *timer;  /* the slices; the retry of held locks */
+        usec_t turn_usec;                 /* of slices in the source's turn so far (slice_turn) */
         TrimRecord record;
 
         Counters *counters;               /* ccache's counters the trims owe */
@@ -189,11 +190,13 @@ static void start_next(TrimQueue *q, bool cap_first);
 static int on_source(sd_event_source *s, void *userdata);
 
 static void run(TrimQueue *q) {
+        SliceBudget slice;
         dev_t dev;
         int root = q->env.root(q->env.userdata, &dev), r;
 
         if (root < 0)
                 return;   /* the cache stopped the queue if the root is gone */
+        slice_begin(&slice, TRIM_SLICE_USEC, 1);   /* the step's own, to count the turn */
         r = trim_step(q->trim, &(TrimEnv) {
                 .account = q->account, .counters = q->counters, .root_fd = root, .dev = dev,
                 .now = event_now(q->event, CLOCK_MONOTONIC), .realtime = event_now(q->event, CLOCK_REALTIME),
@@ -204,7 +207,7 @@ static void run(TrimQueue *q) {
         });
         pay_later(q);
         if (r == 1) {
-                (void) slice_requeue(&q->source, on_source, q);   /* behind its equals: they take turns */
+                slice_turn(&slice, &q->turn_usec, &q->source, on_source, q);   /* its equals take turns */
                 return;
         }
         if (r == 2) {

@@ -43,6 +43,7 @@ struct ScanQueue {
         QueuedDir *queue;                 /* subtrees waiting to be scanned (Dir.queued set) */
         size_t n_queue, queue_cap;
         sd_event_source *source;
+        usec_t turn_usec;                 /* of slices in its turn so far (slice_turn) */
         usec_t retry_at;                  /* after a failed scan */
 
         bool unwatched_round;             /* rescans of unwatched directories under way */
@@ -182,7 +183,7 @@ static int on_source(sd_event_source *s, void *userdata) {
                 r = scan_step(q->scan, SCAN_STEP);
         while (r > 0 && !slice_over(&slice));
         if (r > 0) {
-                (void) slice_requeue(&q->source, on_source, q);   /* the events' turn, and the cap trim's */
+                slice_turn(&slice, &q->turn_usec, &q->source, on_source, q);   /* the events', the cap trim's */
                 return 0;
         }
         if (r < 0) {
@@ -200,7 +201,7 @@ static int on_source(sd_event_source *s, void *userdata) {
         if (!slice_over_now(&slice))
                 scan_next(q, now);
         else
-                (void) slice_requeue(&q->source, on_source, q);
+                slice_turn(&slice, &q->turn_usec, &q->source, on_source, q);
         return 0;
 }
 

@@ -551,7 +551,7 @@ static int on_busy(sd_event_source *s, void *userdata) {
         Busy *b = userdata;
 
         b->turns++;
-        assert_int_equal(slice_requeue(&b->s, on_busy, b), 0);
+        assert_int_equal(slice_requeue(&b->s, on_busy, b), 0);   /* its slices are SLICE_TURN_USEC long */
         return 0;
 }
 
@@ -591,7 +591,7 @@ static usec_t slow_clock(void) {
         return slow_now += SLICE_USEC;
 }
 
-#define MANY 3000
+#define MANY 12000
 
 /* Events that keep coming (a pipe never empty): a byte per turn. */
 static int on_events(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -608,9 +608,9 @@ static int on_events(sd_event_source *s, int fd, uint32_t revents, void *userdat
  * SCAN_STEP and the directory buffer they came in: not MANY), and the
  * header pass reads CACHE_WRITERS_SLICE_EVERY headers per iteration (it
  * looks past the few files that are no entries); both get to their end.
- * Events at the scan's priority that keep coming get their turns between
- * its slices: the scan goes behind them after each (a defer source left on
- * would run before them for as long as it has work). */
+ * Events at the scan's priority that keep coming get their turns: the scan
+ * goes behind them after SLICE_TURN_USEC of its slices (a defer source left
+ * on would run before them for as long as it has work). */
 static void test_slices_end_on_time(void **state) {
         Fixture *f = *state;
         uint64_t most = 0;
@@ -650,8 +650,8 @@ static void test_slices_end_on_time(void **state) {
         assert_int_equal(status_u64(f->c, "entry_files"), MANY);
         assert_true(most > 0);
         assert_true(most <= SCAN_STEP + 32768 / 24);   /* scan.c: DENTS_BUFFER, a dirent's least size */
-        assert_true(slices >= 2);
-        assert_true(events >= slices - 1);             /* a turn between every two slices */
+        assert_true(slices > SLICE_TURN_USEC / SLICE_USEC);   /* more than a turn (each reads the clock twice or more) */
+        assert_true(events >= 1);
         while (sd_event_source_get_enabled(f->c->writers_pass, &enabled) >= 0 && enabled != SD_EVENT_OFF) {
                 FileId before = f->c->writers_next;
 
