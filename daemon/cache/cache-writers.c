@@ -4,7 +4,7 @@
  * file's tag byte in the account (1 byte a file); a small table gives each
  * (version, namespace) its tag, with the stores and hits of the last 24 h.
  * Headers are read as entries are stored, at a hit for one not read yet,
- * and for what the scans found by a pass at idle priority: never before
+ * and for what the scans found by a pass below every other job (CACHE_WRITERS_PRIORITY): never before
  * READY, never a whole cache in one loop iteration. The table has
  * CACHE_WRITERS_MAX slots, so that planted headers cannot grow it; a writer
  * whose entries are all gone gives its slot up when the table is full
