@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "alert/alert.h"
+#include "base/slice.h"
 #include "cache/cache.h"
 #include "ccache/ccache-stats.h"
 #include "ccache/ccache.h"
@@ -59,10 +60,15 @@
 #define CACHE_WRITER_TAGS    (CACHE_WRITER_FIRST + CACHE_WRITERS_MAX)
 /* Directories named in the one line that sums up a round of mode repairs. */
 #define CACHE_REPAIR_EXAMPLES 3
-/* The header pass over existing entries: headers read per slice, and
- * files looked at (their tag byte) at most. */
-#define CACHE_WRITERS_SLICE  512
-#define CACHE_WRITERS_LOOK   65536
+/* The header pass over existing entries: a slice's time, headers read
+ * between two looks at the clock, and files looked at (their tag byte) at
+ * most. */
+#define CACHE_WRITERS_SLICE_USEC  SLICE_USEC
+#define CACHE_WRITERS_SLICE_EVERY 4
+#define CACHE_WRITERS_LOOK        65536
+/* The pass runs after every other job (trims, merges at idle priority):
+ * who wrote what can wait, a trim someone asked for cannot. */
+#define CACHE_WRITERS_PRIORITY    (SD_EVENT_PRIORITY_IDLE + 1)
 /* A full table gives the slots of writers whose entries are all gone to new
  * ones, after a count of the entries by tag (a pass over the account): at
  * most this often when a header finds the table full; at every purge. */

@@ -4,7 +4,7 @@
  * file's tag byte in the account (1 byte a file); a small table gives each
  * (version, namespace) its tag, with the stores and hits of the last 24 h.
  * Headers are read as entries are stored, at a hit for one not read yet,
- * and for what the scans found by a pass at idle priority: never before
+ * and for what the scans found by a pass below every other job (CACHE_WRITERS_PRIORITY): never before
  * READY, never a whole cache in one loop iteration. The table has
  * CACHE_WRITERS_MAX slots, so that planted headers cannot grow it; a writer
  * whose entries are all gone gives its slot up when the table is full
@@ -19,6 +19,7 @@
 
 #include "base/human.h"
 #include "base/log.h"
+#include "base/slice.h"
 #include "base/status-keys.h"
 #include "cache/cache-alert.h"
 #include "cache/cache-counts.h"
@@ -178,34 +179,48 @@ void cache_writers_moved(Cache *c, DirId d, const char *name, CcacheKind kind, i
         account_file_set_tag(c->account, f, read_tag(c, kind, open_entry(dirfd, name)));
 }
 
-/* One slice of the pass: up to CACHE_WRITERS_SLICE headers read, and
- * CACHE_WRITERS_LOOK files looked at, from where the last one stopped (a
- * pass again over a cache read already costs a tag byte a file); the
- * entries among them not read yet (and, after a
- * reclaim, those beyond the table) are read, each opened beneath the root
- * by its path. At the end, once more from the start if the scans found
+/* One slice of the pass (CACHE_WRITERS_SLICE_USEC), from where the last one
+ * stopped, and CACHE_WRITERS_LOOK files looked at at most (a pass again
+ * over a cache read already costs a tag byte a file): the entries among
+ * them not read yet (and, after a reclaim, those beyond the table) are
+ * read, each opened beneath its directory, itself opened beneath the root
+ * (once for the files of one directory that follow each other, as a scan
+ * lists them). At the end, once more from the start if the scans found
  * files meanwhile. */
 int cache_writers_pass(Cache *c, int root) {
         FileId limit = account_file_limit(c->account);
+        DirId dir = DIR_NONE;
+        int dirfd = -ENOENT;
+        SliceBudget slice;
 
-        for (unsigned n = 0, looked = 0; root >= 0 && c->writers_next < limit && n < CACHE_WRITERS_SLICE &&
-                                         looked < CACHE_WRITERS_LOOK; looked++, c->writers_next++) {
+        slice_begin(&slice, CACHE_WRITERS_SLICE_USEC, CACHE_WRITERS_SLICE_EVERY);
+        for (unsigned looked = 0; root >= 0 && c->writers_next < limit && looked < CACHE_WRITERS_LOOK;
+             looked++, c->writers_next++) {
                 FileId f = c->writers_next;
                 uint8_t tag = account_file_tag(c->account, f);
                 char rel[PATH_MAX], name[CCACHE_NAME_MAX];
                 FileInfo fi;
-                size_t len;
 
                 if ((tag != CACHE_WRITER_UNREAD && !(tag == CACHE_WRITER_OTHER && c->writers_retry_other)) ||
                     account_file_info(c->account, f, &fi) < 0 || !ccache_kind_is_entry(fi.kind) ||
-                    account_dir_path(c->account, fi.dir, rel, sizeof(rel)) < 0 ||
-                    account_file_name(c->account, f, name, sizeof(name)) < 0 ||
-                    (len = strlen(rel)) + 1 + strlen(name) >= sizeof(rel))
+                    account_file_name(c->account, f, name, sizeof(name)) < 0)
                         continue;
-                snprintf(rel + len, sizeof(rel) - len, "/%s", name);
-                account_file_set_tag(c->account, f, read_tag(c, fi.kind, beneath_open_file(root, rel)));
-                n++;
+                if (fi.dir != dir) {
+                        if (dirfd >= 0)
+                                close(dirfd);
+                        dir = fi.dir;
+                        dirfd = account_dir_path(c->account, dir, rel, sizeof(rel)) < 0 ? -ENAMETOOLONG
+                                                                                        : beneath_open_dir(root, rel);
+                }
+                account_file_set_tag(c->account, f,
+                                     read_tag(c, fi.kind, dirfd < 0 ? dirfd : beneath_open_file(dirfd, name)));
+                if (slice_over(&slice)) {
+                        c->writers_next++;
+                        break;
+                }
         }
+        if (dirfd >= 0)
+                close(dirfd);
         if (root >= 0 && c->writers_next >= limit && c->writers_again) {
                 c->writers_again = false;
                 c->writers_next = 0;
@@ -243,7 +258,7 @@ int cache_writers_init(Cache *c, sd_event_handler_t pass) {
         r = sd_event_add_defer(c->event, &c->writers_pass, pass, c);
         if (r < 0)
                 return r;
-        (void) sd_event_source_set_priority(c->writers_pass, SD_EVENT_PRIORITY_IDLE);
+        (void) sd_event_source_set_priority(c->writers_pass, CACHE_WRITERS_PRIORITY);
         (void) sd_event_source_set_description(c->writers_pass, "cache-writers");
         return sd_event_source_set_enabled(c->writers_pass, SD_EVENT_OFF);
 }

@@ -15,7 +15,7 @@
 
 /* The headers of new entries are read as they are stored (dirfd: their
  * directory), of hit ones not read yet at their hit, and of those the
- * scans found by a pass at idle priority, started (again) by
+ * scans found by a pass below the trims (CACHE_WRITERS_PRIORITY), started (again) by
  * cache_writers_rescan after the first scan and after each later one that
  * found files new to the account (a directory renamed in). The pass's
  * source calls pass (the cache's), which gives cache_writers_pass the

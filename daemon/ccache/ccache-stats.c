@@ -94,7 +94,9 @@ static int stats_write(int l1fd, const CcacheStats *s) {
                 snprintf(line, sizeof(line), "%llu\n", (unsigned long long) s->counters[i]);
                 fputs(line, f);
         }
-        if (fflush(f) != 0 || fsync(fileno(f)) < 0)
+        /* No fsync, as ccache's own StatsFile::update: counters, not data;
+         * the rename keeps a read whole (ccache/README.md). */
+        if (fflush(f) != 0)
                 r = -errno;
         if (fclose(f) != 0 && r == 0)
                 r = -errno;

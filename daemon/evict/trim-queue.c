@@ -8,6 +8,7 @@
 
 #include "base/human.h"
 #include "base/log.h"
+#include "base/slice.h"
 #include "ccache/ccache-lock.h"
 #include "evict/trim-queue.h"
 
@@ -40,6 +41,7 @@ struct TrimQueue {
         bool failed_alerted;              /* cache-trim-failed raised, its recovery not yet */
         bool cap_again;                   /* the last cap trim was outpaced: the next is due */
         sd_event_source *source, *timer;  /* the slices; the retry of held locks */
+        usec_t turn_usec;                 /* of slices in the source's turn so far (slice_turn) */
         TrimRecord record;
 
         Counters *counters;               /* ccache's counters the trims owe */
@@ -185,13 +187,16 @@ static void pay_later(TrimQueue *q) {
 }
 
 static void start_next(TrimQueue *q, bool cap_first);
+static int on_source(sd_event_source *s, void *userdata);
 
 static void run(TrimQueue *q) {
+        SliceBudget slice;
         dev_t dev;
         int root = q->env.root(q->env.userdata, &dev), r;
 
         if (root < 0)
                 return;   /* the cache stopped the queue if the root is gone */
+        slice_begin(&slice, TRIM_SLICE_USEC, 1);   /* the step's own, to count the turn */
         r = trim_step(q->trim, &(TrimEnv) {
                 .account = q->account, .counters = q->counters, .root_fd = root, .dev = dev,
                 .now = event_now(q->event, CLOCK_MONOTONIC), .realtime = event_now(q->event, CLOCK_REALTIME),
@@ -201,8 +206,10 @@ static void run(TrimQueue *q) {
                 .userdata = q->env.userdata,
         });
         pay_later(q);
-        if (r == 1)
+        if (r == 1) {
+                slice_turn(&slice, &q->turn_usec, &q->source, on_source, q);   /* its equals take turns */
                 return;
+        }
         if (r == 2) {
                 /* Only directories ccache holds locked remain: look again soon. */
                 (void) sd_event_source_set_enabled(q->source, SD_EVENT_OFF);

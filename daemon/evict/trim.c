@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/human.h"
+#include "base/slice.h"
 #include "ccache/ccache-lock.h"
 #include "ccache/ccache.h"
 #include "evict/trim.h"
@@ -21,32 +22,27 @@ typedef struct Deferred {
         CcacheLockSeen seen;    /* what its lock looked like, for staleness */
 } Deferred;
 
-/* One step: what the cache lent, and when the step began (measured). */
+/* One step: what the cache lent, and its slice (the loop's now does not
+ * move within a handler: the slice reads a clock of its own). */
 typedef struct StepEnv {
         Account *account;
         Counters *counters;
         int root_fd;
         dev_t dev;
         usec_t now, realtime;   /* the caller's, for the decisions */
-        usec_t started;         /* the monotonic clock when the step began */
+        SliceBudget slice;            /* TRIM_SLICE_USEC from when the step began */
         bool atime;             /* the account's times are atimes */
         void (*evicted)(void *userdata, DirId dir, const char *name, uint64_t bytes, int64_t mtime);
         void *userdata;
 } StepEnv;
 
-/* How long the step has taken: the one clock this file reads, to bound a
- * slice (the loop's now does not move within a handler) and to keep our
- * own ccache locks fresh (ccache.c stamps them on the real clock). */
-static usec_t step_elapsed(const StepEnv *env) {
-        return now_usec(CLOCK_MONOTONIC) - env->started;
-}
-
 struct Trim {
         EvictPlanner *planner;  /* while the plan is being made */
         EvictPlan plan;
         size_t next;            /* first victim not yet handled */
-        Deferred *deferred;
+        Deferred *deferred;     /* in the order they are tried */
         size_t n_deferred;
+        size_t round_left;      /* of them, still to try in the round under way */
         usec_t last_round;
         TrimResult result;
 };
@@ -100,16 +96,17 @@ int trim_new_with_plan(EvictPlan *plan, uint64_t target_bytes, bool dry_run, Tri
         return 0;
 }
 
-/* Plans for what is left of the step's TRIM_BATCH_USEC. Returns 1 while
- * planning, 0 when the plan is made, -ENOMEM. */
-static int plan_step(Trim *t, const StepEnv *env) {
-        usec_t start = step_elapsed(env);
-        int r = 1;
+/* Plans for what is left of the step's slice. Returns 1 while planning, 0
+ * when the plan is made, -ENOMEM. */
+static int plan_step(Trim *t, StepEnv *env) {
+        usec_t start = slice_elapsed(&env->slice);
+        int r;
 
         t->result.planning_slices++;
-        while (r == 1 && step_elapsed(env) < TRIM_BATCH_USEC)
+        do
                 r = evict_planner_step(t->planner, TRIM_PLAN_BUDGET);
-        t->result.planning_usec += step_elapsed(env) - start;
+        while (r == 1 && !slice_over_now(&env->slice));
+        t->result.planning_usec += slice_elapsed(&env->slice) - start;
         if (r != 0)
                 return r;
         evict_planner_take(t->planner, 0, &t->plan);
@@ -179,17 +176,22 @@ static void correct(Trim *t, const StepEnv *env, DirId d, const char *name, cons
 
 /* Deletes the victims [start, end) of one directory, whose relative path is
  * rel; under ccache's content lock when the directory is below a level-2
- * one. Returns 1 done, 0 lock taken (try later), -errno if the root is gone. */
-static int do_group(Trim *t, const StepEnv *env, const char *rel, size_t start, size_t end, CcacheLockSeen *seen) {
+ * one. The slice's time up (after TRIM_GROUP_MIN victims at least), it
+ * stops before the next victim: *ret_next is the first one left (end when
+ * all were handled). Returns 1 done (to
+ * *ret_next), 0 lock taken (try later), -errno if the root is gone. */
+static int do_group(Trim *t, StepEnv *env, const char *rel, size_t start, size_t end, CcacheLockSeen *seen,
+                    size_t *ret_next) {
         CcacheLock lock = { 0 };
         uint64_t files = 0, kib = 0;
         bool l2 = hex_digit(rel[0]) >= 0 && rel[1] == '/' && hex_digit(rel[2]) >= 0;
         int dirfd, lockdir = -1, r;
+        size_t i = start;
 
         if (l2 && content_lock(t, env, rel, seen, &lock, &lockdir) == 0)
                 return 0;
         dirfd = beneath_open_dir(env->root_fd, rel);
-        for (size_t i = start; dirfd >= 0 && i < end; i++) {
+        for (; dirfd >= 0 && i < end && (i < start + TRIM_GROUP_MIN || !slice_over(&env->slice)); i++) {
                 const Victim *v = &t->plan.victims[i];
                 char fname[CCACHE_NAME_MAX + 256];
                 EvictSkipped skipped;
@@ -209,7 +211,7 @@ static int do_group(Trim *t, const StepEnv *env, const char *rel, size_t start, 
                         continue;
                 }
                 if ((i - start) % 256 == 255)
-                        ccache_lock_refresh(&lock, env->started + step_elapsed(env));
+                        ccache_lock_refresh(&lock, now_usec(CLOCK_MONOTONIC));
                 r = evict_unlink_clock(dirfd, fname, env->dev, v->mtime, fi.blocks, env->atime, &skipped);
                 if (r < 0)
                         count_error(t, r);
@@ -229,10 +231,12 @@ static int do_group(Trim *t, const StepEnv *env, const char *rel, size_t start, 
                 }
                 (void) account_file_remove(env->account, v->dir, fname);
         }
-        if (dirfd < 0)
+        if (dirfd < 0) {
                 t->result.saved += end - start;   /* the directory went: nothing of it to delete */
-        else
+                i = end;
+        } else
                 close(dirfd);
+        *ret_next = i;
         if (l2 && files > 0)
                 fix_counters(t, env, rel, files, kib);
         ccache_lock_release(&lock);
@@ -250,35 +254,42 @@ static size_t group_end(const Trim *t, size_t start) {
         return end;
 }
 
-static int defer_group(Trim *t, size_t start, usec_t since, const CcacheLockSeen *seen) {
+/* A group to try again: at the end of the deferred ones (its lock was
+ * taken), or first (front: what a round's slice left of a group it began). */
+static int defer_group(Trim *t, size_t start, usec_t since, const CcacheLockSeen *seen, bool front) {
         Deferred *d = realloc(t->deferred, (t->n_deferred + 1) * sizeof(Deferred));
 
         if (!d)
                 return -ENOMEM;
         t->deferred = d;
-        t->deferred[t->n_deferred++] = (Deferred) { .start = start, .since = since, .seen = *seen };
+        if (front)
+                memmove(d + 1, d, t->n_deferred * sizeof(Deferred));
+        d[front ? 0 : t->n_deferred] = (Deferred) { .start = start, .since = since, .seen = *seen };
+        t->n_deferred++;
         return 0;
 }
 
-/* Runs the group at start; a taken lock defers it (since: when it was first
- * found taken; seen: what it looked like). Returns 0, or -errno if the root
- * is gone. */
-static int run_group(Trim *t, const StepEnv *env, size_t start, usec_t since, CcacheLockSeen *seen) {
+/* Runs the group at start (to *ret_next: its end, or where the slice's
+ * time ran out); a taken lock defers it (since: when it was first found
+ * taken; seen: what it looked like). Returns 0, or -errno if the root is
+ * gone. */
+static int run_group(Trim *t, StepEnv *env, size_t start, usec_t since, CcacheLockSeen *seen, size_t *ret_next) {
         size_t end = group_end(t, start);
         char rel[PATH_MAX];
         int r;
 
+        *ret_next = end;
         if (!account_dir_check(env->account, t->plan.victims[start].dir, t->plan.victims[start].dir_gen) ||
             account_dir_path(env->account, t->plan.victims[start].dir, rel, sizeof(rel)) < 0) {
                 t->result.saved += end - start;
                 return 0;
         }
-        r = do_group(t, env, rel, start, end, seen);
+        r = do_group(t, env, rel, start, end, seen, ret_next);
         if (r < 0)
                 return r;
         /* A lock still live after TRIM_LOCK_WAIT_USEC (its holder keeps its
          * .alive fresh, or keeps changing): that directory is left alone. */
-        if (r == 0 && (env->now - since >= TRIM_LOCK_WAIT_USEC || defer_group(t, start, since, seen) < 0)) {
+        if (r == 0 && (env->now - since >= TRIM_LOCK_WAIT_USEC || defer_group(t, start, since, seen, false) < 0)) {
                 t->result.locked_dirs++;
                 t->result.saved += end - start;
         }
@@ -287,38 +298,50 @@ static int run_group(Trim *t, const StepEnv *env, size_t start, usec_t since, Cc
 
 int trim_step(Trim *t, const TrimEnv *e) {
         StepEnv env = { .account = e->account, .counters = e->counters, .root_fd = e->root_fd, .dev = e->dev,
-                        .now = e->now, .realtime = e->realtime, .started = now_usec(CLOCK_MONOTONIC),
-                        .atime = e->atime, .evicted = e->evicted, .userdata = e->userdata };
+                        .now = e->now, .realtime = e->realtime, .atime = e->atime, .evicted = e->evicted,
+                        .userdata = e->userdata };
         int r;
 
+        slice_begin(&env.slice, TRIM_SLICE_USEC, TRIM_SLICE_EVERY);
         if (t->planner && (r = plan_step(t, &env)) != 0)
                 return r;
-        while (t->next < t->plan.n && step_elapsed(&env) < TRIM_BATCH_USEC) {
+        while (t->next < t->plan.n && !env.slice.over) {
                 CcacheLockSeen seen = { 0 };
-                size_t start = t->next;
 
-                t->next = group_end(t, start);
-                r = run_group(t, &env, start, env.now, &seen);
+                r = run_group(t, &env, t->next, env.now, &seen, &t->next);
                 if (r < 0)
                         return r;
+                (void) slice_over(&env.slice);   /* groups of victims gone cost lookups only */
         }
         if (t->next < t->plan.n)
                 return 1;
-        /* Groups whose lock was taken: one more try per retry interval. */
-        if (t->n_deferred > 0 && env.now - t->last_round >= TRIM_LOCK_RETRY_USEC) {
-                Deferred *d = t->deferred;
-                size_t n = t->n_deferred;
-
-                t->deferred = NULL;
-                t->n_deferred = 0;
+        /* Groups whose lock was taken: one more try per retry interval. A
+         * round takes as many slices as it needs: what one leaves of a group
+         * is tried first in the next. */
+        if (t->n_deferred > 0 && t->round_left == 0 && env.now - t->last_round >= TRIM_LOCK_RETRY_USEC) {
+                t->round_left = t->n_deferred;
                 t->last_round = env.now;
-                for (size_t i = 0; i < n; i++)
-                        if ((r = run_group(t, &env, d[i].start, d[i].since, &d[i].seen)) < 0) {
-                                free(d);
-                                return r;
-                        }
-                free(d);
         }
+        while (t->round_left > 0 && !env.slice.over) {
+                Deferred d = t->deferred[0];
+                size_t next;
+
+                memmove(t->deferred, t->deferred + 1, --t->n_deferred * sizeof(Deferred));
+                t->round_left--;
+                r = run_group(t, &env, d.start, d.since, &d.seen, &next);
+                if (r < 0)
+                        return r;
+                if (next < group_end(t, d.start)) {
+                        if (defer_group(t, next, env.now, &(CcacheLockSeen) { 0 }, true) < 0) {
+                                t->result.saved += group_end(t, next) - next;
+                                continue;
+                        }
+                        t->round_left++;
+                }
+                (void) slice_over(&env.slice);
+        }
+        if (t->round_left > 0)
+                return 1;
         return t->n_deferred > 0 ? 2 : 0;
 }
 

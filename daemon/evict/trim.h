@@ -9,14 +9,19 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/slice.h"
 #include "base/util.h"
 #include "evict/counters.h"
 #include "evict/evict.h"
 #include "tree/account.h"
 
 #define TRIM_BATCH_FILES 1024              /* unlinks per group at most */
-#define TRIM_BATCH_USEC  (50 * USEC_PER_MSEC)  /* one step: planning or unlinks */
-#define TRIM_PLAN_BUDGET 16384             /* files looked at between two looks at the clock */
+#define TRIM_SLICE_USEC  SLICE_USEC        /* one step: planning or unlinks */
+#define TRIM_SLICE_EVERY 8                 /* victims between two looks at the clock */
+/* Victims of a directory a slice deletes at least, once it took its lock:
+ * the lock and ccache's counters cost as much as some unlinks. */
+#define TRIM_GROUP_MIN   64
+#define TRIM_PLAN_BUDGET 4096              /* files planned between two looks at the clock */
 #define TRIM_LOCK_RETRY_USEC (50 * USEC_PER_MSEC)     /* between tries of a taken ccache lock */
 /* A directory whose lock stays live this long is left alone; one whose lock
  * goes stale (CCACHE_LOCK_STALE_USEC) is taken over before that. */
@@ -73,10 +78,10 @@ typedef struct TrimEnv {
         void *userdata;
 } TrimEnv;
 
-/* Carries out the next slice of about TRIM_BATCH_USEC (measured from the
- * call: the one clock read here bounds the slice; every decision is made at
- * env->now and env->realtime, moved on by what the slice took): planning,
- * then batches of unlinks below env->root_fd; ccache's counters are fixed
+/* Carries out the next slice of about TRIM_SLICE_USEC (measured from the
+ * call by slice_clock, which bounds the slice, also in the middle of a
+ * directory; every decision is made at env->now and env->realtime):
+ * planning, then batches of unlinks below env->root_fd; ccache's counters are fixed
  * through env->counters, or left owed in it. Never waits for a lock.
  * Returns 1 while there is more to do now, 2 when only directories whose
  * ccache lock is taken remain (call again after TRIM_LOCK_RETRY_USEC), 0

@@ -9,6 +9,7 @@
 
 #include "base/human.h"
 #include "base/log.h"
+#include "base/slice.h"
 #include "tree/scan-queue.h"
 
 /* A subtree waiting for its scan: the directory and its gen, since events
@@ -42,6 +43,7 @@ struct ScanQueue {
         QueuedDir *queue;                 /* subtrees waiting to be scanned (Dir.queued set) */
         size_t n_queue, queue_cap;
         sd_event_source *source;
+        usec_t turn_usec;                 /* of slices in its turn so far (slice_turn) */
         usec_t retry_at;                  /* after a failed scan */
 
         bool unwatched_round;             /* rescans of unwatched directories under way */
@@ -161,18 +163,29 @@ static void scan_finished(ScanQueue *q, usec_t now) {
                 round_end(q, now);
 }
 
+/* One slice of the running scan: steps of SCAN_STEP entries until its time
+ * is up, and the scan's end when it gets there (a round's end sweeps the
+ * account: a pass over it). The start of the next (a round's begin resets
+ * the marks: another pass) waits for a slice of its own when this one is
+ * spent. */
 static int on_source(sd_event_source *s, void *userdata) {
         ScanQueue *q = userdata;
         usec_t now = event_now(q->event, CLOCK_MONOTONIC);
+        SliceBudget slice;
         int r;
 
         if (!q->scan) {
                 scan_next(q, now);
                 return 0;
         }
-        r = scan_step(q->scan, SCAN_BUDGET);
-        if (r > 0)
+        slice_begin(&slice, SCAN_SLICE_USEC, 1);
+        do
+                r = scan_step(q->scan, SCAN_STEP);
+        while (r > 0 && !slice_over(&slice));
+        if (r > 0) {
+                slice_turn(&slice, &q->turn_usec, &q->source, on_source, q);   /* the events', the cap trim's */
                 return 0;
+        }
         if (r < 0) {
                 log_error_errno(r, "%s %s: scan failed: %m; retrying in a minute.", cache_config_what(q->config),
                                 q->config->name);
@@ -185,7 +198,10 @@ static int on_source(sd_event_source *s, void *userdata) {
                 return 0;
         }
         scan_finished(q, now);
-        scan_next(q, now);
+        if (!slice_over_now(&slice))
+                scan_next(q, now);
+        else
+                slice_turn(&slice, &q->turn_usec, &q->source, on_source, q);
         return 0;
 }
 

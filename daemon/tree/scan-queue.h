@@ -13,12 +13,14 @@
 
 #include <systemd/sd-event.h>
 
+#include "base/slice.h"
 #include "config/config.h"
 #include "os/watch.h"
 #include "tree/account.h"
 #include "tree/scan.h"
 
-#define SCAN_BUDGET 4096                       /* directory entries per loop iteration */
+#define SCAN_STEP 256                          /* directory entries between two looks at the clock */
+#define SCAN_SLICE_USEC SLICE_USEC             /* a slice of a scan: its steps until then */
 /* A scan is how the events that were lost (an inotify overflow) or never
  * come (unwatched directories) reach the account: its slices take turns
  * with the inotify sources and the cap trim (WATCH_PRIORITY, watch.h), after

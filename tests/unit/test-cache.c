@@ -18,6 +18,8 @@
 #include <cmocka.h>
 
 #include "alert/alert.h"
+#include "base/slice.h"
+#include "cache/cache-internal.h"
 #include "cache/cache.h"
 #include "config/config.h"
 #include "evict/trim.h"
@@ -121,9 +123,13 @@ static int setup(void **state) {
         return 0;
 }
 
+static usec_t (*real_clock)(void);
+
 static int teardown(void **state) {
         Fixture *f = *state;
 
+        if (real_clock)
+                slice_clock = real_clock;   /* a test that failed with its own clock on */
         f->c = cache_free(f->c);
         f->alerter = alerter_free(f->alerter);
         f->w = watch_free(f->w);
@@ -535,17 +541,21 @@ static uint64_t scan_u64(Cache *c, const char *key) {
         return figure(c, "scan", key);
 }
 
-static int on_busy(sd_event_source *s, void *userdata) {
-        unsigned *n = userdata;
+/* A job that always has work (a cap trim outpaced by writers): a slice,
+ * then behind its equals, as the daemon's jobs do (slice_requeue). */
+typedef struct Busy {
+        sd_event_source *s;
+        unsigned turns;
+} Busy;
 
-        (*n)++;
+static int on_busy(sd_event_source *s, void *userdata) {
+        Busy *b = userdata;
+
+        b->turns++;
+        assert_int_equal(slice_requeue(&b->s, on_busy, b), 0);   /* its slices are SLICE_TURN_USEC long */
         return 0;
 }
 
-/* A writer flood keeps the inotify sources and the cap trim pending every
- * loop iteration (here: a defer source at their priority, always on). A
- * rescan asked for then (an overflow) still runs, taking turns with them:
- * the events it stands for are not lost a second time. */
 /* What a rescan finds is in the size as soon as it is in the account, so
  * the figure of what was found is too, while the rescan still runs: a
  * reader comparing the size with the growth it was told of (the soak's cap
@@ -555,7 +565,7 @@ static void test_found_counted_while_the_rescan_runs(void **state) {
         unsigned mid = 0;
 
         start_scanned(f, "max_size = \"1G\"; max_watches = 1;");
-        for (unsigned i = FILES; i < FILES + 3 * SCAN_BUDGET; i++)
+        for (unsigned i = FILES; i < FILES + 12000; i++)
                 put_entry(f, "a/b", i);   /* unwatched: only the rescan sees them */
         cache_rescan(f->c, "inotify queue overflow");
         for (;;) {
@@ -564,35 +574,126 @@ static void test_found_counted_while_the_rescan_runs(void **state) {
 
                 assert_int_equal(scan_u64(f->c, "found_files_total"), files - FILES);
                 mid += running && files > FILES;
-                if (!running && files == FILES + 3 * SCAN_BUDGET)
+                if (!running && files == FILES + 12000)
                         break;
                 assert_true(sd_event_run(f->e, 10 * USEC_PER_MSEC) >= 0);
         }
         assert_true(mid > 0);   /* seen in the middle of the rescan */
 }
 
+/* A writer flood keeps the inotify sources and the cap trim pending every
+ * loop iteration (here: a job at their priority, always busy). A rescan
+ * asked for then (an overflow) still runs, taking turns with them: the
+ * events it stands for are not lost a second time. */
 static void test_rescan_not_starved_by_a_flood(void **state) {
         Fixture *f = *state;
-        sd_event_source *busy;
-        unsigned turns = 0;
+        Busy busy = { 0 };
+        unsigned *turns = &busy.turns;
         char path[256];
         struct stat st;
 
         start_scanned(f, "max_size = \"1G\"; max_watches = 1;");
-        assert_int_equal(sd_event_add_defer(f->e, &busy, on_busy, &turns), 0);
-        assert_int_equal(sd_event_source_set_priority(busy, WATCH_PRIORITY), 0);
-        assert_int_equal(sd_event_source_set_enabled(busy, SD_EVENT_ON), 0);
-        RUN_UNTIL(f, turns > 3);     /* the flood is on */
+        assert_int_equal(sd_event_add_defer(f->e, &busy.s, on_busy, &busy), 0);
+        assert_int_equal(sd_event_source_set_priority(busy.s, WATCH_PRIORITY), 0);
+        assert_int_equal(sd_event_source_set_enabled(busy.s, SD_EVENT_ON), 0);
+        RUN_UNTIL(f, *turns > 3);     /* the flood is on */
         assert_int_equal(scan_u64(f->c, "found_files_total"), 0);   /* the first scan's are no finds */
         put_entry(f, "a/b", 1000);   /* no watch on a/b: only a rescan sees it */
         cache_rescan(f->c, "inotify queue overflow");
-        RUN_UNTIL(f, status_u64(f->c, "entry_files") == FILES + 1);
+        /* over (in slices: the one that finds the file need not be the last) */
+        RUN_UNTIL(f, scan_u64(f->c, "rescans") == 1);
+        assert_int_equal(status_u64(f->c, "entry_files"), FILES + 1);
         /* a store the events did not show: counted as found, with its size */
         assert_int_equal(scan_u64(f->c, "found_files_total"), 1);
         entry_path(f, "a/b", 1000, path, sizeof(path));
         assert_int_equal(stat(path, &st), 0);
         assert_int_equal(scan_u64(f->c, "found_bytes_total"), (uint64_t) st.st_blocks * 512);
-        sd_event_source_disable_unref(busy);
+        sd_event_source_disable_unref(busy.s);
+}
+
+/* The tests' clock for slices: at each read, a whole slice on. */
+static usec_t slow_now;
+static usec_t slow_clock(void) {
+        return slow_now += SLICE_USEC;
+}
+
+#define MANY 12000
+
+/* Events that keep coming (a pipe never empty): a byte per turn. */
+static int on_events(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        char c;
+
+        assert_int_equal(read(fd, &c, 1), 1);
+        (*(unsigned *) userdata)++;
+        return 0;
+}
+
+/* Every slice of a long job ends on time, whatever its items cost (a cold
+ * inode, a loaded box): on a clock that says a slice is over at its first
+ * look, the first scan lists one step's entries per loop iteration (at most
+ * SCAN_STEP and the directory buffer they came in: not MANY), and the
+ * header pass reads CACHE_WRITERS_SLICE_EVERY headers per iteration (it
+ * looks past the few files that are no entries); both get to their end.
+ * Events at the scan's priority that keep coming get their turns: the scan
+ * goes behind them after SLICE_TURN_USEC of its slices (a defer source left
+ * on would run before them for as long as it has work). */
+static void test_slices_end_on_time(void **state) {
+        Fixture *f = *state;
+        uint64_t most = 0;
+        FileId most_looked = 0;
+        int enabled = SD_EVENT_ON, pipefd[2];
+        unsigned events = 0, slices = 0;
+        sd_event_source *io;
+        char bytes[4096] = { 0 };
+
+        make_dir(f, "");
+        make_dir(f, "a");
+        make_dir(f, "a/b");
+        for (unsigned i = 0; i < MANY; i++)
+                put_entry(f, "a/b", i);
+        new_cache(f, "max_size = \"1G\";");
+        assert_int_equal(pipe2(pipefd, O_CLOEXEC | O_NONBLOCK), 0);
+        assert_int_equal(write(pipefd[1], bytes, sizeof(bytes)), sizeof(bytes));
+        assert_int_equal(sd_event_add_io(f->e, &io, pipefd[0], EPOLLIN, on_events, &events), 0);
+        assert_int_equal(sd_event_source_set_priority(io, WATCH_PRIORITY), 0);
+        real_clock = slice_clock;
+        slice_clock = slow_clock;
+        cache_start(f->c);
+        for (usec_t deadline = now_usec(CLOCK_MONOTONIC) + DEADLINE_USEC; !cache_ready(f->c);) {
+                const ScanProgress *p = scan_queue_current(f->c->scans, NULL, NULL);
+                uint64_t before = p ? p->files : 0;
+
+                assert_true(now_usec(CLOCK_MONOTONIC) < deadline);
+                assert_true(sd_event_run(f->e, 10 * USEC_PER_MSEC) >= 0);
+                if ((p = scan_queue_current(f->c->scans, NULL, NULL)) && p->files != before) {
+                        slices++;
+                        most = p->files - before > most ? p->files - before : most;
+                }
+        }
+        sd_event_source_disable_unref(io);
+        close(pipefd[0]);
+        close(pipefd[1]);
+        assert_int_equal(status_u64(f->c, "entry_files"), MANY);
+        assert_true(most > 0);
+        assert_true(most <= SCAN_STEP + 32768 / 24);   /* scan.c: DENTS_BUFFER, a dirent's least size */
+        assert_true(slices > SLICE_TURN_USEC / SLICE_USEC);   /* more than a turn (each reads the clock twice or more) */
+        assert_true(events >= 1);
+        while (sd_event_source_get_enabled(f->c->writers_pass, &enabled) >= 0 && enabled != SD_EVENT_OFF) {
+                FileId before = f->c->writers_next;
+
+                assert_true(sd_event_run(f->e, 10 * USEC_PER_MSEC) >= 0);
+                if (f->c->writers_next > before && f->c->writers_next - before > most_looked)
+                        most_looked = f->c->writers_next - before;
+        }
+        slice_clock = real_clock;
+        assert_true(most_looked > 0);
+        assert_true(most_looked <= CACHE_WRITERS_SLICE_EVERY + 4);   /* stats, ccache.conf, CACHEDIR.TAG ... */
+        for (FileId id = 0; id < account_file_limit(f->c->account); id++) {
+                FileInfo fi;
+
+                if (account_file_info(f->c->account, id, &fi) == 0 && ccache_kind_is_entry(fi.kind))
+                        assert_int_not_equal(account_file_tag(f->c->account, id), CACHE_WRITER_UNREAD);
+        }
 }
 
 int main(void) {
@@ -605,6 +706,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_cap_trim, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cap_trim_on_a_stale_account, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_rescan_not_starved_by_a_flood, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_slices_end_on_time, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unavailable, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_root_deleted, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_root_lost_ends_the_trims, setup, teardown),

@@ -101,9 +101,17 @@ static void make_cache(Fixture *fx) {
         assert_int_equal(fstat(fx->root, &fx->st), 0);
 }
 
+/* The clock of the tests' slices: it stands still, so that a slice ends by
+ * its count of items only, whatever the box's load (a test of the clock
+ * puts its own). */
+static usec_t still_clock(void) {
+        return 0;
+}
+
 static int setup(void **state) {
         Fixture *fx = calloc(1, sizeof(*fx));
 
+        slice_clock = still_clock;
         assert_non_null(fx);
         fx->root = -1;
         strcpy(fx->dir, "/tmp/ck-test-trim-XXXXXX");
@@ -408,6 +416,53 @@ static void test_stale_account_is_corrected(void **state) {
         close(l2);
 }
 
+/* The tests' clock for slices: at each read, a whole slice later than at
+ * the one before. */
+static usec_t slow_now;
+static usec_t slow_clock(void) {
+        return slow_now += TRIM_SLICE_USEC;
+}
+
+/* A slice ends when its time is up, also in the middle of a directory
+ * (what one unlink costs is not known ahead: a cold inode, a loaded box):
+ * on a clock that says so at its first look, each step deletes the
+ * directory's TRIM_GROUP_MIN victims and the next TRIM_SLICE_EVERY (up to
+ * that look), and the trim goes on from there in the next; every step makes
+ * progress, and ccache's counters get what each part deleted. */
+static void test_slice_ends_on_time_mid_directory(void **state) {
+        Fixture *fx = *state;
+        TrimEnv env = { .account = fx->acct, .counters = fx->k, .root_fd = fx->root, .dev = fx->st.st_dev,
+                        .now = now_usec(CLOCK_MONOTONIC), .realtime = now_usec(CLOCK_REALTIME) };
+        uint64_t before = 0, stats_before = 0;
+        int r, steps = 0;
+
+        slice_clock = slow_clock;
+        assert_int_equal(trim_new(fx->acct, 0, false, NOW, &fx->t), 0);
+        while ((r = trim_step(fx->t, &env)) == 1) {
+                const TrimResult *res = trim_result(fx->t);
+
+                /* the planning takes its slices first; then each deletes
+                 * TRIM_SLICE_EVERY victims, and fixes the counters */
+                assert_true(res->files - before <= TRIM_GROUP_MIN + TRIM_SLICE_EVERY);
+                if (before > 0)
+                        assert_true(res->files > before);
+                if (res->files > before)
+                        assert_int_equal(res->stats_updates, stats_before + 1);
+                before = res->files;
+                stats_before = res->stats_updates;
+                assert_true(++steps < 10 * FILES);
+        }
+        assert_int_equal(r, 0);
+        assert_int_equal(trim_result(fx->t)->files, FILES);
+        assert_true(steps >= FILES / (TRIM_GROUP_MIN + TRIM_SLICE_EVERY));
+        assert_int_equal(trim_result(fx->t)->stats_failures, 0);
+        assert_int_equal(trim_result(fx->t)->stats_deferred, 0);
+        assert_int_equal(l1_stats(fx->root).counters[11], 0);        /* files in a/b: none left */
+        assert_int_equal(l1_stats(fx->root).counters[12], 0);        /* their KiB */
+        assert_int_equal(l1_stats(fx->root).counters[49 + 11], 0);
+        assert_false(counters_pending(fx->k));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_why),
@@ -418,6 +473,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_recount, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_reused_id_is_not_the_victim, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_stale_account_is_corrected, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_slice_ends_on_time_mid_directory, setup, teardown),
         };
         return cmocka_run_group_tests_name("trim", tests, NULL, NULL);
 }
