@@ -4,10 +4,14 @@
  * The stack holds SCAN_DEPTH_MAX frames: a directory below that is noted and
  * walked once the stack is empty, opened again from the start directory
  * (beneath it, through no symlink), so no tree is too deep to be counted.
- * The regular files of each buffer are statx'ed as one batch, split with a
- * helper thread when there are many; the results are applied to the Account
- * by the caller's thread only, within the same step, so to the event loop a
- * batch is as atomic as a single file was. */
+ * The regular files of each buffer are statx'ed as one batch, shared with a
+ * helper thread when there are many: both claim the next name from one
+ * counter, and the caller's thread applies each result to the Account, in
+ * the buffer's order, as soon as it is there, claiming more names meanwhile;
+ * so the helper stats while the caller inserts, and a helper the scheduler
+ * keeps waiting costs nothing but its share. The Account is touched by the
+ * caller's thread only, within the same step, so to the event loop a batch is
+ * as atomic as a single file was. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -78,7 +82,8 @@ static void stat_from(const struct statx *stx, Stat *out) {
         };
 }
 
-/* A second thread that only ever calls statx on names it is handed. */
+/* A second thread that only ever calls statx on names of the batch it is
+ * handed, claimed one at a time from next (shared with the caller). */
 typedef struct Helper {
         pthread_t thread;
         pthread_mutex_t lock;
@@ -86,8 +91,12 @@ typedef struct Helper {
         int dirfd;
         const char *const *names;
         Stat *out;
+        bool *ready;             /* out[i] is whole: stored last (release), by whichever thread claimed i */
         size_t n;
-        bool busy, quit, running;
+        size_t next;             /* the next name to claim: __atomic_fetch_add by both threads */
+        bool busy;               /* a batch is handed over ... */
+        bool taken;              /* ... and the helper is on it (else the caller may take it back) */
+        bool quit, running;
 } Helper;
 
 struct Scan {
@@ -106,19 +115,29 @@ struct Scan {
         ScanProgress progress;
         const char *names[BATCH_MAX];
         Stat stats[BATCH_MAX];
+        bool ready[BATCH_MAX];
         Helper helper;
 };
 
-static void stat_names(int dirfd, const char *const *names, Stat *out, size_t n) {
-        for (size_t i = 0; i < n; i++) {
-                struct statx stx;
+static void stat_name(int dirfd, const char *name, Stat *out) {
+        struct statx stx;
 
-                if (statx(dirfd, names[i], AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT,
-                          SCAN_STATX_MASK, &stx) == 0)
-                        stat_from(&stx, &out[i]);
-                else
-                        out[i].ok = false;
-        }
+        if (statx(dirfd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT, SCAN_STATX_MASK, &stx) ==
+            0)
+                stat_from(&stx, out);
+        else
+                out->ok = false;
+}
+
+/* Claims and stats names of h's batch until none is left; false if none was. */
+static bool stat_claim(Helper *h) {
+        size_t i = __atomic_fetch_add(&h->next, 1, __ATOMIC_RELAXED);
+
+        if (i >= h->n)
+                return false;
+        stat_name(h->dirfd, h->names[i], &h->out[i]);
+        __atomic_store_n(&h->ready[i], true, __ATOMIC_RELEASE);
+        return true;
 }
 
 static void *helper_main(void *userdata) {
@@ -134,10 +153,12 @@ static void *helper_main(void *userdata) {
                         pthread_cond_wait(&h->go, &h->lock);
                 if (h->quit)
                         break;
+                h->taken = true;
                 pthread_mutex_unlock(&h->lock);
-                stat_names(h->dirfd, h->names, h->out, h->n);
+                while (stat_claim(h))
+                        ;
                 pthread_mutex_lock(&h->lock);
-                h->busy = false;
+                h->busy = h->taken = false;
                 pthread_cond_signal(&h->done);
         }
         pthread_mutex_unlock(&h->lock);
@@ -174,28 +195,51 @@ static void helper_stop(Helper *h) {
         h->running = false;
 }
 
-/* statx for names[0..n) in dirfd into out, on two threads when it pays. */
-static void stat_batch(Scan *s, int dirfd, size_t n) {
+/* Hands the batch names[0..n) of dirfd to the helper (woken when there are
+ * enough names for it to pay; the caller claims from the same batch). */
+static void batch_begin(Scan *s, int dirfd, size_t n) {
         Helper *h = &s->helper;
-        size_t half = n / 2;
+        bool wake = n >= PARALLEL_MIN && helper_start(h);
 
-        if (n < PARALLEL_MIN || !helper_start(h)) {
-                stat_names(dirfd, s->names, s->stats, n);
-                return;
-        }
-        pthread_mutex_lock(&h->lock);
+        memset(s->ready, 0, n * sizeof(bool));
+        if (wake)
+                pthread_mutex_lock(&h->lock);
         h->dirfd = dirfd;
-        h->names = s->names + half;
-        h->out = s->stats + half;
-        h->n = n - half;
-        h->busy = true;
-        pthread_cond_signal(&h->go);
-        pthread_mutex_unlock(&h->lock);
-        stat_names(dirfd, s->names, s->stats, half);
+        h->names = s->names;
+        h->out = s->stats;
+        h->ready = s->ready;
+        h->n = n;
+        h->next = 0;
+        if (wake) {
+                h->busy = true;
+                pthread_cond_signal(&h->go);
+                pthread_mutex_unlock(&h->lock);
+        }
+}
+
+/* Waits until the helper has let go of the batch (claims nothing more); one
+ * not woken yet (the scheduler's delay) is not waited for: the batch is
+ * taken back. */
+static void batch_end(Scan *s) {
+        Helper *h = &s->helper;
+
+        if (!h->running)
+                return;
         pthread_mutex_lock(&h->lock);
+        if (!h->taken)
+                h->busy = false;
         while (h->busy)
                 pthread_cond_wait(&h->done, &h->lock);
         pthread_mutex_unlock(&h->lock);
+}
+
+/* The stat of name i of the batch: stats names meanwhile; waits for the
+ * helper only when it has the last ones in hand. */
+static const Stat *batch_get(Scan *s, size_t i) {
+        while (!__atomic_load_n(&s->ready[i], __ATOMIC_ACQUIRE))
+                if (!stat_claim(&s->helper))
+                        batch_end(s);   /* i is the helper's, in flight: it is done when the helper is */
+        return &s->stats[i];
 }
 
 /* Pushes directory d open as fd; takes ownership of fd. */
@@ -426,16 +470,20 @@ static int files_of_buffer(Scan *s, Frame *f) {
                         s->names[n++] = de->d_name;
         }
         s->progress.batch = n;
-        stat_batch(s, f->fd, n);
+        batch_begin(s, f->fd, n);
         for (size_t i = 0; i < n; i++) {
+                const Stat *st = batch_get(s, i);
                 int r;
 
-                if (!s->stats[i].ok || !S_ISREG(s->stats[i].mode))
+                if (!st->ok || !S_ISREG(st->mode))
                         continue;   /* vanished, or no longer a file: an event will say */
-                r = add_file(s, f, s->names[i], &s->stats[i]);
-                if (r < 0)
+                r = add_file(s, f, s->names[i], st);
+                if (r < 0) {
+                        batch_end(s);   /* the helper may still hold names of the buffer */
                         return r;
+                }
         }
+        batch_end(s);
         return 0;
 }
 
