@@ -4,10 +4,16 @@
  * The stack holds SCAN_DEPTH_MAX frames: a directory below that is noted and
  * walked once the stack is empty, opened again from the start directory
  * (beneath it, through no symlink), so no tree is too deep to be counted.
- * The regular files of each buffer are statx'ed as one batch, split with a
- * helper thread when there are many; the results are applied to the Account
- * by the caller's thread only, within the same step, so to the event loop a
- * batch is as atomic as a single file was. */
+ * The regular files of each buffer are statx'ed as one batch, shared with a
+ * helper thread when there are many: both claim the next run of names from
+ * one counter, and the caller's thread applies each result to the Account, in
+ * the buffer's order, as soon as it is there, claiming more names meanwhile;
+ * so the helper stats while the caller inserts, and a helper the scheduler
+ * keeps waiting costs nothing but its share. The Account is touched by the
+ * caller's thread only, within the same step, so to the event loop a batch is
+ * as atomic as a single file was. The helper also reads the directory's next
+ * buffer (getdents64 into the frame's spare one) while the batch is stat'ed:
+ * listing a directory costs the caller nothing but its first buffer. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +32,10 @@
 #define DENTS_BUFFER 32768
 #define BATCH_MAX (DENTS_BUFFER / 24 + 1)   /* a dirent is at least 24 bytes */
 #define PARALLEL_MIN 64                     /* files in a batch before the helper is worth waking */
+/* Names claimed at a time: runs of neighbours, so that the two threads share
+ * a cache line of the batch (the counter, the results) once a run, not once
+ * a name (measured: claims of one name cost more than they saved). */
+#define CLAIM 32
 #define PATH_CHUNK 2048                     /* a deep path is opened this many characters at a time */
 #define DEEP_PATH_MAX (1u << 20)            /* deeper paths than this are not walked (errors) */
 
@@ -43,6 +53,9 @@ typedef struct Frame {
         uint32_t gen;            /* dir's gen: an event may forget dir meanwhile */
         size_t pos, len;
         char *buf;
+        char *spare;             /* the next buffer, read ahead by the helper ... */
+        ssize_t spare_len;       /* ... getdents64's return (0: the end, -errno) */
+        bool spare_read;         /* ... when set */
 } Frame;
 
 typedef struct Stat {
@@ -78,7 +91,8 @@ static void stat_from(const struct statx *stx, Stat *out) {
         };
 }
 
-/* A second thread that only ever calls statx on names it is handed. */
+/* A second thread that only ever calls statx on names of the batch it is
+ * handed, claimed one at a time from next (shared with the caller). */
 typedef struct Helper {
         pthread_t thread;
         pthread_mutex_t lock;
@@ -86,8 +100,13 @@ typedef struct Helper {
         int dirfd;
         const char *const *names;
         Stat *out;
+        bool *ready;             /* out[] of run r is whole: stored last (release), by the thread that claimed it */
         size_t n;
-        bool busy, quit, running;
+        size_t next;             /* the next name to claim (CLAIM at a time): __atomic_fetch_add by both threads */
+        Frame *ahead;            /* a frame whose next buffer to read first, or NULL */
+        bool busy;               /* a batch is handed over ... */
+        bool taken;              /* ... and the helper is on it (else the caller may take it back) */
+        bool quit, running;
 } Helper;
 
 struct Scan {
@@ -106,19 +125,30 @@ struct Scan {
         ScanProgress progress;
         const char *names[BATCH_MAX];
         Stat stats[BATCH_MAX];
+        bool ready[BATCH_MAX / CLAIM + 1];
         Helper helper;
 };
 
-static void stat_names(int dirfd, const char *const *names, Stat *out, size_t n) {
-        for (size_t i = 0; i < n; i++) {
-                struct statx stx;
+static void stat_name(int dirfd, const char *name, Stat *out) {
+        struct statx stx;
 
-                if (statx(dirfd, names[i], AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT,
-                          SCAN_STATX_MASK, &stx) == 0)
-                        stat_from(&stx, &out[i]);
-                else
-                        out[i].ok = false;
-        }
+        if (statx(dirfd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT, SCAN_STATX_MASK, &stx) ==
+            0)
+                stat_from(&stx, out);
+        else
+                out->ok = false;
+}
+
+/* Claims and stats the next run of names of h's batch; false if none was left. */
+static bool stat_claim(Helper *h) {
+        size_t first = __atomic_fetch_add(&h->next, CLAIM, __ATOMIC_RELAXED);
+
+        if (first >= h->n)
+                return false;
+        for (size_t i = first; i < first + CLAIM && i < h->n; i++)
+                stat_name(h->dirfd, h->names[i], &h->out[i]);
+        __atomic_store_n(&h->ready[first / CLAIM], true, __ATOMIC_RELEASE);
+        return true;
 }
 
 static void *helper_main(void *userdata) {
@@ -134,10 +164,17 @@ static void *helper_main(void *userdata) {
                         pthread_cond_wait(&h->go, &h->lock);
                 if (h->quit)
                         break;
+                h->taken = true;
                 pthread_mutex_unlock(&h->lock);
-                stat_names(h->dirfd, h->names, h->out, h->n);
+                if (h->ahead) {
+                        ssize_t n = getdents64(h->ahead->fd, h->ahead->spare, DENTS_BUFFER);
+                        h->ahead->spare_len = n < 0 ? -errno : n;
+                        h->ahead->spare_read = true;
+                }
+                while (stat_claim(h))
+                        ;
                 pthread_mutex_lock(&h->lock);
-                h->busy = false;
+                h->busy = h->taken = false;
                 pthread_cond_signal(&h->done);
         }
         pthread_mutex_unlock(&h->lock);
@@ -174,28 +211,56 @@ static void helper_stop(Helper *h) {
         h->running = false;
 }
 
-/* statx for names[0..n) in dirfd into out, on two threads when it pays. */
-static void stat_batch(Scan *s, int dirfd, size_t n) {
+/* Hands the batch names[0..n) of f's buffer to the helper (woken when there
+ * are enough names for it to pay; the caller claims from the same batch),
+ * and f's next buffer to read (when f->spare could be had). */
+static void batch_begin(Scan *s, Frame *f, size_t n) {
         Helper *h = &s->helper;
-        size_t half = n / 2;
+        bool wake = n >= PARALLEL_MIN && helper_start(h);
+        int dirfd = f->fd;
 
-        if (n < PARALLEL_MIN || !helper_start(h)) {
-                stat_names(dirfd, s->names, s->stats, n);
-                return;
-        }
-        pthread_mutex_lock(&h->lock);
+        memset(s->ready, 0, sizeof(s->ready));
+        if (wake)
+                pthread_mutex_lock(&h->lock);
         h->dirfd = dirfd;
-        h->names = s->names + half;
-        h->out = s->stats + half;
-        h->n = n - half;
-        h->busy = true;
-        pthread_cond_signal(&h->go);
-        pthread_mutex_unlock(&h->lock);
-        stat_names(dirfd, s->names, s->stats, half);
+        h->names = s->names;
+        h->out = s->stats;
+        h->ready = s->ready;
+        h->n = n;
+        h->next = 0;
+        h->ahead = NULL;
+        if (wake && (f->spare || (f->spare = malloc(DENTS_BUFFER))))
+                h->ahead = f;
+        if (wake) {
+                h->busy = true;
+                pthread_cond_signal(&h->go);
+                pthread_mutex_unlock(&h->lock);
+        }
+}
+
+/* Waits until the helper has let go of the batch (claims nothing more); one
+ * not woken yet (the scheduler's delay) is not waited for: the batch is
+ * taken back. */
+static void batch_end(Scan *s) {
+        Helper *h = &s->helper;
+
+        if (!h->running)
+                return;
         pthread_mutex_lock(&h->lock);
+        if (!h->taken)
+                h->busy = false;
         while (h->busy)
                 pthread_cond_wait(&h->done, &h->lock);
         pthread_mutex_unlock(&h->lock);
+}
+
+/* The stat of name i of the batch: stats names meanwhile; waits for the
+ * helper only when it has the last ones in hand. */
+static const Stat *batch_get(Scan *s, size_t i) {
+        while (!__atomic_load_n(&s->ready[i / CLAIM], __ATOMIC_ACQUIRE))
+                if (!stat_claim(&s->helper))
+                        batch_end(s);   /* i is the helper's, in flight: it is done when the helper is */
+        return &s->stats[i];
 }
 
 /* Pushes directory d open as fd; takes ownership of fd. */
@@ -216,6 +281,7 @@ static int push(Scan *s, DirId d, int fd) {
         f->dir = d;
         f->gen = 0;
         f->pos = f->len = 0;
+        f->spare_read = false;
         s->depth++;
         if ((dir = account_dir(s->account, d))) {
                 dir->scan_gen = s->gen;
@@ -426,16 +492,20 @@ static int files_of_buffer(Scan *s, Frame *f) {
                         s->names[n++] = de->d_name;
         }
         s->progress.batch = n;
-        stat_batch(s, f->fd, n);
+        batch_begin(s, f, n);
         for (size_t i = 0; i < n; i++) {
+                const Stat *st = batch_get(s, i);
                 int r;
 
-                if (!s->stats[i].ok || !S_ISREG(s->stats[i].mode))
+                if (!st->ok || !S_ISREG(st->mode))
                         continue;   /* vanished, or no longer a file: an event will say */
-                r = add_file(s, f, s->names[i], &s->stats[i]);
-                if (r < 0)
+                r = add_file(s, f, s->names[i], st);
+                if (r < 0) {
+                        batch_end(s);   /* the helper may still hold names of the buffer */
                         return r;
+                }
         }
+        batch_end(s);
         return 0;
 }
 
@@ -484,7 +554,19 @@ int scan_step(Scan *s, size_t budget) {
                         break;
                 f = &s->stack[s->depth - 1];
                 if (f->pos >= f->len) {
-                        ssize_t n = getdents64(f->fd, f->buf, DENTS_BUFFER);
+                        ssize_t n;
+
+                        if (f->spare_read) {   /* read ahead by the helper */
+                                char *buf = f->buf;
+
+                                f->buf = f->spare;
+                                f->spare = buf;
+                                f->spare_read = false;
+                                n = f->spare_len;
+                                if (n < 0)
+                                        errno = (int) -n;
+                        } else
+                                n = getdents64(f->fd, f->buf, DENTS_BUFFER);
                         if (n <= 0) {
                                 if (n < 0)
                                         s->progress.errors++;
@@ -537,8 +619,10 @@ Scan *scan_free(Scan *s) {
         helper_stop(&s->helper);
         while (s->depth > 0)
                 pop(s);
-        for (size_t i = 0; i < SCAN_DEPTH_MAX; i++)
+        for (size_t i = 0; i < SCAN_DEPTH_MAX; i++) {
                 free(s->stack[i].buf);
+                free(s->stack[i].spare);
+        }
         if (s->start_fd >= 0)
                 close(s->start_fd);
         free(s->deep);

@@ -169,6 +169,62 @@ static void test_big_directory_on_two_threads(void **state) {
         assert_int_equal(rm_rf(path), 0);
 }
 
+static void test_every_file_gets_its_own_figures(void **state) {
+        enum { N = 3000 };
+        char path[512], name[64];
+        uint64_t bytes = 0;
+        Account *a = *state;
+        DirId d;
+        Scan *s;
+        int fd;
+
+        /* Several directory buffers of many files each: the two threads
+         * claim names from one counter in turns and the results are applied
+         * in the buffer's order; each file must get its own size and mtime. */
+        snprintf(path, sizeof(path), "%s/many", root);
+        assert_int_equal(mkdir(path, 0777), 0);
+        fd = open(path, O_RDONLY | O_DIRECTORY);
+        assert_true(fd >= 0);
+        for (int i = 0; i < N; i++) {
+                struct timespec times[2] = { { .tv_sec = 1000000 + i }, { .tv_sec = 2000000 + i } };
+                struct stat st;
+                int f;
+
+                snprintf(name, sizeof(name), "f%05d", i);
+                f = openat(fd, name, O_WRONLY | O_CREAT, 0644);
+                assert_true(f >= 0);
+                assert_int_equal(ftruncate(f, (off_t) (i % 7) * 4096 + 1), 0);
+                assert_int_equal(write(f, "x", 1), 1);   /* blocks, even where ftruncate leaves a hole */
+                assert_int_equal(futimens(f, times), 0);
+                assert_int_equal(fstat(f, &st), 0);
+                close(f);
+                bytes += (uint64_t) st.st_blocks * 512;
+        }
+        assert_int_equal(scan_new(a, DIR_ROOT, fd, 1, NULL, NULL, &s), 0);
+        while (scan_step(s, 64) == 1)
+                ;
+        assert_true(scan_progress(s)->batch >= 64);   /* the last buffer, at least, went to both threads */
+        assert_int_equal(account_totals(a)->files, N);
+        assert_int_equal(account_totals(a)->bytes, bytes);
+        d = DIR_ROOT;
+        for (int i = 0; i < N; i++) {
+                FileInfo info;
+                struct stat st;
+                FileId id;
+
+                snprintf(name, sizeof(name), "f%05d", i);
+                assert_int_equal(fstatat(fd, name, &st, 0), 0);
+                id = account_file_find(a, d, name);
+                assert_true(id != FILE_NONE);
+                assert_int_equal(account_file_info(a, id, &info), 0);
+                assert_int_equal(info.blocks, (uint64_t) st.st_blocks);
+                assert_int_equal(info.mtime, 2000000 + i);
+        }
+        scan_free(s);
+        close(fd);
+        assert_int_equal(rm_rf(path), 0);
+}
+
 static void test_two_scans_in_a_row(void **state) {
         Account *a = *state;
         char path[512];
@@ -351,6 +407,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_exact_figures),
                 cmocka_unit_test_setup_teardown(test_big_directory_on_two_threads, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_every_file_gets_its_own_figures, setup_account, teardown_account),
                 cmocka_unit_test_setup_teardown(test_two_scans_in_a_row, setup_account, teardown_account),
                 cmocka_unit_test_setup_teardown(test_rescan_sweeps_what_is_gone, setup_account, teardown_account),
                 cmocka_unit_test_setup_teardown(test_directories_forgotten_during_a_walk, setup_account, teardown_account),
