@@ -42,7 +42,7 @@ static void advise(Cache *c, usec_t now, Advice *ret) {
         ActivityCounts week;
 
         *ret = (Advice) { 0 };
-        cache_counts_refresh(c, 0);
+        cache_counts_refresh(c, CACHE_WS_USEC);   /* the working set as status shows it */
         regret_figures(c->regret, now / USEC_PER_SEC, &ret->regret);
         activity_sum(c->activity, now > WEEK_USEC ? now - WEEK_USEC + 1 : 0, now + 1, &week);
         ret->stores_7d = week.n[ACTIVITY_STORE];

@@ -12,6 +12,8 @@ const CacheWindow cache_ws_windows[CACHE_WS_WINDOWS] = {
         { STATUS_WINDOW_30D, 30 * 24 * 3600 },
 };
 
+_Static_assert(CACHE_WS_WINDOWS <= ACCOUNT_WINDOWS_MAX, "the account counts every window in its pass");
+
 void cache_counts_refresh(Cache *c, usec_t max_age) {
         usec_t mono = event_now(c->event, CLOCK_MONOTONIC);
         int64_t now, since[CACHE_WS_WINDOWS];
@@ -21,7 +23,7 @@ void cache_counts_refresh(Cache *c, usec_t max_age) {
         now = (int64_t) (event_now(c->event, CLOCK_REALTIME) / USEC_PER_SEC);
         for (size_t i = 0; i < CACHE_WS_WINDOWS; i++)
                 since[i] = now - cache_ws_windows[i].seconds;
-        account_entries_since(c->account, since, ELEMENTSOF(since), c->ws_files, c->ws_bytes);
-        account_entries_by_tag(c->account, c->tag_files, c->tag_bytes);
+        account_entry_counts(c->account, since, ELEMENTSOF(since), c->ws_files, c->ws_bytes, c->tag_files,
+                             c->tag_bytes);
         c->ws_at = mono;
 }

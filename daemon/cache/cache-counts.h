@@ -18,6 +18,6 @@ typedef struct CacheWindow {
 extern const CacheWindow cache_ws_windows[];   /* CACHE_WS_WINDOWS of them (cache-internal.h) */
 
 /* The working set (ws_*) and the entries by writer (tag_*) counted again
- * when older than max_age (status: CACHE_WS_USEC; the advice and the
+ * when older than max_age (status and the advice: CACHE_WS_USEC; the
  * writers: 0, counted once per loop iteration at most). */
 void cache_counts_refresh(Cache *c, usec_t max_age);

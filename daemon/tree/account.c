@@ -4,6 +4,7 @@
  * 32-bit slots. Directories: a vector with child/sibling links, found by
  * (parent, name) through a second such index. Nothing is linear in the number
  * of siblings or directories, except whole passes that say so. */
+#include <assert.h>
 #include <errno.h>
 #include <malloc.h>
 #include <stdlib.h>
@@ -1078,20 +1079,56 @@ void account_entry_mtime_span(Account *a, int64_t *ret_oldest, int64_t *ret_newe
         *ret_newest = a->newest;
 }
 
-void account_entries_since(Account *a, const int64_t *since, size_t n, uint64_t *ret_files, uint64_t *ret_bytes) {
-        memset(ret_files, 0, n * sizeof(*ret_files));
-        memset(ret_bytes, 0, n * sizeof(*ret_bytes));
-        purge_files(a);
-        for (FileId id = 0; id < a->limit; id++) {
-                const File *f = file_at(a, id);
+void account_entry_counts(Account *a, const int64_t *since, size_t n, uint64_t *ret_files, uint64_t *ret_bytes,
+                          uint64_t tag_files[256], uint64_t tag_bytes[256]) {
+        /* The windows by since, latest first: an entry is in windows
+         * order[m..n) for m = how many of them start after its mtime, so
+         * it is counted once, in bucket m, and the windows are the buckets'
+         * running sums. */
+        size_t order[ACCOUNT_WINDOWS_MAX];
+        int64_t s[ACCOUNT_WINDOWS_MAX];
+        uint64_t files[ACCOUNT_WINDOWS_MAX + 1] = { 0 }, bytes[ACCOUNT_WINDOWS_MAX + 1] = { 0 };
 
-                if (form(f) != FORM_PACKED)
-                        continue;
-                for (size_t i = 0; i < n; i++)
-                        if ((int64_t) f->mtime >= since[i]) {
-                                ret_files[i]++;
-                                ret_bytes[i] += (uint64_t) file_blocks(a, id, f) * 512;
-                        }
+        assert(n <= ACCOUNT_WINDOWS_MAX);
+        for (size_t i = 0; i < n; i++) {
+                size_t j = i;
+
+                for (; j > 0 && since[order[j - 1]] < since[i]; j--)
+                        order[j] = order[j - 1];
+                order[j] = i;
+        }
+        for (size_t k = 0; k < n; k++)
+                s[k] = since[order[k]];
+        memset(tag_files, 0, 256 * sizeof(*tag_files));
+        memset(tag_bytes, 0, 256 * sizeof(*tag_bytes));
+        purge_files(a);
+        for (FileId first = 0; first < a->limit; first += CHUNK_FILES) {
+                const File *chunk = a->chunks[first >> CHUNK_SHIFT];
+                uint32_t end = a->limit - first < CHUNK_FILES ? a->limit - first : CHUNK_FILES;
+
+                for (uint32_t i = 0; i < end; i++) {
+                        const File *f = &chunk[i];
+                        uint64_t b;
+                        size_t m = 0;
+
+                        if (form(f) != FORM_PACKED)
+                                continue;
+                        b = (uint64_t) file_blocks(a, first + i, f) * 512;
+                        for (size_t k = 0; k < n; k++)
+                                m += (int64_t) f->mtime < s[k];
+                        files[m]++;
+                        bytes[m] += b;
+                        tag_files[f->tag]++;
+                        tag_bytes[f->tag] += b;
+                }
+        }
+        for (size_t k = 0; k < n; k++) {
+                if (k > 0) {
+                        files[k] += files[k - 1];
+                        bytes[k] += bytes[k - 1];
+                }
+                ret_files[order[k]] = files[k];
+                ret_bytes[order[k]] = bytes[k];
         }
 }
 
@@ -1102,20 +1139,6 @@ uint8_t account_file_tag(const Account *a, FileId id) {
 void account_file_set_tag(Account *a, FileId id, uint8_t tag) {
         if (id < a->limit)
                 file_at(a, id)->tag = tag;
-}
-
-void account_entries_by_tag(Account *a, uint64_t files[256], uint64_t bytes[256]) {
-        memset(files, 0, 256 * sizeof(*files));
-        memset(bytes, 0, 256 * sizeof(*bytes));
-        purge_files(a);
-        for (FileId id = 0; id < a->limit; id++) {
-                const File *f = file_at(a, id);
-
-                if (form(f) != FORM_PACKED)
-                        continue;
-                files[f->tag]++;
-                bytes[f->tag] += (uint64_t) file_blocks(a, id, f) * 512;
-        }
 }
 
 size_t account_memory(const Account *a) {

@@ -183,17 +183,19 @@ size_t account_scan_sweep(Account *a, uint32_t gen);
 const AccountTotals *account_totals(Account *a);
 /* Oldest and newest mtime over ccache entries (0, 0 when there are none). */
 void account_entry_mtime_span(Account *a, int64_t *ret_oldest, int64_t *ret_newest);
-/* The working set: for each of n moments since[i] (unix seconds), the
- * ccache entries used since (mtime >= since[i]: ccache refreshes an entry's
- * mtime at every hit), their files and bytes (st_blocks, per name: within a
- * cache an entry has one), exact, in one pass over the files. */
-void account_entries_since(Account *a, const int64_t *since, size_t n, uint64_t *ret_files, uint64_t *ret_bytes);
+/* The ccache entries' counts, exact, in one pass over the files: the
+ * working set, for each of n (at most ACCOUNT_WINDOWS_MAX) moments since[i]
+ * (unix seconds), the entries used since (mtime >= since[i]: ccache
+ * refreshes an entry's mtime at every hit), their files and bytes
+ * (st_blocks, per name: within a cache an entry has one); and the entries
+ * and their bytes by tag (account_file_tag). */
+#define ACCOUNT_WINDOWS_MAX 8
+void account_entry_counts(Account *a, const int64_t *since, size_t n, uint64_t *ret_files, uint64_t *ret_bytes,
+                          uint64_t tag_files[256], uint64_t tag_bytes[256]);
 /* A byte the owner keeps with each file, 0 for a new one (cache-writers.c:
  * which ccache wrote the entry). Out-of-range ids read 0 and are ignored. */
 uint8_t account_file_tag(const Account *a, FileId id);
 void account_file_set_tag(Account *a, FileId id, uint8_t tag);
-/* The entries (ccache's) and their bytes by tag, in one pass over the files. */
-void account_entries_by_tag(Account *a, uint64_t files[256], uint64_t bytes[256]);
 /* Bytes of memory held, for status and the benchmark: the tables and the
  * names kept on the heap. */
 size_t account_memory(const Account *a);

@@ -7,10 +7,10 @@ the worst, the 95th percentile and the median reply time in milliseconds:
 "worst_ms p99_ms median_ms" for 99). A refused or broken connection counts
 as an error and ends the run with exit status 1.
 
---echo: a trivial echo server, a process of its own at this one's priority,
-is asked at the same moment as each status (the soak's measure, tests/soak/
-sampler.py): what it waited for was the box's (a core busy with other work),
-not the daemon's. The line goes on with "n echo_worst echo_pct echo_median
+--echo: a trivial echo server, a process of its own at this one's priority
+(tests/soak/sampler.py --echo, the soak's measure), is asked at the same
+moment as each status: what it waited for was the box's (a core busy with
+other work), not the daemon's. The line goes on with "n echo_worst echo_pct echo_median
 own_worst own_pct own_median": the samples, the echo's figures, and the
 daemon's own part of each reply (its time less the echo's, at least 0).
 
@@ -33,6 +33,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+# The echo server is the soak's (tests/soak/sampler.py --echo).
+SAMPLER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "soak", "sampler.py")
 
 
 def start(path, line):
@@ -78,26 +81,6 @@ def ask(path, control):
     return reply, took[d][0], took[c][0] if control else None
 
 
-def serve_echo(path):
-    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    srv.bind(path)
-    srv.listen(64)
-    while True:
-        conn, _ = srv.accept()
-        with conn:
-            conn.settimeout(5)
-            data = b""
-            try:
-                while not data.endswith(b"\n"):
-                    chunk = conn.recv(4096)
-                    if not chunk:
-                        break
-                    data += chunk
-                conn.sendall(data)
-            except OSError:
-                pass
-
-
 def is_set(reply, key):
     """KEY set in some cache of a status reply."""
     for c in json.loads(reply)["result"]["caches"]:
@@ -117,9 +100,6 @@ def figures(ms, percentile):
 
 def main():
     args = sys.argv[1:]
-    if args[:1] == ["--serve-echo"]:
-        serve_echo(args[1])
-        return 0
     echo, key, ready = False, None, None
     while args and args[0].startswith("--"):
         if args[0] == "--echo":
@@ -140,7 +120,7 @@ def main():
     if echo:
         tmp = tempfile.mkdtemp(prefix="status-latency.")
         control = os.path.join(tmp, "echo.sock")
-        server = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--serve-echo", control])
+        server = subprocess.Popen([sys.executable, SAMPLER, "--echo", control])
         deadline = time.monotonic() + 30
         while not os.path.exists(control):
             if time.monotonic() > deadline or server.poll() is not None:

@@ -61,9 +61,13 @@ def ask_both(path, control):
 
 
 def echo(path):
+    """Serves at path, which appears only once it is listening (bound and
+    listening under another name, then renamed): whoever waits for the
+    path to exist may connect at once."""
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    srv.bind(path)
+    srv.bind(path + ".new")
     srv.listen(64)
+    os.rename(path + ".new", path)
     while True:
         conn, _ = srv.accept()
         with conn:

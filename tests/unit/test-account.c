@@ -453,8 +453,8 @@ static void test_memory_counts_heap_names(void **state) {
 /* The working set: entries only, by mtime, each window exact at its edge,
  * and nothing of a forgotten directory. */
 static void test_entries_since(void **state) {
-        const int64_t since[] = { 3000, 2000, 1000, 0 };
-        uint64_t files[4], bytes[4];
+        const int64_t since[] = { 3000, 2000, 1000, 0 }, shuffled[] = { 1000, 5000, 3000, 0, 2000, 1000 };
+        uint64_t files[6], bytes[6], tag_files[256], tag_bytes[256];
         Account *a = *state;
         DirId l1, l2, gone;
         char name[64];
@@ -472,7 +472,7 @@ static void test_entries_since(void **state) {
         assert_int_equal(account_file_set(a, DIR_ROOT, "ccache.conf", 7, 4000), 1);
         account_dir_remove(a, gone);
 
-        account_entries_since(a, since, 4, files, bytes);
+        account_entry_counts(a, since, 4, files, bytes, tag_files, tag_bytes);
         /* mtime >= 3000: i = 29..39, 11 entries of 30..40 blocks */
         assert_int_equal(files[0], 11);
         assert_int_equal(bytes[0], (30 + 40) * 11 / 2 * 512);
@@ -481,6 +481,20 @@ static void test_entries_since(void **state) {
         assert_int_equal(files[2], 31);
         assert_int_equal(files[3], 40);
         assert_int_equal(bytes[3], 40 * 41 / 2 * 512);
+        assert_int_equal(tag_files[0], 40);             /* no tag set: every entry, nothing else */
+        assert_int_equal(tag_bytes[0], 40 * 41 / 2 * 512);
+        /* the windows in any order, one of them twice, one after every entry */
+        account_entry_counts(a, shuffled, 6, files, bytes, tag_files, tag_bytes);
+        assert_int_equal(files[0], 31);                 /* since 1000: i = 9..39 */
+        assert_int_equal(bytes[0], (10 + 40) * 31 / 2 * 512);
+        assert_int_equal(files[1], 0);                  /* since 5000 */
+        assert_int_equal(bytes[1], 0);
+        assert_int_equal(files[2], 11);                 /* since 3000 */
+        assert_int_equal(files[3], 40);                 /* since 0 */
+        assert_int_equal(files[4], 21);                 /* since 2000 */
+        assert_int_equal(bytes[4], (20 + 40) * 21 / 2 * 512);
+        assert_int_equal(files[5], 31);                 /* since 1000 again */
+        assert_int_equal(bytes[5], bytes[0]);
 }
 
 /* Names seen in a share written by ccache 4.7.5 (file:share, layout subdirs
@@ -695,7 +709,7 @@ static void test_big_files_and_tags(void **state) {
         static const uint64_t sizes[] = { 8, (1u << 24) - 2, (1u << 24) - 1, 1u << 24, UINT32_MAX - 1, 12345678901ULL };
         enum { N = sizeof(sizes) / sizeof(sizes[0]) };
         Account *a = *state;
-        uint64_t files[256], bytes[256], sum = 0;
+        uint64_t files[256], bytes[256], ws_files[1], ws_bytes[1], sum = 0;
         const int64_t since = 0;
         DirId l1, d;
         char name[64];
@@ -722,14 +736,13 @@ static void test_big_files_and_tags(void **state) {
                 }
                 assert_int_equal(account_totals(a)->bytes, sum * 512);
                 check_totals(a);
-                account_entries_by_tag(a, files, bytes);
+                account_entry_counts(a, &since, 1, ws_files, ws_bytes, files, bytes);
                 for (unsigned i = 0; i < 40; i++) {
                         uint64_t b = sizes[(i + round) % N];
                         assert_int_equal(files[i + 1], 1);
                         assert_int_equal(bytes[i + 1], (b > UINT32_MAX ? UINT32_MAX : b) * 512);
                 }
-                account_entries_since(a, &since, 1, files, bytes);
-                assert_int_equal(bytes[0], sum * 512);
+                assert_int_equal(ws_bytes[0], sum * 512);
         }
         /* two names of a big inode count it once */
         assert_int_equal(account_file_set_inode(a, d, "x1", 1ULL << 30, 1, 42, 2, false), 1);

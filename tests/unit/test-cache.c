@@ -581,6 +581,55 @@ static void test_found_counted_while_the_rescan_runs(void **state) {
         assert_true(mid > 0);   /* seen in the middle of the rescan */
 }
 
+/* The mtime the account holds for entry i in rel. */
+static int64_t entry_mtime(Fixture *f, const char *rel, unsigned i) {
+        char path[256];
+        FileInfo fi;
+        FileId id;
+        DirId d = DIR_ROOT;
+
+        entry_path(f, rel, i, path, sizeof(path));
+        for (const char *p = path + strlen(f->root) + 1, *slash; (slash = strchr(p, '/')); p = slash + 1) {
+                char part[64];
+
+                snprintf(part, sizeof(part), "%.*s", (int) (slash - p), p);
+                assert_true((d = account_dir_find(f->c->account, d, part)) != DIR_NONE);
+        }
+        id = account_file_find(f->c->account, d, strrchr(path, '/') + 1);
+        assert_true(id != FILE_NONE);
+        assert_int_equal(account_file_info(f->c->account, id, &fi), 0);
+        return fi.mtime;
+}
+
+/* A status costs no pass over the files while the last count is younger
+ * than CACHE_WS_USEC: its working set, the advice on the cap and the
+ * writers read the same count (the advice used to count again at every
+ * request: a pass over a million files in each reply). Once older, the next
+ * status counts again, and a change shows. */
+static void test_status_counts_once_per_window(void **state) {
+        Fixture *f = *state;
+        usec_t counted, now;
+        char path[256];
+        struct timespec ts[2] = { { 0, UTIME_NOW }, { 0, UTIME_NOW } };
+
+        start_scanned(f, "max_size = \"1G\";");
+        assert_int_equal(figure(f->c, "working_set_files", "30d"), 0);   /* MTIME is long ago */
+        counted = f->c->ws_at;
+        assert_true(counted > 0);
+        entry_path(f, "a/b", 7, path, sizeof(path));
+        assert_int_equal(utimensat(AT_FDCWD, path, ts, 0), 0);           /* a hit: used now */
+        do {   /* a later loop iteration, as the next request comes in */
+                assert_true(sd_event_run(f->e, USEC_PER_MSEC) >= 0);
+                assert_int_equal(sd_event_now(f->e, CLOCK_MONOTONIC, &now), 0);
+        } while (now == counted);
+        RUN_UNTIL(f, entry_mtime(f, "a/b", 7) > MTIME + 7);                /* the event is in */
+        assert_int_equal(figure(f->c, "working_set_files", "1h"), 0);   /* as counted, ... */
+        assert_int_equal(f->c->ws_at, counted);                          /* ... not counted again */
+        f->c->ws_at = now - CACHE_WS_USEC - 1;                          /* the count ages */
+        assert_int_equal(figure(f->c, "working_set_files", "1h"), 1);
+        assert_true(f->c->ws_at > counted);
+}
+
 /* A writer flood keeps the inotify sources and the cap trim pending every
  * loop iteration (here: a job at their priority, always busy). A rescan
  * asked for then (an overflow) still runs, taking turns with them: the
@@ -713,6 +762,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_rescan_asked_during_one_follows_it, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_found_counted_while_the_rescan_runs, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unwatched_rescanned_in_paced_rounds, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_status_counts_once_per_window, setup, teardown),
         };
         return cmocka_run_group_tests_name("cache", tests, NULL, NULL);
 }
