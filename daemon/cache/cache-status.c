@@ -285,7 +285,8 @@ json_object *cache_status_json(Cache *c) {
                         entry_files += t->kind_files[k];
                         entry_bytes += t->kind_bytes[k];
                 }
-        account_entry_mtime_span(c->account, &oldest, &newest);
+        cache_counts_refresh(c, CACHE_WS_USEC);   /* a pass at most every 5 s, never one per request */
+        account_entry_mtime_span_recent(c->account, &oldest, &newest);
         snprintf(mode, sizeof(mode), "%04o", (unsigned) cc->mode);
         JSON_ADD(o, STATUS_CACHE_NAME, json_object_new_string(cc->name));
         JSON_ADD(o, STATUS_CACHE_PATH, json_object_new_string(cc->path));
@@ -349,7 +350,8 @@ void cache_remote_status(Cache *c, json_object *o) {
                         entry_files += t->kind_files[k];
                         entry_bytes += t->kind_bytes[k];
                 }
-        account_entry_mtime_span(c->account, &oldest, &newest);
+        cache_counts_refresh(c, CACHE_WS_USEC);
+        account_entry_mtime_span_recent(c->account, &oldest, &newest);
         warning = clock_warning(c, oldest, now);
         JSON_ADD(o, STATUS_SHARE_PATH, json_object_new_string(cc->path));
         JSON_ADD(o, STATUS_REMOTE_STATE, json_object_new_string(cache_state_name(cache_state(c))));

@@ -86,6 +86,7 @@ struct Account {
         uint64_t dirs_released;
         bool span_valid;
         int64_t oldest, newest;
+        uint64_t passes;         /* over every file: account_passes */
         AccountTotals totals;
         account_dir_hook_t dir_hook;
         void *dir_hook_userdata;
@@ -412,7 +413,39 @@ static void totals_add(Account *a, FileId id, const File *f, int sign) {
                 if (a->dirs[f->dir].used)   /* else: purged after its directory */
                         a->dirs[f->dir].files--;
         }
-        if (ccache_kind_is_entry(k))
+}
+
+static uint64_t entry_count(const Account *a) {
+        uint64_t n = 0;
+
+        for (int k = 0; k < _CCACHE_KIND_MAX; k++)
+                if (ccache_kind_is_entry((CcacheKind) k))
+                        n += a->totals.kind_files[k];
+        return n;
+}
+
+/* The entries' mtime span as f enters (after its totals_add +1): it can
+ * only widen. */
+static void span_enter(Account *a, const File *f) {
+        if (!a->span_valid || !ccache_kind_is_entry(file_kind(f)))
+                return;
+        if (entry_count(a) == 1)
+                a->oldest = a->newest = f->mtime;
+        else {
+                a->oldest = f->mtime < a->oldest ? f->mtime : a->oldest;
+                a->newest = f->mtime > a->newest ? f->mtime : a->newest;
+        }
+}
+
+/* ... and as f leaves (after its totals_add -1): an entry at either edge
+ * takes the span's exactness with it (the next one in is unknown without a
+ * pass); the figures stay as they were, exact as of the moment before. */
+static void span_leave(Account *a, const File *f) {
+        if (!a->span_valid || !ccache_kind_is_entry(file_kind(f)))
+                return;
+        if (entry_count(a) == 0)
+                a->oldest = a->newest = 0;
+        else if (f->mtime == a->oldest || f->mtime == a->newest)
                 a->span_valid = false;
 }
 
@@ -474,6 +507,7 @@ static void file_release(Account *a, FileId id, size_t slot) {
         File *f = file_at(a, id);
 
         totals_add(a, id, f, -1);
+        span_leave(a, f);
         if (f->flags & FLAG_LINK)
                 link_detach(a, f, id);
         if (f->blocks == BLOCKS_BIG)
@@ -526,6 +560,8 @@ int account_file_set_inode(Account *a, DirId d, const char *name, uint64_t block
                         return r;
                 changed = file_blocks(a, id, f) != blocks32 || f->mtime != probe.mtime;
                 totals_add(a, id, f, -1);
+                if (f->mtime != probe.mtime)
+                        span_leave(a, f);   /* (the same name: the same kind) */
                 if (f->flags & FLAG_LINK)
                         link_detach(a, f, id);   /* and attached again below, with its new size */
                 file_set_blocks(a, id, f, blocks32);
@@ -534,6 +570,7 @@ int account_file_set_inode(Account *a, DirId d, const char *name, uint64_t block
                 if (linked)
                         (void) link_attach(a, f, id, ino, unsure);
                 totals_add(a, id, f, +1);
+                span_enter(a, f);
                 return changed ? 2 : 0;
         }
         if ((double) (a->n_files + 1) > INDEX_LOAD_MAX * (double) a->index_size) {
@@ -564,6 +601,7 @@ int account_file_set_inode(Account *a, DirId d, const char *name, uint64_t block
         if (linked)
                 (void) link_attach(a, f, id, ino, unsure);
         totals_add(a, id, f, +1);
+        span_enter(a, f);
         return 1;
 }
 
@@ -624,6 +662,7 @@ FileId account_file_limit(const Account *a) {
 static size_t remove_files_where(Account *a, bool (*pred)(const Account *a, const File *f, uint32_t arg), uint32_t arg) {
         size_t removed = 0;
 
+        a->passes++;
         for (FileId id = 0; id < a->limit; id++) {
                 File *f = file_at(a, id);
                 File probe;
@@ -750,6 +789,7 @@ int account_new(Account **ret) {
         a->dirs[0] = root_dir(++a->last_gen, -1, 0);
         a->n_dirs = 1;
         a->totals.dirs = 1;
+        a->span_valid = true;   /* no entries: 0 and 0, exact */
         *ret = a;
         return 0;
 }
@@ -821,7 +861,8 @@ void account_clear(Account *a) {
         a->purge_pending = false;
         a->dirs[DIR_ROOT] = root_dir(root.gen, root.wd, root.scan_gen);
         a->totals = (AccountTotals) { .dirs = 1 };
-        a->span_valid = false;
+        a->oldest = a->newest = 0;   /* no entries: exact */
+        a->span_valid = true;
         a->names_bytes = 0;
         a->links = links_free(a->links);
 }
@@ -1064,6 +1105,7 @@ void account_entry_mtime_span(Account *a, int64_t *ret_oldest, int64_t *ret_newe
         if (!a->span_valid) {
                 uint32_t lo = UINT32_MAX, hi = 0;
 
+                a->passes++;
                 for (FileId id = 0; id < a->limit; id++) {
                         const File *f = file_at(a, id);
                         if (form(f) == FORM_PACKED) {
@@ -1071,10 +1113,15 @@ void account_entry_mtime_span(Account *a, int64_t *ret_oldest, int64_t *ret_newe
                                 hi = f->mtime > hi ? f->mtime : hi;
                         }
                 }
-                a->oldest = hi ? lo : 0;
+                a->oldest = lo <= hi ? lo : 0;
                 a->newest = hi;
                 a->span_valid = true;
         }
+        *ret_oldest = a->oldest;
+        *ret_newest = a->newest;
+}
+
+void account_entry_mtime_span_recent(const Account *a, int64_t *ret_oldest, int64_t *ret_newest) {
         *ret_oldest = a->oldest;
         *ret_newest = a->newest;
 }
@@ -1088,6 +1135,7 @@ void account_entry_counts(Account *a, const int64_t *since, size_t n, uint64_t *
         size_t order[ACCOUNT_WINDOWS_MAX];
         int64_t s[ACCOUNT_WINDOWS_MAX];
         uint64_t files[ACCOUNT_WINDOWS_MAX + 1] = { 0 }, bytes[ACCOUNT_WINDOWS_MAX + 1] = { 0 };
+        uint32_t lo = UINT32_MAX, hi = 0;
 
         assert(n <= ACCOUNT_WINDOWS_MAX);
         for (size_t i = 0; i < n; i++) {
@@ -1102,6 +1150,7 @@ void account_entry_counts(Account *a, const int64_t *since, size_t n, uint64_t *
         memset(tag_files, 0, 256 * sizeof(*tag_files));
         memset(tag_bytes, 0, 256 * sizeof(*tag_bytes));
         purge_files(a);
+        a->passes++;
         for (FileId first = 0; first < a->limit; first += CHUNK_FILES) {
                 const File *chunk = a->chunks[first >> CHUNK_SHIFT];
                 uint32_t end = a->limit - first < CHUNK_FILES ? a->limit - first : CHUNK_FILES;
@@ -1120,8 +1169,13 @@ void account_entry_counts(Account *a, const int64_t *since, size_t n, uint64_t *
                         bytes[m] += b;
                         tag_files[f->tag]++;
                         tag_bytes[f->tag] += b;
+                        lo = f->mtime < lo ? f->mtime : lo;
+                        hi = f->mtime > hi ? f->mtime : hi;
                 }
         }
+        a->oldest = lo <= hi ? lo : 0;   /* the span, exact now, on the way */
+        a->newest = hi;
+        a->span_valid = true;
         for (size_t k = 0; k < n; k++) {
                 if (k > 0) {
                         files[k] += files[k - 1];
@@ -1146,6 +1200,10 @@ size_t account_memory(const Account *a) {
                a->index_size * sizeof(uint32_t) +
                a->dirs_cap * sizeof(Dir) + a->dir_index_size * sizeof(uint32_t) + a->names_bytes +
                (a->links ? links_memory(a->links) : 0);
+}
+
+uint64_t account_passes(const Account *a) {
+        return a->passes;
 }
 
 size_t account_index_longest_run(const Account *a) {

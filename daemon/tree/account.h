@@ -181,14 +181,22 @@ size_t account_scan_sweep(Account *a, uint32_t gen);
 /* The totals, exact: the files of directories forgotten since the last call
  * are dropped first (one pass over all files, however many there were). */
 const AccountTotals *account_totals(Account *a);
-/* Oldest and newest mtime over ccache entries (0, 0 when there are none). */
+/* Oldest and newest mtime over ccache entries (0, 0 when there are none),
+ * exact: kept as entries come and go, but an entry at either edge that
+ * leaves (evicted, or hit: its mtime moves) takes a pass over the files to
+ * find the next one; so does account_entry_counts, on its way. */
 void account_entry_mtime_span(Account *a, int64_t *ret_oldest, int64_t *ret_newest);
+/* The same without the pass: exact as of the last account_entry_counts or
+ * account_entry_mtime_span at least, as of the moment before an entry at
+ * either edge left since at most. */
+void account_entry_mtime_span_recent(const Account *a, int64_t *ret_oldest, int64_t *ret_newest);
 /* The ccache entries' counts, exact, in one pass over the files: the
  * working set, for each of n (at most ACCOUNT_WINDOWS_MAX) moments since[i]
  * (unix seconds), the entries used since (mtime >= since[i]: ccache
  * refreshes an entry's mtime at every hit), their files and bytes
  * (st_blocks, per name: within a cache an entry has one); and the entries
- * and their bytes by tag (account_file_tag). */
+ * and their bytes by tag (account_file_tag). Makes the mtime span exact
+ * again (account_entry_mtime_span_recent). */
 #define ACCOUNT_WINDOWS_MAX 8
 void account_entry_counts(Account *a, const int64_t *since, size_t n, uint64_t *ret_files, uint64_t *ret_bytes,
                           uint64_t tag_files[256], uint64_t tag_bytes[256]);
@@ -199,6 +207,10 @@ void account_file_set_tag(Account *a, FileId id, uint8_t tag);
 /* Bytes of memory held, for status and the benchmark: the tables and the
  * names kept on the heap. */
 size_t account_memory(const Account *a);
+/* How many passes over every file the account has made (the working set,
+ * the mtime span, the files of forgotten directories): tests, which show
+ * what costs one. */
+uint64_t account_passes(const Account *a);
 /* The longest run of occupied slots in the file index: what a lookup may
  * probe at worst (tests: names users plant must not pile up). */
 size_t account_index_longest_run(const Account *a);

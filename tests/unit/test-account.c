@@ -810,6 +810,66 @@ static void test_linked_memory_per_file(void **state) {
         assert_true(grew[1] <= grew[0] + (size_t) N * 16);
 }
 
+/* The entries' mtime span against a model through random stores, hits
+ * and removals (non-entries beside them): the exact span always; and the
+ * span without a pass (recent) exact as long as no entry at an edge left,
+ * else the figures of the moment before, never anything else; a pass only
+ * when an edge left. */
+static void test_mtime_span_follows_entries(void **state) {
+        enum { N = 300 };
+        Account *a = *state;
+        uint32_t mtime[N] = { 0 };   /* 0: absent */
+        uint64_t x = 88172645463325252ULL;
+        DirId l1, d;
+        char name[64];
+
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "c", &l1), 1);
+        assert_int_equal(account_dir_add(a, l1, "d", &d), 1);
+        for (unsigned step = 0; step < 20000; step++) {
+                int64_t lo = 0, hi = 0, elo, ehi, rlo, rhi;
+                unsigned i, op;
+                bool edge = false;
+                uint64_t passes;
+
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                i = (unsigned) (x % N), op = (unsigned) (x >> 32) % 4;
+                account_entry_mtime_span(a, &elo, &ehi);   /* exact now, before the step */
+                passes = account_passes(a);
+                entry_name(i, 'R', name);
+                if (op == 3 && mtime[i]) {                  /* evicted */
+                        edge = mtime[i] == elo || mtime[i] == ehi;
+                        assert_int_equal(account_file_remove(a, d, name), 1);
+                        mtime[i] = 0;
+                } else {                                    /* stored, or hit: its mtime moves */
+                        uint32_t t = 1000 + (uint32_t) (x >> 40) % 5000;
+
+                        edge = mtime[i] && mtime[i] != t && (mtime[i] == elo || mtime[i] == ehi);
+                        assert_true(account_file_set(a, d, name, 1, t) >= 0);
+                        mtime[i] = t;
+                }
+                if (step % 7 == 0)                          /* not an entry: no part of the span */
+                        assert_true(account_file_set(a, l1, "stats", 1, step % 2 ? 1 : 999999) >= 0);
+                for (unsigned j = 0; j < N; j++)
+                        if (mtime[j]) {
+                                lo = lo && lo < mtime[j] ? lo : mtime[j];
+                                hi = hi > mtime[j] ? hi : mtime[j];
+                        }
+                edge = edge && hi > 0;                      /* the last one out leaves 0, 0: exact */
+                account_entry_mtime_span_recent(a, &rlo, &rhi);
+                if (edge) {                                 /* the moment before the step */
+                        assert_int_equal(rlo, elo);
+                        assert_int_equal(rhi, ehi);
+                } else {                                    /* kept without a pass */
+                        assert_int_equal(rlo, lo);
+                        assert_int_equal(rhi, hi);
+                }
+                account_entry_mtime_span(a, &elo, &ehi);
+                assert_int_equal(elo, lo);
+                assert_int_equal(ehi, hi);
+                assert_int_equal(account_passes(a), passes + (edge ? 1 : 0));
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_insert_update_remove, setup_account, teardown_account),
@@ -829,6 +889,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_big_files_and_tags, setup_account, teardown_account),
                 cmocka_unit_test(test_remote_memory_per_file),
                 cmocka_unit_test(test_linked_memory_per_file),
+                cmocka_unit_test_setup_teardown(test_mtime_span_follows_entries, setup_account, teardown_account),
         };
         return cmocka_run_group_tests_name("account", tests, NULL, NULL);
 }

@@ -630,6 +630,28 @@ static void test_status_counts_once_per_window(void **state) {
         assert_true(f->c->ws_at > counted);
 }
 
+/* Nor for the oldest and newest entries' mtimes when the oldest goes (what
+ * every trim does, entry after entry): status shows them as of the moment
+ * before until the next count, at most CACHE_WS_USEC later. */
+static void test_status_span_without_a_pass(void **state) {
+        Fixture *f = *state;
+        char path[256];
+        uint64_t passes;
+
+        start_scanned(f, "max_size = \"1G\";");
+        assert_int_equal(status_u64(f->c, "oldest_entry_mtime"), MTIME);
+        passes = account_passes(f->c->account);
+        entry_path(f, "a/b", 0, path, sizeof(path));
+        assert_int_equal(unlink(path), 0);                                /* the oldest goes */
+        RUN_UNTIL(f, status_u64(f->c, "entry_files") == FILES - 1);
+        assert_int_equal(status_u64(f->c, "oldest_entry_mtime"), MTIME);   /* as of the moment before */
+        assert_int_equal(status_u64(f->c, "newest_entry_mtime"), MTIME + FILES - 1);
+        assert_int_equal(account_passes(f->c->account), passes);          /* no pass for it */
+        f->c->ws_at -= CACHE_WS_USEC + 1;                                  /* the count ages */
+        assert_int_equal(status_u64(f->c, "oldest_entry_mtime"), MTIME + 1);
+        assert_int_equal(account_passes(f->c->account), passes + 1);
+}
+
 /* A writer flood keeps the inotify sources and the cap trim pending every
  * loop iteration (here: a job at their priority, always busy). A rescan
  * asked for then (an overflow) still runs, taking turns with them: the
@@ -763,6 +785,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_found_counted_while_the_rescan_runs, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unwatched_rescanned_in_paced_rounds, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_status_counts_once_per_window, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_status_span_without_a_pass, setup, teardown),
         };
         return cmocka_run_group_tests_name("cache", tests, NULL, NULL);
 }
