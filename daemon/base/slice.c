@@ -7,10 +7,25 @@ static usec_t monotonic(void) {
 }
 
 usec_t (*slice_clock)(void) = monotonic;
+bool (*slice_waiting)(void *userdata);
+void *slice_waiting_userdata;
 
 void slice_begin(SliceBudget *s, usec_t usec, unsigned every) {
         *s = (SliceBudget) { .start = slice_clock(), .usec = usec, .every = every ? every : 1 };
+        s->asked = s->start;
         s->left = s->every;
+}
+
+/* A look at the clock: is the slice's time up, or does a request wait? */
+static bool look(SliceBudget *s) {
+        usec_t now = slice_clock(), ran = now - s->start;
+
+        if (ran >= s->usec)
+                return true;
+        if (!slice_waiting || ran < SLICE_MIN_USEC || now - s->asked < SLICE_ASK_USEC)
+                return false;
+        s->asked = now;
+        return slice_waiting(slice_waiting_userdata);
 }
 
 bool slice_over(SliceBudget *s) {
@@ -19,14 +34,14 @@ bool slice_over(SliceBudget *s) {
         if (--s->left > 0)
                 return false;
         s->left = s->every;
-        s->over = slice_clock() - s->start >= s->usec;
+        s->over = look(s);
         return s->over;
 }
 
 bool slice_over_now(SliceBudget *s) {
         if (!s->over) {
                 s->left = s->every;
-                s->over = slice_clock() - s->start >= s->usec;
+                s->over = look(s);
         }
         return s->over;
 }

@@ -19,12 +19,25 @@
 typedef struct SliceBudget {
         usec_t start;              /* the clock when the slice began */
         usec_t usec;               /* how long it may take */
+        usec_t asked;              /* the clock when slice_waiting was asked last */
         unsigned every, left;      /* items between two looks at the clock; left until the next */
         bool over;
 } SliceBudget;
 
 /* The clock slices go by: CLOCK_MONOTONIC, unless a test sets its own. */
 extern usec_t (*slice_clock)(void);
+
+/* Whether a request waits that the loop serves before every job (the
+ * control socket's: control.c sets it): a slice then ends at a look at the
+ * clock once it has run SLICE_MIN_USEC, so a status waits for a fraction of
+ * a slice, not all of it. Asked at most every SLICE_ASK_USEC of a slice (a
+ * poll(2) each time). NULL: never. A client who keeps requests coming makes
+ * each slice SLICE_MIN_USEC: every job still moves, its slices about as long
+ * as the requests served in between (a status of a million files: < 1 ms). */
+extern bool (*slice_waiting)(void *userdata);
+extern void *slice_waiting_userdata;
+#define SLICE_MIN_USEC (1 * USEC_PER_MSEC)
+#define SLICE_ASK_USEC (250)
 
 /* Begins a slice of usec, looking at the clock every `every` items (at least
  * 1): as many as a fraction of the slice takes. */

@@ -5,6 +5,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 
 #include "base/log.h"
 #include "base/protocol.h"
+#include "base/slice.h"
 #include "control/admission.h"
 #include "control/control.h"
 
@@ -773,6 +775,23 @@ static void request_end(ControlRequest *req, char *line) {
         request_finish(req);
 }
 
+/* slice_waiting (slice.h): a client to accept, or a request to read, now:
+ * what the loop serves before any job. Connections that wait for their
+ * answer, or whose reply is still being written, want nothing read. */
+static bool control_waiting(void *userdata) {
+        Control *c = userdata;
+        struct pollfd fds[1 + CONTROL_CONNECTIONS_MAX];
+        int enabled = SD_EVENT_OFF;
+        nfds_t n = 0;
+
+        if (sd_event_source_get_enabled(c->listen_source, &enabled) >= 0 && enabled != SD_EVENT_OFF)
+                fds[n++] = (struct pollfd) { .fd = c->listen_fd, .events = POLLIN };
+        for (Connection *conn = c->connections; conn && n < ELEMENTSOF(fds); conn = conn->next)
+                if (connection_wants_input(conn))
+                        fds[n++] = (struct pollfd) { .fd = conn->fd, .events = POLLIN };
+        return n > 0 && poll(fds, n, 0) > 0;
+}
+
 int control_new(sd_event *e, const char *path, int listen_fd, control_handler_t handler,
                 void *userdata, Control **ret) {
         Control *c;
@@ -814,6 +833,8 @@ int control_new(sd_event *e, const char *path, int listen_fd, control_handler_t 
                 goto fail;
         (void) sd_event_source_set_description(c->listen_source, "control-listen");
         (void) sd_event_source_set_description(c->retry_source, "control-accept-retry");
+        slice_waiting = control_waiting;
+        slice_waiting_userdata = c;
         *ret = c;
         return 0;
 fail:
@@ -826,6 +847,10 @@ fail:
 Control *control_free(Control *c) {
         if (!c)
                 return NULL;
+        if (slice_waiting_userdata == c) {
+                slice_waiting = NULL;
+                slice_waiting_userdata = NULL;
+        }
         while (c->connections)
                 connection_free(c->connections);
         sd_event_source_disable_unref(c->listen_source);

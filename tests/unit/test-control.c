@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "base/protocol.h"
+#include "base/slice.h"
 #include "control/control.h"
 #include "fixture.h"
 
@@ -949,6 +950,56 @@ static void test_inherited_fd(void **state) {
         assert_int_equal(close(fd), 0);
 }
 
+/* The tests' clock for slices: it stands where test_clock_at says. */
+static usec_t test_clock_at;
+static usec_t test_clock(void) {
+        return test_clock_at;
+}
+
+/* A slice of a job ends early once it has run SLICE_MIN_USEC when a client
+ * waits to be accepted or a request waits to be read: a status waits for a
+ * fraction of the slice, not all of it. Not for a client who sent nothing
+ * or one whose request is being answered; not before SLICE_MIN_USEC. */
+static void test_slice_ends_for_a_waiting_request(void **state) {
+        usec_t (*real_clock)(void) = slice_clock;
+        Fixture *f = *state;
+        SliceBudget sb;
+        Client cl, quiet;
+
+        slice_clock = test_clock;
+        test_clock_at = 1000000;
+        slice_begin(&sb, SLICE_USEC, 1);
+        test_clock_at += SLICE_MIN_USEC;
+        assert_false(slice_over(&sb));                  /* nobody waits */
+        client_connect(&quiet, f->path);                /* a client to accept */
+        test_clock_at += SLICE_ASK_USEC;
+        assert_true(slice_over(&sb));
+        RUN_UNTIL(f, control_connections(f->c) == 1);   /* accepted: it sends nothing */
+        slice_begin(&sb, SLICE_USEC, 1);
+        test_clock_at += SLICE_MIN_USEC;
+        assert_false(slice_over(&sb));
+        client_connect(&cl, f->path);
+        RUN_UNTIL(f, control_connections(f->c) == 2);
+        client_sends(&cl, "{\"cmd\":\"defer\"}\n");       /* a request to read */
+        slice_begin(&sb, SLICE_USEC, 1);
+        test_clock_at += SLICE_MIN_USEC - 1;
+        assert_false(slice_over(&sb));                  /* too early */
+        test_clock_at += SLICE_ASK_USEC;
+        assert_true(slice_over(&sb));
+        RUN_UNTIL(f, f->n_deferred == 1);               /* read; its answer is the handler's */
+        slice_begin(&sb, SLICE_USEC, 1);
+        test_clock_at += SLICE_USEC - 1;
+        assert_false(slice_over(&sb));
+        test_clock_at += 1;
+        assert_true(slice_over(&sb));                   /* its time is up */
+        answer_first(f, 0);
+        client_close(&cl);
+        client_close(&quiet);
+        f->c = control_free(f->c);                      /* gone: nobody is asked */
+        assert_null(slice_waiting);
+        slice_clock = real_clock;
+}
+
 static void test_bind_path(void **state) {
         Fixture *f = *state;
         struct stat st;
@@ -1020,6 +1071,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_one_request_at_a_time, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_inherited_fd, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_bind_path, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_slice_ends_for_a_waiting_request, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
