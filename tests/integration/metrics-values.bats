@@ -7,6 +7,7 @@
 # the config), by promtool, against the Grafana dashboard's queries; and
 # the textfile unit's command is run for real against the running daemon,
 # then against the stopped one (the last tests: they stop it).
+# tests/run: takes 26 s
 load helper
 
 D=$BATS_FILE_TMPDIR
