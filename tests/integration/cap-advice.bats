@@ -19,6 +19,9 @@ echo "$CACHEKEEPER_EVENT|$CACHEKEEPER_LEVEL|$CACHEKEEPER_CACHE|$CACHEKEEPER_MESS
 EOS
         chmod +x "$BATS_TEST_TMPDIR/alert.sh"
         touch "$ALERTS"
+        # the cap is judged at each feed of ccache's counters: every second
+        # here, not every 10 s (cachekeeperd.8, ENVIRONMENT)
+        export CACHEKEEPER_TEST_FEED=1s
 }
 
 teardown() {
