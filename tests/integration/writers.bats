@@ -16,6 +16,9 @@ setup() {
         mkdir -m 1777 "$CACHE"
         mkdir -p -m 0777 "$CACHE/a" "$CACHE/a/b"
         export CCACHE_MAXSIZE=0
+        # the mix is judged at each feed of ccache's counters: every second
+        # here, not every 10 s (cachekeeperd.8, ENVIRONMENT)
+        export CACHEKEEPER_TEST_FEED=1s
         write_config 1G
 }
 
