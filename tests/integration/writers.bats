@@ -5,7 +5,7 @@
 # ship; read for the entries there before the start by a pass after READY,
 # and for new ones as they are stored; unreadable headers are unknown, never
 # an error; a user planting headers cannot grow the table or stall the daemon.
-# tests/run: takes 88 s
+# tests/run: takes 80 s
 load helper
 
 ENTRY=$BATS_TEST_DIRNAME/../helpers/ccache-entry.py
