@@ -5,7 +5,7 @@
 # requests refused with the daemon still answering; the sparkline on a tty
 # only; every cache at once; and a reply of 2 x 2160 rows sent whole without
 # a slow reader holding the daemon up.
-# tests/run: takes 86 s
+# tests/run: takes 58 s
 load helper
 
 setup() {
