@@ -643,11 +643,35 @@ static void feed(Cache *c, usec_t now) {
         cache_alarms_check(c, now);
 }
 
+/* How often the activity is fed: CACHE_ACTIVITY_USEC. For the tests only,
+ * CACHEKEEPER_TEST_FEED in the environment at start (a duration from 100ms
+ * up to that) feeds it more often, so that a test waits less for ccache's
+ * counters to show; anything else there is ignored, and said. */
+static usec_t activity_usec(void) {
+        static usec_t usec;
+        const char *e;
+        usec_t u;
+
+        if (usec != 0)
+                return usec;
+        usec = CACHE_ACTIVITY_USEC;
+        e = getenv("CACHEKEEPER_TEST_FEED");
+        if (!e)
+                return usec;
+        if (parse_duration(e, &u) < 0 || u < 100 * USEC_PER_MSEC || u > CACHE_ACTIVITY_USEC) {
+                log_warning("CACHEKEEPER_TEST_FEED=%s is not a duration from 100ms to 10s: ignored.", e);
+                return usec;
+        }
+        log_notice("CACHEKEEPER_TEST_FEED=%s: ccache's counters are fed every %llu ms (tests only).", e,
+                   (unsigned long long) (u / USEC_PER_MSEC));
+        return usec = u;
+}
+
 static int on_activity_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Cache *c = userdata;
 
         feed(c, event_now(c->event, CLOCK_REALTIME));
-        return sd_event_source_set_time_relative(s, CACHE_ACTIVITY_USEC);
+        return sd_event_source_set_time_relative(s, activity_usec());
 }
 
 int cache_history_save(Cache *c, int dirfd, const char *dir, usec_t now) {
@@ -803,7 +827,7 @@ int cache_new(sd_event *e, Watch *w, Alerter *alerter, const CacheConfig *config
             (r = sd_event_add_time_relative(e, &c->retry, CLOCK_MONOTONIC, ROOT_RETRY_USEC, 0, on_retry, c)) < 0 ||
             (r = sd_event_add_time_relative(e, &c->upkeep_timer, CLOCK_MONOTONIC, UPKEEP_DEBOUNCE_USEC, 0,
                                             on_upkeep_timer, c)) < 0 ||
-            (r = sd_event_add_time_relative(e, &c->activity_timer, CLOCK_MONOTONIC, CACHE_ACTIVITY_USEC, 0,
+            (r = sd_event_add_time_relative(e, &c->activity_timer, CLOCK_MONOTONIC, activity_usec(), 0,
                                             on_activity_timer, c)) < 0)
                 return r;
         (void) sd_event_source_set_priority(c->activity_timer, SD_EVENT_PRIORITY_IDLE);

@@ -3,6 +3,7 @@
 # progress but ended over the cap because the cache grew is followed by the
 # next at once (no backoff, no cache-trim-failed); only a trim that could
 # not evict anything backs off, and a reload ends that backoff.
+# tests/run: takes 30 s
 load helper
 
 setup() {

@@ -6,6 +6,7 @@
 # bare §n in a .md file a section of that file, and every `PAGE.N, SECTION`
 # a man page with that section. FILE is a path from the top or, as the
 # daemon's includes are, from daemon/. Reads files only: no daemon, no build.
+# tests/run: takes 39 s
 load helper
 
 # The notes outside the tree, by name.

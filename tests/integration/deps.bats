@@ -3,6 +3,7 @@
 # names the exact apt-get line and stops; with everything there it is
 # silent. Two sets: `build` (make, make install) and `test` (the tests,
 # make test-boot, make deb); a test-only package never lands in the build set.
+# tests/run: takes 25 s
 load helper
 
 # Packages only the tests or the package build need: never in the build set.

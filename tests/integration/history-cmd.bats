@@ -5,10 +5,15 @@
 # requests refused with the daemon still answering; the sparkline on a tty
 # only; every cache at once; and a reply of 2 x 2160 rows sent whole without
 # a slow reader holding the daemon up.
+# tests/run: takes 58 s
 load helper
 
 setup() {
         setup_compile_cache
+        # ccache's counters reach the history every second, not every 10 s:
+        # waiting for them was the most of this file's time (cachekeeperd.8,
+        # ENVIRONMENT)
+        export CACHEKEEPER_TEST_FEED=1s
 }
 
 teardown() {
@@ -29,7 +34,7 @@ history_calls() {
 }
 
 # Waits (up to 60 s: the counters reach the activity within 10 s of a
-# compile) until history over ARGS... sums to what ccache counted in $CACHE.
+# compile, 1 s here) until history over ARGS... sums to what ccache counted in $CACHE.
 wait_history_calls() {
         local want
         want=$(ccache_calls "$CACHE")
@@ -74,7 +79,7 @@ wait_history_calls() {
                  and has("stored_bytes") and has("evicted_bytes") and has("removed_bytes") and has("uncacheable")
                  and has("regretted") and has("regretted_bytes")
                  and has("errors") and has("remote_hits") and has("remote_misses") and has("remote_errors"))' <<<"$json"
-        # The newest row ends with the size status reports (fed within 10 s).
+        # The newest row ends with the size status reports (fed within 1 s here).
         wait_for "[ \"\$(ctl history t --json --minutes 5 | jq '.buckets[-1].size_bytes')\" = \"\$(cache_field t size_bytes)\" ]" 30
         [ "$(cache_field t size_bytes)" -gt 0 ]
 
@@ -182,6 +187,9 @@ spark_matches() {
 
 @test "the sparkline: on a terminal only, one block per row by its hit rate" {
         start_ready
+        # the 4 calls in one minute's row (counters fed every second here):
+        # 20 s or more left of it
+        wait_for '[ $(($(date +%s) % 60)) -lt 40 ]' 30
         compile "$CACHE" 2
         compile "$CACHE" 2
         wait_history_calls t --minutes 5
@@ -338,4 +346,20 @@ PY
                 grep -qE -- "(^|[^A-Za-z0-9_-])${f}([^A-Za-z0-9_-]|\$)" <<<"$text" || missing="$missing $f"
         done
         [ -z "$missing" ] || { echo "cachectl.1 does not mention:$missing" >&2; false; }
+}
+
+@test "CACHEKEEPER_TEST_FEED (tests only): the counters are fed that often; out of 100ms..10s it is ignored, and said" {
+        start_ready
+        grep -q 'CACHEKEEPER_TEST_FEED=1s: ccache.s counters are fed every 1000 ms (tests only)' "$BATS_TEST_TMPDIR/daemon.log"
+        # the feed after the first scan has gone by: the next one, every
+        # 10 s without the variable, comes within a second or so
+        compile "$CACHE" 1
+        wait_for "[ \"\$(history_calls t --minutes 5)\" = '0 1' ]" 6
+        stop_daemon
+        for bad in 50ms 11s soon; do
+                CACHEKEEPER_TEST_FEED=$bad start_ready
+                grep -q "CACHEKEEPER_TEST_FEED=$bad is not a duration from 100ms to 10s: ignored" "$BATS_TEST_TMPDIR/daemon.log"
+                [ "$(grep -c 'are fed every' "$BATS_TEST_TMPDIR/daemon.log")" -eq 0 ]
+                stop_daemon
+        done
 }

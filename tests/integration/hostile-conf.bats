@@ -3,6 +3,7 @@
 # ccache's directories, with the real daemon: whatever is planted, root's
 # next compile runs no code of theirs, and mode upkeep never hands them
 # anyone's files.
+# tests/run: takes 55 s
 load helper
 
 setup() {

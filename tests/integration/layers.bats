@@ -3,6 +3,7 @@
 # the tree, and bites on a copy of it with an include that reaches up, a
 # folder that is no layer, a header named by a bare name, and headers in a
 # circle. Reads files only: no daemon, no build.
+# tests/run: takes 38 s
 load helper
 
 LAYERS="base os ccache alert control config tree insight evict cache space remote"

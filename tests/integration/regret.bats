@@ -3,6 +3,7 @@
 # the daemon had evicted are counted (misses the cap caused), stores of
 # entries someone else removed are not, a second store of a key is none,
 # and status suggests the cap that would have kept them.
+# tests/run: takes 20 s
 load helper
 
 setup() {

@@ -23,3 +23,17 @@ load helper
         [[ "$output" =~ "# ---- quick.bats, "[0-9]+" s" ]]
         [ "${lines[-1]}" = "1 passed, 0 failed" ]
 }
+
+@test "tests/run starts the pool's files longest first, by what they say they take" {
+        local log=$BATS_TEST_TMPDIR/started
+        for f in a:"" b:"# tests/run: takes 5 s" c:"# tests/run: takes 80 s" d:""; do
+                printf '#!/usr/bin/env bats\n%s\n@test "t" {\n\techo %s >> %s\n}\n' "${f#*:}" "${f%%:*}" "$log" \
+                        > "$BATS_TEST_TMPDIR/${f%%:*}.bats"
+        done
+        # one slot: the files run one after the other, in the pool's order
+        CK_TEST_JOBS=1 run "$TOP/tests/run" "$BATS_TEST_TMPDIR"/{a,b,c,d}.bats
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(tr '\n' ' ' < "$log")" = "c b a d " ]
+        [ "${lines[-1]}" = "4 passed, 0 failed" ]
+}

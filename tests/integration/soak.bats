@@ -5,6 +5,7 @@
 # an oracle checking throughout. Its table and seed are shown on failure:
 # `tests/soak/run --seed N --duration 90` replays the run. `make soak` is
 # the long form.
+# tests/run: takes 80 s
 load helper
 
 # Root's status p99 is held to 400 ms here, not the 100 ms of `make soak`:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # The control socket and cachectl: the table, JSON, exit statuses, and
 # clients that misbehave without stalling or crashing the daemon.
+# tests/run: takes 42 s
 load helper
 
 setup() {

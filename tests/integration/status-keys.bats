@@ -7,6 +7,7 @@
 # macro names: a cache on a tmpfs of real ccache entries with a trim behind
 # it, a cache that is unavailable, a file: share real ccache stored into, a
 # redis remote (redis-server on a Unix socket) polled; and in a trim result.
+# tests/run: takes 28 s
 load helper
 
 # A copy of what the check reads, to spoil.

@@ -3,6 +3,7 @@
 # journal and through alert_command, no flapping), the fill trend, inode
 # exhaustion, pressure eviction across caches, cachectl check, and alerts a
 # user floods folded by alert_min_interval.
+# tests/run: takes 88 s
 load helper
 
 setup() {

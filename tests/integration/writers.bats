@@ -5,6 +5,7 @@
 # ship; read for the entries there before the start by a pass after READY,
 # and for new ones as they are stored; unreadable headers are unknown, never
 # an error; a user planting headers cannot grow the table or stall the daemon.
+# tests/run: takes 80 s
 load helper
 
 ENTRY=$BATS_TEST_DIRNAME/../helpers/ccache-entry.py
@@ -15,6 +16,9 @@ setup() {
         mkdir -m 1777 "$CACHE"
         mkdir -p -m 0777 "$CACHE/a" "$CACHE/a/b"
         export CCACHE_MAXSIZE=0
+        # the mix is judged at each feed of ccache's counters: every second
+        # here, not every 10 s (cachekeeperd.8, ENVIRONMENT)
+        export CACHEKEEPER_TEST_FEED=1s
         write_config 1G
 }
 
