@@ -228,6 +228,7 @@ int cache_writers_pass(Cache *c, int root) {
         }
         if (root < 0 || c->writers_next >= limit) {
                 c->writers_retry_other = false;
+                c->ws_at = 0;   /* the writers' figures as the pass left them, at the next look */
                 return sd_event_source_set_enabled(c->writers_pass, SD_EVENT_OFF);
         }
         return 0;

@@ -745,6 +745,7 @@ static bool scans_full_done(void *userdata, uint64_t touched, uint64_t read) {
         Cache *c = userdata;
         CacheClock was = c->clock;
 
+        c->ws_at = 0;   /* a count taken while it ran (the first: part of the cache) is taken again */
         if (!c->remote)
                 return false;
         c->clock_scanned = true;

@@ -52,6 +52,9 @@ EOF
         wait_for "[ \"\$(ctl status --json | jq '.caches[0] | [.stored_files_total, .hits] | tostring')\" = '\"[4,2]\"' ]" 20
         # ... and has fed them to its activity history (the hit rates).
         wait_for "ctl status --json | jq -e '.caches[0].hit_rate_1h != null' > /dev/null" 30
+        # ... and the figures it counts at most every 5 s (the oldest entry: the
+        # hits moved two) have caught up.
+        wait_for "[ \"\$(ctl status --json | jq .caches[0].oldest_entry_mtime)\" = \"\$(find '$CACHE' -mindepth 3 -type f -name '*[RM]' -printf '%T@\n' | sort -n | head -1 | cut -d. -f1)\" ]" 20
         # One reading for the tests, which compare it with what they measure.
         ctl metrics > "$D/metrics"
         ctl status --json > "$D/status.json"

@@ -652,6 +652,42 @@ static void test_status_span_without_a_pass(void **state) {
         assert_int_equal(account_passes(f->c->account), passes + 1);
 }
 
+/* A count taken while the first scan runs holds part of the cache: once the
+ * scan is over, the next status counts again, whatever the count's age. */
+static void test_counts_whole_after_the_scan(void **state) {
+        Fixture *f = *state;
+        struct timespec now[2] = { { 0, UTIME_NOW }, { 0, UTIME_NOW } };
+        char path[256];
+
+        make_dir(f, "");
+        make_dir(f, "a");
+        make_dir(f, "a/b");
+        for (unsigned i = 0; i < FILES; i++) {
+                put_entry(f, "a/b", i);
+                entry_path(f, "a/b", i, path, sizeof(path));
+                assert_int_equal(utimensat(AT_FDCWD, path, now, 0), 0);   /* used now */
+        }
+        new_cache(f, "max_size = \"1G\";");
+        cache_start(f->c);
+        assert_int_equal(figure(f->c, "working_set_files", "1h"), 0);    /* counted before the scan */
+        RUN_UNTIL(f, cache_ready(f->c));
+        assert_int_equal(figure(f->c, "working_set_files", "1h"), FILES);
+}
+
+/* The header pass hands out the writers' tags after the count status
+ * shows: once it is over, the next status counts again (writers_pending 0,
+ * not the entries still unread when the count was taken). */
+static void test_counts_whole_after_the_header_pass(void **state) {
+        Fixture *f = *state;
+        int enabled = SD_EVENT_ON;
+
+        start_scanned(f, "max_size = \"1G\";");
+        assert_true(status_u64(f->c, "writers_pending") > 0);   /* counted before the pass */
+        while (sd_event_source_get_enabled(f->c->writers_pass, &enabled) >= 0 && enabled != SD_EVENT_OFF)
+                assert_true(sd_event_run(f->e, 10 * USEC_PER_MSEC) >= 0);
+        assert_int_equal(status_u64(f->c, "writers_pending"), 0);
+}
+
 /* A writer flood keeps the inotify sources and the cap trim pending every
  * loop iteration (here: a job at their priority, always busy). A rescan
  * asked for then (an overflow) still runs, taking turns with them: the
@@ -786,6 +822,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_unwatched_rescanned_in_paced_rounds, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_status_counts_once_per_window, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_status_span_without_a_pass, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_counts_whole_after_the_scan, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_counts_whole_after_the_header_pass, setup, teardown),
         };
         return cmocka_run_group_tests_name("cache", tests, NULL, NULL);
 }
