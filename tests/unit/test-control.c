@@ -188,10 +188,20 @@ static int setup(void **state) {
         return 0;
 }
 
+/* The tests' clock for slices: it stands where test_clock_at says. The
+ * real one is put back by teardown, also after a failed assertion. */
+static usec_t test_clock_at;
+static usec_t test_clock(void) {
+        return test_clock_at;
+}
+static usec_t (*real_slice_clock)(void);
+
 static int teardown(void **state) {
         Fixture *f = *state;
         char p[192];
 
+        if (real_slice_clock)
+                slice_clock = real_slice_clock;
         f->c = control_free(f->c);
         for (unsigned i = 0; i < f->n_deferred; i++)
                 if (f->deferred[i])
@@ -950,22 +960,16 @@ static void test_inherited_fd(void **state) {
         assert_int_equal(close(fd), 0);
 }
 
-/* The tests' clock for slices: it stands where test_clock_at says. */
-static usec_t test_clock_at;
-static usec_t test_clock(void) {
-        return test_clock_at;
-}
-
 /* A slice of a job ends early once it has run SLICE_MIN_USEC when a client
  * waits to be accepted or a request waits to be read: a status waits for a
  * fraction of the slice, not all of it. Not for a client who sent nothing
  * or one whose request is being answered; not before SLICE_MIN_USEC. */
 static void test_slice_ends_for_a_waiting_request(void **state) {
-        usec_t (*real_clock)(void) = slice_clock;
         Fixture *f = *state;
         SliceBudget sb;
         Client cl, quiet;
 
+        real_slice_clock = slice_clock;
         slice_clock = test_clock;
         test_clock_at = 1000000;
         slice_begin(&sb, SLICE_USEC, 1);
@@ -997,7 +1001,6 @@ static void test_slice_ends_for_a_waiting_request(void **state) {
         client_close(&quiet);
         f->c = control_free(f->c);                      /* gone: nobody is asked */
         assert_null(slice_waiting);
-        slice_clock = real_clock;
 }
 
 static void test_bind_path(void **state) {
