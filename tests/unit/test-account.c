@@ -318,7 +318,10 @@ static void test_planted_names_do_not_pile_up(void **state) {
                 assert_int_equal(account_file_set(a, l2, name, 8, i), 1);
         }
         assert_int_equal(account_totals(a)->kind_files[CCACHE_KIND_RESULT], N);
-        assert_true(account_index_longest_run(a) < 200);
+        /* Piled up, the run is all N. Spread by the keyed hash, the longest
+         * run at this load is 75-334 (2000 random seeds; median ~125, each
+         * further 25 about 2.5 times rarer): 200 failed one run in 40. */
+        assert_true(account_index_longest_run(a) < N / 20);
 }
 
 static void test_many_directories_no_quadratic_work(void **state) {
