@@ -184,7 +184,7 @@ EOC
         mkdir /etc/systemd/system/cachekeeperd.service.d
         printf '[Service]\nReadWritePaths=%s\n' "$BATS_TEST_TMPDIR" > /etc/systemd/system/cachekeeperd.service.d/srv.conf
         run --separate-stderr "$CKD" -t -c "$BATS_TEST_TMPDIR/s.conf"
-        ! grep 'lies outside' <<<"$stderr"
+        ! grep 'lies outside' <<<"$stderr" || false
         # a later drop-in's empty ReadWritePaths= resets the list, as systemd reads it
         printf '[Service]\nReadWritePaths=\n' > /etc/systemd/system/cachekeeperd.service.d/zz-reset.conf
         run --separate-stderr "$CKD" -t -c "$BATS_TEST_TMPDIR/s.conf"
@@ -192,7 +192,7 @@ EOC
         # Not strict, or not installed: no sandbox, no word of it.
         rm /etc/systemd/system/cachekeeperd.service.d/zz-reset.conf /etc/systemd/system/cachekeeperd.service
         run --separate-stderr "$CKD" -t -c "$BATS_TEST_TMPDIR/s.conf"
-        ! grep 'lies outside' <<<"$stderr"
+        ! grep 'lies outside' <<<"$stderr" || false
 
         # At run time, as a service (INVOCATION_ID): a root the sandbox keeps
         # read-only (here: a read-only mount) is unavailable with the hint.

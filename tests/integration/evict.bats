@@ -129,7 +129,7 @@ entries() {
         [ "$status" -eq 0 ]
         # one result, longer than a line: wrapped at spaces into 80 columns
         [ "${#lines[@]}" -gt 1 ]
-        ! awk 'length($0) > 80 { print length($0) ": " $0; bad = 1 } END { exit !bad }' <<<"$output"
+        ! awk 'length($0) > 80 { print length($0) ": " $0; bad = 1 } END { exit !bad }' <<<"$output" || false
         [[ "$(tr '\n' ' ' <<<"$output" | tr -s ' ')" == *"1 directories left, locked by ccache"* ]]
         [ "$(entries -not -path "$CACHE/d/6/*" -not -path "$CACHE/f/f/*" | wc -l)" -eq 0 ]   # every real entry went
         [ -e "$CACHE/f/f/$name" ]

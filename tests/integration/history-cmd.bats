@@ -199,8 +199,8 @@ spark_matches() {
         wait_for spark_matches 30 || { echo "got '$spark', want '$want'"; false; }
         [[ "$spark" == *"▅"* ]]          # 2 hits of 4 calls: half height
         # Piped, or with --json: no sparkline.
-        ! ctl history t --minutes 5 | grep -q 'hit rate'
-        ! script -qec "'$CTL' -s '$BATS_TEST_TMPDIR/ck.sock' history t --json --minutes 5" /dev/null | grep -q 'hit rate'
+        ! ctl history t --minutes 5 | grep -q 'hit rate' || false
+        ! script -qec "'$CTL' -s '$BATS_TEST_TMPDIR/ck.sock' history t --json --minutes 5" /dev/null | grep -q 'hit rate' || false
 }
 
 @test "history of every cache: {\"caches\":[...]}, each cache its own figures" {
@@ -249,7 +249,7 @@ PY
         history_file "$BATS_TEST_TMPDIR/state/u.history"
         write_config_caches "{ name = \"t\"; path = \"$CACHE\"; max_size = \"1G\"; }, { name = \"u\"; path = \"$CACHE2\"; max_size = \"1G\"; }"
         start_ready
-        ! grep -q "History file" "$BATS_TEST_TMPDIR/daemon.log"
+        ! grep -q "History file" "$BATS_TEST_TMPDIR/daemon.log" || false
 
         ctl history --json --hours 2160 > "$BATS_TEST_TMPDIR/all.json"
         [ "$(jq -c '[.caches[] | .buckets | length]' "$BATS_TEST_TMPDIR/all.json")" = "[2160,2160]" ]

@@ -54,7 +54,7 @@ cold_and_warm() {
         [ "$status" -eq 0 ]
         [[ "${lines[0]}" == *"HIT 1h/24h"* ]]
         [[ "${lines[1]}" == *" -/- "* ]]
-        ! ctl metrics | grep -q '^cachekeeper_cache_hit_ratio{'
+        ! ctl metrics | grep -q '^cachekeeper_cache_hit_ratio{' || false
 
         cold_and_warm
         [ "$(cache_field t hit_rate_24h)" = 0.5 ]
@@ -82,7 +82,7 @@ cold_and_warm() {
         # Loaded at start: no wait, no compile since.
         [ "$(cache_field t hit_rate_1h)" = 0.5 ]
         [ "$(cache_field t hit_rate_7d)" = 0.5 ]
-        ! grep -q "History file" "$BATS_TEST_TMPDIR/daemon.log"
+        ! grep -q "History file" "$BATS_TEST_TMPDIR/daemon.log" || false
 }
 
 # corrupt KIND FILE: damages a good history file in one way.
@@ -118,7 +118,7 @@ corrupt() {
                 [ "$(wc -l <<<"$aside")" -eq 1 ]
                 # Set aside as it was, not deleted; history starts empty; status works.
                 [ "$(stat -c %s "$STATE/$aside")" -ne "$(stat -c %s "$BATS_TEST_TMPDIR/good.history")" ] ||
-                        ! cmp -s "$STATE/$aside" "$BATS_TEST_TMPDIR/good.history"
+                        ! cmp -s "$STATE/$aside" "$BATS_TEST_TMPDIR/good.history" || false
                 [ "$(cache_field t hit_rate_1h)" = null ]
                 [ "$(cache_field t state)" = ok ]
                 stop_daemon
@@ -149,7 +149,7 @@ PY
         # the rest is there: a store in each of the last 24 hours up to now
         [ "$(ctl history t --json --hours 24 | jq '[.buckets[].stores] | length')" -eq 24 ]
         [ -f "$STATE/t.history" ]
-        ! ls "$STATE" | grep -q corrupt
+        ! ls "$STATE" | grep -q corrupt || false
 }
 
 @test "a state_dir that cannot be made costs the history, never the start" {

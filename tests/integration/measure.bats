@@ -131,7 +131,7 @@ configure() {
         run "$CTL" measure --explain -- ninja -C "$BATS_TEST_TMPDIR/b3"
         [ "$status" -eq 0 ]
         # in 80 columns, long lines wrapped at spaces
-        ! awk 'length($0) > 80 && !/^\[/ { print length($0) ": " $0; bad = 1 } END { exit !bad }' <<<"$output"
+        ! awk 'length($0) > 80 && !/^\[/ { print length($0) ": " $0; bad = 1 } END { exit !bad }' <<<"$output" || false
         flat=$(tr '\n' ' ' <<<"$output" | tr -s ' ')
         [[ "$flat" == *"build-dir 20 fix: base_dir = $BATS_TEST_TMPDIR and hash_dir = false"* ]]
         [[ "$flat" == *"$SRC/proj/c1.c build-dir: cwd $BATS_TEST_TMPDIR/b2 -> $BATS_TEST_TMPDIR/b3"* ]]

@@ -408,7 +408,7 @@ EOS
         [ -z "$(ls -A "$OUT2")" ]
         # TO holds no FIFO, no symlink, and no entry with the user's content.
         [ -z "$(find "$TO" -type p -o -type l)" ]
-        ! grep -rqs SECRET "$TO"
+        ! grep -rqs SECRET "$TO" || false
         kill -0 "$DAEMON_PID"
         # The directories the user left moved away (the daemon's upkeep had
         # made ccache's own again meanwhile) are no part of ccache's layout:
@@ -448,7 +448,7 @@ EOS
         cat "$BATS_TEST_TMPDIR/merge.out"
         [ "$rc" -eq 1 ]
         grep -q "Stopped: the daemon is stopping. Run the same command again to finish." "$BATS_TEST_TMPDIR/merge.out"
-        ! grep -q "ERROR: AddressSanitizer\|LeakSanitizer" "$BATS_TEST_TMPDIR/daemon.log"
+        ! grep -q "ERROR: AddressSanitizer\|LeakSanitizer" "$BATS_TEST_TMPDIR/daemon.log" || false
         [ ! -e "$BATS_TEST_TMPDIR/state/merge.running" ]
         start_ready 60
         run ctl -t 60s merge a --into b

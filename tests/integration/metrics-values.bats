@@ -125,7 +125,7 @@ sample() {
         [ "$(sample 'cachekeeper_volume_warn_free_files{mountpoint="'"$VOL"'"}')" = 1000 ]
         [ "$(sample 'cachekeeper_volume_crit_free_files{mountpoint="'"$VOL"'"}')" = 500 ]
         [ "$(sample 'cachekeeper_volume_full_within_seconds{mountpoint="'"$VOL"'"}')" = 43200 ]
-        ! grep -q '^cachekeeper_volume_min_free_bytes{' "$D/metrics"     # not set: absent
+        ! grep -q '^cachekeeper_volume_min_free_bytes{' "$D/metrics" || false     # not set: absent
         [ "$(sample 'cachekeeper_volume_alert_level{mountpoint="'"$VOL"'"}')" = 0 ]
         [ "$(sample 'cachekeeper_cache_regret_alert_ratio{cache="t"}')" = 0.15 ]
         [ "$(sample 'cachekeeper_cache_silent_hit_ratio{cache="t"}')" = 0.2 ]
@@ -145,7 +145,7 @@ sample() {
                 ! grep -q "^cachekeeper_cache_$m{cache=\"gone\"" "$D/metrics" || { echo "$m sampled"; false; }
         done
         grep -qx 'cachekeeper_cache_info{cache="gone",path="'"$D/nomount/c"'"} 1' "$D/metrics"
-        ! grep -q '{mount=' "$D/metrics"
+        ! grep -q '{mount=' "$D/metrics" || false
         grep -q '^cachekeeper_volume_avail_bytes{mountpoint="/' "$D/metrics"
 }
 
@@ -180,7 +180,7 @@ for g in yaml.safe_load(open(sys.argv[1]))["groups"]:
         jq -e '.panels | length >= 6' "$dash"
         # the datasource is a variable of the dashboard: no import input to fill that nothing uses
         jq -e 'has("__inputs") | not' "$dash"
-        ! grep -q 'DS_PROMETHEUS' "$dash"
+        ! grep -q 'DS_PROMETHEUS' "$dash" || false
         queried=$(jq -r '.. | strings' "$dash" | grep -oE 'cachekeeper_[a-z0-9_]+' | sort -u)
         [ "$(wc -l <<<"$queried")" -ge 10 ]
         exported=$(sed -n 's/^# TYPE \([a-z0-9_]*\) .*/\1/p' "$D/metrics")

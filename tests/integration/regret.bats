@@ -78,5 +78,5 @@ regret() {
         [ "$(regret stores_24h)" = 12 ]
         [ "$(regret stores_7d)" = 12 ]
         [ "$(ctl history t --json --minutes 60 | jq '[.buckets[].regretted] | add')" = 12 ]
-        ! grep -q 'Regret file' "$BATS_TEST_TMPDIR/daemon.log"
+        ! grep -q 'Regret file' "$BATS_TEST_TMPDIR/daemon.log" || false
 }

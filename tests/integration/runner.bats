@@ -37,3 +37,27 @@ load helper
         [ "$(tr '\n' ' ' < "$log")" = "c b a d " ]
         [ "${lines[-1]}" = "4 passed, 0 failed" ]
 }
+
+# Bats runs a test under set -e, which ignores a command negated with "!":
+# "! grep -q secret log" followed by anything else can never fail the test.
+# Each negated line must end in "|| false" (or another ||); lines that go on
+# (a trailing "|", "||" or "\") are the next line's business.
+unguarded_negations() {
+        grep -nE '^[[:space:]]*! ' "$@" | grep -vE '\|\||[|\\][[:space:]]*$'
+}
+
+@test "no negated command in a bats file can pass unnoticed: each ends in || false" {
+        run unguarded_negations "$TOP"/tests/integration/*.bats "$TOP"/tests/integration/*.bash
+        echo "$output"
+        [ "$status" -eq 1 ] && [ -z "$output" ]
+        # The check bites: an unguarded line is found, guarded ones are not.
+        printf '@test "t" {\n\t! grep -q a b\n\t! grep -q a b || false\n\t! grep -q a b |\n\t\tcat\n}\n' \
+                > "$BATS_TEST_TMPDIR/neg.bats"
+        run unguarded_negations "$BATS_TEST_TMPDIR/neg.bats"
+        [ "$status" -eq 0 ] && [ "$output" = "2:	! grep -q a b" ]
+        # And what it guards against is real: the unguarded line lets the test pass.
+        printf '@test "t" {\n\t! true\n\ttrue\n}\n' > "$BATS_TEST_TMPDIR/pass.bats"
+        printf '@test "t" {\n\t! true || false\n\ttrue\n}\n' > "$BATS_TEST_TMPDIR/fail.bats"
+        bats --tap "$BATS_TEST_TMPDIR/pass.bats"
+        ! bats --tap "$BATS_TEST_TMPDIR/fail.bats" || false
+}

@@ -63,7 +63,7 @@ teardown() {
                         [ "$status" -eq 0 ] || { echo "$cmd $flag: exit $status: $stderr"; false; }
                         [[ "${lines[0]}" == "Usage: cachectl [-s SOCKET] $cmd"* ]]
                         [ -z "$stderr" ]
-                        ! awk -v c="$cmd" 'length($0) > 80 { print c ": " length($0) ": " $0; bad = 1 } END { exit !bad }' <<<"$output"
+                        ! awk -v c="$cmd" 'length($0) > 80 { print c ": " length($0) ": " $0; bad = 1 } END { exit !bad }' <<<"$output" || false
                 done
                 # and the main help names it
                 "$CTL" --help | grep -q "^  $cmd"
@@ -137,7 +137,7 @@ EOS
         [ "$output" = "CACHEKEEPER UNKNOWN - the reply is not a status (no list of caches)" ]
         run "$CTL" -s "$F" metrics
         [ "$status" -eq 0 ]
-        ! grep -q '{cache=' <<<"$output"
+        ! grep -q '{cache=' <<<"$output" || false
         kill "$fake"
 }
 
