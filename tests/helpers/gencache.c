@@ -506,7 +506,7 @@ static int hardlink_copy(const char *src, const char *dst) {
 
 /* The physical limit of an eviction: unlink each listed path (relative to
  * DIR, one per line) and nothing else. */
-static int unlink_list(const char *list, const char *dir) {
+static int unlink_list(const char *list, const char *dir, bool recheck) {
         FILE *f = strcmp(list, "-") == 0 ? stdin : fopen(list, "re");
         if (!f)
                 die("cannot open", list);
@@ -537,6 +537,15 @@ static int unlink_list(const char *list, const char *dir) {
         double t0 = now_seconds();
         uint64_t done = 0, missing = 0;
         for (size_t i = 0; i < count; i++) {
+                struct statx stx;
+
+                /* --recheck: the statx a safe eviction makes before it
+                 * unlinks (still the planned file: type, device, time,
+                 * size), the result unused. */
+                if (recheck && statx(root, paths[i], AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
+                                     STATX_TYPE | STATX_MTIME | STATX_ATIME | STATX_BLOCKS | STATX_INO | STATX_NLINK,
+                                     &stx) < 0 && errno != ENOENT)
+                        die("cannot stat", paths[i]);
                 if (unlinkat(root, paths[i], 0) == 0)
                         done++;
                 else if (errno == ENOENT)
@@ -554,7 +563,8 @@ static void usage(FILE *out) {
                 "Usage: gencache [OPTIONS] DIR N           create N ccache entries under DIR\n"
                 "       gencache --hardlink-copy SRC DST   DST = SRC's tree, files hard-linked\n"
                 "       gencache --unlink-list LIST DIR    unlink each path in LIST (relative to\n"
-                "                                          DIR, one per line, '-' = stdin)\n\n"
+                "                                          DIR, one per line, '-' = stdin)\n"
+                "       gencache --unlink-list LIST --recheck DIR  statx each before its unlink\n\n"
                 "Options for creating entries:\n"
                 "  --seed=N         random seed (default 1): same seed, same tree\n"
                 "  --deep=FRACTION  put this fraction of entries at depth 3 (<l1>/<l2>/<l3>/name)\n"
@@ -586,7 +596,7 @@ static void usage(FILE *out) {
 
 int main(int argc, char **argv) {
         enum { OPT_SEED = 256, OPT_DEEP, OPT_V413, OPT_TINY, OPT_ADD, OPT_NOW, OPT_DAYS,
-               OPT_QUIET, OPT_LINK, OPT_UNLINK, OPT_REMOTE };
+               OPT_QUIET, OPT_LINK, OPT_UNLINK, OPT_REMOTE, OPT_RECHECK };
         static const struct option longopts[] = {
                 { "seed", required_argument, NULL, OPT_SEED },
                 { "deep", required_argument, NULL, OPT_DEEP },
@@ -598,12 +608,13 @@ int main(int argc, char **argv) {
                 { "days", required_argument, NULL, OPT_DAYS },
                 { "quiet", no_argument, NULL, OPT_QUIET },
                 { "hardlink-copy", no_argument, NULL, OPT_LINK },
+                { "recheck", no_argument, NULL, OPT_RECHECK },
                 { "unlink-list", required_argument, NULL, OPT_UNLINK },
                 { "help", no_argument, NULL, 'h' },
                 { NULL, 0, NULL, 0 },
         };
         Options o = { .seed = 1, .now_sec = time(NULL), .days = 30 };
-        bool link_mode = false;
+        bool link_mode = false, recheck = false;
         const char *unlink_file = NULL;
         int c;
         while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -643,11 +654,12 @@ int main(int argc, char **argv) {
                         break;
                 case OPT_LINK: link_mode = true; break;
                 case OPT_UNLINK: unlink_file = optarg; break;
+                case OPT_RECHECK: recheck = true; break;
                 case 'h': usage(stdout); return 0;
                 default: usage(stderr); return 2;
                 }
         }
-        if (link_mode && unlink_file)
+        if ((link_mode && unlink_file) || (recheck && !unlink_file))
                 goto bad;
         if (link_mode) {
                 if (argc - optind != 2)
@@ -657,7 +669,7 @@ int main(int argc, char **argv) {
         if (unlink_file) {
                 if (argc - optind != 1)
                         goto bad;
-                return unlink_list(unlink_file, argv[optind]);
+                return unlink_list(unlink_file, argv[optind], recheck);
         }
         if (argc - optind != 2 || (o.layout != LAYOUT_LOCAL && o.deep_fraction > 0))
                 goto bad; /* a share has no depth 3 */
