@@ -17,6 +17,8 @@ typedef uint64_t usec_t;
 
 #define USEC_PER_SEC  ((usec_t) 1000000ULL)
 #define USEC_PER_MSEC ((usec_t) 1000ULL)
+#define NSEC_PER_SEC  ((uint64_t) 1000000000ULL)
+#define NSEC_PER_MSEC ((uint64_t) 1000000ULL)
 #define NSEC_PER_USEC ((uint64_t) 1000ULL)
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
