@@ -8,7 +8,6 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cache/cache-activity.h"
@@ -44,43 +43,10 @@ static bool entry_info(Cache *c, DirId d, const char *name, FileInfo *ret) {
                ccache_kind_is_entry(ret->kind);
 }
 
-/* The tick of the coarse clock the kernel stamps files by (4 ms at
- * HZ=250); 10 ms, the coarsest (HZ=100), if clock_getres cannot tell. */
-static uint64_t coarse_tick_nsec(void) {
-        static uint64_t tick;
-        struct timespec ts;
-
-        if (tick == 0)
-                tick = clock_getres(CLOCK_REALTIME_COARSE, &ts) == 0 && ts.tv_sec == 0 && ts.tv_nsec > 0
-                               ? (uint64_t) ts.tv_nsec
-                               : 10 * NSEC_PER_MSEC;
-        return tick;
-}
-
-/* The times ccache's hit leaves (ccache/README.md §4): utimensat(NULL) sets
- * atime and mtime to one instant, and ctime to that instant too, or up to
- * two ticks of the coarse clock after it on tmpfs: shmem_setattr stamps
- * ctime once more after setattr_copy set all three, and a tick between the
- * two moves ctime on (one hit in about 10^5 on Linux 6.18: ctime 4 ms after
- * mtime; two ticks when the clock's update itself came a tick late). A
- * chmod moves ctime alone, leaving mtime as old as the last write or hit:
- * more than two ticks unless it came right after one. The seconds are
- * compared first: either time may be anything its owner set. */
-static bool hit_times(const struct statx *stx) {
-        const struct statx_timestamp *m = &stx->stx_mtime, *t = &stx->stx_ctime;
-        int64_t gap;
-
-        if (t->tv_sec < m->tv_sec || (uint64_t) t->tv_sec - (uint64_t) m->tv_sec > 1)
-                return false;
-        gap = (int64_t) ((uint64_t) t->tv_sec - (uint64_t) m->tv_sec) * (int64_t) NSEC_PER_SEC +
-              (int64_t) t->tv_nsec - (int64_t) m->tv_nsec;
-        return gap >= 0 && (uint64_t) gap <= 2 * coarse_tick_nsec();
-}
-
 /* What an event on a file that is (still) there shows of ccache's
  * activity: r is what account_file_set_inode returned. A new entry is a
  * store. A hit is ccache's utimensat(NULL) on a known entry: IN_ATTRIB
- * with hit_times, which neither a chmod of an entry not just written or
+ * with ccache_hit_times, which neither a chmod of an entry not just written or
  * hit (ctime only) nor a write and rename (IN_MOVED_TO, no IN_ATTRIB)
  * leaves. */
 static void file_activity(Cache *c, DirId d, int dirfd, const char *name, uint32_t mask, uint32_t cookie, int r,
@@ -99,7 +65,8 @@ static void file_activity(Cache *c, DirId d, int dirfd, const char *name, uint32
                                 cache_writers_stored(c, d, name, fi.kind, dirfd);
                 } else
                         cache_writers_moved(c, d, name, fi.kind, dirfd);   /* renamed within: no store, a new name */
-        } else if (r != 1 && (mask & IN_ATTRIB) && hit_times(stx)) {
+        } else if (r != 1 && (mask & IN_ATTRIB) &&
+                   ccache_hit_times(&stx->stx_mtime, &stx->stx_ctime, ccache_clock_tick_nsec())) {
                 cache_activity_refreshed(c, stx->stx_blocks * 512);
                 /* A share's clock is decided by its full scans: one touch
                  * by a user looks just like this. */

@@ -3,7 +3,9 @@
  * unpacked name, so pack(unpack(x)) == x is tested. */
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
+#include "base/util.h"
 #include "ccache/ccache.h"
 
 /* Codes: 0 R, 1 M, 2-11 legacy raw <n>W with n = code-2, 12 4.13 entry
@@ -262,4 +264,36 @@ const char *ccache_kind_name(CcacheKind k) {
                 [CCACHE_KIND_OTHER] = "other",
         };
         return (unsigned) k < _CCACHE_KIND_MAX ? names[k] : "?";
+}
+
+/* Asked once; the scan's helper thread may ask too, hence atomic. */
+uint64_t ccache_clock_tick_nsec(void) {
+        static uint64_t cached;
+        uint64_t tick = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+        struct timespec ts;
+
+        if (tick == 0) {
+                tick = clock_getres(CLOCK_REALTIME_COARSE, &ts) == 0 && ts.tv_sec == 0 && ts.tv_nsec > 0
+                               ? (uint64_t) ts.tv_nsec
+                               : 10 * NSEC_PER_MSEC;
+                __atomic_store_n(&cached, tick, __ATOMIC_RELAXED);
+        }
+        return tick;
+}
+
+/* utimensat(NULL) sets atime, mtime and ctime to one instant; on tmpfs
+ * shmem_setattr stamps ctime once more after setattr_copy, and a tick
+ * between the two moves ctime on (one hit in about 10^5 on Linux 6.18:
+ * ctime 4 ms after mtime; two ticks when the clock's update itself came a
+ * tick late). A chmod leaves mtime as old as the last write or hit: more
+ * than two ticks unless it came right after one. The seconds are compared
+ * first, unsigned: either time may be anything its owner set. */
+bool ccache_hit_times(const struct statx_timestamp *m, const struct statx_timestamp *c, uint64_t tick_nsec) {
+        int64_t gap;
+
+        if (c->tv_sec < m->tv_sec || (uint64_t) c->tv_sec - (uint64_t) m->tv_sec > 1)
+                return false;
+        gap = (int64_t) ((uint64_t) c->tv_sec - (uint64_t) m->tv_sec) * (int64_t) NSEC_PER_SEC +
+              (int64_t) c->tv_nsec - (int64_t) m->tv_nsec;
+        return gap >= 0 && (uint64_t) gap <= 2 * tick_nsec;
 }

@@ -2,12 +2,13 @@
 /* ccache's file names (ccache/README.md §1): which files are cache entries under
  * both naming schemes, in a local cache and in a `file:` remote storage
  * directory, a compact exact encoding of entry names, and the kind of every
- * other file. Pure: no I/O. ccache's stats files are ccache-stats.h,
+ * other file, and the times a hit leaves on an entry. Pure: no I/O. ccache's stats files are ccache-stats.h,
  * its locks and temporary files ccache-lock.h. */
 #pragma once
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 typedef enum CcacheKind {
         CCACHE_KIND_RESULT,     /* <key>R (4.7-4.12) */
@@ -73,3 +74,14 @@ CcacheKind ccache_classify_other(const char *name, unsigned depth, bool in_tmp_d
 /* The same in a remote storage directory, which has no stats files and no
  * tmp/: tmp (a *.tmp.* name) or other. */
 CcacheKind ccache_classify_remote_other(const char *name);
+
+/* The tick of the coarse clock the kernel stamps files' times by (4 ms at
+ * HZ=250); 10 ms, the coarsest (HZ=100), if clock_getres cannot tell. */
+uint64_t ccache_clock_tick_nsec(void);
+
+/* Whether an entry's mtime and ctime are what ccache's hit leaves (its
+ * utimensat(NULL): ccache/README.md §4): ctime at mtime's instant, or up to two
+ * ticks of tick_nsec after it (tmpfs may stamp ctime once more, a tick
+ * later). A chmod moves ctime alone, a rewrite renames a new file in. Any
+ * times (set by the entry's owner) are safe: no overflow. */
+bool ccache_hit_times(const struct statx_timestamp *mtime, const struct statx_timestamp *ctime, uint64_t tick_nsec);

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "base/util.h"
+#include "ccache/ccache.h"
 #include "os/beneath.h"
 #include "tree/scan.h"
 
@@ -63,13 +64,9 @@ typedef struct Stat {
         int64_t mtime, atime;
         uint16_t mode;
         bool ok;
-        bool touched;            /* set by utimensat(NULL) after its birth: mtime == ctime <= atime */
+        bool touched;            /* set by utimensat(NULL) after its birth: ccache_hit_times, mtime <= atime */
         bool read;               /* atime > mtime: read since it was written */
 } Stat;
-
-static bool ts_equal(const struct statx_timestamp *a, const struct statx_timestamp *b) {
-        return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
-}
 
 static bool ts_after(const struct statx_timestamp *a, const struct statx_timestamp *b) {
         return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
@@ -79,13 +76,15 @@ static void stat_from(const struct statx *stx, Stat *out) {
         *out = (Stat) {
                 .blocks = stx->stx_blocks, .ino = stx->stx_ino, .nlink = stx->stx_nlink,
                 .mtime = stx->stx_mtime.tv_sec, .atime = stx->stx_atime.tv_sec, .mode = stx->stx_mode, .ok = true,
-                /* utimensat(NULL) sets all three to one instant; a read may
+                /* utimensat(NULL) sets all three to one instant (ctime
+                 * perhaps a tick later: ccache_hit_times); a read may
                  * move atime on since. A write leaves mtime == ctime too
                  * (ccache 4.7 writes a share's entries in place), with
                  * coarse timestamps even atime: only mtime two seconds or more
                  * after the birth, atime not before it, tells a touch
                  * (where the filesystem tells the birth: not NFS). */
-                .touched = ts_equal(&stx->stx_mtime, &stx->stx_ctime) && !ts_after(&stx->stx_mtime, &stx->stx_atime) &&
+                .touched = ccache_hit_times(&stx->stx_mtime, &stx->stx_ctime, ccache_clock_tick_nsec()) &&
+                           !ts_after(&stx->stx_mtime, &stx->stx_atime) &&
                            (stx->stx_mask & STATX_BTIME) && stx->stx_mtime.tv_sec >= stx->stx_btime.tv_sec + 2,
                 .read = ts_after(&stx->stx_atime, &stx->stx_mtime),
         };

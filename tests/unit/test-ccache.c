@@ -273,6 +273,39 @@ static void test_classify_other(void **state) {
         assert_int_equal(ccache_classify_other("stats.alive", 1, false), CCACHE_KIND_OTHER);
 }
 
+/* The times a hit leaves: ctime at mtime's instant or up to two ticks
+ * later (tmpfs restamps ctime after setattr_copy), never before it, never
+ * more (a chmod long after the last write or hit); seconds an owner set
+ * to anything neither overflow nor pass. */
+static void test_hit_times(void **state) {
+        const uint64_t tick = 4000000;   /* HZ=250 */
+        struct statx_timestamp m = { .tv_sec = 1700000000, .tv_nsec = 999000000 }, c;
+        (void) state;
+
+        c = m;
+        assert_true(ccache_hit_times(&m, &c, tick));                    /* one instant */
+        c.tv_sec = m.tv_sec + 1, c.tv_nsec = 3000000;                     /* a tick later, across a second */
+        assert_true(ccache_hit_times(&m, &c, tick));
+        c.tv_nsec = 7000000;                                              /* two ticks */
+        assert_true(ccache_hit_times(&m, &c, tick));
+        c.tv_nsec = 7000001;                                              /* more: a chmod */
+        assert_false(ccache_hit_times(&m, &c, tick));
+        c.tv_sec = m.tv_sec, c.tv_nsec = m.tv_nsec - 1;                   /* ctime before mtime */
+        assert_false(ccache_hit_times(&m, &c, tick));
+        c.tv_sec = m.tv_sec + 60, c.tv_nsec = m.tv_nsec;                  /* a chmod a minute on */
+        assert_false(ccache_hit_times(&m, &c, tick));
+        /* Times an owner set: no overflow makes a far pair look close. */
+        m.tv_sec = INT64_MIN, m.tv_nsec = 0;
+        c.tv_sec = INT64_MAX, c.tv_nsec = 0;
+        assert_false(ccache_hit_times(&m, &c, tick));
+        m.tv_sec = INT64_MAX, c.tv_sec = INT64_MIN;
+        assert_false(ccache_hit_times(&m, &c, tick));
+        m.tv_sec = c.tv_sec = INT64_MAX, m.tv_nsec = 0, c.tv_nsec = 1000;
+        assert_true(ccache_hit_times(&m, &c, tick));
+        /* The kernel's tick, or 10 ms at the coarsest. */
+        assert_true(ccache_clock_tick_nsec() > 0 && ccache_clock_tick_nsec() <= 10000000);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_legacy_names),
@@ -283,6 +316,7 @@ int main(void) {
                 cmocka_unit_test(test_remote_every_digest_shape),
                 cmocka_unit_test(test_remote_refusals),
                 cmocka_unit_test(test_remote_classify_other),
+                cmocka_unit_test(test_hit_times),
         };
         return cmocka_run_group_tests_name("ccache", tests, NULL, NULL);
 }
