@@ -120,8 +120,9 @@ wait_exact() {
 
 # Waits for the daemon to answer and every cache to be scanned.
 wait_ready() {
-        # not jq -e: it succeeds on empty input, i.e. before the socket exists
-        wait_for "[ \"\$(ctl status --json 2>/dev/null | jq -r .ready)\" = true ]" "${1:-10}"
+        # not jq -e: it succeeds on empty input, i.e. before the socket exists.
+        # A look of the test's own, repeated: the plain cachectl (CTL_LOOK).
+        wait_for "[ \"\$(status_jq .ready 2>/dev/null)\" = true ]" "${1:-10}"
 }
 
 # Compiles $2 small C files (named from $3, default "f") into cache dir $1 with real ccache.
