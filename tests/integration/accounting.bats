@@ -2,7 +2,7 @@
 # The daemon knows each cache's exact size and file count: after the first
 # scan, after real ccache churn, after the root is deleted, after inotify
 # lost events, and with directories it cannot watch.
-# tests/run: takes 106 s
+# tests/run: takes 98 s
 load helper
 
 setup() {

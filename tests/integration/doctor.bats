@@ -5,7 +5,7 @@
 # (HIP is not on this machine); the cache directory against a live daemon,
 # and as nobody; compiler shims compiled through for real: a working one and
 # broken ones, with the rollback; --json, exit codes, --help, completion.
-# tests/run: takes 115 s
+# tests/run: takes 77 s
 load helper
 
 setup() {

@@ -2,7 +2,7 @@
 # Enforcement: the cap by exact LRU eviction with ccache's counters kept true,
 # deletion that cannot be tricked into touching anything else, manual trims,
 # modes, ccache.conf, and real builds running through it all.
-# tests/run: takes 216 s
+# tests/run: takes 126 s
 load helper
 
 setup() {

@@ -3,7 +3,7 @@
 # planted or held (stale ones broken as ccache breaks them, never a sleep in
 # the loop), dry runs looped to starve the cap; and the daemon's own locks
 # after a kill -9 mid-trim, with ccache's counters corrected on restart.
-# tests/run: takes 84 s
+# tests/run: takes 66 s
 load helper
 
 setup() {

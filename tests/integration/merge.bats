@@ -4,7 +4,7 @@
 # real daemon across two filesystems (copies) and within one (renames);
 # the cap of TO under a live writer; kill -9 mid-merge and a rerun; mixed
 # key families; a user swapping directories and planting files meanwhile.
-# tests/run: takes 103 s
+# tests/run: takes 82 s
 load helper
 
 setup() {
