@@ -87,7 +87,7 @@ entries() {
         OUT=$BATS_TEST_TMPDIR/outside
         mount_tmpfs "$OUT" 16M
         config 1G
-        compile "$CACHE" 20
+        compile "$CACHE" 5
         name=2ekitvq0g3ru9p1n2pkn7j5dsgvbflaR            # a real entry name at depth 2 (4.7-4.12)
         mkdir -p "$CACHE/b/4" "$CACHE/c" "$CACHE/a/a" "$CACHE/0/0" "$CACHE/1/1" "$CACHE/lock" "$CACHE/tmp"
         old=$(date -d '-30 days' +%Y%m%d%H%M)

@@ -139,8 +139,8 @@ age_entries() {
         FROM=$BATS_TEST_TMPDIR/v/a
         TO=$BATS_TEST_TMPDIR/v/b
         mkdir -m 1777 "$FROM" "$TO"
-        compile "$FROM" 20 a
-        compile "$TO" 10 b
+        compile "$FROM" 10 a
+        compile "$TO" 5 b
         age_entries "$FROM" 5
         (cd "$FROM" && entries . -printf '%P %i %T@\n' | sort) > "$BATS_TEST_TMPDIR/from.before"
         config 1G 1G
@@ -148,14 +148,14 @@ age_entries() {
         run ctl merge a --into b --dry-run
         echo "$output"
         [ "$status" -eq 0 ]
-        [[ "$output" == *"Would merge a into b by renames (one filesystem): 40 entries"* ]]
-        [ "$(entries "$FROM" | wc -l)" -eq 40 ]          # a dry run moves nothing
+        [[ "$output" == *"Would merge a into b by renames (one filesystem): 20 entries"* ]]
+        [ "$(entries "$FROM" | wc -l)" -eq 20 ]          # a dry run moves nothing
 
         run --separate-stderr ctl merge a --into b
         echo "$output"
         [ "$status" -eq 0 ]
         [ -z "$stderr" ]                                  # not a terminal: no progress
-        [[ "$output" == *"Merged a into b: 40 entries"* ]]
+        [[ "$output" == *"Merged a into b: 20 entries"* ]]
         [ "$(entries "$FROM" | wc -l)" -eq 0 ]
         while read -r path ino mtime; do
                 [ "$(stat -c '%i %Y' "$TO/$path")" = "$ino ${mtime%.*}" ] ||
