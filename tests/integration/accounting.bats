@@ -2,7 +2,7 @@
 # The daemon knows each cache's exact size and file count: after the first
 # scan, after real ccache churn, after the root is deleted, after inotify
 # lost events, and with directories it cannot watch.
-# tests/run: takes 106 s
+# tests/run: takes 98 s
 load helper
 
 setup() {
@@ -23,17 +23,17 @@ config() {
 
 @test "figures equal a fresh find after the first scan and after real ccache churn" {
         mkdir -m 1777 "$CACHE"
-        compile "$CACHE" 40 pre
+        compile "$CACHE" 20 pre
         start_ready
         [ "$(daemon_totals t)" = "$(disk_totals "$CACHE")" ]
         [ "$(cache_field t state)" = ok ]
 
         # new entries and cache hits (mtime refresh): ccache's own counters,
         # summed over its stats files, come out as ccache -s sums them
-        compile "$CACHE" 20 new
-        compile "$CACHE" 10 pre
+        compile "$CACHE" 10 new
+        compile "$CACHE" 5 pre
         wait_exact t "$CACHE"
-        check_counters 10 60
+        check_counters 5 30
 
         # deletions, renames in and out, a new deep directory, a whole
         # level-2 directory gone (its stats file with it)
@@ -50,7 +50,7 @@ config() {
         head -c 7000 /dev/urandom >> "$CACHE/y/f"
         wait_exact t "$CACHE"
         check_counters
-        # entries: results and manifests of 60 compiles, minus what was removed
+        # entries: results and manifests of 30 compiles, minus what was removed
         entries=$(find "$CACHE" -mindepth 3 -type f -regex '.*/[0-9a-v]+[RM]' | wc -l)
         [ "$(cache_field t entry_files)" -eq "$entries" ]
 }

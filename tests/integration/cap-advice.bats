@@ -4,7 +4,7 @@
 # once, with a suggested cap at least the build's working set, and status
 # says so in words; under a cap big enough it never does; the alert
 # recovers when the cap is raised (reload).
-# tests/run: takes 90 s
+# tests/run: takes 72 s
 load helper
 
 setup() {

@@ -14,12 +14,17 @@ TOP=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
-# Waits up to $2 seconds (default 10) for command $1 to succeed.
+# Waits up to $2 seconds (default 10) for command $1 to succeed: it tries
+# every 50 ms for the first 2 s or so, then every 200 ms. A try that looks
+# at the status costs some 80 ms of CPU on a loaded box (the plain cachectl,
+# jq, the shell; more when it walks a cache, as wait_exact does): a wait for
+# a feed, a scan or an audit that tried every 50 ms kept half a core busy on
+# its own. What takes longer than 2 s is seen at most 200 ms later.
 wait_for() {
-        local deadline=$((SECONDS + ${2:-10}))
+        local deadline=$((SECONDS + ${2:-10})) tries=0
         until eval "$1"; do
                 [ $SECONDS -lt $deadline ] || { echo "timed out waiting for: $1" >&2; return 1; }
-                sleep 0.05
+                if [ $((tries += 1)) -le 40 ]; then sleep 0.05; else sleep 0.2; fi
         done
 }
 
@@ -120,8 +125,9 @@ wait_exact() {
 
 # Waits for the daemon to answer and every cache to be scanned.
 wait_ready() {
-        # not jq -e: it succeeds on empty input, i.e. before the socket exists
-        wait_for "[ \"\$(ctl status --json 2>/dev/null | jq -r .ready)\" = true ]" "${1:-10}"
+        # not jq -e: it succeeds on empty input, i.e. before the socket exists.
+        # A look of the test's own, repeated: the plain cachectl (CTL_LOOK).
+        wait_for "[ \"\$(status_jq .ready 2>/dev/null)\" = true ]" "${1:-10}"
 }
 
 # Compiles $2 small C files (named from $3, default "f") into cache dir $1 with real ccache.

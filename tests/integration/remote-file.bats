@@ -236,8 +236,10 @@ start_second() {
         DAEMON2=$!
 }
 
+# One field of share s as the second daemon reports it (a look of the
+# test's own, repeated by wait_for: the plain cachectl, as status_jq).
 ctl2_share() {
-        "$CTL" -s "$BATS_TEST_TMPDIR/ck2.sock" status --json 2>/dev/null | jq -r ".remotes[] | select(.name == \"s\") | .$1"
+        "$CTL_LOOK" -s "$BATS_TEST_TMPDIR/ck2.sock" status --json 2>/dev/null | jq -r ".remotes[] | select(.name == \"s\") | .$1"
 }
 
 @test "one keeper per share: a second is refused and names the first, then takes over when it stops" {
