@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* ccache's file names (ccache/README.md §1): which files are cache entries under
  * both naming schemes, in a local cache and in a `file:` remote storage
- * directory, a compact exact encoding of entry names, and the kind of every
- * other file, and the times a hit leaves on an entry. Pure: no I/O. ccache's stats files are ccache-stats.h,
- * its locks and temporary files ccache-lock.h. */
+ * directory, a compact exact encoding of entry names, the kind of every
+ * other file, and the times a hit leaves on an entry. Pure: no I/O. ccache's
+ * stats files are ccache-stats.h, its locks and temporary files ccache-lock.h. */
 #pragma once
 
 #include <stdbool.h>
