@@ -83,9 +83,9 @@ static void stat_from(const struct statx *stx, Stat *out) {
                  * coarse timestamps even atime: only mtime two seconds or more
                  * after the birth, atime not before it, tells a touch
                  * (where the filesystem tells the birth: not NFS). */
-                .touched = ccache_hit_times(&stx->stx_mtime, &stx->stx_ctime, ccache_clock_tick_nsec()) &&
+                .touched = (stx->stx_mask & STATX_BTIME) && stx->stx_mtime.tv_sec >= stx->stx_btime.tv_sec + 2 &&
                            !ts_after(&stx->stx_mtime, &stx->stx_atime) &&
-                           (stx->stx_mask & STATX_BTIME) && stx->stx_mtime.tv_sec >= stx->stx_btime.tv_sec + 2,
+                           ccache_hit_times(&stx->stx_mtime, &stx->stx_ctime, ccache_clock_tick_nsec()),
                 .read = ts_after(&stx->stx_atime, &stx->stx_mtime),
         };
 }
