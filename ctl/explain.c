@@ -43,12 +43,13 @@ const char *explain_cause_fix(ExplainCause c, const Explained *e, char *buf, siz
                          "evicted and would have kept (regret)", e->cache ? " " : "", e->cache ?: "");
                 return buf;
         case CAUSE_BUILD_DIR:
-                /* The environment first: cachekeeperd keeps base_dir and hash_dir in
-                 * the cache's ccache.conf only where ccache_conf_allow names them. */
+                /* The environment first: it reaches this build alone. In the cache's
+                 * ccache.conf cachekeeperd keeps hash_dir from any file, base_dir
+                 * only where root wrote the file (daemon/ccache/README.md §6). */
                 snprintf(buf, len,
-                         "CCACHE_BASEDIR=%s CCACHE_NOHASHDIR=1 in the build's environment (in the cache's "
-                         "ccache.conf, base_dir and hash_dir = false stay only where cachekeeper.conf's "
-                         "ccache_conf_allow names them)", b);
+                         "CCACHE_BASEDIR=%s CCACHE_NOHASHDIR=1 in the build's environment, or for every build "
+                         "of the cache base_dir = %s and hash_dir = false in its ccache.conf, written as root "
+                         "(cachekeeperd keeps base_dir only in a file root wrote)", b, b);
                 return buf;
         case CAUSE_TIME_MACRO:
                 snprintf(buf, len, "add time_macros to sloppiness (CCACHE_SLOPPINESS), if the embedded time "

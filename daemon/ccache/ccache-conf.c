@@ -25,7 +25,11 @@ static const struct {
         const char *why;
 } keys[] = {
         { "absolute_paths_in_stderr", CCACHE_CONF_ALLOWABLE, "rewrites paths in compiler messages" },
-        { "base_dir", CCACHE_CONF_ALLOWABLE, "rewrites the compiler's command line" },
+        /* base_dir: absolute paths below it become relative in what ccache hashes and
+         * runs, so builds from other directories share entries (cachectl measure
+         * --explain advises it). It runs, reads and writes nothing; root's own file
+         * is root's choice, and no other user can write a file root owns. */
+        { "base_dir", CCACHE_CONF_ROOT, "rewrites the compiler's command line" },
         { "cache_dir", CCACHE_CONF_NEVER, "would send every compile's files to another directory" },
         { "ceiling_dirs", CCACHE_CONF_ALLOWABLE, "changes which directory-specific ccache.conf files are read" },
         { "ceiling_markers", CCACHE_CONF_ALLOWABLE, "changes which directory-specific ccache.conf files are read" },
@@ -294,6 +298,15 @@ static void entry_flush(Rewrite *w) {
                         fprintf(w->out, "%s = %s\n", key, v);
                 else
                         dropped(w, k, klen, "a value ccache would refuse (every compile would fail)");
+                break;
+        case CCACHE_CONF_ROOT:
+                /* ccache refuses a relative base_dir; "$HOME/src" it expands first */
+                if (w->p->trusted && (v[0] == '\0' || v[0] == '/' || v[0] == '$')) {
+                        fprintf(w->out, "%s = %s\n", key, v);
+                        break;
+                }
+                dropped(w, k, klen, w->p->trusted ? "a value ccache would refuse (every compile would fail)"
+                                                  : "kept only in a file root wrote");
                 break;
         case CCACHE_CONF_ALLOWABLE:
                 if (allowed(key, w->p->allow) && w->p->trusted)

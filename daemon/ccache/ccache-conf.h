@@ -15,6 +15,8 @@ typedef enum CcacheConfClass {
         CCACHE_CONF_UNKNOWN,    /* not a ccache setting: dropped */
         CCACHE_CONF_OURS,       /* umask, max_size: the daemon writes them (else SAFE) */
         CCACHE_CONF_SAFE,       /* kept from any file: cannot run or write anything */
+        CCACHE_CONF_ROOT,       /* kept where root wrote the file: root's choice for every build,
+                                 * and a line no other user can plant (base_dir) */
         CCACHE_CONF_ALLOWABLE,  /* harmless but changes everyone's builds: kept only when the
                                  * admin allows it (ccache_conf_allow) and root wrote the file */
         CCACHE_CONF_NEVER,      /* runs a command, writes or reads outside the cache, or reaches

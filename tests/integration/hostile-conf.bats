@@ -163,6 +163,20 @@ plant_after_delete() {
         assert_safe
 }
 
+@test "base_dir root wrote stays without ccache_conf_allow (measure --explain's fix); another user's never does" {
+        config
+        start_ready
+        printf 'base_dir = /srv\nhash_dir = false\n' > "$C/ccache.conf.new"
+        mv "$C/ccache.conf.new" "$C/ccache.conf"
+        wait_for "grep -qx 'umask = 000' '$C/ccache.conf'"
+        grep -qx 'base_dir = /srv' "$C/ccache.conf"
+        grep -qx 'hash_dir = false' "$C/ccache.conf"
+        plant_after_delete sh -c 'printf "base_dir = /srv\n%s\n" "$1" > "$2"' - "$PAYLOAD" "$C/ccache.conf"
+        settle
+        ! grep -q base_dir "$C/ccache.conf" || false
+        assert_safe
+}
+
 @test "a directory planted as ccache.conf is moved aside and the file made" {
         config
         start_ready

@@ -201,6 +201,27 @@ static void test_unmanaged(void **state) {
         free(out);
 }
 
+/* base_dir stays where root wrote it, allowed or not (the fix cachectl
+ * measure --explain gives); never from another's file, never relative. */
+static void test_base_dir_root(void **state) {
+        CcacheConfPolicy p = managed;
+        char *out;
+
+        out = update("base_dir = /srv/build\n", &p, NULL, 0);
+        assert_string_equal(out, "base_dir = /srv/build\nmax_size = 120G\numask = 000\n");
+        assert_string_equal(drops, "");
+        free(out);
+        out = update("base_dir = src\n", &p, NULL, 0);
+        assert_string_equal(out, "max_size = 120G\numask = 000\n");
+        assert_string_equal(drops, "base_dir ");
+        free(out);
+        p.trusted = false;
+        out = update("base_dir = /srv/build\n", &p, NULL, 0);
+        assert_string_equal(out, "max_size = 120G\numask = 000\n");
+        assert_string_equal(drops, "base_dir ");
+        free(out);
+}
+
 /* The admin's extra keys count only in a file the daemon's user wrote. */
 static void test_allow(void **state) {
         static const char *const allow[] = { "base_dir", "stats", NULL };
@@ -237,7 +258,7 @@ static void test_classes(void **state) {
                         fail_msg("%s is not SAFE", safe[i]);
         assert_int_equal(ccache_conf_class("umask"), CCACHE_CONF_OURS);
         assert_int_equal(ccache_conf_class("max_size"), CCACHE_CONF_OURS);
-        assert_int_equal(ccache_conf_class("base_dir"), CCACHE_CONF_ALLOWABLE);
+        assert_int_equal(ccache_conf_class("base_dir"), CCACHE_CONF_ROOT);
         assert_int_equal(ccache_conf_class("file_clone"), CCACHE_CONF_ALLOWABLE);
         assert_int_equal(ccache_conf_class("Prefix_command"), CCACHE_CONF_UNKNOWN);
         assert_int_equal(ccache_conf_class(""), CCACHE_CONF_UNKNOWN);
@@ -362,6 +383,7 @@ int main(void) {
                 cmocka_unit_test(test_bad_values),
                 cmocka_unit_test(test_unmanaged),
                 cmocka_unit_test(test_allow),
+                cmocka_unit_test(test_base_dir_root),
                 cmocka_unit_test(test_classes),
                 cmocka_unit_test(test_random_files),
                 cmocka_unit_test(test_format_size),
