@@ -502,9 +502,10 @@ static const Command commands[] = {
           "container, by docker exec), the daemon's figures of CACHE (or all caches)\n"
           "over the run stand in, other builds included. Exit status: COMMAND's when it\n"
           "fails, else 0, or 4 below --min-hit-rate.\n"
-          "  --explain          also run ccache's debug mode and name why each miss missed:\n"
-          "                     build-dir, include-changed, compiler, argument, source,\n"
-          "                     time-macro, first-build (against your last explained run)\n"
+          "  --explain          also run ccache's debug mode and name why each miss missed,\n"
+          "                     from the evidence: evicted, config, compiler, argument,\n"
+          "                     environment, build-dir, source, include-changed,\n"
+          "                     time-macro, first-build, or unknown\n"
           "  --min-hit-rate P   exit 4 when the hit rate is below P percent (a CI gate)\n"
           "  --json             the figures as JSON" },
         { "metrics", cmd_metrics, metrics_options, "metrics [--output FILE]",

@@ -43,13 +43,21 @@ const char *explain_cause_fix(ExplainCause c, const Explained *e, char *buf, siz
                          "evicted and would have kept (regret)", e->cache ? " " : "", e->cache ?: "");
                 return buf;
         case CAUSE_BUILD_DIR:
-                /* The environment first: it reaches this build alone. In the cache's
-                 * ccache.conf cachekeeperd keeps hash_dir from any file, base_dir
-                 * only where root wrote the file (daemon/ccache/README.md §6). */
-                snprintf(buf, len,
-                         "CCACHE_BASEDIR=%s CCACHE_NOHASHDIR=1 in the build's environment, or for every build "
-                         "of the cache base_dir = %s and hash_dir = false in its ccache.conf, written as root "
-                         "(cachekeeperd keeps base_dir only in a file root wrote)", b, b);
+                /* The environment first: it reaches this build alone; ccache 4.8+
+                 * also takes settings before the compiler, in the launcher. In the
+                 * cache's ccache.conf cachekeeperd keeps hash_dir from any file,
+                 * base_dir only where root wrote the file (daemon/ccache/README.md §6). */
+                if (e->launcher_config)
+                        snprintf(buf, len,
+                                 "CCACHE_BASEDIR=%s CCACHE_NOHASHDIR=1 in the build's environment, or in the launcher: "
+                                 "ccache base_dir=%s hash_dir=false (CMAKE_<LANG>_COMPILER_LAUNCHER), or for every "
+                                 "build of the cache base_dir = %s and hash_dir = false in its ccache.conf, written "
+                                 "as root (cachekeeperd keeps base_dir only in a file root wrote)", b, b, b);
+                else
+                        snprintf(buf, len,
+                                 "CCACHE_BASEDIR=%s CCACHE_NOHASHDIR=1 in the build's environment, or for every "
+                                 "build of the cache base_dir = %s and hash_dir = false in its ccache.conf, written "
+                                 "as root (cachekeeperd keeps base_dir only in a file root wrote)", b, b);
                 return buf;
         case CAUSE_TIME_MACRO:
                 snprintf(buf, len, "add time_macros to sloppiness (CCACHE_SLOPPINESS), if the embedded time "
@@ -174,9 +182,26 @@ static bool has_key(const Call *c, const char *key) {
         return false;
 }
 
-/* A hashed environment variable: ccache hashes LANG, LC_* by their names. */
-static bool env_key(const char *key) {
+/* The locale's variables: hashed unless sloppiness has locale. */
+static bool locale_key(const char *key) {
         return strcmp(key, "LANG") == 0 || strncmp(key, "LC_", 3) == 0;
+}
+
+/* A hashed environment variable: ccache hashes each by its name (LANG,
+ * CPATH, COMPILER_PATH ...; GCC_COLORS as "gcccolors"). */
+static bool env_key(const char *key) {
+        if (strcmp(key, "gcccolors") == 0)
+                return true;
+        for (const char *k = key; *k; k++)
+                if (!((*k >= 'A' && *k <= 'Z') || (*k >= '0' && *k <= '9') || *k == '_'))
+                        return false;
+        return key[0] != '\0';
+}
+
+/* What ccache hashes that follows from something else, never a cause of
+ * its own: the preprocessor's warnings, depend mode's marker (4.8+). */
+static bool consequence_key(const char *key) {
+        return strcmp(key, "cppstderr") == 0 || strcmp(key, "result") == 0;
 }
 
 /* --- The build directories of two runs ------------------------------- */
@@ -250,10 +275,17 @@ static char *common_dir(const char *a, const char *b, const char *c) {
 
 /* --- config ----------------------------------------------------------- */
 
-static bool below(const char *dir, const char *path) {
-        size_t l = dir ? strlen(dir) : 0;
+/* Whether path is below one of dirs (base_dir: one directory, or in
+ * 4.12+ a list separated by ':'). */
+static bool below(const char *dirs, const char *path) {
+        for (const char *d = dirs; d && *d && path;) {
+                size_t l = strcspn(d, ":");
 
-        return l > 0 && path && strncmp(path, dir, l) == 0 && (path[l] == '/' || path[l] == '\0' || dir[l - 1] == '/');
+                if (l > 0 && strncmp(path, d, l) == 0 && (path[l] == '/' || path[l] == '\0' || d[l - 1] == '/'))
+                        return true;
+                d += l + (d[l] == ':');
+        }
+        return false;
 }
 
 /* Whether a change of setting key can have changed this call's key. */
@@ -332,6 +364,9 @@ static void arg_flag(const Call *c, const char *item, char *buf, size_t len) {
 
 typedef struct ItemDiff {
         char added[512], removed[512];
+        char env_other[256];    /* hashed variables not of the locale */
+        bool source_hash;       /* ccache's hash of the source differs */
+        bool source_same;       /* the source's content digest did not change */
         char leaks[512];        /* how the build directory reaches the key: "cwd (-g, hash_dir), -I/x/b2/gen" */
         size_t text_paths;      /* paths in the preprocessed text below the build directory */
         char env[256];
@@ -374,6 +409,8 @@ static void compare_items(const Call *old, const Call *new, const Roots *r, Verd
                             strcmp(rewrite(r, old->items[j], buf, sizeof(buf)), it) == 0)
                                 moved = true;
                 item_key(it, key, sizeof(key));
+                if (consequence_key(key))
+                        continue;
                 if (moved) {
                         char leak[600], flag[64];
 
@@ -387,7 +424,10 @@ static void compare_items(const Call *old, const Call *new, const Roots *r, Verd
                                         snprintf(leak, sizeof(leak), "%s", item_value(it));
                                 else
                                         snprintf(leak, sizeof(leak), "%s %s", flag, item_value(it));
-                        } else
+                        } else if (strcmp(key, "path exists") == 0)   /* 4.10+: each path an option names */
+                                snprintf(leak, sizeof(leak), "the path %.*s an option names", (int) strcspn(item_value(it), " "),
+                                         item_value(it));
+                        else
                                 snprintf(leak, sizeof(leak), "ccache's '%s'", key);
                         if (!strstr(d->leaks, leak))
                                 append_list(d->leaks, sizeof(d->leaks), leak);
@@ -395,21 +435,26 @@ static void compare_items(const Call *old, const Call *new, const Roots *r, Verd
                 }
                 if (strncmp(key, "cc_", 3) == 0)
                         verdict(v, CAUSE_COMPILER, "the compiler's %s changed", key + 3);
-                else if (strcmp(key, "sourcecode hash") == 0) {
-                        if (!new->time_macro)
-                                verdict(v, CAUSE_SOURCE, "the source file changed");
-                } else if (strcmp(key, "inputfile") == 0)
+                else if (strcmp(key, "sourcecode hash") == 0)
+                        d->source_hash = true;   /* the files' digests decide, after */
+                else if (strcmp(key, "inputfile") == 0)
                         verdict(v, CAUSE_ARGUMENT, "the source is named %s (was another path)", item_value(it));
                 else if (strcmp(key, "cwd") == 0)
                         d->cwd_changed = true;
-                else if (env_key(key))
+                else if (locale_key(key))
                         append(d->env, sizeof(d->env), it + item_key_len(it) - strlen(key));
+                else if (env_key(key))
+                        append(d->env_other, sizeof(d->env_other), it + item_key_len(it) - strlen(key));
+                else if (strcmp(key, "path exists") == 0)
+                        verdict(v, CAUSE_ARGUMENT, "a path an option names exists or not: %s (1: exists)", item_value(it));
                 else if (strcmp(key, "arg") == 0) {
                         d->args_changed = true;
                         if (!strstr(d->added, item_value(it)))
                                 append(d->added, sizeof(d->added), item_value(it));
-                } else if (strcmp(key, "ext") == 0)
+                } else if (strcmp(key, "ext") == 0 && !strchr(item_value(it), ' '))
                         verdict(v, CAUSE_ARGUMENT, "the language: the preprocessed text is .%s now", item_value(it));
+                else if (strcmp(key, "ext") == 0)   /* compiler_check's command output follows it, unmarked */
+                        verdict(v, CAUSE_UNKNOWN, "the language or compiler_check's command output differs");
                 else
                         verdict(v, CAUSE_UNKNOWN, "what ccache hashes as '%.*s' differs", (int) item_key_len(it), it);
         }
@@ -425,8 +470,11 @@ static void compare_items(const Call *old, const Call *new, const Roots *r, Verd
                                 append(d->removed, sizeof(d->removed), item_value(it));
                 } else if (strcmp(key, "cwd") == 0)
                         d->cwd_changed = true;
-                else if (env_key(key) && !strstr(d->env, key))
-                        append(d->env, sizeof(d->env), key);
+                else if (locale_key(key)) {
+                        if (!strstr(d->env, key))
+                                append(d->env, sizeof(d->env), key);
+                } else if (env_key(key) && !strstr(d->env_other, key))
+                        append(d->env_other, sizeof(d->env_other), key);
         }
 }
 
@@ -460,6 +508,9 @@ static void compare_files(const Call *old, const Call *new, const Roots *r, Verd
                         snprintf(leak, sizeof(leak), "the path of %s in the preprocessed text", nf->path);
                         append_list(d->leaks, sizeof(d->leaks), leak);
                 }
+                if (of && of->digest == nf->digest && of->digest != 0 && new->source_path &&
+                    strcmp(nf->path, new->source_path) == 0)
+                        d->source_same = true;
                 if (of && (of->digest == nf->digest || of->digest == 0 || nf->digest == 0))
                         continue;
                 if (new->source_path && strcmp(nf->path, new->source_path) == 0) {
@@ -556,6 +607,17 @@ static void compare(const Call *old, const Call *new, int64_t now, Verdict *v, R
         if (d.added[0] || d.removed[0])
                 verdict(v, CAUSE_ARGUMENT, "%s%s%s%s%s", d.added[0] ? "added: " : "", d.added,
                         d.added[0] && d.removed[0] ? "; " : "", d.removed[0] ? "removed: " : "", d.removed);
+        /* ccache's hash of the source: its content, unless its digest says otherwise */
+        if (d.source_hash && v->cause > CAUSE_SOURCE) {
+                if (new->time_macro)
+                        verdict(v, CAUSE_TIME_MACRO, "__TIME__, __DATE__ or __TIMESTAMP__ in the source expands anew each build");
+                else if (!d.source_same)
+                        verdict(v, CAUSE_SOURCE, "the source file changed");
+                else
+                        verdict(v, CAUSE_UNKNOWN, "ccache's hash of the source differs, though what it holds does not");
+        }
+        if (d.env_other[0])
+                verdict(v, CAUSE_ENVIRONMENT, "a hashed variable changed: %s", d.env_other);
         if (d.env[0]) {
                 if (sloppiness_change(old, new, buf, sizeof(buf)))
                         verdict(v, CAUSE_CONFIG, "%s (the locale is hashed or not: expected once)", buf);
@@ -876,8 +938,13 @@ int explain_run(const char *debug_dir, const char *store_dir, ExplainAsk ask, vo
         if ((r = ask_daemon(calls, n, ask, userdata, now, &e, vs)) < 0)
                 goto out;
         for (size_t i = 0; i < n; i++) {
+                int major = 0, minor = 0;
+
                 if (!calls[i].miss)
                         continue;
+                if (calls[i].version && sscanf(calls[i].version, "%d.%d", &major, &minor) == 2 &&
+                    (major > 4 || (major == 4 && minor >= 8)))
+                        e.launcher_config = true;
                 if ((r = explain_one(store_dir, &calls[i], &e, &vs[i], now)) < 0 || (r = add_miss(&e, &calls[i], &vs[i])) < 0)
                         goto out;
         }

@@ -54,6 +54,7 @@ typedef struct Explained {
         char *cache;            /* CAUSE_EVICTED: the daemon's name of the cache, or NULL */
         size_t records;         /* debug records read (every call ccache logged) */
         bool asked;             /* cachekeeperd answered about the misses' keys */
+        bool launcher_config;   /* the ccache that missed takes settings before the compiler (4.8+) */
 } Explained;
 
 /* What cachekeeperd saw leave cache_dir of keys[0..n): for each, out[i]
