@@ -490,7 +490,8 @@ static void handle_trim(Manager *m, ControlRequest *req, json_object *request) {
         for (size_t i = 0; i < n; i++)
                 if ((asked.written_by || asked.ns ? cache_trim_writer(targets[i], asked.written_by, asked.ns, dry_run,
                                                                       on_trim_done, t)
-                                                  : cache_trim(targets[i], to, dry_run, dry_run ? "dry-run" : "manual",
+                                                  : cache_trim(targets[i], to, dry_run,
+                                                               dry_run ? TRIM_REASON_DRY_RUN : TRIM_REASON_MANUAL,
                                                                on_trim_done, t)) < 0) {
                         TrimResult failed = { .target_bytes = to, .dry_run = dry_run, .errors = 1 };
                         on_trim_done(targets[i], &failed, t);

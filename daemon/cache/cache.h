@@ -12,6 +12,7 @@
 #include <systemd/sd-event.h>
 
 #include "config/config.h"
+#include "evict/trim-queue.h"
 #include "insight/activity.h"
 #include "insight/history.h"
 #include "os/watch.h"
@@ -92,12 +93,12 @@ typedef void (*cache_trim_done_t)(Cache *c, const TrimResult *r, void *userdata)
  * plans. done is called when it is over (with errors = 1 if the cache went
  * unavailable first). Returns 0, -ENODEV (unavailable), -EAGAIN (not scanned
  * yet) or -ENOMEM. */
-int cache_trim(Cache *c, uint64_t target, bool dry_run, const char *reason, cache_trim_done_t done,
+int cache_trim(Cache *c, uint64_t target, bool dry_run, TrimReason reason, cache_trim_done_t done,
                void *userdata);
 /* Carries out plan (taken over; from evict_plan_multi over several caches'
  * accounts), after any trim already running. As cache_trim otherwise. */
 typedef struct EvictPlan EvictPlan;
-int cache_trim_plan(Cache *c, EvictPlan *plan, const char *reason, cache_trim_done_t done, void *userdata);
+int cache_trim_plan(Cache *c, EvictPlan *plan, TrimReason reason, cache_trim_done_t done, void *userdata);
 /* Evicts exactly the entries whose header names version (NULL: any) and
  * namespace (NULL: any), under the rules of every trim (trim.h: each
  * re-checked, ccache's locks and counters kept); a dry run counts them and
