@@ -193,8 +193,7 @@ void cache_activity_evicted(void *userdata, TrimReason reason, DirId d, const ch
         c->regret_dirty = true;
 }
 
-bool cache_activity_left(const Cache *c, const char *key, usec_t now, uint32_t *ret_at, RegretBy *ret_by,
-                         CacheLeftKind *ret_kind) {
+bool cache_left(const Cache *c, const char *key, usec_t now, CacheLeft *ret) {
         static const struct {
                 const char *suffix;
                 CacheLeftKind kind;
@@ -204,22 +203,22 @@ bool cache_activity_left(const Cache *c, const char *key, usec_t now, uint32_t *
                 { "M", CACHE_LEFT_MANIFEST },
         };
         char name[CCACHE_NAME_MAX];
+        CacheLeft best = {};
         bool found = false;
 
         for (size_t i = 0; i < ELEMENTSOF(names); i++) {
-                uint32_t at;
-                RegretBy by;
+                CacheLeft l = { .kind = names[i].kind };
 
                 if ((size_t) snprintf(name, sizeof(name), "%s%s", key, names[i].suffix) >= sizeof(name))
                         continue;
-                if (!regret_left_at(c->regret, regret_key("", name), now / USEC_PER_SEC, &at, &by) ||
-                    (found && at < *ret_at))
-                        continue;
-                *ret_at = at;
-                *ret_by = by;
-                *ret_kind = names[i].kind;
-                found = true;
+                if (regret_left_at(c->regret, regret_key("", name), now / USEC_PER_SEC, &l.at, &l.by) &&
+                    (!found || l.at >= best.at)) {
+                        best = l;
+                        found = true;
+                }
         }
+        if (found)
+                *ret = best;
         return found;
 }
 

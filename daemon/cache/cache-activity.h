@@ -11,7 +11,6 @@
 #include "cache/cache.h"
 #include "ccache/ccache-stats.h"
 #include "ccache/ccache.h"
-#include "insight/regret.h"
 #include "tree/account.h"
 
 /* ccache's counters of stats file directory d (NULL: it is gone) as the
@@ -41,15 +40,7 @@ void cache_activity_settle(Cache *c);
  * remembered as left. */
 void cache_activity_evicted(void *userdata, TrimReason reason, DirId d, const char *name, uint64_t bytes,
                             int64_t mtime);
-/* When (unix seconds) and why the entry of ccache key key (as ccache prints
- * it: "<key>" of a 4.13+ name, or "<key>R" / "<key>M") last left the cache,
- * within regret's horizon (regret_left_at), of whichever of its names left
- * last, and that name's kind: result (R), manifest (M), or unknown (a 4.13+
- * name does not tell). Returns false, the outputs untouched, when none of
- * its names is remembered. */
-typedef enum CacheLeftKind { CACHE_LEFT_UNKNOWN_KIND, CACHE_LEFT_RESULT, CACHE_LEFT_MANIFEST } CacheLeftKind;
-bool cache_activity_left(const Cache *c, const char *key, usec_t now, uint32_t *ret_at, RegretBy *ret_by,
-                         CacheLeftKind *ret_kind);
+
 
 /* Bytes a cache's activity takes: its buckets and the stats files' counters
  * (about 500 kB), and its eviction regret (3.1 MiB once it evicted, 800 KiB

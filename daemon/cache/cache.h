@@ -15,6 +15,7 @@
 #include "evict/trim-queue.h"
 #include "insight/activity.h"
 #include "insight/history.h"
+#include "insight/regret.h"
 #include "os/watch.h"
 #include "tree/account.h"
 
@@ -107,6 +108,19 @@ int cache_trim_plan(Cache *c, EvictPlan *plan, TrimReason reason, cache_trim_don
  * while it runs stays. */
 int cache_trim_writer(Cache *c, const char *version, const char *ns, bool dry_run, cache_trim_done_t done,
                       void *userdata);
+/* When and why the entry of a ccache key last left c: key as ccache prints
+ * it, its entries named "<key>" (4.13+) or "<key>R" / "<key>M"; of them,
+ * the one that left last within regret's horizon (regret_left_at; now is
+ * realtime). ret->kind says which, unknown for a 4.13+ name (which does not
+ * tell a result from a manifest). Returns false, *ret untouched, when the
+ * daemon remembers none of them leaving. */
+typedef enum CacheLeftKind { CACHE_LEFT_UNKNOWN_KIND, CACHE_LEFT_RESULT, CACHE_LEFT_MANIFEST } CacheLeftKind;
+typedef struct CacheLeft {
+        uint32_t at;                    /* unix seconds */
+        RegretBy by;
+        CacheLeftKind kind;
+} CacheLeft;
+bool cache_left(const Cache *c, const char *key, usec_t now, CacheLeft *ret);
 /* Entries whose header is not read yet, counted now. */
 uint64_t cache_writers_pending(Cache *c);
 /* A scan of the cache runs (a subtree that appeared, a rescan): until it
