@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The evictions request (issue 31 item 2, DESIGN.md §2d), with real ccache:
+# The evictions request (issue 31 item 2), with real ccache:
 # the keys ccache's debug log names, asked after `cachectl trim`, answer
 # when and by what they left (the cap's trim, a purge by writer, an rm by
 # hand), also after the miss stored them again and after a restart; a key
