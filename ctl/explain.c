@@ -118,6 +118,8 @@ static const char *ago(int64_t then, int64_t now, char *buf, size_t len) {
 }
 
 static const char *by_what(const char *by) {
+        if (!by[0])
+                return "cachekeeperd (before it recorded why)";
         if (strcmp(by, "cap") == 0)
                 return "the cap trim";
         if (strcmp(by, "pressure") == 0)

@@ -94,7 +94,8 @@ static int daemon_figures_settled(const Measure *m, Figures *ret) {
 
 /* The daemon's answer to "which of these keys left cache_dir?"
  * (explain.h's ExplainAsk): its cache whose path is cache_dir, asked in
- * batches of at most PROTOCOL_EVICTIONS_MAX keys. */
+ * batches that fit a request line. */
+#define EVICTIONS_BATCH ((PROTOCOL_REQUEST_MAX - 128) / (PROTOCOL_EVICTIONS_KEY_MAX + 3))
 static int ask_evictions(void *userdata, const char *cache_dir, const char *const *keys, size_t n,
                          ExplainEviction *out, char *cache) {
         json_object *status = NULL;
@@ -123,11 +124,12 @@ static int ask_evictions(void *userdata, const char *cache_dir, const char *cons
         snprintf(cache, 64, "%s", name);
         for (size_t i = 0; i < n; i++)
                 out[i] = (ExplainEviction) { .since = -1 };
-        for (size_t at = 0; at < n && r > 0; at += PROTOCOL_EVICTIONS_MAX) {
-                size_t m = n - at < PROTOCOL_EVICTIONS_MAX ? n - at : PROTOCOL_EVICTIONS_MAX;
+        for (size_t at = 0; at < n && r > 0; at += EVICTIONS_BATCH) {
+                size_t m = n - at < EVICTIONS_BATCH ? n - at : EVICTIONS_BATCH;
+                ProtocolEvictions req = { .cache = name, .keys = (const char **) keys + at, .n_keys = m };
                 json_object *result = NULL, *found;
 
-                r = ctl_ask(protocol_encode_evictions(name, keys + at, m), NULL, &result);
+                r = ctl_ask(protocol_encode_evictions(&req), NULL, &result);
                 if (r <= 0 || !json_object_object_get_ex(result, PROTOCOL_EVICTIONS_KEYS, &found)) {
                         json_object_put(result);
                         break;
@@ -137,9 +139,9 @@ static int ask_evictions(void *userdata, const char *cache_dir, const char *cons
 
                         if (!json_object_object_get_ex(found, keys[at + j], &k))
                                 continue;
-                        if (json_object_object_get_ex(k, PROTOCOL_EVICTIONS_SINCE, &since))
+                        if (json_object_object_get_ex(k, PROTOCOL_EVICTION_SINCE, &since))
                                 out[at + j].since = json_object_get_int64(since);
-                        if (json_object_object_get_ex(k, PROTOCOL_EVICTIONS_BY, &by))
+                        if (json_object_object_get_ex(k, PROTOCOL_EVICTION_BY, &by) && by)
                                 snprintf(out[at + j].by, sizeof(out[at + j].by), "%s", json_object_get_string(by));
                 }
                 json_object_put(result);

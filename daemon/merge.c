@@ -189,8 +189,7 @@ static void evict_both(Merge *j, Cache *from, Cache *to, EvictPlan plans[2]) {
                         evict_plan_done(&plans[i]);
                         continue;
                 }
-                /* the trim's reason, not a status key */
-                if (cache_trim_plan(caches[i], &plans[i], "merge", on_trim_done, j) == 0)
+                if (cache_trim_plan(caches[i], &plans[i], TRIM_REASON_MERGE, on_trim_done, j) == 0)
                         j->trims_pending++;
         }
 }

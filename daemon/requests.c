@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The control requests: status and history for anyone; trim (dry runs for
- * anyone) and reload for root and admin_group, decided from the peer's
- * credentials. */
+/* The control requests: status, history and evictions for anyone; trim
+ * (dry runs for anyone) and reload for root and admin_group, decided from
+ * the peer's credentials. */
 #include <assert.h>
 #include <errno.h>
 #include <stdio.h>
@@ -256,6 +256,67 @@ static void handle_history(Manager *m, ControlRequest *req, json_object *request
         control_reply_stream(req, history_fill, history_reply_free, h);
 }
 
+/* The wire name of why an entry left; NULL (null) when not recorded. */
+static const char *left_by_name(RegretBy by) {
+        switch (by) {
+        case REGRET_BY_CAP:
+                return PROTOCOL_EVICTED_BY_CAP;
+        case REGRET_BY_PRESSURE:
+                return PROTOCOL_EVICTED_BY_PRESSURE;
+        case REGRET_BY_PURGE:
+                return PROTOCOL_EVICTED_BY_PURGE;
+        case REGRET_BY_MERGE:
+                return PROTOCOL_EVICTED_BY_MERGE;
+        case REGRET_BY_OTHER:
+                return PROTOCOL_EVICTED_BY_OTHER;
+        default:
+                return NULL;
+        }
+}
+
+/* An evictions request (protocol_decode_evictions): of the keys asked,
+ * those the cache saw leave, when and why. Read only, from what the daemon
+ * keeps anyway (regret.h): a few hash lookups a key, at most
+ * PROTOCOL_EVICTIONS_KEYS_MAX keys. */
+static void handle_evictions(Manager *m, ControlRequest *req, json_object *request) {
+        usec_t now = event_now(m->event, CLOCK_REALTIME);
+        json_object *result = NULL, *keys;
+        ProtocolEvictions q;
+        Cache *c;
+        char err[256];
+
+        if (protocol_decode_evictions(request, &q, err, sizeof(err)) < 0) {
+                control_reply_error(req, "%s", err);
+                return;
+        }
+        c = find_cache(m, q.cache);
+        if (!c) {
+                control_reply_error(req, "no cache named '%s'", q.cache);
+                goto done;
+        }
+        keys = json_object_new_object();
+        result = json_object_new_object();
+        if (!keys || !result || json_object_object_add(result, PROTOCOL_EVICTIONS_KEYS, keys) < 0) {
+                json_object_put(keys);
+                control_reply_error(req, "out of memory");
+                goto done;
+        }
+        for (size_t i = 0; i < q.n_keys; i++) {
+                CacheLeft l;
+
+                if (cache_left(c, q.keys[i], now, &l))
+                        json_object_object_add(keys, q.keys[i], protocol_eviction(&(ProtocolEviction) {
+                                .since = l.at, .by = left_by_name(l.by),
+                                .kind = l.kind == CACHE_LEFT_RESULT     ? PROTOCOL_EVICTION_RESULT
+                                        : l.kind == CACHE_LEFT_MANIFEST ? PROTOCOL_EVICTION_MANIFEST : NULL,
+                        }));
+        }
+        control_reply_ok(req, result);
+done:
+        json_object_put(result);
+        free(q.keys);
+}
+
 static void handle_reload(Manager *m, ControlRequest *req) {
         const ControlPeer *peer = control_request_peer(req);
         char err[CONFIG_ERROR_MAX];
@@ -490,7 +551,8 @@ static void handle_trim(Manager *m, ControlRequest *req, json_object *request) {
         for (size_t i = 0; i < n; i++)
                 if ((asked.written_by || asked.ns ? cache_trim_writer(targets[i], asked.written_by, asked.ns, dry_run,
                                                                       on_trim_done, t)
-                                                  : cache_trim(targets[i], to, dry_run, dry_run ? "dry-run" : "manual",
+                                                  : cache_trim(targets[i], to, dry_run,
+                                                               dry_run ? TRIM_REASON_DRY_RUN : TRIM_REASON_MANUAL,
                                                                on_trim_done, t)) < 0) {
                         TrimResult failed = { .target_bytes = to, .dry_run = dry_run, .errors = 1 };
                         on_trim_done(targets[i], &failed, t);
@@ -587,6 +649,8 @@ void manager_on_request(ControlRequest *req, const char *cmd, json_object *reque
                 handle_history(m, req, request);
         else if (strcmp(cmd, PROTOCOL_CMD_MERGE) == 0)
                 handle_merge(m, req, request);
+        else if (strcmp(cmd, PROTOCOL_CMD_EVICTIONS) == 0)
+                handle_evictions(m, req, request);
         else
                 control_reply_error(req, "unknown command '%s'", cmd);
 }

@@ -140,20 +140,6 @@ char *protocol_encode_history(const ProtocolHistory *h) {
         return serialize(o);
 }
 
-char *protocol_encode_evictions(const char *cache, const char *const *keys, size_t n) {
-        json_object *o = request_object(PROTOCOL_CMD_EVICTIONS), *a;
-
-        assert(cache);
-        if (!o)
-                return NULL;
-        put(o, PROTOCOL_FIELD_CACHE, json_object_new_string(cache));
-        a = json_object_new_array();
-        for (size_t i = 0; a && i < n; i++)
-                json_object_array_add(a, json_object_new_string(keys[i]));
-        put(o, PROTOCOL_FIELD_KEYS, a);
-        return serialize(o);
-}
-
 char *protocol_encode_merge(const ProtocolMerge *m) {
         json_object *o = request_object(PROTOCOL_CMD_MERGE);
 
@@ -164,6 +150,20 @@ char *protocol_encode_merge(const ProtocolMerge *m) {
         put(o, PROTOCOL_FIELD_INTO, json_object_new_string(m->into));
         put(o, PROTOCOL_FIELD_DRY_RUN, json_object_new_boolean(m->dry_run));
         put(o, PROTOCOL_FIELD_ALLOW_MIXED, json_object_new_boolean(m->allow_mixed));
+        return serialize(o);
+}
+
+char *protocol_encode_evictions(const ProtocolEvictions *e) {
+        json_object *o = request_object(PROTOCOL_CMD_EVICTIONS), *keys;
+
+        assert(e && e->cache && e->n_keys <= PROTOCOL_EVICTIONS_KEYS_MAX);
+        if (!o)
+                return NULL;
+        put(o, PROTOCOL_FIELD_CACHE, json_object_new_string(e->cache));
+        keys = json_object_new_array();
+        for (size_t i = 0; keys && i < e->n_keys; i++)
+                json_object_array_add(keys, json_object_new_string(e->keys[i]));
+        put(o, PROTOCOL_FIELD_KEYS, keys);
         return serialize(o);
 }
 
@@ -372,6 +372,75 @@ int protocol_decode_merge(json_object *request, ProtocolMerge *ret, char *err, s
         m.allow_mixed = values[1];
         *ret = m;
         return 0;
+}
+
+/* A key as ccache prints it: 2 to PROTOCOL_EVICTIONS_KEY_MAX characters of
+ * base32hex, which its hex keys are of too. */
+static bool eviction_key_ok(json_object *v) {
+        const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+        size_t n = s ? strlen(s) : 0;
+
+        return n >= 2 && n <= PROTOCOL_EVICTIONS_KEY_MAX && s[strspn(s, "0123456789abcdefghijklmnopqrstuv")] == '\0';
+}
+
+int protocol_decode_evictions(json_object *request, ProtocolEvictions *ret, char *err, size_t errlen) {
+        json_object *keys = protocol_field_get(request, PROTOCOL_FIELD_KEYS);
+        ProtocolEvictions e = {};
+        size_t n;
+
+        if (decode_merge_name(request, PROTOCOL_FIELD_CACHE, &e.cache, err, errlen) < 0)
+                return -EINVAL;
+        n = json_object_is_type(keys, json_type_array) ? json_object_array_length(keys) : 0;
+        if (n == 0 || n > PROTOCOL_EVICTIONS_KEYS_MAX) {
+                snprintf(err, errlen, "\"" PROTOCOL_FIELD_KEYS "\" must be an array of 1 to %u ccache keys",
+                         PROTOCOL_EVICTIONS_KEYS_MAX);
+                return -EINVAL;
+        }
+        for (size_t i = 0; i < n; i++)
+                if (!eviction_key_ok(json_object_array_get_idx(keys, i))) {
+                        snprintf(err, errlen, "\"" PROTOCOL_FIELD_KEYS "\"[%zu] is not a ccache key (2 to %u "
+                                 "characters of 0-9 and a-v)", i, PROTOCOL_EVICTIONS_KEY_MAX);
+                        return -EINVAL;
+                }
+        e.keys = calloc(n, sizeof(*e.keys));
+        if (!e.keys) {
+                snprintf(err, errlen, "out of memory");
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < n; i++)
+                e.keys[i] = json_object_get_string(json_object_array_get_idx(keys, i));
+        e.n_keys = n;
+        *ret = e;
+        return 0;
+}
+
+json_object *protocol_eviction(const ProtocolEviction *e) {
+        json_object *o = json_object_new_object();
+
+        if (!o)
+                return NULL;
+        put(o, PROTOCOL_EVICTION_SINCE, json_object_new_int64((int64_t) e->since));
+        /* json-c adds a NULL value as null */
+        put(o, PROTOCOL_EVICTION_BY, e->by ? json_object_new_string(e->by) : NULL);
+        if (e->kind)
+                put(o, PROTOCOL_EVICTION_KIND, json_object_new_string(e->kind));
+        return o;
+}
+
+int protocol_decode_eviction(json_object *result, const char *key, ProtocolEviction *ret) {
+        json_object *e = protocol_field_get(protocol_field_get(result, PROTOCOL_EVICTIONS_KEYS), key);
+        const char *by, *kind;
+
+        if (!json_object_is_type(e, json_type_object))
+                return 0;
+        by = protocol_field_str(e, PROTOCOL_EVICTION_BY);
+        kind = protocol_field_str(e, PROTOCOL_EVICTION_KIND);
+        *ret = (ProtocolEviction) {
+                .since = protocol_field_u64(e, PROTOCOL_EVICTION_SINCE),
+                .by = by && *by ? by : NULL,
+                .kind = kind && *kind ? kind : NULL,
+        };
+        return 1;
 }
 
 /* hits / (hits + misses) in s, as it goes on the wire; false without calls

@@ -35,7 +35,8 @@
 /* Request fields: {"cmd":"status","cache":"a"},
  * {"cmd":"trim","caches":["a"],"to_bytes":N,"dry_run":true}, {"cmd":"reload"},
  * {"cmd":"history","cache":"a","seconds":3600,"count":24},
- * {"cmd":"merge","from":"a","into":"b","dry_run":false,"allow_mixed":false}. */
+ * {"cmd":"merge","from":"a","into":"b","dry_run":false,"allow_mixed":false},
+ * {"cmd":"evictions","cache":"a","keys":["<ccache key>",...]}. */
 #define PROTOCOL_FIELD_CMD      "cmd"           /* string, every request */
 #define PROTOCOL_FIELD_CACHE    "cache"         /* status: only this cache */
 #define PROTOCOL_FIELD_CACHES   "caches"        /* trim: names; absent or [] for every cache */
@@ -48,15 +49,35 @@
 #define PROTOCOL_FIELD_ALLOW_MIXED "allow_mixed" /* merge: even across key families */
 #define PROTOCOL_FIELD_SECONDS  "seconds"       /* history: 60, 3600 or 86400 per row */
 #define PROTOCOL_FIELD_COUNT    "count"         /* history: the last this many rows, >= 1 */
-#define PROTOCOL_FIELD_KEYS     "keys"          /* evictions: ccache keys, at most PROTOCOL_EVICTIONS_MAX */
+#define PROTOCOL_FIELD_KEYS     "keys"          /* evictions: the ccache keys asked about */
 
-/* Evictions: {"cmd":"evictions","cache":"a","keys":["<key>",...]} ->
- * {"keys":{"<key>":{"since":EPOCH,"by":"cap"|"pressure"|"purge"|"merge"|"other"}}},
- * only the keys the daemon saw leave the cache. */
-#define PROTOCOL_EVICTIONS_MAX   4096U
-#define PROTOCOL_EVICTIONS_KEYS  "keys"
-#define PROTOCOL_EVICTIONS_SINCE "since"
-#define PROTOCOL_EVICTIONS_BY    "by"
+/* Evictions: when and why entries left a cache (`cachectl measure
+ * --explain`'s evicted verdict). At most this many keys a request (and a
+ * request line is at most PROTOCOL_REQUEST_MAX bytes: about 100 keys of 33
+ * or 40 characters; more go in several requests, one after the other on a
+ * connection), each 2 to PROTOCOL_EVICTIONS_KEY_MAX characters of ccache's
+ * key alphabet, base32hex [0-9a-v] (its hex keys are of it too), as ccache's
+ * debug log prints them ("Manifest key: ...", "Result key: ..."). */
+#define PROTOCOL_EVICTIONS_KEYS_MAX 4096U
+#define PROTOCOL_EVICTIONS_KEY_MAX  64U
+/* The evictions result: {"keys":{KEY:{"since":N,"by":BY,"kind":KIND},...}},
+ * only the keys the daemon saw leave the cache within its regret horizon
+ * (30 days; the last 131,072 evictions and 32,768 other departures), each
+ * the last time it left: since in unix seconds; by one of
+ * PROTOCOL_EVICTED_BY_* or null (evicted before the daemon recorded why);
+ * kind which of the key's entries left last, absent when its name does not
+ * tell (ccache 4.13+). */
+#define PROTOCOL_EVICTIONS_KEYS     "keys"
+#define PROTOCOL_EVICTION_SINCE     "since"
+#define PROTOCOL_EVICTION_BY        "by"
+#define PROTOCOL_EVICTION_KIND      "kind"
+#define PROTOCOL_EVICTED_BY_CAP      "cap"       /* a trim down to a size: the cap's, or cachectl trim */
+#define PROTOCOL_EVICTED_BY_PRESSURE "pressure"  /* its volume below min_free */
+#define PROTOCOL_EVICTED_BY_PURGE    "purge"     /* cachectl trim --written-by / --namespace */
+#define PROTOCOL_EVICTED_BY_MERGE    "merge"     /* room made for a merge */
+#define PROTOCOL_EVICTED_BY_OTHER    "other"     /* not the daemon: ccache's own cleanup, rm */
+#define PROTOCOL_EVICTION_RESULT     "result"    /* kind: <key>R */
+#define PROTOCOL_EVICTION_MANIFEST   "manifest"  /* kind: <key>M */
 
 /* History: rows of 1 minute (at most 24 h of them), 1 hour (90 days) or 1
  * day (90, UTC days, each the sum of its hours). */
@@ -141,6 +162,20 @@ typedef struct ProtocolHistory {
         unsigned count;                 /* 1..protocol_history_max(seconds) */
 } ProtocolHistory;
 
+/* An evictions request. */
+typedef struct ProtocolEvictions {
+        const char *cache;              /* borrowed */
+        const char **keys;              /* n_keys; encode: borrowed; decode: malloc'd array, strings borrowed */
+        size_t n_keys;
+} ProtocolEvictions;
+
+/* What the daemon says of one key it saw leave. */
+typedef struct ProtocolEviction {
+        uint64_t since;                 /* unix seconds */
+        const char *by;                 /* PROTOCOL_EVICTED_BY_*, or NULL: not recorded (null) */
+        const char *kind;               /* PROTOCOL_EVICTION_RESULT, _MANIFEST, or NULL: not told */
+} ProtocolEviction;
+
 /* One history row, as the daemon counted it. */
 typedef struct ProtocolHistoryRow {
         uint64_t start, seconds;
@@ -173,9 +208,9 @@ char *protocol_encode_status(const ProtocolStatus *s);
 char *protocol_encode_trim(const ProtocolTrim *t);
 char *protocol_encode_reload(void);
 char *protocol_encode_history(const ProtocolHistory *h);
-/* {"cmd":"evictions","cache":cache,"keys":[keys[0..n)]}. */
-char *protocol_encode_evictions(const char *cache, const char *const *keys, size_t n);
 char *protocol_encode_merge(const ProtocolMerge *m);
+/* At most PROTOCOL_EVICTIONS_KEYS_MAX keys (the caller splits more). */
+char *protocol_encode_evictions(const ProtocolEvictions *e);
 
 /* Requests, the daemon's side. Parses one request line (without its
  * newline): an object with a string "cmd". On success stores the object
@@ -200,6 +235,19 @@ int protocol_decode_history(json_object *request, ProtocolHistory *ret, char *er
 /* A merge names two different caches (strings of 1 to 255 bytes); its
  * flags are true or false. */
 int protocol_decode_merge(json_object *request, ProtocolMerge *ret, char *err, size_t errlen);
+/* An evictions request names a cache (as a merge does) and 1 to
+ * PROTOCOL_EVICTIONS_KEYS_MAX keys, each a string of 2 to
+ * PROTOCOL_EVICTIONS_KEY_MAX characters of [0-9a-v]. ret->keys is malloc'd
+ * (the caller frees it); -ENOMEM possible. */
+int protocol_decode_evictions(json_object *request, ProtocolEvictions *ret, char *err, size_t errlen);
+/* The object of one key of the evictions result (e->since, by, kind); new
+ * reference, NULL on ENOMEM. */
+json_object *protocol_eviction(const ProtocolEviction *e);
+/* What an evictions result says of key: 1 and *ret (strings borrowed from
+ * result) when it lists key, 0 when not (or not as an object). Tolerant, as
+ * the protocol_field_* readers: a by or kind that is no string reads as
+ * NULL. */
+int protocol_decode_eviction(json_object *result, const char *key, ProtocolEviction *ret);
 /* The most rows a history request of seconds per row may ask for; 0 when
  * seconds is none of PROTOCOL_HISTORY_MINUTE, _HOUR, _DAY. */
 unsigned protocol_history_max(unsigned seconds);

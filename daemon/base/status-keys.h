@@ -112,7 +112,7 @@
 
 /* A trim: a cache's "trim" and "last_trim", the values of the trim result
  * ({NAME: TRIM, ...}) and of its progress lines. */
-#define STATUS_TRIM_REASON              "reason"        /* not in the trim result */
+#define STATUS_TRIM_REASON              "reason"        /* not in the trim result: STATUS_TRIM_REASON_* */
 #define STATUS_TRIM_AT                  "at"            /* last_trim only: unix seconds */
 #define STATUS_TRIM_SECONDS             "seconds"       /* last_trim only */
 #define STATUS_TRIM_DRY_RUN             "dry_run"
@@ -132,6 +132,14 @@
 #define STATUS_TRIM_BEYOND_TABLE_FILES  "beyond_table_files"    /* only when not 0 */
 #define STATUS_TRIM_OVER_CAP_AFTER      "over_cap_after"        /* last_trim only */
 #define STATUS_TRIM_SIZE_BYTES          "size_bytes"    /* the trim result only: the cache's size after */
+
+/* The values of a trim's "reason" (evict/trim-queue.h: TrimReason). */
+#define STATUS_TRIM_REASON_CAP          "cap"           /* the cache went over its max_size */
+#define STATUS_TRIM_REASON_MANUAL       "manual"        /* cachectl trim */
+#define STATUS_TRIM_REASON_DRY_RUN      "dry-run"       /* cachectl trim --dry-run */
+#define STATUS_TRIM_REASON_PRESSURE     "pressure"      /* its volume below min_free */
+#define STATUS_TRIM_REASON_MERGE        "merge"         /* room made for a merge */
+#define STATUS_TRIM_REASON_WRITTEN_BY   "written-by"    /* cachectl trim --written-by / --namespace */
 
 /* A merge (cachectl merge): the status's "merge" of both caches while it
  * runs (the first six), the merge's progress lines and its result. */

@@ -131,21 +131,19 @@ static void count(Cache *c, ActivityKind kind, uint64_t bytes) {
         c->seen_bytes[kind] += bytes;
 }
 
+/* An entry of key (0: unknown) and bytes was removed by someone else:
+ * counted, and remembered as left (never as regret). */
+static void removed(Cache *c, uint64_t key, uint64_t bytes) {
+        count(c, ACTIVITY_REMOVAL, bytes);
+        if (key && regret_left(c->regret, key, realtime(c) / USEC_PER_SEC, REGRET_BY_OTHER) == 0)
+                c->regret_dirty = true;
+}
+
 void cache_activity_settle(Cache *c) {
         if (c->moved_cookie == 0)
                 return;
-        count(c, ACTIVITY_REMOVAL, c->moved_bytes);
+        removed(c, c->moved_key, c->moved_bytes);
         c->moved_cookie = 0;
-}
-
-void cache_activity_removed(Cache *c, uint64_t bytes, uint32_t cookie) {
-        cache_activity_settle(c);
-        if (cookie == 0) {
-                count(c, ACTIVITY_REMOVAL, bytes);
-                return;
-        }
-        c->moved_cookie = cookie;
-        c->moved_bytes = bytes;
 }
 
 /* The fingerprint of entry name of directory d (regret.h), or 0 when its
@@ -156,14 +154,72 @@ static uint64_t entry_key(const Cache *c, DirId d, const char *name) {
         return account_dir_path(c->account, d, digits, sizeof(digits)) < 0 ? 0 : regret_key(digits, name);
 }
 
-void cache_activity_evicted(void *userdata, DirId d, const char *name, uint64_t bytes, int64_t mtime) {
-        Cache *c = userdata;
+void cache_activity_removed(Cache *c, DirId d, const char *name, uint64_t bytes, uint32_t cookie) {
         uint64_t key = entry_key(c, d, name);
 
-        if (key) {
-                (void) regret_evicted(c->regret, key, bytes, mtime, realtime(c) / USEC_PER_SEC);
-                c->regret_dirty = true;
+        cache_activity_settle(c);
+        if (cookie == 0) {
+                removed(c, key, bytes);
+                return;
         }
+        c->moved_cookie = cookie;
+        c->moved_bytes = bytes;
+        c->moved_key = key;
+}
+
+void cache_activity_evicted(void *userdata, TrimReason reason, DirId d, const char *name, uint64_t bytes,
+                            int64_t mtime) {
+        Cache *c = userdata;
+        uint64_t key = entry_key(c, d, name), now = realtime(c) / USEC_PER_SEC;
+
+        if (!key)
+                return;
+        switch (reason) {
+        case TRIM_REASON_PRESSURE:
+                (void) regret_evicted(c->regret, key, bytes, mtime, now, REGRET_BY_PRESSURE);
+                break;
+        case TRIM_REASON_MERGE:
+                (void) regret_evicted(c->regret, key, bytes, mtime, now, REGRET_BY_MERGE);
+                break;
+        case TRIM_REASON_WRITTEN_BY:
+                /* A purge by writer is not the cap's doing: no regret of it. */
+                (void) regret_left(c->regret, key, now, REGRET_BY_PURGE);
+                break;
+        default:
+                /* The cap's, or a manual trim: the same LRU down to a size. */
+                (void) regret_evicted(c->regret, key, bytes, mtime, now, REGRET_BY_CAP);
+                break;
+        }
+        c->regret_dirty = true;
+}
+
+bool cache_left(const Cache *c, const char *key, usec_t now, CacheLeft *ret) {
+        static const struct {
+                const char *suffix;
+                CacheLeftKind kind;
+        } names[] = {
+                { "", CACHE_LEFT_UNKNOWN_KIND },        /* 4.13+: <key>, result or manifest */
+                { "R", CACHE_LEFT_RESULT },             /* up to 4.12 */
+                { "M", CACHE_LEFT_MANIFEST },
+        };
+        char name[CCACHE_NAME_MAX];
+        CacheLeft best = {};
+        bool found = false;
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                CacheLeft l = { .kind = names[i].kind };
+
+                if ((size_t) snprintf(name, sizeof(name), "%s%s", key, names[i].suffix) >= sizeof(name))
+                        continue;
+                if (regret_left_at(c->regret, regret_key("", name), now / USEC_PER_SEC, &l.at, &l.by) &&
+                    (!found || l.at >= best.at)) {
+                        best = l;
+                        found = true;
+                }
+        }
+        if (found)
+                *ret = best;
+        return found;
 }
 
 bool cache_activity_appeared(Cache *c, DirId d, CcacheKind kind, const char *name, uint64_t bytes, uint32_t cookie) {

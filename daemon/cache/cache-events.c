@@ -92,7 +92,8 @@ static void refresh_file(Cache *c, DirId d, const char *name, uint32_t mask, uin
                 bool entry = entry_info(c, d, name, &fi);
 
                 if (account_file_remove(c->account, d, name) > 0 && entry)
-                        cache_activity_removed(c, (uint64_t) fi.blocks * 512, mask & IN_MOVED_FROM ? cookie : 0);
+                        cache_activity_removed(c, d, name, (uint64_t) fi.blocks * 512,
+                                               mask & IN_MOVED_FROM ? cookie : 0);
                 else
                         cache_activity_settle(c);
                 if (dir && (dir->depth == 1 || dir->depth == 2) && strcmp(name, "stats") == 0) {

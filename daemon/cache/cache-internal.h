@@ -151,6 +151,7 @@ struct Cache {
          * entry on a hit), else it was removed. moved_cookie 0: none. */
         uint32_t moved_cookie;
         uint64_t moved_bytes;
+        uint64_t moved_key;               /* its regret_key, 0 when unknown */
         /* What the events showed since the daemon started (status, metrics):
          * files and bytes by kind (ACTIVITY_STORE, _HIT, _REMOVAL). */
         uint64_t seen_files[_ACTIVITY_EVENT_MAX], seen_bytes[_ACTIVITY_EVENT_MAX];

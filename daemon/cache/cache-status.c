@@ -170,7 +170,7 @@ static void status_trims(Cache *c, json_object *o) {
         if (r)
                 JSON_ADD(o, STATUS_CACHE_TRIM, trim_result_json(r, reason, 0, 0));
         if (h->has_last) {
-                json_object *l = trim_result_json(&h->last, h->last_reason, h->last_at, h->last_duration);
+                json_object *l = trim_result_json(&h->last, trim_reason_name(h->last_reason), h->last_at, h->last_duration);
                 JSON_ADD(l, STATUS_TRIM_OVER_CAP_AFTER, json_object_new_boolean(h->last_over_cap));
                 JSON_ADD(o, STATUS_CACHE_LAST_TRIM, l);
         }

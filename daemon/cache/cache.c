@@ -906,7 +906,7 @@ void cache_set_config(Cache *c, const CacheConfig *config) {
                 cache_upkeep_reconfigured(c, root);
 }
 
-int cache_trim(Cache *c, uint64_t target, bool dry_run, const char *reason, cache_trim_done_t done, void *userdata) {
+int cache_trim(Cache *c, uint64_t target, bool dry_run, TrimReason reason, cache_trim_done_t done, void *userdata) {
         if (!c->available)
                 return -ENODEV;
         if (!scan_queue_scanned(c->scans))
@@ -914,7 +914,7 @@ int cache_trim(Cache *c, uint64_t target, bool dry_run, const char *reason, cach
         return trim_queue_add(c->trims, target, dry_run, reason, done, userdata);
 }
 
-int cache_trim_plan(Cache *c, EvictPlan *plan, const char *reason, cache_trim_done_t done, void *userdata) {
+int cache_trim_plan(Cache *c, EvictPlan *plan, TrimReason reason, cache_trim_done_t done, void *userdata) {
         if (!c->available || !scan_queue_scanned(c->scans)) {
                 evict_plan_done(plan);
                 return c->available ? -EAGAIN : -ENODEV;
@@ -942,7 +942,7 @@ int cache_trim_writer(Cache *c, const char *version, const char *ns, bool dry_ru
                 done(c, &t, userdata);
                 return 0;
         }
-        return cache_trim_plan(c, &plan, "written-by", done, userdata);
+        return cache_trim_plan(c, &plan, TRIM_REASON_WRITTEN_BY, done, userdata);
 }
 
 void cache_trim_forget(Cache *c, void *userdata) {

@@ -12,8 +12,10 @@
 #include <systemd/sd-event.h>
 
 #include "config/config.h"
+#include "evict/trim-queue.h"
 #include "insight/activity.h"
 #include "insight/history.h"
+#include "insight/regret.h"
 #include "os/watch.h"
 #include "tree/account.h"
 
@@ -92,12 +94,12 @@ typedef void (*cache_trim_done_t)(Cache *c, const TrimResult *r, void *userdata)
  * plans. done is called when it is over (with errors = 1 if the cache went
  * unavailable first). Returns 0, -ENODEV (unavailable), -EAGAIN (not scanned
  * yet) or -ENOMEM. */
-int cache_trim(Cache *c, uint64_t target, bool dry_run, const char *reason, cache_trim_done_t done,
+int cache_trim(Cache *c, uint64_t target, bool dry_run, TrimReason reason, cache_trim_done_t done,
                void *userdata);
 /* Carries out plan (taken over; from evict_plan_multi over several caches'
  * accounts), after any trim already running. As cache_trim otherwise. */
 typedef struct EvictPlan EvictPlan;
-int cache_trim_plan(Cache *c, EvictPlan *plan, const char *reason, cache_trim_done_t done, void *userdata);
+int cache_trim_plan(Cache *c, EvictPlan *plan, TrimReason reason, cache_trim_done_t done, void *userdata);
 /* Evicts exactly the entries whose header names version (NULL: any) and
  * namespace (NULL: any), under the rules of every trim (trim.h: each
  * re-checked, ccache's locks and counters kept); a dry run counts them and
@@ -106,6 +108,19 @@ int cache_trim_plan(Cache *c, EvictPlan *plan, const char *reason, cache_trim_do
  * while it runs stays. */
 int cache_trim_writer(Cache *c, const char *version, const char *ns, bool dry_run, cache_trim_done_t done,
                       void *userdata);
+/* When and why the entry of a ccache key last left c: key as ccache prints
+ * it, its entries named "<key>" (4.13+) or "<key>R" / "<key>M"; of them,
+ * the one that left last within regret's horizon (regret_left_at; now is
+ * realtime). ret->kind says which, unknown for a 4.13+ name (which does not
+ * tell a result from a manifest). Returns false, *ret untouched, when the
+ * daemon remembers none of them leaving. */
+typedef enum CacheLeftKind { CACHE_LEFT_UNKNOWN_KIND, CACHE_LEFT_RESULT, CACHE_LEFT_MANIFEST } CacheLeftKind;
+typedef struct CacheLeft {
+        uint32_t at;                    /* unix seconds */
+        RegretBy by;
+        CacheLeftKind kind;
+} CacheLeft;
+bool cache_left(const Cache *c, const char *key, usec_t now, CacheLeft *ret);
 /* Entries whose header is not read yet, counted now. */
 uint64_t cache_writers_pending(Cache *c);
 /* A scan of the cache runs (a subtree that appeared, a rescan): until it

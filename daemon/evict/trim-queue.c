@@ -9,6 +9,7 @@
 #include "base/human.h"
 #include "base/log.h"
 #include "base/slice.h"
+#include "base/status-keys.h"
 #include "ccache/ccache-lock.h"
 #include "evict/trim-queue.h"
 
@@ -18,7 +19,7 @@ typedef struct TrimOrder {
         bool dry_run;
         bool has_plan;                    /* carry out plan instead of planning for target */
         EvictPlan plan;
-        char reason[16];
+        TrimReason reason;
         trim_done_t done;
         void *userdata;
 } TrimOrder;
@@ -50,18 +51,31 @@ struct TrimQueue {
         sd_event_source *counters_timer;  /* pays them while stats.lock is held */
 };
 
+const char *trim_reason_name(TrimReason r) {
+        static const char *const names[_TRIM_REASON_MAX] = {
+                [TRIM_REASON_CAP] = STATUS_TRIM_REASON_CAP,
+                [TRIM_REASON_MANUAL] = STATUS_TRIM_REASON_MANUAL,
+                [TRIM_REASON_DRY_RUN] = STATUS_TRIM_REASON_DRY_RUN,
+                [TRIM_REASON_PRESSURE] = STATUS_TRIM_REASON_PRESSURE,
+                [TRIM_REASON_MERGE] = STATUS_TRIM_REASON_MERGE,
+                [TRIM_REASON_WRITTEN_BY] = STATUS_TRIM_REASON_WRITTEN_BY,
+        };
+
+        return (unsigned) r < _TRIM_REASON_MAX ? names[r] : "?";
+}
+
 static void changed(TrimQueue *q) {
         if (!q->freeing)
                 q->env.changed(q->env.userdata);
 }
 
 /* A finished real trim goes into the record, at now (monotonic). */
-static void record(TrimQueue *q, const TrimResult *r, const char *reason, usec_t now) {
+static void record(TrimQueue *q, const TrimResult *r, TrimReason reason, usec_t now) {
         TrimRecord *h = &q->record;
 
         h->last = *r;
         h->has_last = true;
-        snprintf(h->last_reason, sizeof(h->last_reason), "%s", reason);
+        h->last_reason = reason;
         h->last_at = event_now(q->event, CLOCK_REALTIME);
         h->last_duration = now - q->trim_started;
         h->evicted_files += r->files;
@@ -141,13 +155,14 @@ static void finish(TrimQueue *q, int error) {
         if (!r->dry_run)
                 record(q, r, order.reason, now);
         log_debug("%s %s: %s trim planned %llu files in %llu slices, %.1f ms.",
-                  cache_config_what(q->config), q->config->name, order.reason,
+                  cache_config_what(q->config), q->config->name, trim_reason_name(order.reason),
                   (unsigned long long) r->planned_files, (unsigned long long) r->planning_slices,
                   (double) r->planning_usec / USEC_PER_MSEC);
         if (!r->dry_run)
                 log_info("%s %s: %s trim %s: evicted %llu files, %s in %.2f s; %llu kept as used since "
                          "(%llu of them news to the account), %llu in locked directories.",
-                         cache_config_what(q->config), q->config->name, order.reason,
+                         cache_config_what(q->config), q->config->name, trim_reason_name(order.reason),
+                         /* words of the journal's line, not a status key */
                          error < 0 ? "stopped" : "done", (unsigned long long) r->files,
                          format_size(r->bytes, f, sizeof(f)), (double) (now - q->trim_started) / USEC_PER_SEC,
                          (unsigned long long) r->saved, (unsigned long long) r->corrected,
@@ -158,9 +173,9 @@ static void finish(TrimQueue *q, int error) {
          * right: the next plan chooses other files), the next trim starts
          * at once; without, back off. */
         progress = r->files > 0 || r->corrected > 0;
-        q->cap_again = !r->dry_run && q->record.last_over_cap && strcmp(order.reason, "cap") == 0 && progress &&
+        q->cap_again = !r->dry_run && q->record.last_over_cap && order.reason == TRIM_REASON_CAP && progress &&
                        error >= 0;
-        if (!r->dry_run && q->record.last_over_cap && strcmp(order.reason, "cap") == 0 && !progress && error >= 0)
+        if (!r->dry_run && q->record.last_over_cap && order.reason == TRIM_REASON_CAP && !progress && error >= 0)
                 cap_not_reached(q, r, now);
         q->order = (TrimOrder) { 0 };
         if (order.done)
@@ -189,6 +204,13 @@ static void pay_later(TrimQueue *q) {
 static void start_next(TrimQueue *q, bool cap_first);
 static int on_source(sd_event_source *s, void *userdata);
 
+/* TrimEnv.evicted: the queue's, which adds the running trim's reason. */
+static void evicted(void *userdata, DirId dir, const char *name, uint64_t bytes, int64_t mtime) {
+        TrimQueue *q = userdata;
+
+        q->env.evicted(q->env.userdata, q->order.reason, dir, name, bytes, mtime);
+}
+
 static void run(TrimQueue *q) {
         SliceBudget slice;
         dev_t dev;
@@ -200,10 +222,9 @@ static void run(TrimQueue *q) {
         r = trim_step(q->trim, &(TrimEnv) {
                 .account = q->account, .counters = q->counters, .root_fd = root, .dev = dev,
                 .now = event_now(q->event, CLOCK_MONOTONIC), .realtime = event_now(q->event, CLOCK_REALTIME),
-                /* A purge by writer is not the cap's doing: no regret of it. */
                 .atime = q->env.atime && q->env.atime(q->env.userdata),
-                .evicted = strcmp(q->order.reason, "written-by") == 0 ? NULL : q->env.evicted,
-                .userdata = q->env.userdata,
+                .evicted = q->env.evicted ? evicted : NULL,
+                .userdata = q,
         });
         pay_later(q);
         if (r == 1) {
@@ -255,7 +276,7 @@ static int begin(TrimQueue *q, TrimOrder *order) {
          * the cache with events must not starve the trim that holds its cap
          * (the loop takes them in turns: a batch of events, a slice). Every
          * other trim yields to them. */
-        (void) sd_event_source_set_priority(q->source, strcmp(q->order.reason, "cap") == 0 ? TRIM_CAP_PRIORITY
+        (void) sd_event_source_set_priority(q->source, q->order.reason == TRIM_REASON_CAP ? TRIM_CAP_PRIORITY
                                                                                             : SD_EVENT_PRIORITY_IDLE);
         (void) sd_event_source_set_enabled(q->source, SD_EVENT_ON);
         changed(q);
@@ -288,7 +309,7 @@ void trim_queue_check_cap(TrimQueue *q) {
         if (!trim_queue_over_cap(q) || event_now(q->event, CLOCK_MONOTONIC) < q->backoff_until ||
             (q->trim && (!trim_result(q->trim)->dry_run || dry_run_yield(q) < 0)))
                 return;
-        if (begin(q, &(TrimOrder) { .reason = "cap" }) < 0)
+        if (begin(q, &(TrimOrder) { .reason = TRIM_REASON_CAP }) < 0)
                 log_error("%s %s: out of memory planning a trim.", cache_config_what(q->config), q->config->name);
 }
 
@@ -325,20 +346,19 @@ static int enqueue(TrimQueue *q, TrimOrder *order) {
         return 0;
 }
 
-int trim_queue_add(TrimQueue *q, uint64_t target, bool dry_run, const char *reason, trim_done_t done,
+int trim_queue_add(TrimQueue *q, uint64_t target, bool dry_run, TrimReason reason, trim_done_t done,
                    void *userdata) {
-        TrimOrder order = { .target = target, .dry_run = dry_run, .done = done, .userdata = userdata };
+        TrimOrder order = { .target = target, .dry_run = dry_run, .reason = reason, .done = done,
+                            .userdata = userdata };
 
-        snprintf(order.reason, sizeof(order.reason), "%s", reason);
         return enqueue(q, &order);
 }
 
-int trim_queue_add_plan(TrimQueue *q, EvictPlan *plan, const char *reason, trim_done_t done, void *userdata) {
-        TrimOrder order = { .has_plan = true, .plan = *plan, .done = done, .userdata = userdata };
+int trim_queue_add_plan(TrimQueue *q, EvictPlan *plan, TrimReason reason, trim_done_t done, void *userdata) {
+        TrimOrder order = { .has_plan = true, .plan = *plan, .reason = reason, .done = done, .userdata = userdata };
         int r;
 
         *plan = (EvictPlan) { 0 };
-        snprintf(order.reason, sizeof(order.reason), "%s", reason);
         r = enqueue(q, &order);
         if (r < 0)
                 evict_plan_done(&order.plan);
@@ -371,7 +391,7 @@ const TrimResult *trim_queue_current(const TrimQueue *q, const char **ret_reason
         if (!q->trim)
                 return NULL;
         if (ret_reason)
-                *ret_reason = q->order.reason;
+                *ret_reason = trim_reason_name(q->order.reason);
         return trim_result(q->trim);
 }
 

@@ -32,6 +32,20 @@
 
 typedef struct TrimQueue TrimQueue;
 
+/* Why a trim runs; its wire name (trim_reason_name) goes in the status. */
+typedef enum TrimReason {
+        TRIM_REASON_CAP,                  /* the automatic one: over the cap */
+        TRIM_REASON_MANUAL,               /* cachectl trim */
+        TRIM_REASON_DRY_RUN,              /* cachectl trim --dry-run */
+        TRIM_REASON_PRESSURE,             /* the volume below min_free (space.c) */
+        TRIM_REASON_MERGE,                /* room made for a merge (merge.c) */
+        TRIM_REASON_WRITTEN_BY,           /* a purge by writer (cache_trim_writer) */
+        _TRIM_REASON_MAX,
+} TrimReason;
+
+/* STATUS_TRIM_REASON_CAP ("cap") and the others; "?" for none of them. */
+const char *trim_reason_name(TrimReason r);
+
 /* The queue's owner, its cache: only handed back to done callbacks, never
  * looked into (the queue knows its name, not its parts: no cache.h here). */
 typedef struct Cache Cache;
@@ -50,9 +64,10 @@ typedef struct TrimQueueEnv {
         /* An alert about the cache (level NULL, or "ok" for a recovery),
          * message for a person. */
         void (*alert)(void *userdata, AlertKind kind, int priority, const char *level, const char *message);
-        /* A ccache entry was evicted (TrimEnv.evicted; not for a trim whose
-         * reason is "written-by"); may be NULL. */
-        void (*evicted)(void *userdata, DirId dir, const char *name, uint64_t bytes, int64_t mtime);
+        /* A ccache entry was evicted (TrimEnv.evicted) by a trim for reason;
+         * may be NULL. */
+        void (*evicted)(void *userdata, TrimReason reason, DirId dir, const char *name, uint64_t bytes,
+                        int64_t mtime);
         /* Whether the account's times are atimes now (TrimEnv.atime); NULL: never. */
         bool (*atime)(void *userdata);
         void *userdata;
@@ -86,11 +101,11 @@ void trim_queue_stop(TrimQueue *q);
  * behind the running one; a dry run only plans. done(cache, result,
  * userdata) is called when it is over. Returns 0, -EAGAIN (stopped) or
  * -ENOMEM. */
-int trim_queue_add(TrimQueue *q, uint64_t target, bool dry_run, const char *reason, trim_done_t done,
+int trim_queue_add(TrimQueue *q, uint64_t target, bool dry_run, TrimReason reason, trim_done_t done,
                    void *userdata);
 /* Queues plan (taken over, also on failure) to be carried out, as
  * trim_queue_add otherwise. */
-int trim_queue_add_plan(TrimQueue *q, EvictPlan *plan, const char *reason, trim_done_t done, void *userdata);
+int trim_queue_add_plan(TrimQueue *q, EvictPlan *plan, TrimReason reason, trim_done_t done, void *userdata);
 /* Starts the automatic trim if the cache is over its cap and not backing
  * off after one that could not help; a dry run running gives way to it.
  * Cheap: called after every loop iteration that touched the cache. */
@@ -99,7 +114,7 @@ void trim_queue_check_cap(TrimQueue *q);
 /* Is the cache over its cap: started, and more bytes than max_size. The one
  * place this is decided. */
 bool trim_queue_over_cap(const TrimQueue *q);
-/* The running trim and its reason; NULL when none runs. */
+/* The running trim and its reason's name; NULL when none runs. */
 const TrimResult *trim_queue_current(const TrimQueue *q, const char **ret_reason);
 /* The running trim's progress if it was queued for userdata; else NULL. */
 const TrimResult *trim_queue_running(const TrimQueue *q, void *userdata);
@@ -111,7 +126,7 @@ typedef struct TrimRecord {
         uint64_t evicted_files, evicted_bytes;
         bool has_last;
         TrimResult last;
-        char last_reason[16];
+        TrimReason last_reason;
         usec_t last_at;                   /* realtime */
         usec_t last_duration;
         bool last_over_cap;               /* still over the cap when it ended */

@@ -41,10 +41,11 @@ static const Format history_format = {
         "history file", "History file", "history starts empty", { 0x89, 'C', 'K', 'H', 'I', 'S', 'T', '\n' }, 2,
         { { 1, HISTORY_LAYOUT(ACTIVITY_REGRET) }, { ACTIVITY_FILE_VERSION, HISTORY_LAYOUT(_ACTIVITY_EVENT_MAX) } },
 };
+/* Version 1 predates the reasons and the other departures (regret.h). */
+#define REGRET_LAYOUT(bytes) { STATE_FILE_HEADER_BYTES, REGRET_KEYS, REGRET_HOURS, REGRET_RETURNS, bytes }
 static const Format regret_format = {
-        "regret file", "Regret file", "eviction regret starts empty", { 0x89, 'C', 'K', 'R', 'G', 'R', 'T', '\n' }, 1,
-        { { REGRET_FILE_VERSION,
-            { STATE_FILE_HEADER_BYTES, REGRET_KEYS, REGRET_HOURS, REGRET_RETURNS, REGRET_ENCODED_BYTES } } },
+        "regret file", "Regret file", "eviction regret starts empty", { 0x89, 'C', 'K', 'R', 'G', 'R', 'T', '\n' }, 2,
+        { { 1, REGRET_LAYOUT(REGRET_ENCODED_BYTES_V1) }, { REGRET_FILE_VERSION, REGRET_LAYOUT(REGRET_ENCODED_BYTES) } },
 };
 
 /* The daemon kinds of the buckets of history format version vi (an index). */
@@ -491,7 +492,7 @@ int activity_file_load(int dirfd, const char *name, Activity *a, usec_t now, cha
 }
 
 static int decode_regret(void *obj, size_t vi, const uint8_t *payload, usec_t now, char *note, size_t size) {
-        return regret_decode(obj, payload);
+        return regret_decode(obj, payload, regret_format.versions[vi].version);
 }
 
 int regret_file_load(int dirfd, const char *name, Regret *rg, usec_t now, char *message, size_t message_size) {

@@ -31,8 +31,11 @@
 #define ACTIVITY_FILE_VERSION 2U
 /* The regret file: the same envelope, magic "\x89" "CKRGRT\n", its layout
  * (32, REGRET_KEYS, REGRET_HOURS, REGRET_RETURNS, REGRET_ENCODED_BYTES) and
- * regret_encode's payload: 2,117,644 bytes in all. */
-#define REGRET_FILE_VERSION 1U
+ * regret_encode's payload: 2,773,020 bytes in all. Version 2 (the
+ * evictions' reasons and the other departures, regret.h); version 1 (its
+ * payload REGRET_ENCODED_BYTES_V1, 2,117,644 bytes in all) is read too,
+ * its evictions' reasons unknown, and the next save is version 2. */
+#define REGRET_FILE_VERSION 2U
 #define STATE_FILE_HEADER_BYTES 32U
 #define ACTIVITY_FILE_BYTES (STATE_FILE_HEADER_BYTES + ACTIVITY_ENCODED_BYTES + 4U)
 /* A file larger than this is refused without being read. */

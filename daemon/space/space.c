@@ -150,8 +150,7 @@ static void start_trims(Space *s, dev_t dev, Cache **caches, EvictPlan *plans, s
                 }
                 *p = (PressureCall) { .space = s, .dev = dev };
                 v->pressure_trims++;
-                /* "pressure": the trim's reason, not a status key */
-                r = cache_trim_plan(caches[i], &plans[i], "pressure", on_pressure_trim_done, p);
+                r = cache_trim_plan(caches[i], &plans[i], TRIM_REASON_PRESSURE, on_pressure_trim_done, p);
                 if (r < 0) {
                         free(p);
                         if ((v = volume_by_dev(s, dev)))

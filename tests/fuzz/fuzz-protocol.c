@@ -3,6 +3,7 @@
  * anyone: parsed or refused, never a crash; packed names round-trip; what
  * the daemon would echo goes out as one line of valid UTF-8 JSON; requests
  * the daemon takes come back the same through cachectl's encoder. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@ static void request_round_trip(json_object *o, const char *cmd) {
         ProtocolStatus s, s2;
         ProtocolTrim t, t2;
         ProtocolHistory h, h2;
+        ProtocolEvictions e, e2;
         json_object *o2;
         const char *cmd2;
 
@@ -54,6 +56,30 @@ static void request_round_trip(json_object *o, const char *cmd) {
                                 abort();
                         free(valid);
                 }
+                json_object_put(o2);
+                free(line);
+        }
+        /* Keys are checked ASCII: they come back byte for byte (the cache
+         * name only when valid UTF-8: U+FFFD may make it too long). */
+        if (strcmp(cmd, PROTOCOL_CMD_EVICTIONS) == 0 && protocol_decode_evictions(o, &e, err, sizeof(err)) == 0) {
+                char *valid = protocol_utf8_valid(e.cache);
+                bool same = valid && strcmp(valid, e.cache) == 0;
+
+                free(valid);
+                if (!same) {
+                        free(e.keys);
+                        return;
+                }
+                line = protocol_encode_evictions(&e);
+                if (!line || protocol_decode_request(line, &o2, &cmd2, err, sizeof(err)) < 0 ||
+                    protocol_decode_evictions(o2, &e2, err, sizeof(err)) < 0 || e2.n_keys != e.n_keys ||
+                    e.n_keys == 0 || e.n_keys > PROTOCOL_EVICTIONS_KEYS_MAX)
+                        abort();
+                for (size_t i = 0; i < e.n_keys; i++)
+                        if (strcmp(e2.keys[i], e.keys[i]) != 0)
+                                abort();
+                free(e2.keys);
+                free(e.keys);
                 json_object_put(o2);
                 free(line);
         }

@@ -286,7 +286,7 @@ static void test_activity_from_events(void **state) {
         assert_int_equal(n.n[ACTIVITY_HIT], 1);
 
         /* the daemon's trim is no removal by someone else */
-        assert_int_equal(cache_trim(f->c, cache_totals(f->c)->bytes / 2, false, "manual", on_trim_done, f), 0);
+        assert_int_equal(cache_trim(f->c, cache_totals(f->c)->bytes / 2, false, TRIM_REASON_MANUAL, on_trim_done, f), 0);
         RUN_UNTIL(f, f->trims_done == 1);
         assert_true(f->last.files > 0);
         entry_path(f, "a/b", FILES - 1, path, sizeof(path));
@@ -306,7 +306,7 @@ static void test_manual_trim(void **state) {
         start_scanned(f, "max_size = \"1G\";");
         t = cache_totals(f->c);
         target = t->bytes - t->bytes / 4;
-        assert_int_equal(cache_trim(f->c, target, false, "manual", on_trim_done, f), 0);
+        assert_int_equal(cache_trim(f->c, target, false, TRIM_REASON_MANUAL, on_trim_done, f), 0);
         RUN_UNTIL(f, f->trims_done == 1);
         assert_false(f->last.dry_run);
         assert_true(f->last.files > 0);
@@ -336,7 +336,7 @@ static void test_dry_run(void **state) {
         json_object *o, *v;
 
         start_scanned(f, "max_size = \"1G\";");
-        assert_int_equal(cache_trim(f->c, 1, true, "dry-run", on_trim_done, f), 0);
+        assert_int_equal(cache_trim(f->c, 1, true, TRIM_REASON_DRY_RUN, on_trim_done, f), 0);
         RUN_UNTIL(f, f->trims_done == 1);
         assert_true(f->last.dry_run);
         assert_int_equal(f->last.files, FILES);
@@ -377,7 +377,7 @@ static void test_unavailable(void **state) {
         assert_string_equal(state_of(f->c), "unavailable");
         assert_true(cache_ready(f->c));
         assert_int_equal(cache_dev(f->c), 0);
-        assert_int_equal(cache_trim(f->c, 0, false, "manual", on_trim_done, f), -ENODEV);
+        assert_int_equal(cache_trim(f->c, 0, false, TRIM_REASON_MANUAL, on_trim_done, f), -ENODEV);
         o = cache_status_json(f->c);
         assert_true(json_object_object_get_ex(o, "reason", &v));
         assert_non_null(strstr(json_object_get_string(v), "is not a mount point"));
@@ -488,9 +488,9 @@ static void test_root_lost_ends_the_trims(void **state) {
         Fixture *f = *state;
 
         start_scanned(f, "max_size = \"1G\";");
-        assert_int_equal(cache_trim(f->c, 1, false, "manual", on_trim_done, f), 0);
+        assert_int_equal(cache_trim(f->c, 1, false, TRIM_REASON_MANUAL, on_trim_done, f), 0);
         assert_non_null(cache_running_trim(f->c, f));
-        assert_int_equal(cache_trim(f->c, 1, true, "dry-run", on_trim_done, f), 0);
+        assert_int_equal(cache_trim(f->c, 1, true, TRIM_REASON_DRY_RUN, on_trim_done, f), 0);
         assert_int_equal(rm_rf(f->root), 0);
         RUN_UNTIL(f, cache_state(f->c) == CACHE_UNAVAILABLE);
         assert_int_equal(f->trims_done, 2);

@@ -396,6 +396,105 @@ static void test_merge_request(void **state) {
         }
 }
 
+/* An evictions request: its line, its round trip, what is refused (no
+ * cache, no keys, a key that is not one: too short, too long, another
+ * alphabet, a path; more than PROTOCOL_EVICTIONS_KEYS_MAX), and a result's
+ * entries read back, a null "by" as not recorded. */
+static void test_evictions_request(void **state) {
+        static const struct {
+                const char *line, *error;
+        } refused[] = {
+                { "{\"cmd\":\"evictions\",\"keys\":[\"ab\"]}", "\"cache\" must name a cache" },
+                { "{\"cmd\":\"evictions\",\"cache\":\"a\"}", "\"keys\" must be an array of 1 to 4096 ccache keys" },
+                { "{\"cmd\":\"evictions\",\"cache\":\"a\",\"keys\":[]}",
+                  "\"keys\" must be an array of 1 to 4096 ccache keys" },
+                { "{\"cmd\":\"evictions\",\"cache\":\"a\",\"keys\":\"ab\"}",
+                  "\"keys\" must be an array of 1 to 4096 ccache keys" },
+                { "{\"cmd\":\"evictions\",\"cache\":\"a\",\"keys\":[\"ab\",7]}",
+                  "\"keys\"[1] is not a ccache key (2 to 64 characters of 0-9 and a-v)" },
+                { "{\"cmd\":\"evictions\",\"cache\":\"a\",\"keys\":[\"a\"]}",
+                  "\"keys\"[0] is not a ccache key (2 to 64 characters of 0-9 and a-v)" },
+                { "{\"cmd\":\"evictions\",\"cache\":\"a\",\"keys\":[\"ab\",\"0w\"]}",
+                  "\"keys\"[1] is not a ccache key (2 to 64 characters of 0-9 and a-v)" },
+                { "{\"cmd\":\"evictions\",\"cache\":\"a\",\"keys\":[\"ABCD\"]}",
+                  "\"keys\"[0] is not a ccache key (2 to 64 characters of 0-9 and a-v)" },
+                { "{\"cmd\":\"evictions\",\"cache\":\"a\",\"keys\":[\"../../etc\"]}",
+                  "\"keys\"[0] is not a ccache key (2 to 64 characters of 0-9 and a-v)" },
+                { "{\"cmd\":\"evictions\",\"cache\":\"a\",\"keys\":[\"db03p469mnfl2pbfv4gp6sqiuo5bmcab4R\"]}",
+                  "\"keys\"[0] is not a ccache key (2 to 64 characters of 0-9 and a-v)" },
+                { "{\"cmd\":\"evictions\",\"cache\":\"a\",\"keys\":[\""
+                  "0123456789012345678901234567890123456789012345678901234567890123a\"]}",
+                  "\"keys\"[0] is not a ccache key (2 to 64 characters of 0-9 and a-v)" },
+        };
+        const char *keys[] = { "db03p469mnfl2pbfv4gp6sqiuo5bmcab4", "04622a7c4e31c5b0d2c9f2d8e6b3a1f09c8d7e6f" };
+        ProtocolEvictions e = { .cache = "mi210", .keys = keys, .n_keys = 2 }, back = {};
+        ProtocolEviction got, absent = { .since = 9 };
+        char *line = protocol_encode_evictions(&e), err[256];
+        json_object *o, *result, *many;
+        const char *cmd;
+
+        assert_string_equal(line, "{\"cmd\":\"evictions\",\"cache\":\"mi210\",\"keys\":["
+                                  "\"db03p469mnfl2pbfv4gp6sqiuo5bmcab4\",\"04622a7c4e31c5b0d2c9f2d8e6b3a1f09c8d7e6f\"]}\n");
+        assert_int_equal(protocol_decode_request(line, &o, &cmd, err, sizeof(err)), 0);
+        assert_string_equal(cmd, PROTOCOL_CMD_EVICTIONS);
+        assert_int_equal(protocol_decode_evictions(o, &back, err, sizeof(err)), 0);
+        assert_string_equal(back.cache, "mi210");
+        assert_int_equal(back.n_keys, 2);
+        assert_string_equal(back.keys[0], keys[0]);
+        assert_string_equal(back.keys[1], keys[1]);
+        free(back.keys);
+        json_object_put(o);
+        free(line);
+        for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
+                ProtocolEvictions kept = { .cache = "unchanged" };
+
+                assert_int_equal(protocol_decode_request(refused[i].line, &o, &cmd, err, sizeof(err)), 0);
+                assert_int_equal(protocol_decode_evictions(o, &kept, err, sizeof(err)), -EINVAL);
+                assert_string_equal(err, refused[i].error);
+                assert_string_equal(kept.cache, "unchanged");
+                json_object_put(o);
+        }
+
+        /* 4096 keys are read; 4097 are refused. */
+        o = json_object_new_object();
+        json_object_object_add(o, PROTOCOL_FIELD_CACHE, json_object_new_string("a"));
+        many = json_object_new_array();
+        for (unsigned i = 0; i < PROTOCOL_EVICTIONS_KEYS_MAX; i++)
+                json_object_array_add(many, json_object_new_string(keys[i % 2]));
+        json_object_object_add(o, PROTOCOL_FIELD_KEYS, many);
+        assert_int_equal(protocol_decode_evictions(o, &back, err, sizeof(err)), 0);
+        assert_int_equal(back.n_keys, PROTOCOL_EVICTIONS_KEYS_MAX);
+        free(back.keys);
+        json_object_array_add(many, json_object_new_string(keys[0]));
+        assert_int_equal(protocol_decode_evictions(o, &back, err, sizeof(err)), -EINVAL);
+        assert_string_equal(err, "\"keys\" must be an array of 1 to 4096 ccache keys");
+        json_object_put(o);
+
+        /* The result, and its entries read back. */
+        result = json_object_new_object();
+        o = json_object_new_object();
+        json_object_object_add(result, PROTOCOL_EVICTIONS_KEYS, o);
+        json_object_object_add(o, keys[0], protocol_eviction(&(ProtocolEviction) {
+                .since = 1800000000, .by = PROTOCOL_EVICTED_BY_CAP, .kind = PROTOCOL_EVICTION_MANIFEST }));
+        json_object_object_add(o, keys[1], protocol_eviction(&(ProtocolEviction) { .since = 1800000001 }));
+        assert_string_equal(json_object_to_json_string_ext(result, JSON_C_TO_STRING_PLAIN),
+                            "{\"keys\":{\"db03p469mnfl2pbfv4gp6sqiuo5bmcab4\":{\"since\":1800000000,\"by\":\"cap\","
+                            "\"kind\":\"manifest\"},\"04622a7c4e31c5b0d2c9f2d8e6b3a1f09c8d7e6f\":{\"since\":1800000001,"
+                            "\"by\":null}}}");
+        assert_int_equal(protocol_decode_eviction(result, keys[0], &got), 1);
+        assert_int_equal(got.since, 1800000000);
+        assert_string_equal(got.by, "cap");
+        assert_string_equal(got.kind, "manifest");
+        assert_int_equal(protocol_decode_eviction(result, keys[1], &got), 1);
+        assert_int_equal(got.since, 1800000001);
+        assert_null(got.by);
+        assert_null(got.kind);
+        assert_int_equal(protocol_decode_eviction(result, "ffff", &absent), 0);
+        assert_int_equal(absent.since, 9);
+        assert_int_equal(protocol_decode_eviction(NULL, keys[0], &absent), 0);
+        json_object_put(result);
+}
+
 static void test_history_request(void **state) {
         static const struct {
                 const char *line, *error;
@@ -457,6 +556,7 @@ int main(void) {
                 cmocka_unit_test(test_progress),
                 cmocka_unit_test(test_history_request),
                 cmocka_unit_test(test_merge_request),
+                cmocka_unit_test(test_evictions_request),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

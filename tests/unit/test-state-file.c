@@ -461,7 +461,7 @@ static void test_regret_file(void **state) {
 
         fill_busy(a);
         for (uint64_t i = 1; i <= 1000; i++)
-                assert_int_equal(regret_evicted(r, i * 77, i, 0, T0 / USEC_PER_SEC), 0);
+                assert_int_equal(regret_evicted(r, i * 77, i, 0, T0 / USEC_PER_SEC, REGRET_BY_CAP), 0);
         assert_true(regret_stored(r, 77, 1, T0 / USEC_PER_SEC + 5));
         assert_int_equal(regret_file_load(dfd, "t.regret", d, T0, message, sizeof(message)), STATE_FILE_MISSING);
         assert_int_equal(regret_file_save(dfd, "t.regret", r), 0);
@@ -491,6 +491,58 @@ static void test_regret_file(void **state) {
         assert_int_equal(fstatat(dfd, "t.regret", &st, 0), -1);          /* set aside */
         regret_encode(d, got);                                          /* d as it was */
         assert_false(regret_stored(d, 500 * 77, 1, T0 / USEC_PER_SEC + 11));
+}
+
+/* A regret file of version 1 (before the reasons and the other
+ * departures), as that build wrote it: loaded, every eviction and figure
+ * where it was, their reasons unknown; the next save is version 2. */
+static void test_regret_version1_read(void **state) {
+        static uint8_t enc[REGRET_ENCODED_BYTES], again[REGRET_ENCODED_BYTES];
+        const uint32_t header[8] = { 0, 0, 1, STATE_FILE_HEADER_BYTES, REGRET_KEYS, REGRET_HOURS, REGRET_RETURNS,
+                                     REGRET_ENCODED_BYTES_V1 };
+        const size_t n = STATE_FILE_HEADER_BYTES + REGRET_ENCODED_BYTES_V1 + 4;
+        uint8_t *img = malloc(n);
+        Fixture *f = *state;
+        Regret *r = f->r, *d = f->d;
+        RegretFigures fr, fd;
+        char message[256];
+        int dfd = f->dfd;
+        struct stat st;
+        RegretBy by;
+        uint32_t v, at;
+
+        assert_non_null(img);
+        for (uint64_t i = 1; i <= 1000; i++)
+                assert_int_equal(regret_evicted(r, i * 77, i, 0, T0 / USEC_PER_SEC, REGRET_BY_PRESSURE), 0);
+        assert_true(regret_stored(r, 77, 1, T0 / USEC_PER_SEC + 5));
+        regret_encode(r, enc);
+        memcpy(img, header, sizeof(header));                    /* little-endian host */
+        memcpy(img, "\x89" "CKRGRT\n", 8);
+        memcpy(img + STATE_FILE_HEADER_BYTES, enc, REGRET_ENCODED_BYTES_V1);
+        v = state_file_crc32(img, n - 4);
+        memcpy(img + n - 4, &v, 4);
+        assert_int_equal(n, 2117644);                           /* what version 1 wrote */
+        write_file(dfd, "t.regret", img, n);
+
+        assert_int_equal(regret_file_load(dfd, "t.regret", d, T0, message, sizeof(message)), STATE_FILE_OK);
+        assert_string_equal(message, "");
+        regret_figures(r, T0 / USEC_PER_SEC + 10, &fr);
+        regret_figures(d, T0 / USEC_PER_SEC + 10, &fd);
+        assert_memory_equal(&fr, &fd, sizeof(fr));
+        assert_true(regret_left_at(d, 500 * 77, T0 / USEC_PER_SEC + 10, &at, &by));
+        assert_int_equal(at, T0 / USEC_PER_SEC);
+        assert_int_equal(by, REGRET_BY_UNKNOWN);
+        assert_true(regret_stored(d, 500 * 77, 1, T0 / USEC_PER_SEC + 10));
+
+        /* Saved again: version 2, read back the same. */
+        assert_int_equal(regret_file_save(dfd, "t.regret", d), 0);
+        assert_int_equal(fstatat(dfd, "t.regret", &st, 0), 0);
+        assert_int_equal(st.st_size, 2773020);
+        assert_int_equal(regret_file_load(dfd, "t.regret", r, T0, message, sizeof(message)), STATE_FILE_OK);
+        regret_encode(d, enc);
+        regret_encode(r, again);
+        assert_memory_equal(enc, again, sizeof(enc));
+        free(img);
 }
 
 static void test_huge_is_not_read(void **state) {
@@ -580,6 +632,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_garbage_version_checksum, setup_test, teardown_test),
                 cmocka_unit_test_setup_teardown(test_version1_read, setup_test, teardown_test),
                 cmocka_unit_test_setup_teardown(test_regret_file, setup_regrets, teardown_test),
+                cmocka_unit_test_setup_teardown(test_regret_version1_read, setup_regrets, teardown_test),
                 cmocka_unit_test_setup_teardown(test_huge_is_not_read, setup_test, teardown_test),
                 cmocka_unit_test_setup_teardown(test_not_regular_not_followed, setup_test, teardown_test),
                 cmocka_unit_test_setup_teardown(test_foreign_owner, setup_test, teardown_test),
