@@ -8,7 +8,7 @@ load helper
 
 setup() {
         export CCACHE_DIR=$BATS_TEST_TMPDIR/cache CCACHE_MAXSIZE=0
-        export XDG_CACHE_HOME=$BATS_TEST_TMPDIR/xdg
+        export XDG_CACHE_HOME=$BATS_TEST_TMPDIR/xdg CACHEKEEPER_SOCKET=$BATS_TEST_TMPDIR/ck.sock
         unset CCACHE_STATSLOG CCACHE_DEBUG CCACHE_DEBUGDIR CCACHE_BASEDIR CCACHE_NOHASHDIR CCACHE_DEPEND \
                 CCACHE_SLOPPINESS CCACHE_RECACHE
         P=$BATS_TEST_TMPDIR/proj
@@ -114,4 +114,20 @@ causes() {
         explain "$P/b1"
         [ "$(causes)" = "a.c=evicted c.c=evicted" ]
         jq -e '[.missed[].detail | startswith("ccache'"'"'s manifest named its entry")] | all' <<<"$output"
+}
+
+@test "explain: what the cap evicted is evicted, when and by the cap trim, asked of cachekeeperd; with no earlier explained run" {
+        write_config
+        start_ready
+        explain "$P/b1" -O1
+        wait_for '[ "$(cache_field t stored_files_total)" = 4 ]'
+        rm -rf "$XDG_CACHE_HOME"             # nothing kept: the daemon alone knows
+        t0=$(date +%s)
+        ctl trim t --to 1k > /dev/null
+        t1=$(date +%s)
+        explain "$P/b1" -O1
+        [ "$(causes)" = "a.c=evicted c.c=evicted" ]
+        jq -e --argjson t0 "$t0" --argjson t1 "$t1" '[.missed[] | .by == "cap" and .since >= $t0 and .since <= $t1] | all' <<<"$output"
+        jq -e '[.missed[].detail | test("^evicted [0-9]+ s ago by the cap trim of t$")] | all' <<<"$output"
+        jq -e '.causes[0].fix | startswith("a larger max_size for the cache: `cachectl status t`")' <<<"$output"
 }
