@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* Why compilations missed (explain.h). */
-#include <dirent.h>
+/* Why compilations missed (explain.h): each miss against the evidence, in
+ * its order. A verdict is only what the evidence proves; what it does not
+ * decide is "unknown". */
 #include <errno.h>
-#include <fcntl.h>
 #include <ftw.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,34 +13,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "explain-internal.h"
 #include "explain.h"
 
-/* A value longer than this is kept as its digest: a fingerprint stays small. */
-#define ITEM_MAX 1024
-/* A debug record's log or hashed text longer than this is not read. */
-#define RECORD_MAX_BYTES (512ULL * 1024 * 1024)
-
-typedef struct File {
-        char *path;
-        uint64_t digest;        /* FNV-1a over the lines the preprocessed text attributes to it */
-} File;
-
-typedef struct Fingerprint {
-        char *workdir, *source, *object;   /* as ccache's log says; source and object as given */
-        bool miss, time_macro, has_cpp;
-        char **items;                      /* "SECTION/key=value value ..." in the order hashed */
-        size_t n_items;
-        File *files;
-        size_t n_files;
-} Fingerprint;
-
 static const char *const cause_names[_CAUSE_MAX] = {
+        [CAUSE_EVICTED] = "evicted",
+        [CAUSE_CONFIG] = "config",
         [CAUSE_COMPILER] = "compiler",
         [CAUSE_ARGUMENT] = "argument",
-        [CAUSE_SOURCE] = "source",
-        [CAUSE_TIME_MACRO] = "time-macro",
-        [CAUSE_INCLUDE] = "include-changed",
+        [CAUSE_ENVIRONMENT] = "environment",
         [CAUSE_BUILD_DIR] = "build-dir",
+        [CAUSE_SOURCE] = "source",
+        [CAUSE_INCLUDE] = "include-changed",
+        [CAUSE_TIME_MACRO] = "time-macro",
         [CAUSE_FIRST_BUILD] = "first-build",
         [CAUSE_UNKNOWN] = "unknown",
 };
@@ -48,520 +34,167 @@ const char *explain_cause_name(ExplainCause c) {
         return c >= 0 && c < _CAUSE_MAX ? cause_names[c] : "unknown";
 }
 
-const char *explain_cause_fix(ExplainCause c, const char *base_dir, char *buf, size_t len) {
+const char *explain_cause_fix(ExplainCause c, const Explained *e, char *buf, size_t len) {
+        const char *b = e->base_dir ?: "<a directory above the build directories>";
+
         switch (c) {
+        case CAUSE_EVICTED:
+                snprintf(buf, len, "a larger max_size for the cache: `cachectl status%s%s` shows what the cap "
+                         "evicted and would have kept (regret)", e->cache ? " " : "", e->cache ?: "");
+                return buf;
         case CAUSE_BUILD_DIR:
+                /* The environment first: cachekeeperd keeps base_dir and hash_dir in
+                 * the cache's ccache.conf only where ccache_conf_allow names them. */
                 snprintf(buf, len,
-                         "base_dir = %s and hash_dir = false in ccache.conf (or CCACHE_BASEDIR=%s "
-                         "CCACHE_NOHASHDIR=1 in the build's environment)",
-                         base_dir ? base_dir : "<a directory above the build directories>",
-                         base_dir ? base_dir : "<dir>");
+                         "CCACHE_BASEDIR=%s CCACHE_NOHASHDIR=1 in the build's environment (in the cache's "
+                         "ccache.conf, base_dir and hash_dir = false stay only where cachekeeper.conf's "
+                         "ccache_conf_allow names them)", b);
                 return buf;
         case CAUSE_TIME_MACRO:
-                snprintf(buf, len, "sloppiness = time_macros in ccache.conf, if the embedded time does not matter");
+                snprintf(buf, len, "add time_macros to sloppiness (CCACHE_SLOPPINESS), if the embedded time "
+                         "does not matter");
                 return buf;
         case CAUSE_COMPILER:
-                snprintf(buf, len,
-                         "compiler_check = content in ccache.conf, if the same compiler is reinstalled "
-                         "(its mtime changes, not the compiler)");
+                snprintf(buf, len, "CCACHE_COMPILERCHECK=content, if the same compiler is reinstalled (its "
+                         "mtime changes, not the compiler)");
+                return buf;
+        case CAUSE_ENVIRONMENT:
+                snprintf(buf, len, "the same locale in every build's environment (or locale in sloppiness)");
                 return buf;
         default:
                 return NULL;
         }
 }
 
-static uint64_t fnv(uint64_t h, const char *s, size_t n) {
-        for (size_t i = 0; i < n; i++) {
-                h ^= (unsigned char) s[i];
-                h *= 0x100000001b3ULL;
+/* The verdict of one miss: the cause of most weight (the first in
+ * ExplainCause's order) with what it is, the others named after it. */
+typedef struct Verdict {
+        ExplainCause cause;
+        char detail[1024];
+        unsigned also;          /* bits of the other causes found */
+        int64_t since;
+        char by[16];
+} Verdict;
+
+static void verdict(Verdict *v, ExplainCause c, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void verdict(Verdict *v, ExplainCause c, const char *fmt, ...) {
+        va_list ap;
+
+        if (c > v->cause || (c == v->cause && v->detail[0])) {
+                if (c != v->cause)
+                        v->also |= 1U << c;
+                return;
         }
-        return h;
+        if (v->detail[0] && v->cause != CAUSE_UNKNOWN)
+                v->also |= 1U << v->cause;
+        v->cause = c;
+        va_start(ap, fmt);
+        vsnprintf(v->detail, sizeof(v->detail), fmt, ap);
+        va_end(ap);
 }
 
-#define FNV_INIT 0xcbf29ce484222325ULL
+/* "3 min ago", "2 h ago", "5 d ago". */
+static const char *ago(int64_t then, int64_t now, char *buf, size_t len) {
+        int64_t s = now > then ? now - then : 0;
 
-static void fingerprint_done(Fingerprint *f) {
-        free(f->workdir);
-        free(f->source);
-        free(f->object);
-        for (size_t i = 0; i < f->n_items; i++)
-                free(f->items[i]);
-        free(f->items);
-        for (size_t i = 0; i < f->n_files; i++)
-                free(f->files[i].path);
-        free(f->files);
-        *f = (Fingerprint) { 0 };
-}
-
-static int add_item(Fingerprint *f, const char *section, const char *key, const char *value, size_t vlen) {
-        char **items = realloc(f->items, (f->n_items + 1) * sizeof(char *));
-        char *s;
-
-        if (!items)
-                return -ENOMEM;
-        f->items = items;
-        if (vlen > ITEM_MAX) {
-                if (asprintf(&s, "%s/%s=#%016" PRIx64, section, key, fnv(FNV_INIT, value, vlen)) < 0)
-                        return -ENOMEM;
-        } else if (asprintf(&s, "%s/%s=%.*s", section, key, (int) vlen, value) < 0)
-                return -ENOMEM;
-        f->items[f->n_items++] = s;
-        return 0;
-}
-
-/* The file's index, added if new; -1 out of memory. */
-static ssize_t file_index(Fingerprint *f, const char *path) {
-        File *files;
-
-        for (size_t i = f->n_files; i > 0; i--)
-                if (strcmp(f->files[i - 1].path, path) == 0)
-                        return (ssize_t) i - 1;
-        files = realloc(f->files, (f->n_files + 1) * sizeof(File));
-        if (!files)
-                return -1;
-        f->files = files;
-        f->files[f->n_files] = (File) { .path = strdup(path), .digest = FNV_INIT };
-        if (!f->files[f->n_files].path)
-                return -1;
-        return (ssize_t) f->n_files++;
-}
-
-/* What a file holds now, by path: each file read once a run, however many
- * compilations included it. */
-typedef struct Digests {
-        struct Digest {
-                char *path;        /* NULL: empty slot */
-                uint64_t digest;   /* 0: not a regular file we may read */
-        } *slots;
-        size_t n, cap;
-} Digests;
-
-/* A file longer than this is told by its size and mtime alone. */
-#define CONTENT_MAX_BYTES (64ULL * 1024 * 1024)
-
-static uint64_t content_digest(const char *path) {
-        char buf[65536];
-        struct stat st;
-        uint64_t h = FNV_INIT, total = 0;
-        ssize_t n;
-        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-
-        if (fd < 0)
-                return 0;
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-                close(fd);
-                return 0;
-        }
-        if ((unsigned long long) st.st_size > CONTENT_MAX_BYTES) {
-                close(fd);
-                h = fnv(h, (const char *) &st.st_size, sizeof(st.st_size));
-                return fnv(h, (const char *) &st.st_mtim, sizeof(st.st_mtim)) ?: 1;
-        }
-        while ((n = read(fd, buf, sizeof(buf))) > 0 && (total += (uint64_t) n) <= CONTENT_MAX_BYTES)
-                h = fnv(h, buf, (size_t) n);
-        close(fd);
-        return h ?: 1;
-}
-
-static uint64_t digest_of(Digests *d, const char *path) {
-        uint64_t h = fnv(FNV_INIT, path, strlen(path));
-        size_t i;
-
-        if (d->n + 1 > d->cap / 2) {
-                size_t cap = d->cap ? d->cap * 2 : 1024;
-                struct Digest *slots = calloc(cap, sizeof(*slots));
-
-                if (!slots)
-                        return content_digest(path);   /* no memory to remember: read again */
-                for (size_t j = 0; j < d->cap; j++)
-                        if (d->slots[j].path) {
-                                uint64_t hj = fnv(FNV_INIT, d->slots[j].path, strlen(d->slots[j].path));
-
-                                for (i = hj & (cap - 1); slots[i].path; i = (i + 1) & (cap - 1))
-                                        ;
-                                slots[i] = d->slots[j];
-                        }
-                free(d->slots);
-                d->slots = slots;
-                d->cap = cap;
-        }
-        for (i = h & (d->cap - 1); d->slots[i].path; i = (i + 1) & (d->cap - 1))
-                if (strcmp(d->slots[i].path, path) == 0)
-                        return d->slots[i].digest;
-        d->slots[i].path = strdup(path);
-        d->slots[i].digest = content_digest(path);
-        if (d->slots[i].path)
-                d->n++;
-        return d->slots[i].digest;
-}
-
-static void digests_done(Digests *d) {
-        for (size_t i = 0; i < d->cap; i++)
-                free(d->slots[i].path);
-        free(d->slots);
-        *d = (Digests) { 0 };
-}
-
-/* Each file the preprocessed text came from, told by what it holds now
- * (a header of macros alone adds no line of its own to the text; a header
- * whose content is unchanged may still be read from another path). What
- * cannot be read keeps the digest of its lines in the text. */
-static void take_contents(Fingerprint *f, Digests *d) {
-        for (size_t i = 0; i < f->n_files; i++) {
-                const char *p = f->files[i].path;
-                char abs[4096];
-                uint64_t c;
-
-                if (p[0] == '<')
-                        continue;   /* <built-in>, <command-line> */
-                if (p[0] != '/') {
-                        if (!f->workdir)
-                                continue;
-                        snprintf(abs, sizeof(abs), "%s/%s", f->workdir, p);   /* relative to where it ran */
-                        p = abs;
-                }
-                c = digest_of(d, p);
-                if (c != 0)
-                        f->files[i].digest = c;
-        }
-}
-
-/* "# 12 "" (a linemarker whose path follows on the next line, as ccache
- * hashes it: in parts, for base_dir) or "# 12 "path" 1 3". */
-static bool linemarker_start(const char *line, const char **path, size_t *path_len) {
-        const char *p = line + 2, *q;
-
-        if (line[0] != '#' || line[1] != ' ' || *p < '0' || *p > '9')
-                return false;
-        while (*p >= '0' && *p <= '9')
-                p++;
-        if (p[0] != ' ' || p[1] != '"')
-                return false;
-        p += 2;
-        q = strchr(p, '"');
-        *path = p;
-        *path_len = q ? (size_t) (q - p) : 0;   /* 0: on the next line */
-        return true;
-}
-
-/* Reads ccache's hashed input text: "=== SECTION ===", then "### key" and
- * the lines hashed under it. The preprocessed text ("### cpp") is split by
- * its linemarkers into one digest per file. */
-static int read_input_text(const char *path, Fingerprint *f) {
-        char *line = NULL, section[64] = "", key[128] = "", *value = NULL;
-        size_t cap = 0, vlen = 0, vcap = 0;
-        ssize_t n, cur = -1;
-        bool path_next = false, close_next = false;
-        uint64_t total = 0;
-        int r = 0;
-        FILE *fp = fopen(path, "re");
-
-        if (!fp)
-                return -errno;
-        for (;;) {
-                n = getline(&line, &cap, fp);
-                if (n >= 0 && (total += (uint64_t) n) > RECORD_MAX_BYTES) {
-                        r = -EFBIG;
-                        break;
-                }
-                if (n > 0 && line[n - 1] == '\n')
-                        line[--n] = '\0';
-                /* A key ends at the next key, section or the end. */
-                if (n < 0 || strncmp(line, "### ", 4) == 0 || strncmp(line, "=== ", 4) == 0) {
-                        if (key[0] && strcmp(key, "cpp") != 0 && (r = add_item(f, section, key, value ?: "", vlen)) < 0)
-                                break;
-                        key[0] = '\0';
-                        vlen = 0;
-                }
-                if (n < 0)
-                        break;
-                if (strncmp(line, "=== ", 4) == 0) {
-                        char *end = strstr(line + 4, " ===");
-
-                        snprintf(section, sizeof(section), "%.*s", end ? (int) (end - line - 4) : 0, line + 4);
-                        continue;
-                }
-                if (strncmp(line, "### ", 4) == 0) {
-                        snprintf(key, sizeof(key), "%s", line + 4);
-                        f->has_cpp |= strcmp(key, "cpp") == 0;
-                        cur = -1;
-                        continue;
-                }
-                if (!key[0])
-                        continue;
-                if (strcmp(key, "cpp") == 0) {
-                        const char *mpath;
-                        size_t mlen;
-
-                        if (path_next) {
-                                path_next = false;
-                                close_next = true;
-                                if ((cur = file_index(f, line)) < 0) {
-                                        r = -ENOMEM;
-                                        break;
-                                }
-                                continue;
-                        }
-                        if (close_next && line[0] == '"') {
-                                close_next = false;
-                                continue;
-                        }
-                        close_next = false;
-                        if (linemarker_start(line, &mpath, &mlen)) {
-                                if (mlen == 0) {
-                                        path_next = true;
-                                        continue;
-                                }
-                                char *p = strndup(mpath, mlen);
-
-                                cur = p ? file_index(f, p) : -1;
-                                free(p);
-                                if (cur < 0) {
-                                        r = -ENOMEM;
-                                        break;
-                                }
-                                continue;
-                        }
-                        if (cur >= 0)
-                                f->files[cur].digest = fnv(fnv(f->files[cur].digest, line, (size_t) n), "\n", 1);
-                        continue;
-                }
-                /* A value's lines, joined by spaces. */
-                if (vlen + (size_t) n + 2 > vcap) {
-                        char *v = realloc(value, vcap = (vlen + (size_t) n + 2) * 2);
-
-                        if (!v) {
-                                r = -ENOMEM;
-                                break;
-                        }
-                        value = v;
-                }
-                if (vlen > 0)
-                        value[vlen++] = ' ';
-                memcpy(value + vlen, line, (size_t) n);
-                vlen += (size_t) n;
-                value[vlen] = '\0';
-        }
-        free(line);
-        free(value);
-        fclose(fp);
-        return r;
-}
-
-/* The text after "[time pid] " of a log line, or NULL. */
-static const char *log_text(const char *line) {
-        const char *p;
-
-        if (line[0] != '[' || !(p = strstr(line, "] ")))
-                return NULL;
-        return p + 2;
-}
-
-static int take_field(char **field, const char *value) {
-        if (*field)
-                return 0;   /* the first: ccache logs each once a call */
-        *field = strdup(value);
-        return *field ? 0 : -ENOMEM;
-}
-
-/* Reads a call's debug log: where it ran, what it compiled, and whether it
- * missed. */
-static int read_log(const char *path, Fingerprint *f) {
-        char *line = NULL;
-        size_t cap = 0;
-        ssize_t n;
-        uint64_t total = 0;
-        int r = 0;
-        FILE *fp = fopen(path, "re");
-
-        if (!fp)
-                return -errno;
-        while (r == 0 && (n = getline(&line, &cap, fp)) >= 0) {
-                const char *t;
-
-                if ((total += (uint64_t) n) > RECORD_MAX_BYTES) {
-                        r = -EFBIG;
-                        break;
-                }
-                if (n > 0 && line[n - 1] == '\n')
-                        line[n - 1] = '\0';
-                if (!(t = log_text(line)))
-                        continue;
-                if (strncmp(t, "Working directory: ", 19) == 0)
-                        r = take_field(&f->workdir, t + 19);
-                else if (strncmp(t, "Source file: ", 13) == 0)
-                        r = take_field(&f->source, t + 13);
-                else if (strncmp(t, "Object file: ", 13) == 0)
-                        r = take_field(&f->object, t + 13);
-                else if (strcmp(t, "Result: cache_miss") == 0)
-                        f->miss = true;
-                else if (strncmp(t, "Found __TIME__ ", 15) == 0 || strncmp(t, "Found __DATE__ ", 15) == 0 ||
-                         strncmp(t, "Found __TIMESTAMP__ ", 20) == 0)
-                        f->time_macro = true;
-        }
-        free(line);
-        fclose(fp);
-        return r;
-}
-
-/* The source as an absolute path (into buf). */
-static const char *absolute_source(const Fingerprint *f, char *buf, size_t len) {
-        const char *s = f->source ?: "";
-
-        if (s[0] == '/' || !f->workdir)
-                snprintf(buf, len, "%s", s);
+        if (s < 120)
+                snprintf(buf, len, "%" PRId64 " s ago", s);
+        else if (s < 7200)
+                snprintf(buf, len, "%" PRId64 " min ago", s / 60);
+        else if (s < 172800)
+                snprintf(buf, len, "%" PRId64 " h ago", s / 3600);
         else
-                snprintf(buf, len, "%s/%s", f->workdir, strncmp(s, "./", 2) == 0 ? s + 2 : s);
+                snprintf(buf, len, "%" PRId64 " d ago", s / 86400);
         return buf;
 }
 
-/* The store's name for f: a digest of its source and object (relative to
- * where it ran, so that the same target built elsewhere finds it). */
-static void store_name(const Fingerprint *f, char *buf, size_t len) {
-        char abs[4096];
-        const char *o = f->object ?: "";
-        size_t w = f->workdir ? strlen(f->workdir) : 0;
-        uint64_t h;
-
-        if (w > 0 && strncmp(o, f->workdir, w) == 0 && o[w] == '/')
-                o += w + 1;
-        absolute_source(f, abs, sizeof(abs));
-        h = fnv(fnv(fnv(FNV_INIT, abs, strlen(abs)), "\n", 1), o, strlen(o));
-        snprintf(buf, len, "%016" PRIx64 ".fp", h);
+static const char *by_what(const char *by) {
+        if (strcmp(by, "cap") == 0)
+                return "the cap trim";
+        if (strcmp(by, "pressure") == 0)
+                return "a trim for free space (min_free)";
+        if (strcmp(by, "purge") == 0)
+                return "a purge";
+        if (strcmp(by, "merge") == 0)
+                return "a merge";
+        return "another program (ccache's own cleanup, or rm)";
 }
 
-/* A value on one line: newlines would end it early. */
-static void put_line(FILE *fp, const char *tag, const char *s) {
-        fprintf(fp, "%s ", tag);
-        for (; s && *s; s++)
-                fputc(*s == '\n' ? ' ' : *s, fp);
-        fputc('\n', fp);
+/* --- Items: "SECTION/key=value" ------------------------------------- */
+
+static size_t item_key_len(const char *item) {
+        const char *eq = strchr(item, '=');
+
+        return eq ? (size_t) (eq - item) : strlen(item);
 }
 
-static int save(const char *store_dir, const Fingerprint *f) {
-        char name[64], tmp[4200], path[4200];
-        FILE *fp;
-        int fd, r = 0;
+/* The key alone: "DIRECT MODE/arg=-g" → "arg". */
+static const char *item_key(const char *item, char *buf, size_t len) {
+        size_t k = item_key_len(item);
+        const char *slash = memchr(item, '/', k);
+        const char *s = slash ? slash + 1 : item;
 
-        store_name(f, name, sizeof(name));
-        snprintf(path, sizeof(path), "%s/%s", store_dir, name);
-        snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", store_dir, name);
-        fd = mkostemp(tmp, O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        fp = fdopen(fd, "w");
-        if (!fp) {
-                r = -errno;
-                close(fd);
-                unlink(tmp);
-                return r;
-        }
-        fprintf(fp, "cachekeeper-fingerprint 1\n");
-        put_line(fp, "w", f->workdir);
-        put_line(fp, "s", f->source);
-        put_line(fp, "o", f->object);
-        fprintf(fp, "t %d\n", f->time_macro);
-        for (size_t i = 0; i < f->n_items; i++)
-                put_line(fp, "i", f->items[i]);
-        for (size_t i = 0; i < f->n_files; i++) {
-                char tag[32];
-
-                snprintf(tag, sizeof(tag), "f %016" PRIx64, f->files[i].digest);
-                put_line(fp, tag, f->files[i].path);
-        }
-        if (fclose(fp) != 0 || rename(tmp, path) < 0) {
-                r = -errno;
-                unlink(tmp);
-        }
-        return r;
+        snprintf(buf, len, "%.*s", (int) (k - (size_t) (s - item)), s);
+        return buf;
 }
 
-/* The fingerprint kept for the same source and object as f, into *ret:
- * 1 found, 0 none (or another's under the same digest), -errno. */
-static int load(const char *store_dir, const Fingerprint *f, Fingerprint *ret) {
-        char name[64], path[4200], *line = NULL, a[4096], b[4096];
-        size_t cap = 0;
-        ssize_t n;
-        int r = 0;
-        FILE *fp;
+static const char *item_value(const char *item) {
+        const char *eq = strchr(item, '=');
 
-        *ret = (Fingerprint) { .has_cpp = false };
-        store_name(f, name, sizeof(name));
-        snprintf(path, sizeof(path), "%s/%s", store_dir, name);
-        fp = fopen(path, "re");
-        if (!fp)
-                return errno == ENOENT ? 0 : -errno;
-        while (r == 0 && (n = getline(&line, &cap, fp)) >= 0) {
-                if (n > 0 && line[n - 1] == '\n')
-                        line[--n] = '\0';
-                if (n < 2 || line[1] != ' ')
-                        continue;
-                switch (line[0]) {
-                case 'w': r = take_field(&ret->workdir, line + 2); break;
-                case 's': r = take_field(&ret->source, line + 2); break;
-                case 'o': r = take_field(&ret->object, line + 2); break;
-                case 't': ret->time_macro = line[2] == '1'; break;
-                case 'i': {
-                        char **items = realloc(ret->items, (ret->n_items + 1) * sizeof(char *));
-
-                        if (!items || !(items[ret->n_items] = strdup(line + 2)))
-                                r = -ENOMEM;
-                        if (items)
-                                ret->items = items;
-                        if (r == 0)
-                                ret->n_items++;
-                        break;
-                }
-                case 'f': {
-                        uint64_t d;
-                        int off = 0;
-                        ssize_t i;
-
-                        if (sscanf(line + 2, "%" SCNx64 " %n", &d, &off) != 1 || off == 0)
-                                break;
-                        i = file_index(ret, line + 2 + off);
-                        if (i < 0)
-                                r = -ENOMEM;
-                        else
-                                ret->files[i].digest = d;
-                        ret->has_cpp = true;
-                        break;
-                }
-                }
-        }
-        free(line);
-        fclose(fp);
-        if (r < 0) {
-                fingerprint_done(ret);
-                return r;
-        }
-        /* The same source and object? (The digest may name another's.) */
-        absolute_source(ret, a, sizeof(a));
-        absolute_source(f, b, sizeof(b));
-        if (strcmp(a, b) != 0) {
-                fingerprint_done(ret);
-                return 0;
-        }
-        return 1;
+        return eq ? eq + 1 : item;
 }
 
-/* The build directories of two runs: their working directories with the
- * path components they end in alike taken off (b1/sub and b2/sub: b1 and
- * b2), so that a path below either root is mapped. */
+static bool has_item(const Call *c, const char *item) {
+        for (size_t i = 0; i < c->n_items; i++)
+                if (strcmp(c->items[i], item) == 0)
+                        return true;
+        return false;
+}
+
+/* Whether c hashed anything in the section of item ("DIRECT MODE/..."):
+ * a direct hit's record has no preprocessor section, and what it lacks
+ * there is no evidence. */
+static bool has_section(const Call *c, const char *item) {
+        const char *slash = strchr(item, '/');
+        size_t l = slash ? (size_t) (slash - item) + 1 : 0;
+
+        for (size_t i = 0; l && i < c->n_items; i++)
+                if (strncmp(c->items[i], item, l) == 0)
+                        return true;
+        return false;
+}
+
+static bool has_key(const Call *c, const char *key) {
+        char k[128];
+
+        for (size_t i = 0; i < c->n_items; i++)
+                if (strcmp(item_key(c->items[i], k, sizeof(k)), key) == 0)
+                        return true;
+        return false;
+}
+
+/* A hashed environment variable: ccache hashes LANG, LC_* by their names. */
+static bool env_key(const char *key) {
+        return strcmp(key, "LANG") == 0 || strncmp(key, "LC_", 3) == 0;
+}
+
+/* --- The build directories of two runs ------------------------------- */
+
+/* Their working directories with the components they end in alike taken
+ * off (b1/sub and b2/sub: b1 and b2), so that any path below either maps. */
 typedef struct Roots {
-        char from[4096], to[4096];
+        char from[PATH_MAX], to[PATH_MAX];
         bool differ;
 } Roots;
 
 static void roots(const char *old, const char *new, Roots *r) {
         size_t a, b;
 
-        *r = (Roots) { 0 };
+        *r = (Roots) { .differ = false };
         if (!old || !new || strcmp(old, new) == 0)
                 return;
         a = strlen(old);
         b = strlen(new);
-        /* Drop common trailing components. */
         while (a > 1 && b > 1) {
                 const char *sa = memrchr(old, '/', a), *sb = memrchr(new, '/', b);
                 size_t la, lb;
@@ -600,13 +233,12 @@ static const char *rewrite(const Roots *r, const char *s, char *buf, size_t len)
         return buf;
 }
 
-/* A directory above a, b and c (each a directory or file path). */
+/* A directory above a, b and c. */
 static char *common_dir(const char *a, const char *b, const char *c) {
         size_t n = 0;
 
         while (a[n] && a[n] == b[n] && a[n] == c[n])
                 n++;
-        /* back to the last whole component */
         if (!((a[n] == '\0' || a[n] == '/') && (b[n] == '\0' || b[n] == '/') && (c[n] == '\0' || c[n] == '/')))
                 while (n > 0 && a[n - 1] != '/')
                         n--;
@@ -615,162 +247,333 @@ static char *common_dir(const char *a, const char *b, const char *c) {
         return n == 0 ? strdup("/") : strndup(a, n);
 }
 
-/* What an item is about: "SECTION/key". */
-static size_t item_key_len(const char *item) {
-        const char *eq = strchr(item, '=');
+/* --- config ----------------------------------------------------------- */
 
-        return eq ? (size_t) (eq - item) : strlen(item);
+static bool below(const char *dir, const char *path) {
+        size_t l = dir ? strlen(dir) : 0;
+
+        return l > 0 && path && strncmp(path, dir, l) == 0 && (path[l] == '/' || path[l] == '\0' || dir[l - 1] == '/');
 }
 
-static ExplainCause item_cause(const char *item) {
-        size_t k = item_key_len(item);
-
-        if (strncmp(item, "COMMON/cc_", 10) == 0)
-                return CAUSE_COMPILER;
-        if (k >= 15 && strncmp(item + k - 15, "sourcecode hash", 15) == 0)
-                return CAUSE_SOURCE;
-        if (k >= 9 && strncmp(item + k - 9, "inputfile", 9) == 0)
-                return CAUSE_SOURCE;
-        if (k >= 7 && strncmp(item + k - 7, "version", 7) == 0)   /* not a status key: ccache's */
-                return CAUSE_UNKNOWN;   /* another ccache */
-        if (k >= 9 && strncmp(item + k - 9, "cppstderr", 9) == 0)
-                return CAUSE_UNKNOWN;
-        return CAUSE_ARGUMENT;
+/* Whether a change of setting key can have changed this call's key. */
+static bool setting_matters(const char *key, const char *ov, const char *nv, const Call *old, const Call *new) {
+        if (strcmp(key, "direct_mode") == 0 || strcmp(key, "depend_mode") == 0)
+                return false;   /* direct mode never changes a result key; depend mode: as used, below */
+        if (strcmp(key, "hash_dir") == 0)
+                return has_key(old, "cwd") || has_key(new, "cwd");   /* the cwd is hashed only with -g */
+        if (strcmp(key, "base_dir") == 0)
+                return below(ov, old->workdir) || below(nv, new->workdir) || below(ov, old->source_path) ||
+                       below(nv, new->source_path);
+        return true;
 }
 
-static bool has_item(const Fingerprint *f, const char *item) {
-        for (size_t i = 0; i < f->n_items; i++)
-                if (strcmp(f->items[i], item) == 0)
+/* The changes of settings that enter the key, into buf; false: none. */
+static bool config_changes(const Call *old, const Call *new, char *buf, size_t len) {
+        size_t o = 0;
+
+        buf[0] = '\0';
+        if (old->version && new->version && strcmp(old->version, new->version) != 0)
+                o += (size_t) snprintf(buf + o, len - o, "ccache %s -> %s", old->version, new->version);
+        if (old->cache_dir && new->cache_dir && strcmp(old->cache_dir, new->cache_dir) != 0 && o < len)
+                o += (size_t) snprintf(buf + o, len - o, "%scache_dir %s -> %s", o ? ", " : "", old->cache_dir,
+                                       new->cache_dir);
+        if (old->depend != new->depend && o < len)
+                o += (size_t) snprintf(buf + o, len - o, "%sdepend_mode %s -> %s", o ? ", " : "",
+                                       old->depend ? "true" : "false", new->depend ? "true" : "false");
+        for (size_t i = 0; i < new->n_config && o < len; i++) {
+                char key[64];
+                const char *eq = strchr(new->config[i], '='), *ov, *nv;
+
+                if (!eq || (size_t) (eq - new->config[i]) >= sizeof(key))
+                        continue;
+                snprintf(key, sizeof(key), "%.*s", (int) (eq - new->config[i]), new->config[i]);
+                nv = eq + 1;
+                ov = call_setting(old, key);
+                if (!ov || strcmp(ov, nv) == 0 || !setting_matters(key, ov, nv, old, new))
+                        continue;
+                /* sloppiness: only where what it governs shows (the locale), else unknown */
+                if (strcmp(key, "sloppiness") == 0)
+                        continue;
+                o += (size_t) snprintf(buf + o, len - o, "%s%s %s -> %s", o ? ", " : "", key, ov[0] ? ov : "(unset)",
+                                       nv[0] ? nv : "(unset)");
+        }
+        return o > 0;
+}
+
+/* sloppiness old -> new, when it changed; into buf. */
+static bool sloppiness_change(const Call *old, const Call *new, char *buf, size_t len) {
+        const char *ov = call_setting(old, "sloppiness"), *nv = call_setting(new, "sloppiness");
+
+        if (!ov || !nv || strcmp(ov, nv) == 0)
+                return false;
+        snprintf(buf, len, "sloppiness %s -> %s", ov[0] ? ov : "(none)", nv[0] ? nv : "(none)");
+        return true;
+}
+
+/* --- What was hashed --------------------------------------------------- */
+
+/* The flag a path in an argument came with: "-I/x/gen" → "-I"; a path
+ * alone takes the argument before it ("-isystem" "/x"). */
+static void arg_flag(const Call *c, const char *item, char *buf, size_t len) {
+        const char *v = item_value(item), *slash = strchr(v, '/');
+
+        if (v[0] == '-' && slash) {
+                snprintf(buf, len, "%.*s", (int) (slash - v), v);
+                return;
+        }
+        for (size_t i = 1; i < c->n_items; i++)
+                if (c->items[i] == item && item_value(c->items[i - 1])[0] == '-') {
+                        snprintf(buf, len, "%s", item_value(c->items[i - 1]));
+                        return;
+                }
+        snprintf(buf, len, "an argument");
+}
+
+typedef struct ItemDiff {
+        char added[512], removed[512];
+        char leaks[512];        /* how the build directory reaches the key: "cwd (-g, hash_dir), -I/x/b2/gen" */
+        size_t text_paths;      /* paths in the preprocessed text below the build directory */
+        char env[256];
+        bool cwd_changed, args_changed;
+} ItemDiff;
+
+/* "a, b": s added to a list. */
+static void append_list(char *buf, size_t len, const char *s) {
+        size_t o = strlen(buf), l = strlen(s);
+
+        if (o + 2 + l + 1 > len)
+                return;   /* the first few say enough */
+        if (o) {
+                memcpy(buf + o, ", ", 2);
+                o += 2;
+        }
+        memcpy(buf + o, s, l + 1);
+}
+
+static void append(char *buf, size_t len, const char *s) {
+        size_t o = strlen(buf);
+
+        if (o + 2 < len)
+                snprintf(buf + o, len - o, "%s%s", o ? " " : "", s);
+}
+
+/* Each item the new call hashed that the old did not, and each gone. */
+static void compare_items(const Call *old, const Call *new, const Roots *r, Verdict *v, ItemDiff *d) {
+        char buf[8192], key[128];
+
+        for (size_t i = 0; i < new->n_items; i++) {
+                const char *it = new->items[i];
+                bool moved = false;
+
+                if (has_item(old, it) || !has_section(old, it))
+                        continue;
+                /* the same but for the build directory? */
+                for (size_t j = 0; j < old->n_items && !moved; j++)
+                        if (item_key_len(old->items[j]) == item_key_len(it) &&
+                            strcmp(rewrite(r, old->items[j], buf, sizeof(buf)), it) == 0)
+                                moved = true;
+                item_key(it, key, sizeof(key));
+                if (moved) {
+                        char leak[600], flag[64];
+
+                        if (strcmp(key, "cwd") == 0)
+                                snprintf(leak, sizeof(leak), "cwd (hashed with -g: hash_dir)");
+                        else if (strcmp(key, "inputfile") == 0)
+                                snprintf(leak, sizeof(leak), "the source's path");
+                        else if (strcmp(key, "arg") == 0) {
+                                arg_flag(new, it, flag, sizeof(flag));
+                                if (strncmp(item_value(it), flag, strlen(flag)) == 0)
+                                        snprintf(leak, sizeof(leak), "%s", item_value(it));
+                                else
+                                        snprintf(leak, sizeof(leak), "%s %s", flag, item_value(it));
+                        } else
+                                snprintf(leak, sizeof(leak), "ccache's '%s'", key);
+                        if (!strstr(d->leaks, leak))
+                                append_list(d->leaks, sizeof(d->leaks), leak);
+                        continue;
+                }
+                if (strncmp(key, "cc_", 3) == 0)
+                        verdict(v, CAUSE_COMPILER, "the compiler's %s changed", key + 3);
+                else if (strcmp(key, "sourcecode hash") == 0) {
+                        if (!new->time_macro)
+                                verdict(v, CAUSE_SOURCE, "the source file changed");
+                } else if (strcmp(key, "inputfile") == 0)
+                        verdict(v, CAUSE_ARGUMENT, "the source is named %s (was another path)", item_value(it));
+                else if (strcmp(key, "cwd") == 0)
+                        d->cwd_changed = true;
+                else if (env_key(key))
+                        append(d->env, sizeof(d->env), it + item_key_len(it) - strlen(key));
+                else if (strcmp(key, "arg") == 0) {
+                        d->args_changed = true;
+                        if (!strstr(d->added, item_value(it)))
+                                append(d->added, sizeof(d->added), item_value(it));
+                } else if (strcmp(key, "ext") == 0)
+                        verdict(v, CAUSE_ARGUMENT, "the language: the preprocessed text is .%s now", item_value(it));
+                else
+                        verdict(v, CAUSE_UNKNOWN, "what ccache hashes as '%.*s' differs", (int) item_key_len(it), it);
+        }
+        for (size_t j = 0; j < old->n_items; j++) {
+                const char *it = old->items[j];
+
+                if (has_item(new, it) || has_item(new, rewrite(r, it, buf, sizeof(buf))) || !has_section(new, it))
+                        continue;
+                item_key(it, key, sizeof(key));
+                if (strcmp(key, "arg") == 0) {
+                        d->args_changed = true;
+                        if (!strstr(d->removed, item_value(it)))
+                                append(d->removed, sizeof(d->removed), item_value(it));
+                } else if (strcmp(key, "cwd") == 0)
+                        d->cwd_changed = true;
+                else if (env_key(key) && !strstr(d->env, key))
+                        append(d->env, sizeof(d->env), key);
+        }
+}
+
+/* --- What was read ------------------------------------------------------ */
+
+static const CallFile *find_file(const Call *c, const char *path) {
+        for (size_t i = 0; i < c->n_files; i++)
+                if (strcmp(c->files[i].path, path) == 0)
+                        return &c->files[i];
+        return NULL;
+}
+
+/* Each file the new call read against the old's: a digest that differs
+ * proves a change. */
+static void compare_files(const Call *old, const Call *new, const Roots *r, Verdict *v, ItemDiff *d) {
+        char buf[PATH_MAX * 2], first[PATH_MAX + 32] = "";
+        size_t changed = 0;
+
+        for (size_t i = 0; i < new->n_files; i++) {
+                const CallFile *nf = &new->files[i], *of = find_file(old, nf->path);
+                bool moved = false;
+
+                for (size_t j = 0; !of && r->differ && j < old->n_files; j++)
+                        if (strcmp(rewrite(r, old->files[j].path, buf, sizeof(buf)), nf->path) == 0) {
+                                of = &old->files[j];
+                                moved = true;
+                        }
+                if (of && moved && !new->depend && d->text_paths++ == 0) {   /* its path is in the preprocessed text */
+                        char leak[PATH_MAX + 64];
+
+                        snprintf(leak, sizeof(leak), "the path of %s in the preprocessed text", nf->path);
+                        append_list(d->leaks, sizeof(d->leaks), leak);
+                }
+                if (of && (of->digest == nf->digest || of->digest == 0 || nf->digest == 0))
+                        continue;
+                if (new->source_path && strcmp(nf->path, new->source_path) == 0) {
+                        if (of)
+                                verdict(v, CAUSE_SOURCE, "the source file changed");
+                        continue;
+                }
+                if (changed++ == 0)
+                        snprintf(first, sizeof(first), "%s%s", nf->path, of ? "" : " (newly included)");
+        }
+        for (size_t j = 0; j < old->n_files; j++) {
+                const CallFile *of = &old->files[j];
+
+                if (find_file(new, of->path) || (r->differ && find_file(new, rewrite(r, of->path, buf, sizeof(buf)))))
+                        continue;
+                if (changed++ == 0)
+                        snprintf(first, sizeof(first), "%s (no longer included)", of->path);
+        }
+        if (changed == 1)
+                verdict(v, CAUSE_INCLUDE, "%s changed", first);
+        else if (changed > 1)
+                verdict(v, CAUSE_INCLUDE, "%s and %zu more included files changed", first, changed - 1);
+}
+
+static bool has_hash(const Call *c, const char *h) {
+        for (size_t i = 0; i < c->n_include_hashes; i++)
+                if (strcmp(c->include_hashes[i], h) == 0)
                         return true;
         return false;
 }
 
-/* The cause of more weight: the first in ExplainCause's order. */
-static void note(ExplainCause *cause, char *detail, size_t len, ExplainCause c, const char *fmt, ...)
-        __attribute__((format(printf, 5, 6)));
-static void note(ExplainCause *cause, char *detail, size_t len, ExplainCause c, const char *fmt, ...) {
-        va_list ap;
+/* Depend mode: ccache's own digests of the includes, new against old; the
+ * manifest names the file behind a new digest. */
+static void compare_include_hashes(const Call *old, const Call *new, Verdict *v) {
+        size_t changed = 0;
+        const char *first = NULL;
 
-        /* The first difference of a cause tells it; one of more weight wins. */
-        if (c > *cause || (c == *cause && detail[0]))
+        for (size_t i = 0; i < new->n_include_hashes; i++) {
+                if (has_hash(old, new->include_hashes[i]))
+                        continue;
+                if (changed++ == 0 || !first)
+                        first = new->include_paths ? new->include_paths[i] : NULL;
+        }
+        for (size_t j = 0; j < old->n_include_hashes; j++)
+                if (!has_hash(new, old->include_hashes[j]) && changed == 0)
+                        changed++;   /* one fewer: an include gone */
+        if (changed == 0)
                 return;
-        *cause = c;
-        va_start(ap, fmt);
-        vsnprintf(detail, len, fmt, ap);
-        va_end(ap);
+        if (first)
+                verdict(v, CAUSE_INCLUDE, "%s changed (ccache's digest of it differs)", first);
+        else
+                verdict(v, CAUSE_INCLUDE, "ccache's digests of the included files differ (%zu of them); its "
+                        "manifest names none of the new ones", changed);
 }
 
-/* An item for a message: "DIRECT MODE/arg=-O2" → "-O2". */
-static const char *item_value(const char *item) {
-        const char *eq = strchr(item, '=');
-
-        return eq ? eq + 1 : item;
+static bool same_keys(const Call *old, const Call *new) {
+        for (size_t i = 0; i < new->n_result_keys; i++)
+                for (size_t j = 0; j < old->n_result_keys; j++)
+                        if (strcmp(new->result_keys[i], old->result_keys[j]) == 0)
+                                return true;
+        return false;
 }
 
-/* Compares the old run's fingerprint with the new; the cause of more
- * weight wins, with what differs. */
-static ExplainCause compare(const Fingerprint *old, const Fingerprint *new, char *detail, size_t len,
-                            Roots *ret_roots) {
-        ExplainCause cause = CAUSE_UNKNOWN;
-        size_t includes = 0;
-        char buf[8192], first_include[4096] = "";
-        Roots r;
+/* The miss new against the record old of the same source and object. */
+static void compare(const Call *old, const Call *new, int64_t now, Verdict *v, Roots *r) {
+        char buf[1024], when[32];
+        ItemDiff d = { .added = "" };
 
-        roots(old->workdir, new->workdir, &r);
-        *ret_roots = r;
-        detail[0] = '\0';
-        /* Items: each of the new run's not in the old; then each of the old's gone. */
-        for (size_t i = 0; i < new->n_items; i++) {
-                const char *it = new->items[i];
-
-                if (has_item(old, it))
-                        continue;
-                /* the same but for the build directory? */
-                for (size_t j = 0; j < old->n_items; j++)
-                        if (item_key_len(old->items[j]) == item_key_len(it) &&
-                            strcmp(rewrite(&r, old->items[j], buf, sizeof(buf)), it) == 0) {
-                                note(&cause, detail, len, CAUSE_BUILD_DIR, "%s %s -> %s",
-                                     strncmp(it, "COMMON/cwd=", 11) == 0 ? "cwd" : "path", r.from, r.to);   /* not a status key */
-                                goto next;
-                        }
-                switch (item_cause(it)) {
-                case CAUSE_COMPILER:
-                        note(&cause, detail, len, CAUSE_COMPILER, "the compiler: %.*s changed",
-                             (int) item_key_len(it) - 7, it + 7);
-                        break;
-                case CAUSE_SOURCE:
-                        if (new->time_macro)
-                                break;   /* its hash is empty: the text decides */
-                        note(&cause, detail, len, CAUSE_SOURCE, "the source file changed");
-                        break;
-                case CAUSE_ARGUMENT:
-                        note(&cause, detail, len, CAUSE_ARGUMENT, "added or changed: %s", item_value(it));
-                        break;
-                default:
-                        note(&cause, detail, len, CAUSE_UNKNOWN, "%s differs", it);
-                        break;
-                }
-next:;
+        roots(old->workdir, new->workdir, r);
+        ago(old->when, now, when, sizeof(when));
+        if (old->cache_dir && new->cache_dir && strcmp(old->cache_dir, new->cache_dir) != 0) {
+                verdict(v, CAUSE_CONFIG, "another cache: cache_dir %s -> %s", old->cache_dir, new->cache_dir);
+                return;
         }
-        for (size_t j = 0; j < old->n_items; j++) {
-                const char *it = rewrite(&r, old->items[j], buf, sizeof(buf));
-
-                if (!has_item(new, it) && !has_item(new, old->items[j]) && item_cause(old->items[j]) == CAUSE_ARGUMENT)
-                        note(&cause, detail, len, CAUSE_ARGUMENT, "removed: %s", item_value(old->items[j]));
+        /* The very key the last run stored or hit, looked up again and missed: gone. */
+        if ((old->stored || old->hit) && same_keys(old, new) && (!new->depend || !old->depend ||
+                                                                 strcmp(old->manifest_key ?: "", new->manifest_key ?: "") == 0)) {
+                verdict(v, CAUSE_EVICTED, "the same inputs as the explained run of %s, whose entry is gone from "
+                        "the cache (cachekeeperd did not see it leave)", when);
+                return;
         }
-        if (!old->has_cpp || !new->has_cpp)
-                goto done;
-        /* The preprocessed text, file by file. */
-        for (size_t i = 0; i < new->n_files; i++) {
-                const File *nf = &new->files[i];
-                const File *of = NULL;
-                bool moved = false;
-
-                if (nf->path[0] == '<')
-                        continue;   /* <built-in>, <command-line> */
-                for (size_t j = 0; j < old->n_files && !of; j++) {
-                        if (strcmp(old->files[j].path, nf->path) == 0)
-                                of = &old->files[j];
-                        else if (strcmp(rewrite(&r, old->files[j].path, buf, sizeof(buf)), nf->path) == 0) {
-                                of = &old->files[j];
-                                moved = true;
-                        }
-                }
-                if (of && moved)
-                        note(&cause, detail, len, CAUSE_BUILD_DIR, "path %s -> %s", r.from, r.to);
-                if (of && of->digest == nf->digest)
-                        continue;
-                if (new->source && strcmp(nf->path, new->source) == 0) {
-                        if (new->time_macro)
-                                note(&cause, detail, len, CAUSE_TIME_MACRO,
-                                     "__TIME__, __DATE__ or __TIMESTAMP__ in the source expands anew each build");
-                        else
-                                note(&cause, detail, len, CAUSE_SOURCE, "the source file changed");
-                        continue;
-                }
-                if (nf->path[strlen(nf->path) - 1] == '/' || (of == NULL && r.differ &&
-                                                              strncmp(nf->path, r.to, strlen(r.to)) == 0))
-                        continue;   /* gcc's working-directory marker (-g), or a path below the new root */
-                if (includes++ == 0)
-                        snprintf(first_include, sizeof(first_include), "%s%s", nf->path, of ? "" : " (newly included)");
+        if (config_changes(old, new, buf, sizeof(buf))) {
+                verdict(v, CAUSE_CONFIG, "%s (a setting that enters the key: expected once)", buf);
+                return;
         }
-        if (includes > 0) {
-                if (includes == 1)
-                        note(&cause, detail, len, CAUSE_INCLUDE, "%s changed", first_include);
+        compare_items(old, new, r, v, &d);
+        if (old->has_files && new->has_files)
+                compare_files(old, new, r, v, &d);
+        if (d.leaks[0])
+                verdict(v, CAUSE_BUILD_DIR, "the build directory %s -> %s reaches the key through %s", r->from, r->to,
+                        d.leaks);
+        if (old->depend && new->depend && v->cause > CAUSE_INCLUDE)
+                compare_include_hashes(old, new, v);
+        if (d.added[0] || d.removed[0])
+                verdict(v, CAUSE_ARGUMENT, "%s%s%s%s%s", d.added[0] ? "added: " : "", d.added,
+                        d.added[0] && d.removed[0] ? "; " : "", d.removed[0] ? "removed: " : "", d.removed);
+        if (d.env[0]) {
+                if (sloppiness_change(old, new, buf, sizeof(buf)))
+                        verdict(v, CAUSE_CONFIG, "%s (the locale is hashed or not: expected once)", buf);
                 else
-                        note(&cause, detail, len, CAUSE_INCLUDE, "%s and %zu more included files changed", first_include,
-                             includes - 1);
+                        verdict(v, CAUSE_ENVIRONMENT, "a hashed variable changed: %s", d.env);
         }
-done:
-        if (cause == CAUSE_UNKNOWN && !detail[0] && new->time_macro)
-                note(&cause, detail, len, CAUSE_TIME_MACRO,
-                     "__TIME__, __DATE__ or __TIMESTAMP__ in the source expands anew each build");
-        if (!detail[0])
-                snprintf(detail, len, "nothing ccache hashed differs from the last explained run");
-        return cause;
+        if (d.cwd_changed && !d.args_changed && v->cause >= CAUSE_FIRST_BUILD)
+                verdict(v, CAUSE_UNKNOWN, "the working directory entered or left what ccache hashed");
+        if (v->cause >= CAUSE_FIRST_BUILD && new->time_macro)
+                verdict(v, CAUSE_TIME_MACRO, "__TIME__, __DATE__ or __TIMESTAMP__ in the source expands anew each build");
+        if (v->cause >= CAUSE_FIRST_BUILD && sloppiness_change(old, new, buf, sizeof(buf)))
+                verdict(v, CAUSE_CONFIG, "%s (expected once)", buf);
+        if (v->cause >= CAUSE_FIRST_BUILD && !v->detail[0])
+                verdict(v, CAUSE_UNKNOWN, "nothing ccache hashed differs from the explained run of %s, yet the key "
+                        "did", when);
 }
 
-/* The fingerprint records under debug_dir: every *.ccache-log. */
+/* --- A run ---------------------------------------------------------------- */
+
 typedef struct Walk {
         char **logs;
         size_t n;
@@ -797,72 +600,200 @@ static int on_entry(const char *path, const struct stat *st, int type, struct FT
         return 0;
 }
 
-static int by_name(const void *a, const void *b) {
-        return strcmp(*(char *const *) a, *(char *const *) b);
+/* "<object>.<YYYYmmdd_HHMMSS_usec>.ccache-log": the call's start time. */
+static const char *log_stamp(const char *path) {
+        size_t l = strlen(path);
+        const char *dot = l > 11 ? memrchr(path, '.', l - 11) : NULL;
+
+        return dot ? dot + 1 : path;
 }
 
-/* Keeps the store under EXPLAIN_STORE_MAX_BYTES: the oldest go first. */
-typedef struct Kept {
-        char name[64];
-        off_t size;
-        struct timespec mtime;
-} Kept;
+/* In the order they ran, whatever directory their objects are in. */
+static int by_time(const void *a, const void *b) {
+        const char *x = *(char *const *) a, *y = *(char *const *) b;
+        int c = strcmp(log_stamp(x), log_stamp(y));
 
-static int by_age(const void *a, const void *b) {
-        const Kept *x = a, *y = b;
-
-        if (x->mtime.tv_sec != y->mtime.tv_sec)
-                return x->mtime.tv_sec < y->mtime.tv_sec ? -1 : 1;
-        return x->mtime.tv_nsec < y->mtime.tv_nsec ? -1 : x->mtime.tv_nsec > y->mtime.tv_nsec;
+        return c ? c : strcmp(x, y);
 }
 
-static void bound_store(const char *store_dir) {
-        DIR *d = opendir(store_dir);
-        Kept *kept = NULL;
-        size_t n = 0, cap = 0;
-        unsigned long long total = 0;
-        struct dirent *de;
+/* The misses' keys the daemon may have seen leave, asked in one go per
+ * cache: each miss's result keys (and its manifest key in depend mode,
+ * where a missing manifest alone makes a miss). */
+typedef struct Asked {
+        const char **keys;
+        size_t *owner;          /* the call each key is of */
+        ExplainEviction *out;
+        size_t n;
+} Asked;
 
-        if (!d)
-                return;
-        while ((de = readdir(d))) {
-                struct stat st;
-                size_t l = strlen(de->d_name);
-
-                if (l < 4 || l >= sizeof(kept->name) || strcmp(de->d_name + l - 3, ".fp") != 0 ||
-                    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
-                        continue;
-                if (n == cap) {
-                        Kept *k = realloc(kept, (cap = cap ? cap * 2 : 256) * sizeof(Kept));
-
-                        if (!k)
-                                break;
-                        kept = k;
-                }
-                memcpy(kept[n].name, de->d_name, l + 1);   /* l < sizeof(name): checked above */
-                kept[n].size = st.st_size;
-                kept[n].mtime = st.st_mtim;
-                total += (unsigned long long) st.st_size;
-                n++;
-        }
-        if (total > EXPLAIN_STORE_MAX_BYTES) {
-                qsort(kept, n, sizeof(Kept), by_age);
-                for (size_t i = 0; i < n && total > EXPLAIN_STORE_MAX_BYTES; i++)
-                        if (unlinkat(dirfd(d), kept[i].name, 0) == 0)
-                                total -= (unsigned long long) kept[i].size;
-        }
-        free(kept);
-        closedir(d);
-}
-
-int explain_run(const char *debug_dir, const char *store_dir, Explained *ret) {
-        Walk w = { 0 };
-        Digests digests = { 0 };
-        Explained e = { 0 };
-        Fingerprint *fps = NULL;
+static int ask_daemon(Call *calls, size_t n, ExplainAsk ask, void *userdata, int64_t now, Explained *e,
+                      Verdict *vs) {
+        Asked a = { 0 };
         int r = 0;
 
-        *ret = e;
+        for (size_t i = 0; i < n; i++) {
+                size_t k = calls[i].n_result_keys + 1;
+
+                if (!calls[i].miss || !calls[i].cache_dir)
+                        continue;
+                const char **keys = realloc(a.keys, (a.n + k) * sizeof(char *));
+                size_t *owner = keys ? realloc(a.owner, (a.n + k) * sizeof(size_t)) : NULL;
+
+                if (keys)
+                        a.keys = keys;
+                if (owner)
+                        a.owner = owner;
+                if (!keys || !owner) {
+                        r = -ENOMEM;
+                        goto out;
+                }
+                for (size_t j = 0; j < calls[i].n_result_keys; j++) {
+                        a.keys[a.n] = calls[i].result_keys[j];
+                        a.owner[a.n++] = i;
+                }
+                if (calls[i].depend && calls[i].manifest_key) {
+                        a.keys[a.n] = calls[i].manifest_key;
+                        a.owner[a.n++] = i;
+                }
+        }
+        if (a.n == 0 || !ask)
+                goto out;
+        if (!(a.out = calloc(a.n, sizeof(ExplainEviction)))) {
+                r = -ENOMEM;
+                goto out;
+        }
+        /* One question per cache: the first miss's cache, then any other. */
+        for (size_t i = 0; i < a.n; i++) {
+                const char *dir = calls[a.owner[i]].cache_dir;
+                const char **keys;
+                size_t m = 0, *idx;
+                char cache[64] = "";
+
+                if (a.out[i].since != 0)
+                        continue;   /* asked already */
+                keys = calloc(a.n, sizeof(char *));
+                idx = calloc(a.n, sizeof(size_t));
+                if (!keys || !idx) {
+                        free(keys);
+                        free(idx);
+                        r = -ENOMEM;
+                        goto out;
+                }
+                for (size_t j = i; j < a.n; j++)
+                        if (a.out[j].since == 0 && strcmp(calls[a.owner[j]].cache_dir, dir) == 0) {
+                                idx[m] = j;
+                                keys[m++] = a.keys[j];
+                        }
+                {
+                        ExplainEviction *out = calloc(m, sizeof(ExplainEviction));
+                        int q = out ? ask(userdata, dir, keys, m, out, cache) : -ENOMEM;
+
+                        for (size_t j = 0; j < m; j++)
+                                a.out[idx[j]] = q == 1 ? out[j] : (ExplainEviction) { .since = -1 };
+                        if (q == 1) {
+                                e->asked = true;
+                                if (!e->cache && cache[0])
+                                        e->cache = strdup(cache);
+                        }
+                        free(out);
+                }
+                free(keys);
+                free(idx);
+        }
+        for (size_t i = 0; i < a.n; i++) {
+                Verdict *v = &vs[a.owner[i]];
+                char when[32];
+
+                if (a.out[i].since < 0 || v->cause == CAUSE_EVICTED)
+                        continue;
+                v->cause = CAUSE_EVICTED;
+                v->since = a.out[i].since;
+                snprintf(v->by, sizeof(v->by), "%s", a.out[i].by);
+                snprintf(v->detail, sizeof(v->detail), "evicted %s by %s%s%s",
+                         ago(a.out[i].since, now, when, sizeof(when)), by_what(a.out[i].by),
+                         e->cache ? " of " : "", e->cache ?: "");
+        }
+out:
+        free(a.keys);
+        free(a.owner);
+        free(a.out);
+        return r;
+}
+
+static int add_miss(Explained *e, const Call *c, const Verdict *v) {
+        ExplainMiss *ms = realloc(e->misses, (e->n + 1) * sizeof(ExplainMiss)), *m;
+        char detail[1400];
+
+        if (!ms)
+                return -ENOMEM;
+        e->misses = ms;
+        m = &e->misses[e->n];
+        snprintf(detail, sizeof(detail), "%s", v->detail);
+        if (v->also)
+                for (int k = 0; k < _CAUSE_MAX; k++)
+                        if (v->also & (1U << k) && k != (int) v->cause) {
+                                size_t o = strlen(detail);
+
+                                snprintf(detail + o, sizeof(detail) - o, "%s%s", strstr(detail, " (also: ") ? ", " : " (also: ",
+                                         cause_names[k]);
+                        }
+        if (strstr(detail, " (also: "))
+                strncat(detail, ")", sizeof(detail) - strlen(detail) - 1);
+        *m = (ExplainMiss) {
+                .source = strdup(c->source_path ?: c->source ?: "?"),
+                .object = c->object_path ? strdup(c->object_path) : NULL,
+                .cause = v->cause,
+                .detail = strdup(detail),
+                .since = v->cause == CAUSE_EVICTED ? v->since : -1,
+                .by = v->cause == CAUSE_EVICTED && v->by[0] ? strdup(v->by) : NULL,
+        };
+        if (!m->source || !m->detail) {
+                free(m->source);
+                free(m->object);
+                free(m->detail);
+                free(m->by);
+                return -ENOMEM;
+        }
+        e->n++;
+        e->counts[v->cause]++;
+        return 0;
+}
+
+/* Explains calls[i], a miss, against its record (if any); the roots of a
+ * build-dir verdict feed the base_dir of the fix. */
+static int explain_one(const char *store_dir, const Call *c, Explained *e, Verdict *v, int64_t now) {
+        Call old;
+        Roots r = { .differ = false };
+        int q;
+
+        if (v->cause == CAUSE_EVICTED)
+                return 0;   /* the daemon saw it leave */
+        if (c->manifest_result_gone) {
+                verdict(v, CAUSE_EVICTED, "ccache's manifest named its entry for these very inputs, and the entry "
+                        "is gone (cachekeeperd %s)", e->asked ? "did not see it leave" : "was not asked");
+                return 0;
+        }
+        q = record_load(store_dir, c, &old);
+        if (q < 0)
+                return q;
+        if (q == 0) {
+                verdict(v, CAUSE_FIRST_BUILD, "no earlier explained run built it%s",
+                        e->asked ? ", and cachekeeperd saw no entry of it leave" : " (cachekeeperd was not asked)");
+                return 0;
+        }
+        compare(&old, c, now, v, &r);
+        if (v->cause == CAUSE_BUILD_DIR && !e->base_dir && r.differ)
+                e->base_dir = common_dir(r.from, r.to, c->source_path ?: r.to);
+        call_done(&old);
+        return 0;
+}
+
+static int read_calls(const char *debug_dir, Call **ret, size_t *ret_n, size_t *records) {
+        Walk w = { 0 };
+        Digests digests = { 0 };
+        Call *calls = NULL;
+        int r = 0;
+
         the_walk = &w;
         if (nftw(debug_dir, on_entry, 16, FTW_PHYS) < 0 && errno != ENOENT)
                 w.error = -errno;
@@ -871,83 +802,90 @@ int explain_run(const char *debug_dir, const char *store_dir, Explained *ret) {
                 r = w.error;
                 goto out;
         }
-        /* In the order they ran: the name ends in the call's start time. */
-        qsort(w.logs, w.n, sizeof(char *), by_name);
-        fps = calloc(w.n ? w.n : 1, sizeof(Fingerprint));
-        if (!fps) {
+        qsort(w.logs, w.n, sizeof(char *), by_time);
+        calls = calloc(w.n ? w.n : 1, sizeof(Call));
+        if (!calls) {
                 r = -ENOMEM;
                 goto out;
         }
         for (size_t i = 0; i < w.n; i++) {
-                char text[4200];
-                size_t l = strlen(w.logs[i]);
-
-                if ((r = read_log(w.logs[i], &fps[i])) < 0)
+                if ((r = call_read(w.logs[i], &digests, &calls[i])) < 0)
                         goto out;
-                snprintf(text, sizeof(text), "%.*s.ccache-input-text", (int) (l - 11), w.logs[i]);
-                r = read_input_text(text, &fps[i]);
-                if (r < 0 && r != -ENOENT)
-                        goto out;
-                take_contents(&fps[i], &digests);
-                r = 0;
-                e.records++;
+                (*records)++;
         }
-        /* Explain each miss against what was kept... */
-        for (size_t i = 0; i < w.n; i++) {
-                Fingerprint old;
-                ExplainMiss *m, *ms;
-                char detail[1024], abs[4096];
-                ExplainCause c;
-                Roots roots_seen = { 0 };
-
-                if (!fps[i].miss)
-                        continue;
-                r = load(store_dir, &fps[i], &old);
-                if (r < 0)
-                        goto out;
-                if (r == 0) {
-                        c = CAUSE_FIRST_BUILD;
-                        snprintf(detail, sizeof(detail), "no earlier explained run built it");
-                } else {
-                        c = compare(&old, &fps[i], detail, sizeof(detail), &roots_seen);
-                        fingerprint_done(&old);
-                }
-                r = 0;
-                if (c == CAUSE_BUILD_DIR && !e.base_dir && roots_seen.differ)
-                        e.base_dir = common_dir(roots_seen.from, roots_seen.to,
-                                                absolute_source(&fps[i], abs, sizeof(abs)));
-                ms = realloc(e.misses, (e.n + 1) * sizeof(ExplainMiss));
-                if (!ms) {
-                        r = -ENOMEM;
-                        goto out;
-                }
-                e.misses = ms;
-                m = &e.misses[e.n];
-                *m = (ExplainMiss) { .source = strdup(absolute_source(&fps[i], abs, sizeof(abs))), .cause = c,
-                                     .detail = strdup(detail) };
-                if (!m->source || !m->detail) {
-                        free(m->source);
-                        free(m->detail);
-                        r = -ENOMEM;
-                        goto out;
-                }
-                e.n++;
-                e.counts[c]++;
-        }
-        /* ...then keep this run's, for the next. */
-        for (size_t i = 0; i < w.n; i++)
-                if (fps[i].has_cpp && fps[i].source && (r = save(store_dir, &fps[i])) < 0)
-                        goto out;
-        bound_store(store_dir);
 out:
-        for (size_t i = 0; i < w.n; i++) {
+        for (size_t i = 0; i < w.n; i++)
                 free(w.logs[i]);
-                if (fps)
-                        fingerprint_done(&fps[i]);
-        }
         free(w.logs);
-        free(fps);
         digests_done(&digests);
+        if (r < 0) {
+                for (size_t i = 0; calls && i < w.n; i++)
+                        call_done(&calls[i]);
+                free(calls);
+                return r;
+        }
+        *ret = calls;
+        *ret_n = w.n;
+        return 0;
+}
+
+/* Keeps this run's calls for the next: the last of each source and object. */
+static int save_calls(const char *store_dir, const Call *calls, size_t n, int64_t now) {
+        for (size_t i = 0; i < n; i++) {
+                const Call *c = &calls[i];
+                Call old;
+                int r;
+
+                if (!c->source_path || (!c->miss && !c->hit) || (c->miss && !c->stored))
+                        continue;   /* only what ccache stored or served is known to have been in the cache */
+                if (!c->has_files) {
+                        /* A direct hit read no file list: keep the last one known. */
+                        r = record_load(store_dir, c, &old);
+                        if (r < 0)
+                                return r;
+                        r = record_save(store_dir, c, r == 1 ? &old : NULL, now);
+                        call_done(&old);
+                } else
+                        r = record_save(store_dir, c, NULL, now);
+                if (r < 0)
+                        return r;
+        }
+        record_bound(store_dir);
+        return 0;
+}
+
+int explain_run(const char *debug_dir, const char *store_dir, ExplainAsk ask, void *userdata, int64_t now,
+                Explained *ret) {
+        Explained e = { 0 };
+        Call *calls = NULL;
+        Verdict *vs = NULL;
+        size_t n = 0;
+        int r;
+
+        *ret = e;
+        if ((r = read_calls(debug_dir, &calls, &n, &e.records)) < 0)
+                return r;
+        vs = calloc(n ? n : 1, sizeof(Verdict));
+        if (!vs) {
+                r = -ENOMEM;
+                goto out;
+        }
+        for (size_t i = 0; i < n; i++)
+                vs[i] = (Verdict) { .cause = CAUSE_UNKNOWN, .since = -1 };
+        if ((r = ask_daemon(calls, n, ask, userdata, now, &e, vs)) < 0)
+                goto out;
+        for (size_t i = 0; i < n; i++) {
+                if (!calls[i].miss)
+                        continue;
+                if ((r = explain_one(store_dir, &calls[i], &e, &vs[i], now)) < 0 || (r = add_miss(&e, &calls[i], &vs[i])) < 0)
+                        goto out;
+        }
+        r = save_calls(store_dir, calls, n, now);
+out:
+        for (size_t i = 0; i < n; i++)
+                call_done(&calls[i]);
+        free(calls);
+        free(vs);
         if (r < 0)
                 explained_done(&e);
         else
@@ -979,9 +917,12 @@ int explain_store_dir(char *buf, size_t len) {
 void explained_done(Explained *e) {
         for (size_t i = 0; i < e->n; i++) {
                 free(e->misses[i].source);
+                free(e->misses[i].object);
                 free(e->misses[i].detail);
+                free(e->misses[i].by);
         }
         free(e->misses);
         free(e->base_dir);
+        free(e->cache);
         *e = (Explained) { 0 };
 }

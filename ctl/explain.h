@@ -1,11 +1,21 @@
 /* SPDX-License-Identifier: MIT */
-/* Why a compilation missed: what ccache hashed for it (its debug mode's
- * *.ccache-input-text, read by its sections and keys, never by line
- * numbers) against what it hashed for the same source and object in the
- * last explained run, kept per user. A fingerprint keeps the hashed items
- * (compiler, arguments, cwd, the source's hash) and, from the preprocessed
- * text, one digest per file it came from: small, and enough to name the
- * first thing that differs. */
+/* Why a compilation missed, from what ccache's debug mode recorded of it
+ * (explain-record.c reads the records), in this order of evidence:
+ *
+ *   evicted      the key the call looked up was in this cache and is gone:
+ *                cachekeeperd saw it leave (asked through ExplainAsk), or
+ *                ccache's own manifest named it, or the last explained run
+ *                of the same source and object stored that very key
+ *   config       a ccache setting that enters the key changed (or ccache)
+ *   compiler, argument, environment, build-dir, source, include-changed,
+ *   time-macro   what differs from the last explained run of the same
+ *                source and object (one identity: their normalised real
+ *                paths, the object also below where it ran), proven by
+ *                what ccache hashed and by digests of the files it read
+ *   first-build  nothing is known of it: no record, and no eviction seen
+ *   unknown      the evidence does not decide
+ *
+ * The records are kept per user (explain-store.c). */
 #pragma once
 
 #include <stdbool.h>
@@ -13,21 +23,27 @@
 #include <stdint.h>
 
 typedef enum ExplainCause {
+        CAUSE_EVICTED,          /* the entry was in this cache and is gone */
+        CAUSE_CONFIG,           /* a ccache setting that enters the key changed: expected once */
         CAUSE_COMPILER,         /* cc_mtime, cc_name, cc_content ...: another compiler, or the same one reinstalled */
-        CAUSE_ARGUMENT,         /* a hashed argument or setting other than the build directory */
+        CAUSE_ARGUMENT,         /* a hashed argument, by itself: "-g" added */
+        CAUSE_ENVIRONMENT,      /* a hashed variable: LANG, LC_* */
+        CAUSE_BUILD_DIR,        /* the build directory reaches the key: cwd, a path in an argument or the text */
         CAUSE_SOURCE,           /* the source file itself */
+        CAUSE_INCLUDE,          /* an included file's content, proven by digests: a real change */
         CAUSE_TIME_MACRO,       /* __TIME__, __DATE__, __TIMESTAMP__: a new value each build */
-        CAUSE_INCLUDE,          /* an included file's content: a real change, correctly invalidated */
-        CAUSE_BUILD_DIR,        /* only the build directory: cwd, or a path in the arguments or the text */
-        CAUSE_FIRST_BUILD,      /* no earlier explained run of this source and object */
-        CAUSE_UNKNOWN,          /* nothing this compares differs (or there was no debug record) */
+        CAUSE_FIRST_BUILD,      /* nothing is known of it */
+        CAUSE_UNKNOWN,          /* the evidence does not decide */
         _CAUSE_MAX,
 } ExplainCause;
 
 typedef struct ExplainMiss {
-        char *source;           /* absolute */
+        char *source;           /* normalised real path */
+        char *object;           /* normalised absolute path, or NULL */
         ExplainCause cause;
         char *detail;           /* one line: what differs */
+        int64_t since;          /* CAUSE_EVICTED: when it left (unix seconds), or -1 */
+        char *by;               /* CAUSE_EVICTED: "cap", "pressure", "purge", "merge", "other", or NULL */
 } ExplainMiss;
 
 typedef struct Explained {
@@ -35,29 +51,42 @@ typedef struct Explained {
         size_t n;
         size_t counts[_CAUSE_MAX];
         char *base_dir;         /* CAUSE_BUILD_DIR: a directory above both build directories, or NULL */
+        char *cache;            /* CAUSE_EVICTED: the daemon's name of the cache, or NULL */
         size_t records;         /* debug records read (every call ccache logged) */
+        bool asked;             /* cachekeeperd answered about the misses' keys */
 } Explained;
+
+/* What cachekeeperd saw leave cache_dir of keys[0..n): for each, out[i]
+ * gets since (unix seconds; -1: not seen) and by ("cap" ...). cache (64
+ * bytes) gets the daemon's name of the cache. Returns 1 answered, 0 not
+ * asked (no daemon, or it keeps no such cache), -errno. */
+typedef struct ExplainEviction {
+        int64_t since;
+        char by[16];
+} ExplainEviction;
+typedef int (*ExplainAsk)(void *userdata, const char *cache_dir, const char *const *keys, size_t n,
+                          ExplainEviction *out, char *cache);
 
 /* "build-dir", "include-changed", ...: the names cachectl(1), measure, gives. */
 const char *explain_cause_name(ExplainCause c);
 
-/* The one-line fix for cause, or NULL where there is none to make (a
- * real change). base_dir: Explained.base_dir. Written into buf. */
-const char *explain_cause_fix(ExplainCause c, const char *base_dir, char *buf, size_t len);
+/* The one-line fix for cause in e, or NULL where there is none to make (a
+ * real change, a change of setting). Written into buf. */
+const char *explain_cause_fix(ExplainCause c, const Explained *e, char *buf, size_t len);
 
-/* The store of fingerprints of the user running us: $XDG_CACHE_HOME or
+/* The store of records of the user running us: $XDG_CACHE_HOME or
  * ~/.cache, then cachekeeper/explain, made 0700. Returns 0 or -errno. */
 int explain_store_dir(char *buf, size_t len);
 
 /* At most this much is kept in the store; the least recently written
- * fingerprints go first. */
+ * records go first. */
 #define EXPLAIN_STORE_MAX_BYTES (64ULL * 1024 * 1024)
 
 /* Reads every record ccache's debug mode wrote below debug_dir; explains
- * each miss against store_dir's fingerprint of the same source and
- * object, then keeps this run's fingerprints there (those of calls that
- * ran the preprocessor: a direct hit's record says nothing of its
- * includes, and what was kept for it still holds). Returns 0 or -errno. */
-int explain_run(const char *debug_dir, const char *store_dir, Explained *ret);
+ * each miss (ask may be NULL: the daemon is not asked), then keeps this
+ * run's calls in store_dir for the next. now: unix seconds. Returns 0 or
+ * -errno. */
+int explain_run(const char *debug_dir, const char *store_dir, ExplainAsk ask, void *userdata, int64_t now,
+                Explained *ret);
 
 void explained_done(Explained *e);

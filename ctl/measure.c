@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -237,6 +238,64 @@ static void judge_silent_build(Measure *m, json_object *before) {
         }
         if (r < 0)
                 m->unchecked = NULL;
+}
+
+/* The daemon's answer to "which of these keys left cache_dir?"
+ * (explain.h's ExplainAsk): its cache whose path is cache_dir, asked in
+ * batches of at most PROTOCOL_EVICTIONS_MAX keys. */
+static int ask_evictions(void *userdata, const char *cache_dir, const char *const *keys, size_t n,
+                         ExplainEviction *out, char *cache) {
+        json_object *status = NULL;
+        const char *name = NULL;
+        int r;
+
+        ctl_quiet = true;
+        r = ctl_fetch_status(&status);
+        if (r <= 0) {
+                ctl_quiet = false;
+                return 0;
+        }
+        for (size_t i = 0; i < protocol_field_count(status, STATUS_CACHES) && !name; i++) {
+                json_object *c = protocol_field_item(status, STATUS_CACHES, i);
+                const char *path = protocol_field_str(c, STATUS_CACHE_PATH);
+                char real[PATH_MAX];
+
+                if (path && realpath(path, real) && strcmp(real, cache_dir) == 0)
+                        name = protocol_field_str(c, STATUS_CACHE_NAME);
+        }
+        if (!name) {
+                json_object_put(status);
+                ctl_quiet = false;
+                return 0;   /* a cache the daemon does not keep */
+        }
+        snprintf(cache, 64, "%s", name);
+        for (size_t i = 0; i < n; i++)
+                out[i] = (ExplainEviction) { .since = -1 };
+        for (size_t at = 0; at < n && r > 0; at += PROTOCOL_EVICTIONS_MAX) {
+                size_t m = n - at < PROTOCOL_EVICTIONS_MAX ? n - at : PROTOCOL_EVICTIONS_MAX;
+                json_object *result = NULL, *found;
+
+                r = ctl_ask(protocol_encode_evictions(name, keys + at, m), NULL, &result);
+                if (r <= 0 || !json_object_object_get_ex(result, PROTOCOL_EVICTIONS_KEYS, &found)) {
+                        json_object_put(result);
+                        break;
+                }
+                for (size_t j = 0; j < m; j++) {
+                        json_object *k, *since, *by;
+
+                        if (!json_object_object_get_ex(found, keys[at + j], &k))
+                                continue;
+                        if (json_object_object_get_ex(k, PROTOCOL_EVICTIONS_SINCE, &since))
+                                out[at + j].since = json_object_get_int64(since);
+                        if (json_object_object_get_ex(k, PROTOCOL_EVICTIONS_BY, &by))
+                                snprintf(out[at + j].by, sizeof(out[at + j].by), "%s", json_object_get_string(by));
+                }
+                json_object_put(result);
+        }
+        ctl_quiet = false;
+        json_object_put(status);
+        (void) userdata;
+        return r > 0 ? 1 : 0;
 }
 
 /* Runs the command with ccache's per-build log (and debug records) in our
@@ -489,13 +548,14 @@ static void print_text(const Measure *m, const StatsLog *l, const StatsSummary *
 
                         if (ex->counts[c] == 0)
                                 continue;
-                        f = explain_cause_fix((ExplainCause) c, ex->base_dir, fix, sizeof(fix));
+                        f = explain_cause_fix((ExplainCause) c, ex, fix, sizeof(fix));
                         snprintf(line, sizeof(line), "  %-16s %5zu%s%s", explain_cause_name((ExplainCause) c),
                                  ex->counts[c],
                                  c == CAUSE_INCLUDE ? "   a real change: correctly recompiled"
                                  : c == CAUSE_FIRST_BUILD ? "   nothing to compare with yet: explain the next build"
+                                 : c == CAUSE_CONFIG ? "   a changed setting: expected once"
                                  : f ? "   fix: " : "",
-                                 c == CAUSE_INCLUDE || c == CAUSE_FIRST_BUILD || !f ? "" : f);
+                                 c == CAUSE_INCLUDE || c == CAUSE_FIRST_BUILD || c == CAUSE_CONFIG || !f ? "" : f);
                         {
                                 _cleanup_free_ char *shown_line = text_escaped(line);   /* the fix names paths */
 
@@ -586,6 +646,12 @@ static void print_json(const Measure *m, const StatsLog *l, const StatsSummary *
                         json_object_object_add(e, "cause",
                                                json_object_new_string(explain_cause_name(ex->misses[i].cause)));
                         json_object_object_add(e, "detail", json_object_new_string(ex->misses[i].detail));
+                        json_object_object_add(e, "object",
+                                               ex->misses[i].object ? json_object_new_string(ex->misses[i].object) : NULL);
+                        json_object_object_add(e, "since", ex->misses[i].since >= 0
+                                                                   ? json_object_new_int64(ex->misses[i].since)
+                                                                   : NULL);
+                        json_object_object_add(e, "by", ex->misses[i].by ? json_object_new_string(ex->misses[i].by) : NULL);
                         json_object_array_add(missed, e);
                 }
                 for (int c = 0; c < _CAUSE_MAX; c++) {
@@ -596,7 +662,7 @@ static void print_json(const Measure *m, const StatsLog *l, const StatsSummary *
                         if (ex->counts[c] == 0)
                                 continue;
                         e = json_object_new_object();
-                        f = explain_cause_fix((ExplainCause) c, ex->base_dir, fix, sizeof(fix));
+                        f = explain_cause_fix((ExplainCause) c, ex, fix, sizeof(fix));
                         json_object_object_add(e, "cause", json_object_new_string(explain_cause_name((ExplainCause) c)));
                         json_object_object_add(e, "count", json_object_new_uint64(ex->counts[c]));
                         json_object_object_add(e, "fix", f ? json_object_new_string(f) : NULL);
@@ -753,7 +819,7 @@ int cmd_measure(int argc, char **argv) {
                 say_unknown(&m);
         if (m.explain && m.source == SOURCE_STATSLOG) {
                 snprintf(debug, sizeof(debug), "%s/debug", m.dir);
-                r = explain_run(debug, store, &ex);
+                r = explain_run(debug, store, ask_evictions, NULL, (int64_t) time(NULL), &ex);
                 if (r < 0)
                         fprintf(stderr, "cachectl: cannot explain the misses: %s\n", strerror(-r));
                 have_explained = r == 0;

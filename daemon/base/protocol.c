@@ -140,6 +140,20 @@ char *protocol_encode_history(const ProtocolHistory *h) {
         return serialize(o);
 }
 
+char *protocol_encode_evictions(const char *cache, const char *const *keys, size_t n) {
+        json_object *o = request_object(PROTOCOL_CMD_EVICTIONS), *a;
+
+        assert(cache);
+        if (!o)
+                return NULL;
+        put(o, PROTOCOL_FIELD_CACHE, json_object_new_string(cache));
+        a = json_object_new_array();
+        for (size_t i = 0; a && i < n; i++)
+                json_object_array_add(a, json_object_new_string(keys[i]));
+        put(o, PROTOCOL_FIELD_KEYS, a);
+        return serialize(o);
+}
+
 char *protocol_encode_merge(const ProtocolMerge *m) {
         json_object *o = request_object(PROTOCOL_CMD_MERGE);
 

@@ -30,6 +30,7 @@
 #define PROTOCOL_CMD_RELOAD "reload"
 #define PROTOCOL_CMD_HISTORY "history"
 #define PROTOCOL_CMD_MERGE  "merge"
+#define PROTOCOL_CMD_EVICTIONS "evictions"
 
 /* Request fields: {"cmd":"status","cache":"a"},
  * {"cmd":"trim","caches":["a"],"to_bytes":N,"dry_run":true}, {"cmd":"reload"},
@@ -47,6 +48,15 @@
 #define PROTOCOL_FIELD_ALLOW_MIXED "allow_mixed" /* merge: even across key families */
 #define PROTOCOL_FIELD_SECONDS  "seconds"       /* history: 60, 3600 or 86400 per row */
 #define PROTOCOL_FIELD_COUNT    "count"         /* history: the last this many rows, >= 1 */
+#define PROTOCOL_FIELD_KEYS     "keys"          /* evictions: ccache keys, at most PROTOCOL_EVICTIONS_MAX */
+
+/* Evictions: {"cmd":"evictions","cache":"a","keys":["<key>",...]} ->
+ * {"keys":{"<key>":{"since":EPOCH,"by":"cap"|"pressure"|"purge"|"merge"|"other"}}},
+ * only the keys the daemon saw leave the cache. */
+#define PROTOCOL_EVICTIONS_MAX   4096U
+#define PROTOCOL_EVICTIONS_KEYS  "keys"
+#define PROTOCOL_EVICTIONS_SINCE "since"
+#define PROTOCOL_EVICTIONS_BY    "by"
 
 /* History: rows of 1 minute (at most 24 h of them), 1 hour (90 days) or 1
  * day (90, UTC days, each the sum of its hours). */
@@ -163,6 +173,8 @@ char *protocol_encode_status(const ProtocolStatus *s);
 char *protocol_encode_trim(const ProtocolTrim *t);
 char *protocol_encode_reload(void);
 char *protocol_encode_history(const ProtocolHistory *h);
+/* {"cmd":"evictions","cache":cache,"keys":[keys[0..n)]}. */
+char *protocol_encode_evictions(const char *cache, const char *const *keys, size_t n);
 char *protocol_encode_merge(const ProtocolMerge *m);
 
 /* Requests, the daemon's side. Parses one request line (without its

@@ -1,0 +1,820 @@
+/* SPDX-License-Identifier: MIT */
+/* One ccache call as its debug mode recorded it (explain-internal.h). The
+ * formats read here, ccache 4.7 to 4.12 (ccache's src/ccache/ccache.cpp,
+ * where the debug files are written):
+ *
+ *   <object>.<time>.ccache-log   the call's log: "[time pid] text" lines.
+ *       "=== CCACHE 4.7.5 STARTED", "Config: (origin) key = value" (every
+ *       setting), "Working directory: ", "Source file: ", "Object file: ",
+ *       "Dependency file: ", "Manifest key: ", "Result key: " (each key it
+ *       looked up or computed), "Stored KEY in local storage", "Disabling
+ *       depend mode", "Found __TIME__ ...", "Result: cache_miss" or
+ *       "Result: direct_cache_hit" ... (its statistics counters).
+ *   <object>.<time>.ccache-input-text   what it hashed, readable:
+ *       "=== SECTION ===" (COMMON, DIRECT MODE, PREPROCESSOR MODE), then
+ *       "### key" and the lines hashed under it. "### cpp" is the
+ *       preprocessed text, whose linemarkers name every file it came from;
+ *       in depend mode "### include" is the digest of one included file,
+ *       whose paths only the dependency file names. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "explain-internal.h"
+
+/* The settings that enter a key (ccache's hash_common_info and the mode
+ * it runs in): what `config` verdicts compare. direct_mode is kept too,
+ * though it never changes a result key: explain.c says so. */
+static const char *const key_settings[] = {
+        "base_dir", "hash_dir", "sloppiness", "compiler_check", "depend_mode", "direct_mode",
+        "namespace", "run_second_cpp", "keep_comments_cpp", "extra_files_to_hash", "ignore_options",
+        "ignore_headers_in_manifest", "cpp_extension", "compiler", "compiler_type",
+        "pch_external_checksum", NULL,
+};
+
+uint64_t explain_fnv(uint64_t h, const void *s, size_t n) {
+        const unsigned char *p = s;
+
+        for (size_t i = 0; i < n; i++) {
+                h ^= p[i];
+                h *= 0x100000001b3ULL;
+        }
+        return h;
+}
+
+static void free_strv(char **v, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(v[i]);
+        free(v);
+}
+
+void call_done(Call *c) {
+        free(c->version);
+        free(c->cache_dir);
+        free_strv(c->config, c->n_config);
+        free(c->workdir);
+        free(c->source);
+        free(c->source_path);
+        free(c->object_path);
+        free(c->object_rel);
+        free(c->depfile);
+        free(c->manifest_key);
+        free_strv(c->result_keys, c->n_result_keys);
+        free(c->manifest_result);
+        free(c->manifest_path);
+        free(c->ccache);
+        for (size_t i = 0; c->include_paths && i < c->n_include_hashes; i++)
+                free(c->include_paths[i]);
+        free(c->include_paths);
+        free_strv(c->items, c->n_items);
+        free_strv(c->include_hashes, c->n_include_hashes);
+        for (size_t i = 0; i < c->n_files; i++)
+                free(c->files[i].path);
+        free(c->files);
+        *c = (Call) { 0 };
+}
+
+static int strv_add(char ***v, size_t *n, const char *s, size_t len) {
+        char **nv = realloc(*v, (*n + 1) * sizeof(char *));
+
+        if (!nv)
+                return -ENOMEM;
+        *v = nv;
+        if (!(nv[*n] = strndup(s, len)))
+                return -ENOMEM;
+        (*n)++;
+        return 0;
+}
+
+const char *call_setting(const Call *c, const char *key) {
+        size_t k = strlen(key);
+
+        for (size_t i = 0; i < c->n_config; i++)
+                if (strncmp(c->config[i], key, k) == 0 && c->config[i][k] == '=')
+                        return c->config[i] + k + 1;
+        return NULL;
+}
+
+/* Lexically: "." and ".." and "//" gone. path is absolute. */
+static void lexical(const char *path, char *buf, size_t len) {
+        size_t o = 0;
+        const char *p = path;
+
+        buf[0] = '\0';
+        while (*p) {
+                const char *e;
+                size_t l;
+
+                while (*p == '/')
+                        p++;
+                e = strchrnul(p, '/');
+                l = (size_t) (e - p);
+                if (l == 0 || (l == 1 && p[0] == '.')) {
+                        p = e;
+                        continue;
+                }
+                if (l == 2 && p[0] == '.' && p[1] == '.') {
+                        while (o > 0 && buf[o - 1] != '/')
+                                o--;
+                        if (o > 0)
+                                o--;   /* the slash */
+                        buf[o] = '\0';
+                        p = e;
+                        continue;
+                }
+                if (o + l + 2 > len)
+                        break;
+                buf[o++] = '/';
+                memcpy(buf + o, p, l);
+                o += l;
+                buf[o] = '\0';
+                p = e;
+        }
+        if (o == 0)
+                snprintf(buf, len, "/");
+}
+
+const char *normalise_path(const char *dir, const char *path, char *buf, size_t len) {
+        char joined[PATH_MAX * 2], real[PATH_MAX];
+
+        if (path[0] == '/' || !dir)
+                snprintf(joined, sizeof(joined), "%s", path);
+        else
+                snprintf(joined, sizeof(joined), "%s/%s", dir, path);
+        if (realpath(joined, real))
+                snprintf(buf, len, "%s", real);
+        else
+                lexical(joined[0] == '/' ? joined : "/", buf, len);
+        return buf;
+}
+
+/* What a file holds now: 0 when it is no regular file we may read. */
+static uint64_t content_digest(const char *path) {
+        char buf[65536];
+        struct stat st;
+        uint64_t h = FNV_INIT, total = 0;
+        ssize_t n;
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+
+        if (fd < 0)
+                return 0;
+        /* Never read a device, a FIFO or a socket: a name in a build's text is anyone's. */
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+                close(fd);
+                return 0;
+        }
+        if ((unsigned long long) st.st_size > CONTENT_MAX_BYTES) {
+                close(fd);
+                h = explain_fnv(h, &st.st_size, sizeof(st.st_size));
+                return explain_fnv(h, &st.st_mtim, sizeof(st.st_mtim)) ?: 1;
+        }
+        while ((n = read(fd, buf, sizeof(buf))) > 0 && (total += (uint64_t) n) <= CONTENT_MAX_BYTES)
+                h = explain_fnv(h, buf, (size_t) n);
+        close(fd);
+        return h ?: 1;
+}
+
+/* The digest of the file at the normalised path, read once a run. */
+static uint64_t digest_of(Digests *d, const char *path) {
+        uint64_t h = explain_fnv(FNV_INIT, path, strlen(path));
+        size_t i;
+
+        if (d->n + 1 > d->cap / 2) {
+                size_t cap = d->cap ? d->cap * 2 : 1024;
+                struct Digest *slots = calloc(cap, sizeof(*slots));
+
+                if (!slots)
+                        return content_digest(path);   /* no memory to remember: read again */
+                for (size_t j = 0; j < d->cap; j++)
+                        if (d->slots[j].path) {
+                                uint64_t hj = explain_fnv(FNV_INIT, d->slots[j].path, strlen(d->slots[j].path));
+
+                                for (i = hj & (cap - 1); slots[i].path; i = (i + 1) & (cap - 1))
+                                        ;
+                                slots[i] = d->slots[j];
+                        }
+                free(d->slots);
+                d->slots = slots;
+                d->cap = cap;
+        }
+        for (i = h & (d->cap - 1); d->slots[i].path; i = (i + 1) & (d->cap - 1))
+                if (strcmp(d->slots[i].path, path) == 0)
+                        return d->slots[i].digest;
+        d->slots[i].path = strdup(path);
+        d->slots[i].digest = content_digest(path);
+        if (d->slots[i].path)
+                d->n++;
+        return d->slots[i].digest;
+}
+
+void digests_done(Digests *d) {
+        for (size_t i = 0; i < d->cap; i++)
+                free(d->slots[i].path);
+        free(d->slots);
+        *d = (Digests) { 0 };
+}
+
+/* Adds the file the call read at path (as the text or the dependency file
+ * spells it), once by its normalised path. */
+static int add_file(Call *c, Digests *d, const char *path) {
+        char norm[PATH_MAX];
+        CallFile *files;
+        uint64_t digest;
+        struct stat st;
+
+        if (path[0] == '<' || path[0] == '\0')
+                return 0;   /* <built-in>, <command-line> */
+        if (path[strlen(path) - 1] == '/' || strcmp(path, ".") == 0)
+                return 0;   /* gcc's working-directory marker (-g): a directory, not a file read */
+        normalise_path(c->workdir, path, norm, sizeof(norm));
+        for (size_t i = c->n_files; i > 0; i--)
+                if (strcmp(c->files[i - 1].path, norm) == 0)
+                        return 0;
+        digest = digest_of(d, norm);
+        if (digest == 0 && stat(norm, &st) == 0 && S_ISDIR(st.st_mode))
+                return 0;   /* gcc's working-directory marker (-g), as ccache hashes it: no file read */
+        files = realloc(c->files, (c->n_files + 1) * sizeof(CallFile));
+        if (!files)
+                return -ENOMEM;
+        c->files = files;
+        c->files[c->n_files] = (CallFile) { .path = strdup(norm), .digest = digest };
+        if (!c->files[c->n_files].path)
+                return -ENOMEM;
+        c->n_files++;
+        return 0;
+}
+
+static int add_item(Call *c, const char *section, const char *key, const char *value, size_t vlen) {
+        char buf[ITEM_MAX + 256];
+        int l;
+
+        if (strcmp(key, "include") == 0)
+                return strv_add(&c->include_hashes, &c->n_include_hashes, value, vlen);
+        if (strcmp(key, "cppstderr") == 0)
+                return 0;   /* the preprocessor's warnings: a consequence of what it read, never a cause */
+        if (vlen > ITEM_MAX)
+                l = snprintf(buf, sizeof(buf), "%s/%s=#%016" PRIx64, section, key, explain_fnv(FNV_INIT, value, vlen));
+        else
+                l = snprintf(buf, sizeof(buf), "%s/%s=%.*s", section, key, (int) vlen, value);
+        return strv_add(&c->items, &c->n_items, buf, (size_t) l < sizeof(buf) ? (size_t) l : sizeof(buf) - 1);
+}
+
+/* "# 12 "" (the path on the next line, as ccache hashes it: in parts, for
+ * base_dir) or "# 12 "path" 1 3". */
+static bool linemarker_start(const char *line, const char **path, size_t *path_len) {
+        const char *p = line + 2, *q;
+
+        if (line[0] != '#' || line[1] != ' ' || *p < '0' || *p > '9')
+                return false;
+        while (*p >= '0' && *p <= '9')
+                p++;
+        if (p[0] != ' ' || p[1] != '"')
+                return false;
+        p += 2;
+        q = strchr(p, '"');
+        *path = p;
+        *path_len = q ? (size_t) (q - p) : 0;   /* 0: on the next line */
+        return true;
+}
+
+typedef struct TextState {
+        char section[64], key[128];
+        char *value;
+        size_t vlen, vcap;
+        bool path_next;
+} TextState;
+
+static int text_value_line(TextState *s, const char *line, size_t n) {
+        if (s->vlen + n + 2 > s->vcap) {
+                char *v = realloc(s->value, s->vcap = (s->vlen + n + 2) * 2);
+
+                if (!v)
+                        return -ENOMEM;
+                s->value = v;
+        }
+        if (s->vlen > 0)
+                s->value[s->vlen++] = ' ';
+        memcpy(s->value + s->vlen, line, n);
+        s->vlen += n;
+        s->value[s->vlen] = '\0';
+        return 0;
+}
+
+/* One line of the preprocessed text: only its linemarkers matter. */
+static int text_cpp_line(TextState *s, Call *c, Digests *d, char *line) {
+        const char *mpath;
+        size_t mlen;
+
+        if (s->path_next) {
+                s->path_next = false;
+                return add_file(c, d, line);
+        }
+        if (!linemarker_start(line, &mpath, &mlen))
+                return 0;
+        if (mlen == 0) {
+                s->path_next = true;
+                return 0;
+        }
+        line[mpath - line + mlen] = '\0';
+        return add_file(c, d, mpath);
+}
+
+/* Reads ccache's hashed input text: items, and the files the text came from. */
+static int read_input_text(const char *path, Call *c, Digests *d) {
+        TextState s = { 0 };
+        char *line = NULL;
+        size_t cap = 0;
+        ssize_t n;
+        uint64_t total = 0;
+        int r = 0;
+        FILE *fp = fopen(path, "re");
+
+        if (!fp)
+                return -errno;
+        c->has_text = true;
+        for (;;) {
+                bool boundary;
+
+                n = getline(&line, &cap, fp);
+                if (n >= 0 && (total += (uint64_t) n) > RECORD_MAX_BYTES) {
+                        r = -EFBIG;
+                        break;
+                }
+                if (n > 0 && line[n - 1] == '\n')
+                        line[--n] = '\0';
+                boundary = n < 0 || strncmp(line, "### ", 4) == 0 || strncmp(line, "=== ", 4) == 0;
+                /* A key ends at the next key, section or the end. */
+                if (boundary && s.key[0] && strcmp(s.key, "cpp") != 0 &&
+                    (r = add_item(c, s.section, s.key, s.value ?: "", s.vlen)) < 0)
+                        break;
+                if (boundary) {
+                        s.key[0] = '\0';
+                        s.vlen = 0;
+                }
+                if (n < 0)
+                        break;
+                if (strncmp(line, "=== ", 4) == 0) {
+                        char *end = strstr(line + 4, " ===");
+
+                        snprintf(s.section, sizeof(s.section), "%.*s", end ? (int) (end - line - 4) : 0, line + 4);
+                } else if (strncmp(line, "### ", 4) == 0) {
+                        snprintf(s.key, sizeof(s.key), "%s", line + 4);
+                        s.path_next = false;
+                        c->has_files |= strcmp(s.key, "cpp") == 0;
+                } else if (s.key[0] && strcmp(s.key, "cpp") == 0)
+                        r = text_cpp_line(&s, c, d, line);
+                else if (s.key[0])
+                        r = text_value_line(&s, line, (size_t) n);
+                if (r < 0)
+                        break;
+        }
+        free(line);
+        free(s.value);
+        fclose(fp);
+        return r;
+}
+
+/* The dependency file (depend mode): Make syntax, "target: dep dep \\".
+ * Its prerequisites are the files the compiler read. */
+typedef struct Token {
+        char s[PATH_MAX];
+        size_t n;
+} Token;
+
+static void token_put(Token *t, int ch) {
+        if (t->n + 1 < sizeof(t->s))
+                t->s[t->n++] = (char) ch;
+}
+
+/* Ends the token: a prerequisite is added, a target ("x.o:") is not. */
+static int token_end(Call *c, Digests *d, Token *t) {
+        int r = 0;
+
+        t->s[t->n] = '\0';
+        if (t->n > 0 && t->s[t->n - 1] != ':')
+                r = add_file(c, d, t->s);
+        t->n = 0;
+        return r;
+}
+
+static int read_depfile(Call *c, Digests *d) {
+        char path[PATH_MAX];
+        Token t = { .n = 0 };
+        int ch, r = 0, fd;
+        uint64_t total = 0;
+        struct stat st;
+        FILE *fp;
+
+        normalise_path(c->workdir, c->depfile, path, sizeof(path));
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return 0;   /* gone: nothing known of what it read */
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !(fp = fdopen(fd, "r"))) {
+                close(fd);
+                return 0;
+        }
+        c->has_files = true;
+        while (r == 0 && (ch = getc(fp)) != EOF && ++total <= RECORD_MAX_BYTES) {
+                int next;
+
+                if (ch == '\\') {
+                        next = getc(fp);
+                        if (next == ' ' || next == '#') {
+                                token_put(&t, next);   /* an escaped character */
+                                continue;
+                        }
+                        if (next != '\n' && next != '\r' && next != EOF) {
+                                ungetc(next, fp);
+                                token_put(&t, ch);
+                                continue;
+                        }
+                        ch = ' ';   /* a continuation: a separator */
+                } else if (ch == '$') {
+                        next = getc(fp);
+                        if (next != '$' && next != EOF)
+                                ungetc(next, fp);
+                        token_put(&t, ch);   /* "$$" is one "$" */
+                        continue;
+                }
+                if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r')
+                        r = token_end(c, d, &t);
+                else
+                        token_put(&t, ch);
+        }
+        if (r == 0)
+                r = token_end(c, d, &t);
+        fclose(fp);
+        return r;
+}
+
+/* ccache's manifest as `ccache --inspect PATH` prints it (4.7 to 4.12):
+ *
+ *   File paths (2):
+ *     0: ../proj/inc/v.h
+ *   File infos (7):
+ *     0:
+ *       Path index: 0
+ *       Hash: 6fe126fa1smd3h5gtd95dfv8l3g770ebc
+ *
+ * Each info's digest is what depend mode hashes as "### include": the
+ * manifest names the file behind each digest. */
+#define INSPECT_MAX_BYTES (16U << 20)
+
+typedef struct Manifest {
+        char **paths;
+        size_t n_paths;
+        size_t *info_path;      /* each info's path index */
+        char **info_hash;
+        size_t n_infos;
+} Manifest;
+
+static void manifest_done(Manifest *m) {
+        free_strv(m->paths, m->n_paths);
+        free_strv(m->info_hash, m->n_infos);
+        free(m->info_path);
+        *m = (Manifest) { 0 };
+}
+
+static int manifest_line(Manifest *m, int *section, const char *line) {
+        const char *p = line;
+        char *end;
+
+        if (strncmp(line, "File paths (", 12) == 0)
+                *section = 1;
+        else if (strncmp(line, "File infos (", 12) == 0)
+                *section = 2;
+        else if (line[0] != ' ')
+                *section = 0;
+        else if (*section == 1) {
+                while (*p == ' ')
+                        p++;
+                strtoul(p, &end, 10);
+                if (end != p && end[0] == ':' && end[1] == ' ')
+                        return strv_add(&m->paths, &m->n_paths, end + 2, strlen(end + 2));
+        } else if (*section == 2) {
+                while (*p == ' ')
+                        p++;
+                if (strncmp(p, "Path index: ", 12) == 0) {
+                        size_t *ip = realloc(m->info_path, (m->n_infos + 1) * sizeof(size_t));
+                        char **ih = realloc(m->info_hash, (m->n_infos + 1) * sizeof(char *));
+
+                        if (ip)
+                                m->info_path = ip;
+                        if (ih)
+                                m->info_hash = ih;
+                        if (!ip || !ih)
+                                return -ENOMEM;
+                        m->info_path[m->n_infos] = strtoul(p + 12, NULL, 10);
+                        m->info_hash[m->n_infos++] = NULL;
+                } else if ((strncmp(p, "Hash: ", 6) == 0 || strncmp(p, "Digest: ", 8) == 0) && m->n_infos > 0 &&
+                           !m->info_hash[m->n_infos - 1]) {
+                        const char *h = strchr(p, ' ') + 1;
+
+                        if (!(m->info_hash[m->n_infos - 1] = strdup(h)))
+                                return -ENOMEM;
+                }
+        }
+        return 0;
+}
+
+/* Runs `ccache --inspect path`, its output read into m. Returns 0 (m may
+ * be empty: it could not be read) or -ENOMEM. */
+static int manifest_read(const char *ccache, const char *path, Manifest *m) {
+        char *argv[] = { (char *) ccache, (char *) "--inspect", (char *) path, NULL };
+        posix_spawn_file_actions_t fa;
+        int pipefd[2], status, section = 0, r = 0;
+        char *line = NULL;
+        size_t cap = 0, total = 0;
+        ssize_t n;
+        pid_t pid;
+        FILE *fp;
+
+        if (pipe2(pipefd, O_CLOEXEC) < 0)
+                return 0;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDOUT_FILENO);
+        posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+        posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+        if (posix_spawnp(&pid, ccache, &fa, NULL, argv, environ) != 0)
+                pid = -1;
+        posix_spawn_file_actions_destroy(&fa);
+        close(pipefd[1]);
+        if (pid < 0 || !(fp = fdopen(pipefd[0], "r"))) {
+                close(pipefd[0]);
+                if (pid > 0)
+                        waitpid(pid, &status, 0);
+                return 0;
+        }
+        while (r == 0 && (n = getline(&line, &cap, fp)) >= 0 && (total += (size_t) n) <= INSPECT_MAX_BYTES) {
+                if (n > 0 && line[n - 1] == '\n')
+                        line[n - 1] = '\0';
+                r = manifest_line(m, &section, line);
+        }
+        free(line);
+        fclose(fp);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        return r;
+}
+
+/* Depend mode: the path behind each "### include" digest, from ccache's
+ * manifest; each such file is one the call read. */
+static int include_paths(Call *c, Digests *d) {
+        Manifest m = { 0 };
+        int r;
+
+        if (!c->manifest_path || !c->ccache || c->n_include_hashes == 0)
+                return 0;
+        if ((r = manifest_read(c->ccache, c->manifest_path, &m)) < 0 || m.n_infos == 0)
+                goto out;
+        if (!(c->include_paths = calloc(c->n_include_hashes, sizeof(char *)))) {
+                r = -ENOMEM;
+                goto out;
+        }
+        for (size_t i = 0; i < c->n_include_hashes; i++)
+                for (size_t j = 0; j < m.n_infos; j++)
+                        if (m.info_hash[j] && strcmp(m.info_hash[j], c->include_hashes[i]) == 0 &&
+                            m.info_path[j] < m.n_paths) {
+                                char norm[PATH_MAX];
+
+                                normalise_path(c->workdir, m.paths[m.info_path[j]], norm, sizeof(norm));
+                                if (!(c->include_paths[i] = strdup(norm))) {
+                                        r = -ENOMEM;
+                                        goto out;
+                                }
+                                break;
+                        }
+        /* What it read: the source and every include named. */
+        c->has_files = true;
+        if (c->source && (r = add_file(c, d, c->source)) < 0)
+                goto out;
+        for (size_t i = 0; i < c->n_include_hashes; i++)
+                if (c->include_paths[i] && (r = add_file(c, d, c->include_paths[i])) < 0)
+                        goto out;
+out:
+        manifest_done(&m);
+        return r;
+}
+
+/* The text after "[time pid] " of a log line, or NULL. */
+static const char *log_text(const char *line) {
+        const char *p;
+
+        if (line[0] != '[' || !(p = strstr(line, "] ")))
+                return NULL;
+        return p + 2;
+}
+
+static int take_field(char **field, const char *value) {
+        if (*field)
+                return 0;   /* the first: ccache logs each once a call */
+        *field = strdup(value);
+        return *field ? 0 : -ENOMEM;
+}
+
+/* "Config: (origin) key = value": a setting that enters a key. */
+static int take_config(Call *c, const char *t) {
+        const char *k = strchr(t, ')'), *eq;
+        char buf[ITEM_MAX];
+
+        if (!k || k[1] != ' ')
+                return 0;
+        k += 2;
+        if (!(eq = strstr(k, " = ")))
+                return 0;
+        for (const char *const *s = key_settings; *s; s++)
+                if (strlen(*s) == (size_t) (eq - k) && strncmp(k, *s, (size_t) (eq - k)) == 0) {
+                        int l = snprintf(buf, sizeof(buf), "%s=%s", *s, eq + 3);
+
+                        return strv_add(&c->config, &c->n_config, buf,
+                                        (size_t) l < sizeof(buf) ? (size_t) l : sizeof(buf) - 1);
+                }
+        if (strncmp(k, "cache_dir = ", 12) == 0 && !c->cache_dir)
+                return take_field(&c->cache_dir, k + 12);
+        return 0;
+}
+
+static int log_line(Call *c, const char *t) {
+        const char *v;
+
+        if (strncmp(t, "=== CCACHE ", 11) == 0) {
+                const char *e = strchr(t + 11, ' ');
+
+                free(c->version);
+                c->version = strndup(t + 11, e ? (size_t) (e - t - 11) : strlen(t + 11));
+                return c->version ? 0 : -ENOMEM;
+        }
+        if (strncmp(t, "Config: ", 8) == 0)
+                return take_config(c, t + 8);
+        if (strncmp(t, "Working directory: ", 19) == 0)
+                return take_field(&c->workdir, t + 19);
+        if (strncmp(t, "Source file: ", 13) == 0)
+                return take_field(&c->source, t + 13);
+        if (strncmp(t, "Object file: ", 13) == 0)
+                return take_field(&c->object_path, t + 13);
+        if (strncmp(t, "Dependency file: ", 17) == 0)
+                return take_field(&c->depfile, t + 17);
+        if (strncmp(t, "Manifest key: ", 14) == 0)
+                return take_field(&c->manifest_key, t + 14);
+        if (strcmp(t, "Got result key from manifest") == 0) {
+                c->got_from_manifest = true;
+                return 0;
+        }
+        if (strncmp(t, "No ", 3) == 0 && c->manifest_result && strncmp(t + 3, c->manifest_result,
+                                                                         strlen(c->manifest_result)) == 0 &&
+            strcmp(t + 3 + strlen(c->manifest_result), " in local storage") == 0) {
+                c->manifest_result_gone = true;
+                return 0;
+        }
+        if (strncmp(t, "Result key: ", 12) == 0) {
+                v = t + 12;
+                if (c->got_from_manifest && !c->manifest_result && !(c->manifest_result = strdup(v)))
+                        return -ENOMEM;
+                c->got_from_manifest = false;
+                for (size_t i = 0; i < c->n_result_keys; i++)
+                        if (strcmp(c->result_keys[i], v) == 0)
+                                return 0;
+                return strv_add(&c->result_keys, &c->n_result_keys, v, strlen(v));
+        }
+        if (strncmp(t, "Command line: ", 14) == 0 && !c->ccache) {
+                const char *w = t + 14, *e = strchr(w, ' '), *base;
+                size_t l = e ? (size_t) (e - w) : strlen(w);
+
+                base = memrchr(w, '/', l);
+                base = base ? base + 1 : w;
+                /* "ccache gcc ...", or a compiler that is a symlink to ccache */
+                c->ccache = strncmp(base, "ccache", 6) == 0 ? strndup(w, l) : strdup("ccache");
+                return c->ccache ? 0 : -ENOMEM;
+        }
+        if (c->manifest_key && (strncmp(t, "Stored ", 7) == 0 || strncmp(t, "Retrieved ", 10) == 0)) {
+                const char *k = t + (t[0] == 'S' ? 7 : 10), *open = strrchr(t, '(');
+                size_t kl = strlen(c->manifest_key), l = open ? strlen(open) : 0;
+
+                if (strncmp(k, c->manifest_key, kl) == 0 && k[kl] == ' ' && l > 2 && open[l - 1] == ')') {
+                        free(c->manifest_path);
+                        if (!(c->manifest_path = strndup(open + 1, l - 2)))
+                                return -ENOMEM;
+                }
+        }
+        if (strncmp(t, "Stored ", 7) == 0 && strstr(t, " in local storage"))
+                c->stored = true;
+        else if (strcmp(t, "Disabling depend mode") == 0 || strncmp(t, "Disabling depend mode", 21) == 0)
+                c->depend = false;
+        else if (strcmp(t, "Result: cache_miss") == 0)
+                c->miss = true;
+        else if (strcmp(t, "Result: direct_cache_hit") == 0 || strcmp(t, "Result: preprocessed_cache_hit") == 0)
+                c->hit = true;
+        else if (strcmp(t, "Result: recache") == 0)
+                c->recache = true;
+        else if (strncmp(t, "Found __TIME__ ", 15) == 0 || strncmp(t, "Found __DATE__ ", 15) == 0 ||
+                 strncmp(t, "Found __TIMESTAMP__ ", 20) == 0)
+                c->time_macro = true;
+        return 0;
+}
+
+/* Reads a call's debug log: its settings, where it ran, what it compiled,
+ * its keys, and whether it missed. */
+static int read_log(const char *path, Call *c) {
+        char *line = NULL;
+        size_t cap = 0;
+        ssize_t n;
+        uint64_t total = 0;
+        int r = 0;
+        bool depend_disabled = false;
+        FILE *fp = fopen(path, "re");
+
+        if (!fp)
+                return -errno;
+        while (r == 0 && (n = getline(&line, &cap, fp)) >= 0) {
+                const char *t;
+
+                if ((total += (uint64_t) n) > RECORD_MAX_BYTES) {
+                        r = -EFBIG;
+                        break;
+                }
+                if (n > 0 && line[n - 1] == '\n')
+                        line[n - 1] = '\0';
+                if (!(t = log_text(line)))
+                        continue;
+                depend_disabled |= strncmp(t, "Disabling depend mode", 21) == 0;
+                r = log_line(c, t);
+        }
+        free(line);
+        fclose(fp);
+        if (r == 0) {
+                const char *dm = call_setting(c, "depend_mode");
+
+                c->depend = dm && strcmp(dm, "true") == 0 && !depend_disabled;
+        }
+        return r;
+}
+
+/* The identities: the source's real path, the object's normalised path
+ * and its path below where the call ran. */
+static int identify(Call *c) {
+        char buf[PATH_MAX];
+        size_t w;
+
+        if (c->cache_dir) {
+                normalise_path(NULL, c->cache_dir, buf, sizeof(buf));
+                free(c->cache_dir);
+                if (!(c->cache_dir = strdup(buf)))
+                        return -ENOMEM;
+        }
+        if (!c->source || !c->workdir)
+                return 0;
+        if (!(c->source_path = strdup(normalise_path(c->workdir, c->source, buf, sizeof(buf)))))
+                return -ENOMEM;
+        if (c->object_path) {
+                normalise_path(c->workdir, c->object_path, buf, sizeof(buf));
+                free(c->object_path);
+                if (!(c->object_path = strdup(buf)))
+                        return -ENOMEM;
+                /* Below the working directory as it really is (a symlinked build directory too). */
+                normalise_path(NULL, c->workdir, buf, sizeof(buf));
+                w = strlen(buf);
+                if (strncmp(c->object_path, buf, w) == 0 && c->object_path[w] == '/')
+                        c->object_rel = strdup(c->object_path + w + 1);
+                else
+                        c->object_rel = strdup(c->object_path);
+                if (!c->object_rel)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+int call_read(const char *log_path, Digests *digests, Call *ret) {
+        char text[PATH_MAX + 64];
+        size_t l = strlen(log_path);
+        Call c = { 0 };
+        int r;
+
+        if ((r = read_log(log_path, &c)) < 0 || (r = identify(&c)) < 0)
+                goto fail;
+        if (l > 11 && l < PATH_MAX) {
+                snprintf(text, sizeof(text), "%.*s.ccache-input-text", (int) (l - 11), log_path);
+                r = read_input_text(text, &c, digests);
+                if (r < 0 && r != -ENOENT)
+                        goto fail;
+        }
+        /* The files it read: the text's linemarkers, else (depend mode) its dependency file. */
+        if (!c.has_files && c.depfile && c.workdir && (r = read_depfile(&c, digests)) < 0)
+                goto fail;
+        /* Depend mode: ccache's manifest names each include it hashed (and
+         * the files, where the build tool took the dependency file away). */
+        if (c.depend && c.miss && (r = include_paths(&c, digests)) < 0)
+                goto fail;
+        *ret = c;
+        return 0;
+fail:
+        call_done(&c);
+        return r;
+}

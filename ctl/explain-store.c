@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: MIT */
+/* The store of explained calls (explain-internal.h): one text file a
+ * source and object, named by a digest of their identities, in the user's
+ * own 0700 directory. A line a field, "TAG value"; an older record
+ * ("cachekeeper-fingerprint 1", keyed by the spelling the build used) is
+ * never matched and ages out. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "explain-internal.h"
+#include "explain.h"
+
+#define RECORD_MAGIC "cachekeeper-explain-record 2"
+
+static void record_name(const Call *c, char *buf, size_t len) {
+        uint64_t h = explain_fnv(FNV_INIT, c->source_path, strlen(c->source_path));
+
+        h = explain_fnv(h, "\n", 1);
+        h = explain_fnv(h, c->object_rel ?: "", strlen(c->object_rel ?: ""));
+        snprintf(buf, len, "%016" PRIx64 ".rec", h);
+}
+
+/* A value on one line: newlines would end it early. */
+static void put_line(FILE *fp, const char *tag, const char *s) {
+        if (!s)
+                return;
+        fprintf(fp, "%s ", tag);
+        for (; *s; s++)
+                fputc(*s == '\n' ? ' ' : *s, fp);
+        fputc('\n', fp);
+}
+
+static void put_files(FILE *fp, const Call *c) {
+        for (size_t i = 0; i < c->n_files; i++) {
+                char tag[32];
+
+                snprintf(tag, sizeof(tag), "f %016" PRIx64, c->files[i].digest);
+                put_line(fp, tag, c->files[i].path);
+        }
+}
+
+static void put_record(FILE *fp, const Call *c, const Call *files_from, int64_t now) {
+        const Call *ff = !c->has_files && files_from && files_from->has_files ? files_from : c;
+
+        fprintf(fp, RECORD_MAGIC "\n");
+        fprintf(fp, "when %" PRId64 "\n", now);
+        put_line(fp, "v", c->version);
+        put_line(fp, "C", c->cache_dir);
+        for (size_t i = 0; i < c->n_config; i++)
+                put_line(fp, "k", c->config[i]);
+        put_line(fp, "w", c->workdir);
+        put_line(fp, "s", c->source);
+        put_line(fp, "S", c->source_path);
+        put_line(fp, "O", c->object_path);
+        put_line(fp, "R", c->object_rel);
+        put_line(fp, "m", c->manifest_key);
+        for (size_t i = 0; i < c->n_result_keys; i++)
+                put_line(fp, "r", c->result_keys[i]);
+        fprintf(fp, "b %d%d%d%d%d%d%d\n", c->miss, c->hit, c->stored, c->time_macro, c->depend, ff->has_files,
+                c->has_text);
+        for (size_t i = 0; i < c->n_items; i++)
+                put_line(fp, "i", c->items[i]);
+        for (size_t i = 0; i < c->n_include_hashes; i++)
+                put_line(fp, "h", c->include_hashes[i]);
+        put_files(fp, ff);
+}
+
+int record_save(const char *store_dir, const Call *c, const Call *files_from, int64_t now) {
+        char name[64], tmp[4200], path[4200];
+        FILE *fp;
+        int fd, r = 0;
+
+        if (!c->source_path)
+                return 0;
+        record_name(c, name, sizeof(name));
+        snprintf(path, sizeof(path), "%s/%s", store_dir, name);
+        snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", store_dir, name);
+        fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        fp = fdopen(fd, "w");
+        if (!fp) {
+                r = -errno;
+                close(fd);
+                unlink(tmp);
+                return r;
+        }
+        put_record(fp, c, files_from, now);
+        if (fclose(fp) != 0 || rename(tmp, path) < 0) {
+                r = -errno;
+                unlink(tmp);
+        }
+        return r;
+}
+
+static int strv_push(char ***v, size_t *n, const char *s) {
+        char **nv = realloc(*v, (*n + 1) * sizeof(char *));
+
+        if (!nv)
+                return -ENOMEM;
+        *v = nv;
+        if (!(nv[*n] = strdup(s)))
+                return -ENOMEM;
+        (*n)++;
+        return 0;
+}
+
+static int set_field(char **field, const char *value) {
+        free(*field);
+        *field = strdup(value);
+        return *field ? 0 : -ENOMEM;
+}
+
+static int add_record_file(Call *c, const char *rest) {
+        uint64_t d;
+        int off = 0;
+        CallFile *files;
+
+        if (sscanf(rest, "%" SCNx64 " %n", &d, &off) != 1 || off == 0)
+                return 0;
+        files = realloc(c->files, (c->n_files + 1) * sizeof(CallFile));
+        if (!files)
+                return -ENOMEM;
+        c->files = files;
+        c->files[c->n_files] = (CallFile) { .path = strdup(rest + off), .digest = d };
+        if (!c->files[c->n_files].path)
+                return -ENOMEM;
+        c->n_files++;
+        return 0;
+}
+
+static int record_line(Call *c, char tag, const char *v) {
+        switch (tag) {
+        case 'v': return set_field(&c->version, v);
+        case 'C': return set_field(&c->cache_dir, v);
+        case 'k': return strv_push(&c->config, &c->n_config, v);
+        case 'w': return set_field(&c->workdir, v);
+        case 's': return set_field(&c->source, v);
+        case 'S': return set_field(&c->source_path, v);
+        case 'O': return set_field(&c->object_path, v);
+        case 'R': return set_field(&c->object_rel, v);
+        case 'm': return set_field(&c->manifest_key, v);
+        case 'r': return strv_push(&c->result_keys, &c->n_result_keys, v);
+        case 'i': return strv_push(&c->items, &c->n_items, v);
+        case 'h': return strv_push(&c->include_hashes, &c->n_include_hashes, v);
+        case 'f': return add_record_file(c, v);
+        case 'b':
+                if (strlen(v) >= 7) {
+                        c->miss = v[0] == '1';
+                        c->hit = v[1] == '1';
+                        c->stored = v[2] == '1';
+                        c->time_macro = v[3] == '1';
+                        c->depend = v[4] == '1';
+                        c->has_files = v[5] == '1';
+                        c->has_text = v[6] == '1';
+                }
+                return 0;
+        default:
+                return 0;
+        }
+}
+
+int record_load(const char *store_dir, const Call *c, Call *ret) {
+        char name[64], path[4200], *line = NULL;
+        size_t cap = 0;
+        ssize_t n;
+        int r = 0;
+        bool magic = false;
+        FILE *fp;
+
+        *ret = (Call) { 0 };
+        if (!c->source_path)
+                return 0;
+        record_name(c, name, sizeof(name));
+        snprintf(path, sizeof(path), "%s/%s", store_dir, name);
+        fp = fopen(path, "re");
+        if (!fp)
+                return errno == ENOENT ? 0 : -errno;
+        while (r == 0 && (n = getline(&line, &cap, fp)) >= 0) {
+                if (n > 0 && line[n - 1] == '\n')
+                        line[--n] = '\0';
+                if (!magic) {
+                        magic = strcmp(line, RECORD_MAGIC) == 0;
+                        if (!magic)
+                                break;
+                        continue;
+                }
+                if (strncmp(line, "when ", 5) == 0)
+                        ret->when = strtoll(line + 5, NULL, 10);
+                else if (n >= 2 && line[1] == ' ')
+                        r = record_line(ret, line[0], line + 2);
+        }
+        free(line);
+        fclose(fp);
+        /* Another's under the same digest, or not a record at all: none. */
+        if (r < 0 || !magic || !ret->source_path || strcmp(ret->source_path, c->source_path) != 0 ||
+            strcmp(ret->object_rel ?: "", c->object_rel ?: "") != 0) {
+                call_done(ret);
+                return r < 0 ? r : 0;
+        }
+        return 1;
+}
+
+typedef struct Kept {
+        char name[64];
+        off_t size;
+        struct timespec mtime;
+} Kept;
+
+static int by_age(const void *a, const void *b) {
+        const Kept *x = a, *y = b;
+
+        if (x->mtime.tv_sec != y->mtime.tv_sec)
+                return x->mtime.tv_sec < y->mtime.tv_sec ? -1 : 1;
+        return x->mtime.tv_nsec < y->mtime.tv_nsec ? -1 : x->mtime.tv_nsec > y->mtime.tv_nsec;
+}
+
+static bool stored_name(const char *name) {
+        size_t l = strlen(name);
+
+        return l >= 5 && l < sizeof(((Kept *) 0)->name) &&
+               (strcmp(name + l - 4, ".rec") == 0 || strcmp(name + l - 3, ".fp") == 0);
+}
+
+void record_bound(const char *store_dir) {
+        DIR *d = opendir(store_dir);
+        Kept *kept = NULL;
+        size_t n = 0, cap = 0;
+        unsigned long long total = 0;
+        struct dirent *de;
+
+        if (!d)
+                return;
+        while ((de = readdir(d))) {
+                struct stat st;
+
+                if (!stored_name(de->d_name) || fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+                    !S_ISREG(st.st_mode))
+                        continue;
+                if (n == cap) {
+                        Kept *k = realloc(kept, (cap = cap ? cap * 2 : 256) * sizeof(Kept));
+
+                        if (!k)
+                                break;
+                        kept = k;
+                }
+                memcpy(kept[n].name, de->d_name, strlen(de->d_name) + 1);   /* stored_name: it fits */
+                kept[n].size = st.st_size;
+                kept[n].mtime = st.st_mtim;
+                total += (unsigned long long) st.st_size;
+                n++;
+        }
+        if (total > EXPLAIN_STORE_MAX_BYTES) {
+                qsort(kept, n, sizeof(Kept), by_age);
+                for (size_t i = 0; i < n && total > EXPLAIN_STORE_MAX_BYTES; i++)
+                        if (unlinkat(dirfd(d), kept[i].name, 0) == 0)
+                                total -= (unsigned long long) kept[i].size;
+        }
+        free(kept);
+        closedir(d);
+}
