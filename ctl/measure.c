@@ -196,7 +196,8 @@ static void build_cache(const Measure *m, json_object *status, BuildCache *ret) 
         }
         for (size_t i = 0; status && i < protocol_field_count(status, STATUS_CACHES); i++) {
                 json_object *c = protocol_field_item(status, STATUS_CACHES, i);
-                const char *name = protocol_field_str(c, STATUS_CACHE_NAME), *path = protocol_field_str(c, STATUS_CACHE_PATH);
+                const char *name = protocol_field_str(c, STATUS_CACHE_NAME);
+                const char *path = protocol_field_str(c, STATUS_CACHE_PATH);
 
                 if (name && (m->cache ? strcmp(name, m->cache) == 0 : ret->dir && path && same_dir(ret->dir, path))) {
                         ret->name = strdup(name);
@@ -515,8 +516,8 @@ static void print_calls(const Measure *m, const StatsLog *l, const StatsSummary 
                (unsigned long long) s->preprocessed_hits, (unsigned long long) s->remote_hits);
         printf("    Misses        %6llu\n", (unsigned long long) s->misses);
         if (s->recache)
-                printf("  Recache         %6llu   (CCACHE_RECACHE: stored anew without a lookup; not in the hit rate)\n",
-                       (unsigned long long) s->recache);
+                printf("  Recache         %6llu   (CCACHE_RECACHE: stored anew without a lookup; "
+                       "not in the hit rate)\n", (unsigned long long) s->recache);
         nr = reasons(l, rs, 64);
         printf("  Uncacheable     %6llu", (unsigned long long) s->uncacheable);
         for (size_t i = 0; i < nr; i++)

@@ -160,7 +160,8 @@ void statslog_summarize(const StatsLog *l, StatsSummary *ret) {
                 case STATS_UNCACHEABLE: ret->uncacheable++; break;
                 case STATS_RECACHE: ret->recache++; break;
                 }
-                ret->remote_hits += c->remote && (c->outcome == STATS_HIT_DIRECT || c->outcome == STATS_HIT_PREPROCESSED);
+                if (c->remote && (c->outcome == STATS_HIT_DIRECT || c->outcome == STATS_HIT_PREPROCESSED))
+                        ret->remote_hits++;
         }
         ret->hits = ret->direct_hits + ret->preprocessed_hits;
         ret->cacheable = ret->hits + ret->misses;
