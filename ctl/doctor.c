@@ -25,6 +25,7 @@
 
 #include "base/protocol.h"
 #include "base/status-keys.h"
+#include "base/text.h"
 #include "client.h"
 #include "doctor.h"
 #include "statslog.h"
@@ -1513,13 +1514,6 @@ static int doctor_compiler(Doctor *d, const char *compiler_arg, char **args, siz
         return 0;
 }
 
-/* Prints s with control characters (a build file's or a compiler's bytes,
- * on a terminal) as '?'. */
-static void put_clean(const char *s) {
-        for (; *s; s++)
-                putchar((unsigned char) *s < 0x20 || *s == 0x7f ? '?' : *s);
-}
-
 static const char *upper(DoctorLevel level) {
         return level == DOCTOR_OK ? "ok" : level == DOCTOR_WARN ? "WARN" : "FAIL";
 }
@@ -1594,11 +1588,11 @@ int cmd_doctor(int argc, char **argv) {
         } else {
                 for (size_t i = 0; i < d.n; i++) {
                         printf("%-4s  %-16s ", upper(d.checks[i].level), d.checks[i].name);
-                        put_clean(d.checks[i].message);
+                        text_put(stdout, d.checks[i].message);   /* a build file's or a compiler's bytes */
                         putchar('\n');
                         if (d.checks[i].fix && d.checks[i].level != DOCTOR_OK) {
                                 printf("      %-16s fix: ", "");
-                                put_clean(d.checks[i].fix);
+                                text_put(stdout, d.checks[i].fix);
                                 putchar('\n');
                         }
                 }

@@ -6,9 +6,11 @@
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,6 +20,7 @@
 #include "base/human.h"
 #include "base/protocol.h"
 #include "base/status-keys.h"
+#include "base/text.h"
 #include "client.h"
 #include "explain.h"
 #include "measure.h"
@@ -30,66 +33,212 @@
 #define SETTLE_MAX_USEC (5 * 1000 * 1000ULL)
 /* How long the build waits for the daemon's figures before it starts. */
 #define MEASURE_ASK_USEC (2 * USEC_PER_SEC)
+/* `ccache -k cache_dir` answers one path: more is not read. */
+#define CACHE_DIR_ASK_MAX_BYTES 8192
+
+/* Where the figures come from. */
+typedef enum Source {
+        SOURCE_STATSLOG,        /* the build's own calls, in its statistics log */
+        SOURCE_DAEMON,          /* none reached the log, the daemon saw the build's cache used: the fallback */
+        SOURCE_NOTHING,         /* none reached the log, and nothing says one ran elsewhere: nothing compiled */
+        SOURCE_UNKNOWN,         /* none reached the log, and the cache named cannot be looked at */
+} Source;
+
+/* What the daemon says of one cache at one moment. */
+typedef struct Figures {
+        uint64_t hits, misses;
+} Figures;
+
+/* The cache the build uses: what the fallback may count, and nothing else. */
+typedef struct BuildCache {
+        char *name;             /* the daemon's cache; NULL: none it keeps, or not known */
+        char *dir;              /* its directory as the build resolves it; NULL with CACHE, or not known */
+        const char *from;       /* where dir came from, for the text; NULL with CACHE */
+} BuildCache;
 
 typedef struct Measure {
-        const char *cache;        /* the fallback's cache; NULL: all */
+        const char *cache;        /* the CACHE argument, or NULL */
         bool explain, json;
         double min_hit_rate;      /* 0..1; < 0: none */
         char **command;
         char dir[4096];           /* private: the statistics log and the debug records */
+        /* With no call in the log: */
+        Source source;
+        BuildCache bc;
+        char *unchecked;          /* SOURCE_NOTHING, SOURCE_UNKNOWN: why no other place was looked at */
+        Figures before, after;    /* SOURCE_DAEMON: the build's cache, around the run */
+        double rate;              /* 0..1; < 0: none */
 } Measure;
 
-/* What the daemon says of the cache (or all) at one moment. */
-typedef struct Figures {
-        bool known;
-        uint64_t hits, misses;
-} Figures;
-
-/* Asks the daemon quietly: no daemon is no error until the fallback needs one. */
-static int daemon_figures(const Measure *m, Figures *ret) {
+/* Asks the daemon quietly: no daemon is no error (measure needs none).
+ * Returns its status, or NULL. */
+static json_object *daemon_status(void) {
         json_object *status = NULL;
-        bool found = false;
         int r;
 
-        *ret = (Figures) { 0 };
         ctl_quiet = true;
         r = ctl_fetch_status(&status);
         ctl_quiet = false;
-        if (r <= 0)
-                return -1;
+        return r > 0 ? status : NULL;
+}
+
+/* The counters of the cache named name in status. Returns 0 or -ENOENT. */
+static int cache_figures(json_object *status, const char *name, Figures *ret) {
         for (size_t i = 0; i < protocol_field_count(status, STATUS_CACHES); i++) {
                 json_object *c = protocol_field_item(status, STATUS_CACHES, i);
-                const char *name = protocol_field_str(c, STATUS_CACHE_NAME);
+                const char *n = protocol_field_str(c, STATUS_CACHE_NAME);
 
-                if (m->cache && (!name || strcmp(name, m->cache) != 0))
-                        continue;
-                found = true;
-                ret->hits += protocol_field_u64(c, STATUS_CACHE_HITS);
-                ret->misses += protocol_field_u64(c, STATUS_CACHE_MISSES);
+                if (n && strcmp(n, name) == 0) {
+                        *ret = (Figures) { .hits = protocol_field_u64(c, STATUS_CACHE_HITS),
+                                           .misses = protocol_field_u64(c, STATUS_CACHE_MISSES) };
+                        return 0;
+                }
         }
+        return -ENOENT;
+}
+
+static int cache_figures_now(const char *name, Figures *ret) {
+        json_object *status = daemon_status();
+        int r = status ? cache_figures(status, name, ret) : -ECONNREFUSED;
+
         json_object_put(status);
-        ret->known = found;
-        return found ? 0 : -ENOENT;
+        return r;
 }
 
 /* Looks until two looks SETTLE_STEP_USEC apart agree: the last compiles'
  * counters reach the daemon through inotify, a moment after the build. */
-static int daemon_figures_settled(const Measure *m, Figures *ret) {
+static int cache_figures_settled(const char *name, Figures *ret) {
         usec_t deadline = now_usec(CLOCK_MONOTONIC) + SETTLE_MAX_USEC;
         Figures prev;
 
-        if (daemon_figures(m, &prev) < 0)
+        if (cache_figures_now(name, &prev) < 0)
                 return -1;
         for (;;) {
                 struct timespec ts = { 0, (long) SETTLE_STEP_USEC * 1000 };
 
                 nanosleep(&ts, NULL);
-                if (daemon_figures(m, ret) < 0)
+                if (cache_figures_now(name, ret) < 0)
                         return -1;
                 if ((ret->hits == prev.hits && ret->misses == prev.misses) || now_usec(CLOCK_MONOTONIC) >= deadline)
                         return 0;
                 prev = *ret;
         }
+}
+
+/* ccache's own answer to where the build's cache is: `ccache -k
+ * cache_dir` in the build's environment (its config files,
+ * CCACHE_CONFIGPATH, XDG_CACHE_HOME, the legacy ~/.ccache all weighed as
+ * ccache weighs them). Returns a new string, or NULL when ccache cannot be
+ * run here or answers no absolute path. */
+static char *ccache_cache_dir(void) {
+        char buf[CACHE_DIR_ASK_MAX_BYTES];
+        int pipefd[2], status = 0;
+        size_t len = 0;
+        pid_t pid;
+
+        if (pipe2(pipefd, O_CLOEXEC) < 0)
+                return NULL;
+        pid = fork();
+        if (pid == 0) {
+                int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+                if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(null, STDERR_FILENO) < 0 ||
+                    dup2(pipefd[1], STDOUT_FILENO) < 0)
+                        _exit(127);
+                execlp("ccache", "ccache", "-k", "cache_dir", (char *) NULL);
+                _exit(127);
+        }
+        close(pipefd[1]);
+        while (pid > 0 && len < sizeof(buf) - 1) {
+                ssize_t n = read(pipefd[0], buf + len, sizeof(buf) - 1 - len);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        break;
+                len += (size_t) n;
+        }
+        close(pipefd[0]);
+        if (pid < 0)
+                return NULL;
+        while (waitpid(pid, &status, 0) < 0)
+                if (errno != EINTR)
+                        return NULL;
+        buf[len] = '\0';
+        buf[strcspn(buf, "\n")] = '\0';
+        return WIFEXITED(status) && WEXITSTATUS(status) == 0 && buf[0] == '/' ? strdup(buf) : NULL;
+}
+
+/* Whether a and b name the same directory: the same inode, so that a
+ * symlinked or bind-mounted spelling of a cache is that cache; where
+ * either cannot be looked at, the same spelling. */
+static bool same_dir(const char *a, const char *b) {
+        struct stat sa, sb;
+
+        if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+                return S_ISDIR(sa.st_mode) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+        return strcmp(a, b) == 0;
+}
+
+/* Which of the daemon's caches (status, NULL when it cannot be asked) the
+ * build uses: the CACHE argument; else the one at the build's CCACHE_DIR;
+ * else the one at ccache's cache_dir as ccache resolves it. Never all. */
+static void build_cache(const Measure *m, json_object *status, BuildCache *ret) {
+        const char *env = getenv("CCACHE_DIR");
+
+        *ret = (BuildCache) { 0 };
+        if (!m->cache && env && *env) {
+                ret->dir = strdup(env);
+                ret->from = "the build's CCACHE_DIR";
+        } else if (!m->cache) {
+                ret->dir = ccache_cache_dir();
+                ret->from = "ccache's cache_dir";
+        }
+        for (size_t i = 0; status && i < protocol_field_count(status, STATUS_CACHES); i++) {
+                json_object *c = protocol_field_item(status, STATUS_CACHES, i);
+                const char *name = protocol_field_str(c, STATUS_CACHE_NAME);
+                const char *path = protocol_field_str(c, STATUS_CACHE_PATH);
+
+                if (name && (m->cache ? strcmp(name, m->cache) == 0 : ret->dir && path && same_dir(ret->dir, path))) {
+                        ret->name = strdup(name);
+                        return;
+                }
+        }
+}
+
+/* No call of the build reached its log: nothing was compiled, unless the
+ * daemon saw the build's cache used meanwhile (the build ran where this
+ * environment does not reach; the cache's figures over the run stand in).
+ * before: the daemon's status before the run, or NULL. Sets m->source. */
+static void judge_silent_build(Measure *m, json_object *before) {
+        const char *name;
+        int r;
+
+        build_cache(m, before, &m->bc);
+        name = m->bc.name;
+        m->source = m->cache ? SOURCE_UNKNOWN : SOURCE_NOTHING;   /* until the cache is looked at */
+        if (!before)
+                r = asprintf(&m->unchecked, "cachekeeperd cannot be asked");
+        else if (m->cache && !name)
+                r = asprintf(&m->unchecked, "cachekeeperd keeps no cache %s", m->cache);
+        else if (!name && m->bc.dir)
+                r = asprintf(&m->unchecked, "its cache, %s (%s), is none cachekeeperd keeps", m->bc.dir, m->bc.from);
+        else if (!name)
+                r = asprintf(&m->unchecked, "where its cache is is not known (CCACHE_DIR is unset, and ccache cannot "
+                                            "be asked here)");
+        else if (cache_figures(before, name, &m->before) < 0 || cache_figures_settled(name, &m->after) < 0)
+                r = asprintf(&m->unchecked, "cachekeeperd lost track of cache %s meanwhile", name);
+        else if (m->after.hits == m->before.hits && m->after.misses == m->before.misses) {
+                m->source = SOURCE_NOTHING;
+                return;
+        } else if (m->after.hits < m->before.hits || m->after.misses < m->before.misses)
+                r = asprintf(&m->unchecked, "the counters of cache %s went down meanwhile (zeroed?)", name);
+        else {
+                m->source = SOURCE_DAEMON;
+                return;
+        }
+        if (r < 0)
+                m->unchecked = NULL;
 }
 
 /* The daemon's answer to "which of these keys left cache_dir?"
@@ -227,19 +376,56 @@ static int parse_rate(const char *s, double *ret) {
         return 0;
 }
 
+/* argv as a shell would need it typed (sh -c 'a b'): a word of only
+ * characters no shell treats specially as it is, any other in single
+ * quotes (a quote in it as '\''), an empty one as ''. Not yet escaped for
+ * a terminal. Returns a new string, or NULL out of memory. */
 static char *command_line(char **argv) {
-        size_t len = 1;
-        char *s;
+        static const char plain[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789@%+=:,./-_";
+        char *s = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&s, &len);
 
-        for (char **a = argv; *a; a++)
-                len += strlen(*a) + 1;
-        s = calloc(1, len);
-        for (char **a = argv; s && *a; a++) {
+        if (!f)
+                return NULL;
+        for (char **a = argv; *a; a++) {
                 if (a != argv)
-                        strcat(s, " ");
-                strcat(s, *a);
+                        fputc(' ', f);
+                if (**a && strspn(*a, plain) == strlen(*a)) {
+                        fputs(*a, f);
+                        continue;
+                }
+                fputc('\'', f);
+                for (const char *p = *a; *p; p++)
+                        fputs(*p == '\'' ? "'\\''" : (char[]) { *p, '\0' }, f);
+                fputc('\'', f);
+        }
+        if (fclose(f) != 0) {
+                free(s);
+                return NULL;
         }
         return s;
+}
+
+/* Prose: wrapped at 80 columns on a terminal, one line otherwise (for grep
+ * and logs), the lines after the first indented by indent. Names in it
+ * are the caller's to escape. */
+_printf_(3, 4)
+static void say(bool tty, size_t indent, const char *fmt, ...) {
+        char *line = NULL;
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&line, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                return;
+        if (tty)
+                print_wrapped(stdout, line, HUMAN_WIDTH, indent);
+        else
+                printf("%s\n", line);
+        free(line);
 }
 
 typedef struct Reason {
@@ -269,43 +455,91 @@ static size_t reasons(const StatsLog *l, Reason *out, size_t max) {
         return n;
 }
 
-static void print_text(const Measure *m, const StatsLog *l, const StatsSummary *s, const Figures *before,
-                       const Figures *after, const Explained *ex, double seconds, int status, bool fallback,
-                       double rate) {
-        char *cmd = command_line(m->command);
-        Reason rs[64];
-        size_t nr, shown = 0, total_missed;
-        bool tty = isatty(STDOUT_FILENO);
+/* " (/var/cache/ccache, the build's CCACHE_DIR)": how the build's cache was
+ * found, escaped; "" when it was named. Returns a new string or NULL. */
+static char *cache_whence(const BuildCache *bc) {
+        _cleanup_free_ char *dir = bc->dir ? text_escaped(bc->dir) : NULL;
+        char *s;
+
+        if (!dir || asprintf(&s, " (%s, %s)", dir, bc->from) < 0)
+                return strdup("");
+        return s;
+}
+
+/* The command, how long it took, how it ended: the first line. */
+static void print_header(const Measure *m, double seconds, int status) {
+        _cleanup_free_ char *line = command_line(m->command);
+        _cleanup_free_ char *cmd = text_escaped(line ? line : m->command[0]);
 
         if (WIFSIGNALED(status))
-                printf("%s: %.1f s, killed by signal %d\n", cmd ? cmd : m->command[0], seconds, WTERMSIG(status));
+                printf("%s: %.1f s, killed by signal %d\n", cmd ?: "?", seconds, WTERMSIG(status));
         else
-                printf("%s: %.1f s, exit status %d\n", cmd ? cmd : m->command[0], seconds, command_exit(status));
-        free(cmd);
-        if (fallback) {
-                printf("No ccache call of this build reached its statistics log (the build ran where this\n"
-                       "environment does not reach: a container?). From the daemon's figures of %s%s\n"
-                       "over the command's run instead, which include every other build in that window:\n",
-                       m->cache ? "cache " : "all caches", m->cache ? m->cache : "");
-                printf("  Hits          %8llu\n  Misses        %8llu\n",
-                       (unsigned long long) (after->hits - before->hits),
-                       (unsigned long long) (after->misses - before->misses));
-                if (rate >= 0)
-                        printf("  Hit rate      %7.1f %%\n", rate * 100);
+                printf("%s: %.1f s, exit status %d\n", cmd ?: "?", seconds, command_exit(status));
+}
+
+/* No call reached the log: what the daemon saw of the build's cache. */
+static void print_silent(const Measure *m, bool tty) {
+        _cleanup_free_ char *name = m->bc.name ? text_escaped(m->bc.name) : NULL;
+        _cleanup_free_ char *whence = cache_whence(&m->bc);
+        _cleanup_free_ char *why = m->unchecked ? text_escaped(m->unchecked) : NULL;
+
+        if (m->source == SOURCE_NOTHING && !m->unchecked)
+                say(tty, 2, "Nothing was compiled: no ccache call reached this build's statistics log, and "
+                            "cachekeeperd saw none meanwhile in the build's cache, %s%s.", name ?: "?", whence ?: "");
+        else if (m->source == SOURCE_NOTHING)
+                say(tty, 2, "Nothing was compiled: no ccache call reached this build's statistics log (%s, so "
+                            "calls made out of its sight could not be looked for).", why ?: "?");
+        if (m->source != SOURCE_DAEMON)
                 return;
-        }
-        printf("  Cacheable calls %6llu\n", (unsigned long long) s->cacheable);
-        printf("    Hits          %6llu", (unsigned long long) s->hits);
-        if (rate >= 0)
-                printf("   %5.1f %%", rate * 100);
+        say(tty, 0, "No ccache call of this build reached its statistics log, but cachekeeperd saw calls meanwhile "
+                    "in the build's cache, %s%s: the build ran where this environment does not reach (a container?). "
+                    "From the daemon's figures of cache %s over the command's run instead, which include every "
+                    "other build in that window:", name ?: "?", whence ?: "", name ?: "?");
+        printf("  Hits          %8llu\n  Misses        %8llu\n",
+               (unsigned long long) (m->after.hits - m->before.hits),
+               (unsigned long long) (m->after.misses - m->before.misses));
+        if (m->rate >= 0)
+                printf("  Hit rate      %7.1f %%\n", m->rate * 100);
+}
+
+/* The build's own calls, from its log. */
+static void print_calls(const Measure *m, const StatsLog *l, const StatsSummary *s) {
+        Reason rs[64];
+        size_t nr;
+
+        printf("  Cacheable calls %6llu", (unsigned long long) s->cacheable);
+        if (s->cacheable == 0)
+                printf("   %s", s->recache ? "recaches only: no hit rate"
+                                           : "nothing was compiled that the cache could serve: no hit rate");
+        printf("\n    Hits          %6llu", (unsigned long long) s->hits);
+        if (m->rate >= 0)
+                printf("   %5.1f %%", m->rate * 100);
         printf("   (direct %llu, preprocessed %llu, remote %llu)\n", (unsigned long long) s->direct_hits,
                (unsigned long long) s->preprocessed_hits, (unsigned long long) s->remote_hits);
         printf("    Misses        %6llu\n", (unsigned long long) s->misses);
+        if (s->recache)
+                printf("  Recache         %6llu   (CCACHE_RECACHE: stored anew without a lookup; "
+                       "not in the hit rate)\n", (unsigned long long) s->recache);
         nr = reasons(l, rs, 64);
         printf("  Uncacheable     %6llu", (unsigned long long) s->uncacheable);
         for (size_t i = 0; i < nr; i++)
                 printf("%s%s %llu", i ? ", " : "   (", rs[i].id, (unsigned long long) rs[i].n);
         printf("%s\n", nr ? ")" : "");
+}
+
+static void print_text(const Measure *m, const StatsLog *l, const StatsSummary *s, const Explained *ex,
+                       double seconds, int status) {
+        size_t shown = 0, total_missed;
+        bool tty = isatty(STDOUT_FILENO);
+
+        print_header(m, seconds, status);
+        if (m->source == SOURCE_UNKNOWN)
+                return;   /* said on stderr */
+        if (m->source != SOURCE_STATSLOG) {
+                print_silent(m, tty);
+                return;
+        }
+        print_calls(m, l, s);
         if (ex && ex->n > 0) {
                 char fix[1024];
 
@@ -325,7 +559,11 @@ static void print_text(const Measure *m, const StatsLog *l, const StatsSummary *
                                  : c == CAUSE_CONFIG ? "   a changed setting: expected once"
                                  : f ? "   fix: " : "",
                                  c == CAUSE_INCLUDE || c == CAUSE_FIRST_BUILD || c == CAUSE_CONFIG || !f ? "" : f);
-                        print_wrapped(stdout, line, HUMAN_WIDTH, 28);
+                        {
+                                _cleanup_free_ char *shown_line = text_escaped(line);   /* the fix names paths */
+
+                                say(tty, 28, "%s", shown_line ?: line);
+                        }
                 }
         }
         total_missed = ex ? ex->n : s->misses;
@@ -333,17 +571,20 @@ static void print_text(const Measure *m, const StatsLog *l, const StatsSummary *
                 return;
         printf("Missed (%zu):\n", total_missed);
         if (ex) {
+                /* one line each, never wrapped: grep finds a source with its cause */
                 for (size_t i = 0; i < ex->n && (!tty || shown < MISSED_SHOWN); i++, shown++) {
-                        char line[8192];
-
-                        snprintf(line, sizeof(line), "  %s   %s: %s", ex->misses[i].source,
-                                 explain_cause_name(ex->misses[i].cause), ex->misses[i].detail);
-                        print_wrapped(stdout, line, HUMAN_WIDTH, 4);
+                        printf("  ");
+                        text_put(stdout, ex->misses[i].source);
+                        printf("   %s: ", explain_cause_name(ex->misses[i].cause));
+                        text_put(stdout, ex->misses[i].detail);
+                        putchar('\n');
                 }
         } else {
                 for (size_t i = 0; i < l->n && (!tty || shown < MISSED_SHOWN); i++)
                         if (l->calls[i].outcome == STATS_MISS) {
-                                printf("  %s\n", l->calls[i].input);
+                                printf("  ");
+                                text_put(stdout, l->calls[i].input);
+                                putchar('\n');
                                 shown++;
                         }
         }
@@ -355,13 +596,13 @@ static json_object *json_u64_or_null(bool known, uint64_t v) {
         return known ? json_object_new_uint64(v) : NULL;
 }
 
-static void print_json(const Measure *m, const StatsLog *l, const StatsSummary *s, const Figures *before,
-                       const Figures *after, const Explained *ex, double seconds, int status, bool fallback,
-                       double rate) {
+static void print_json(const Measure *m, const StatsLog *l, const StatsSummary *s, const Explained *ex,
+                       double seconds, int status) {
         json_object *o = json_object_new_object(), *cmd = json_object_new_array(), *calls = json_object_new_object(),
                     *unc = json_object_new_object(), *missed = json_object_new_array();
-        uint64_t hits = fallback ? after->hits - before->hits : s->hits;
-        uint64_t misses = fallback ? after->misses - before->misses : s->misses;
+        bool fallback = m->source == SOURCE_DAEMON;
+        uint64_t hits = fallback ? m->after.hits - m->before.hits : s->hits;
+        uint64_t misses = fallback ? m->after.misses - m->before.misses : s->misses;
         Reason rs[64];
         size_t nr;
 
@@ -376,24 +617,26 @@ static void print_json(const Measure *m, const StatsLog *l, const StatsSummary *
                 json_object_object_add(o, "seconds", json_object_new_double_s(seconds, text));   /* not a status key: measure's JSON */
         }
         json_object_object_add(o, "source", json_object_new_string(fallback ? "daemon" : "statslog"));
-        if (fallback && m->cache)
-                json_object_object_add(o, "cache", json_object_new_string(m->cache));
+        /* the cache whose figures were looked at: the fallback's, or the one that saw nothing */
+        json_object_object_add(o, "cache", m->bc.name && (fallback || (m->source == SOURCE_NOTHING && !m->unchecked))
+                                                   ? json_object_new_string(m->bc.name) : NULL);
         json_object_object_add(calls, "cacheable", json_object_new_uint64(hits + misses));
         json_object_object_add(calls, "hits", json_object_new_uint64(hits));   /* not a status key: measure's JSON */
         json_object_object_add(calls, "direct_hits", json_u64_or_null(!fallback, s->direct_hits));
         json_object_object_add(calls, "preprocessed_hits", json_u64_or_null(!fallback, s->preprocessed_hits));
         json_object_object_add(calls, "remote_hits", json_u64_or_null(!fallback, s->remote_hits));
         json_object_object_add(calls, "misses", json_object_new_uint64(misses));   /* not a status key: measure's JSON */
+        json_object_object_add(calls, "recache", json_u64_or_null(!fallback, s->recache));
         nr = fallback ? 0 : reasons(l, rs, 64);
         for (size_t i = 0; i < nr; i++)
                 json_object_object_add(unc, rs[i].id, json_object_new_uint64(rs[i].n));
         json_object_object_add(calls, "uncacheable", fallback ? (json_object_put(unc), NULL) : unc);
         json_object_object_add(o, "calls", calls);
-        if (rate >= 0) {
+        if (m->rate >= 0) {
                 char text[32];
 
-                snprintf(text, sizeof(text), "%.4f", rate);
-                json_object_object_add(o, "hit_rate", json_object_new_double_s(rate, text));
+                snprintf(text, sizeof(text), "%.4f", m->rate);
+                json_object_object_add(o, "hit_rate", json_object_new_double_s(m->rate, text));
         } else
                 json_object_object_add(o, "hit_rate", NULL);
         if (ex) {
@@ -444,6 +687,48 @@ static void print_json(const Measure *m, const StatsLog *l, const StatsSummary *
         json_object_put(o);
 }
 
+/* The hit rate (0..1) of the build's calls, or of its cache over the
+ * run in the fallback; -1 when nothing the cache could serve was called
+ * (recaches are neither hits nor misses). */
+static double hit_rate(const Measure *m, const StatsSummary *s) {
+        uint64_t h = s->hits, n = s->cacheable;
+
+        if (m->source == SOURCE_DAEMON) {
+                h = m->after.hits - m->before.hits;
+                n = h + (m->after.misses - m->before.misses);
+        }
+        return n > 0 ? (double) h / (double) n : -1;
+}
+
+/* Whether --min-hit-rate fails the build (said on stderr). A build that
+ * compiled nothing has no rate and passes; one whose calls could not be
+ * counted at all fails. */
+static bool below_gate(const Measure *m) {
+        if (m->min_hit_rate < 0)
+                return false;
+        if (m->rate >= 0 && m->rate < m->min_hit_rate)
+                fprintf(stderr, "cachectl: the hit rate %.1f %% is below --min-hit-rate %.1f %%\n", m->rate * 100,
+                        m->min_hit_rate * 100);
+        else if (m->rate < 0 && m->source == SOURCE_UNKNOWN)
+                fprintf(stderr, "cachectl: no figures to hold to --min-hit-rate %.1f %%\n", m->min_hit_rate * 100);
+        else
+                return false;
+        return true;
+}
+
+/* The named cache could not be looked at: nothing to measure by. */
+static void say_unknown(const Measure *m) {
+        fprintf(stderr, "cachectl: no ccache call of this build reached its statistics log, and ");
+        text_put(stderr, m->unchecked ?: "cachekeeperd cannot say");
+        fprintf(stderr, ": nothing to measure by.\n");
+}
+
+static void measure_done(Measure *m) {
+        free(m->bc.name);
+        free(m->bc.dir);
+        free(m->unchecked);
+}
+
 const struct option measure_options[] = {
         { "explain", no_argument, NULL, 'e' },
         { "min-hit-rate", required_argument, NULL, 'm' },
@@ -452,16 +737,15 @@ const struct option measure_options[] = {
 };
 
 int cmd_measure(int argc, char **argv) {
-        Measure m = { .min_hit_rate = -1 };
+        Measure m = { .min_hit_rate = -1, .rate = -1 };
         StatsLog l = { 0 };
         StatsSummary s = { 0 };
         Explained ex = { 0 };
-        Figures before = { 0 }, after = { 0 };
+        json_object *before = NULL;
         char log[4200], debug[4200], store[4096];
         const char *tmp = getenv("TMPDIR");
-        bool fallback = false, have_explained = false;
+        bool have_explained = false;
         int dashdash = -1, status, c, r, ret;
-        double rate = -1;
         usec_t start, end;
 
         for (int i = 1; i < argc; i++)
@@ -502,19 +786,23 @@ int cmd_measure(int argc, char **argv) {
                 return CTL_EXIT_REFUSED;
         }
         /* For the fallback only: a stopped daemon must not hold the build
-         * back for long (an absent one answers at once). */
+         * back for long (an absent one answers at once). Which of its
+         * caches the build uses is asked only if the fallback is needed. */
         {
                 usec_t t = ctl_timeout_usec;
 
                 ctl_timeout_usec = t < MEASURE_ASK_USEC ? t : MEASURE_ASK_USEC;
-                (void) daemon_figures(&m, &before);
+                before = daemon_status();
                 ctl_timeout_usec = t;
         }
         start = now_usec(CLOCK_MONOTONIC);
         status = run(&m);
         end = now_usec(CLOCK_MONOTONIC);
         if (status < 0) {
-                fprintf(stderr, "cachectl: cannot run %s: %s\n", m.command[0], strerror(-status));
+                fprintf(stderr, "cachectl: cannot run ");
+                text_put(stderr, m.command[0]);
+                fprintf(stderr, ": %s\n", strerror(-status));
+                json_object_put(before);
                 statslog_dir_remove(m.dir);
                 return status == -ENOENT ? 127 : 126;
         }
@@ -522,51 +810,34 @@ int cmd_measure(int argc, char **argv) {
         r = statslog_read(log, &l);
         if (r < 0) {
                 fprintf(stderr, "cachectl: cannot read the build's statistics log %s: %s\n", log, strerror(-r));
+                json_object_put(before);
                 statslog_dir_remove(m.dir);
                 return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? CTL_EXIT_REFUSED : command_exit(status);
         }
         statslog_summarize(&l, &s);
-        if (l.n == 0) {
-                /* Nothing reached the log: the daemon's view, if it has one. */
-                if (before.known && daemon_figures_settled(&m, &after) == 0 && after.hits >= before.hits &&
-                    after.misses >= before.misses)
-                        fallback = true;
-                else if (!m.json)
-                        fprintf(stderr, "cachectl: no ccache call of this build reached its statistics log, and "
-                                        "cachekeeperd %s: nothing to measure by.\n",
-                                before.known ? "lost track of the cache meanwhile" : "cannot be asked either");
-        }
-        if (m.explain && !fallback) {
+        if (l.n == 0)
+                judge_silent_build(&m, before);
+        json_object_put(before);
+        if (m.source == SOURCE_UNKNOWN)
+                say_unknown(&m);
+        if (m.explain && m.source == SOURCE_STATSLOG) {
                 snprintf(debug, sizeof(debug), "%s/debug", m.dir);
                 r = explain_run(debug, store, ask_evictions, NULL, (int64_t) time(NULL), &ex);
                 if (r < 0)
                         fprintf(stderr, "cachectl: cannot explain the misses: %s\n", strerror(-r));
                 have_explained = r == 0;
         }
-        if (fallback) {
-                uint64_t h = after.hits - before.hits, mi = after.misses - before.misses;
-
-                rate = h + mi > 0 ? (double) h / (double) (h + mi) : -1;
-        } else if (s.cacheable > 0)
-                rate = (double) s.hits / (double) s.cacheable;
+        m.rate = hit_rate(&m, &s);
         if (m.json)
-                print_json(&m, &l, &s, &before, &after, have_explained ? &ex : NULL,
-                           (double) (end - start) / USEC_PER_SEC, status, fallback, rate);
+                print_json(&m, &l, &s, have_explained ? &ex : NULL, (double) (end - start) / USEC_PER_SEC, status);
         else
-                print_text(&m, &l, &s, &before, &after, have_explained ? &ex : NULL,
-                           (double) (end - start) / USEC_PER_SEC, status, fallback, rate);
+                print_text(&m, &l, &s, have_explained ? &ex : NULL, (double) (end - start) / USEC_PER_SEC, status);
         ret = command_exit(status);
-        if (ret == 0 && m.min_hit_rate >= 0 && (rate < 0 || rate < m.min_hit_rate)) {
-                if (rate < 0)
-                        fprintf(stderr, "cachectl: no cacheable call, so no hit rate to hold to --min-hit-rate "
-                                        "%.1f %%\n", m.min_hit_rate * 100);
-                else
-                        fprintf(stderr, "cachectl: the hit rate %.1f %% is below --min-hit-rate %.1f %%\n",
-                                rate * 100, m.min_hit_rate * 100);
+        if (ret == 0 && below_gate(&m))
                 ret = MEASURE_EXIT_BELOW;
-        }
         statslog_done(&l);
         explained_done(&ex);
+        measure_done(&m);
         statslog_dir_remove(m.dir);
         return ret;
 }

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* cachectl measure: what one build did with the cache, from ccache's own
  * per-build statistics log (and, with --explain, its debug records), or,
- * where the build's environment does not reach ccache (docker exec), from
- * the daemon's figures of the cache over the command's run. Never zeroes
- * or rewrites anyone's counters. */
+ * where the build's environment does not reach ccache (docker exec) and the
+ * daemon saw the build's own cache used meanwhile, from the daemon's
+ * figures of that cache (never of every cache) over the command's run.
+ * A build that compiled nothing has no hit rate and passes the gate.
+ * Never zeroes or rewrites anyone's counters. */
 #pragma once
 
 #include <getopt.h>

@@ -27,6 +27,8 @@ static int take_id(StatsCall *c, const char *id) {
                 c->outcome = STATS_HIT_PREPROCESSED;
         else if (strcmp(id, "cache_miss") == 0)
                 c->outcome = STATS_MISS;
+        else if (strcmp(id, "recache") == 0)
+                c->outcome = STATS_RECACHE;
         else if (strcmp(id, "remote_storage_hit") == 0)
                 c->remote = true;
         else if (!is_lookup_detail(id) && !c->reason && !(c->reason = strdup(id)))
@@ -34,8 +36,16 @@ static int take_id(StatsCall *c, const char *id) {
         return 0;
 }
 
-/* A call whose ids named neither a hit nor a miss is uncacheable; a hit or
- * a miss keeps no reason. */
+/* The ids that decide a call's outcome (ccache counts one of them per
+ * call that got that far; a recache writes "recache" where a lookup would
+ * have written a hit or a miss). */
+static bool is_outcome(const char *id) {
+        return strcmp(id, "direct_cache_hit") == 0 || strcmp(id, "preprocessed_cache_hit") == 0 ||
+               strcmp(id, "cache_miss") == 0 || strcmp(id, "recache") == 0;
+}
+
+/* A call whose ids named no outcome is uncacheable; a hit, a miss or a
+ * recache keeps no reason. */
 static void finish(StatsCall *c, bool *outcome_seen) {
         if (!*outcome_seen) {
                 c->outcome = STATS_UNCACHEABLE;
@@ -80,8 +90,7 @@ int statslog_parse(const char *text, size_t len, StatsLog *ret) {
                 }
                 if (line[0] == '\0' || l.n == 0)
                         continue;
-                if (strcmp(line, "direct_cache_hit") == 0 || strcmp(line, "preprocessed_cache_hit") == 0 ||
-                    strcmp(line, "cache_miss") == 0)
+                if (is_outcome(line))
                         seen = true;
                 if (take_id(&l.calls[l.n - 1], line) < 0)
                         goto oom;
@@ -149,8 +158,10 @@ void statslog_summarize(const StatsLog *l, StatsSummary *ret) {
                 case STATS_HIT_PREPROCESSED: ret->preprocessed_hits++; break;
                 case STATS_MISS: ret->misses++; break;
                 case STATS_UNCACHEABLE: ret->uncacheable++; break;
+                case STATS_RECACHE: ret->recache++; break;
                 }
-                ret->remote_hits += c->remote && c->outcome != STATS_MISS && c->outcome != STATS_UNCACHEABLE;
+                if (c->remote && (c->outcome == STATS_HIT_DIRECT || c->outcome == STATS_HIT_PREPROCESSED))
+                        ret->remote_hits++;
         }
         ret->hits = ret->direct_hits + ret->preprocessed_hits;
         ret->cacheable = ret->hits + ret->misses;

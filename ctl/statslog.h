@@ -4,7 +4,9 @@
  * it counted (ccache's core/statslog.cpp, the same format from 4.0 to 4.14).
  * Read into one outcome per call, as `ccache --show-log-stats` counts them:
  * a hit (direct or preprocessed, perhaps served by remote storage), a miss,
- * or neither (uncacheable or an error, with ccache's id as the reason). */
+ * a recache (CCACHE_RECACHE: compiled and stored anew without looking, its
+ * id "recache"), or neither (uncacheable or an error, with ccache's id as
+ * the reason). */
 #pragma once
 
 #include <stdbool.h>
@@ -16,6 +18,7 @@ typedef enum StatsOutcome {
         STATS_HIT_PREPROCESSED,
         STATS_MISS,
         STATS_UNCACHEABLE,
+        STATS_RECACHE,          /* neither a hit nor a miss: the cache was not asked */
 } StatsOutcome;
 
 typedef struct StatsCall {
@@ -31,7 +34,8 @@ typedef struct StatsLog {
 } StatsLog;
 
 typedef struct StatsSummary {
-        uint64_t cacheable, hits, direct_hits, preprocessed_hits, remote_hits, misses, uncacheable;
+        uint64_t cacheable;     /* hits + misses: what the cache could have served */
+        uint64_t hits, direct_hits, preprocessed_hits, remote_hits, misses, uncacheable, recache;
 } StatsSummary;
 
 /* The log longer than this is refused (-EFBIG): a build of a million

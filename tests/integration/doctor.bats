@@ -55,6 +55,16 @@ reconfigure() {
         cmake --build "$build" > "$BATS_TEST_TMPDIR/build.log" 2>&1 || { cat "$BATS_TEST_TMPDIR/build.log"; return 1; }
 }
 
+# inert: stdin is UTF-8 with no control character but newlines (C0, DEL,
+# C1): nothing a terminal would act on.
+inert() {
+        /usr/bin/python3 -c '
+import re, sys
+t = sys.stdin.buffer.read().decode("utf-8")
+bad = re.findall("[\x00-\x09\x0b-\x1f\x7f-\x9f]", t)
+sys.exit("control characters: %r" % bad if bad else 0)'
+}
+
 # level NAME: the level of check NAME in $output (doctor --json).
 level() {
         jq -r --arg n "$1" '.checks[] | select(.name == $n) | .level' <<<"$output"
@@ -427,7 +437,8 @@ ccache_calls() {
         b=$BATS_TEST_TMPDIR/hostile
         mkdir -p "$b"
         {
-                printf 'CMAKE_C_COMPILER:FILEPATH=/usr/bin/cc\033]0;owned\007\n'
+                # ESC, BEL, then CSI as a C1 control in UTF-8 (U+009B) and as a lone byte
+                printf 'CMAKE_C_COMPILER:FILEPATH=/usr/bin/cc\033]0;owned\007\302\23331m\23331m\n'
                 printf 'CMAKE_%s_COMPILER:FILEPATH=/x\n' "$(head -c 1000000 /dev/zero | tr '\0' A)"
                 printf 'CMAKE_C X_COMPILER:FILEPATH=/x\nCMAKE_\033[31m_COMPILER:FILEPATH=/x\nCMAKE__COMPILER:FILEPATH=/x\n'
                 printf 'CMAKE_CXX_COMPILER:FILEPATH=/usr/bin/c++\nCMAKE_CXX_COMPILER_LAUNCHER:STRING=ccache\n'
@@ -437,10 +448,11 @@ ccache_calls() {
         run --separate-stderr timeout 60 "$CTL" doctor "$b"
         echo "$output"
         [ "$status" -eq 2 ]
-        [[ "$output" == *"FAIL  launcher-C       C (CMAKE_C_COMPILER /usr/bin/cc?]0;owned?) has no ccache launcher"* ]]
+        [[ "$output" == *'FAIL  launcher-C       C (CMAKE_C_COMPILER /usr/bin/cc\e]0;owned\x07\u009b31m\x9b31m) has no ccache launcher'* ]]
         [[ "$output" == *"WARN  rules-CXX        could not read the generated rules (build.ninja, generator Ninja): not a regular file"* ]]
         [ "$(grep -c '^[a-zA-Z]* *launcher-' <<<"$output")" -eq 2 ]
         [[ "$output" != *$'\033'* ]]
+        inert <<<"$output"
 
         # build.ninja that includes itself and a line of 1 MB: bounded, counted once a level
         rm "$b/build.ninja"

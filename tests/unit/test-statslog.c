@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* ccache's statistics log read into one outcome per call: a log as Debian's
  * ccache 4.7.5 wrote it (a miss, a direct hit, a preprocessed hit served by
- * remote storage, two uncacheable calls), a torn last call, a missing file. */
+ * remote storage, two uncacheable calls, two recaches), a torn last call,
+ * a missing file. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -37,14 +38,24 @@ static const char LOG[] =
         "# a.c\n"
         "called_for_preprocessing\n"
         "# \n"
-        "no_input_file\n";
+        "no_input_file\n"
+        /* CCACHE_RECACHE=1: an entry there, and none (depend mode) */
+        "# a.c\n"
+        "local_storage_read_hit\n"
+        "local_storage_write\n"
+        "recache\n"
+        "# d.c\n"
+        "local_storage_read_miss\n"
+        "local_storage_write\n"
+        "local_storage_write\n"
+        "recache\n";
 
 static void test_outcomes(void **state) {
         StatsSummary s;
         StatsLog l;
 
         assert_int_equal(statslog_parse(LOG, strlen(LOG), &l), 0);
-        assert_int_equal(l.n, 5);
+        assert_int_equal(l.n, 7);
         assert_string_equal(l.calls[0].input, "a.c");
         assert_int_equal(l.calls[0].outcome, STATS_MISS);
         assert_null(l.calls[0].reason);
@@ -57,6 +68,10 @@ static void test_outcomes(void **state) {
         assert_string_equal(l.calls[3].reason, "called_for_preprocessing");
         assert_string_equal(l.calls[4].input, "");
         assert_string_equal(l.calls[4].reason, "no_input_file");
+        for (size_t i = 5; i < 7; i++) {
+                assert_int_equal(l.calls[i].outcome, STATS_RECACHE);
+                assert_null(l.calls[i].reason);
+        }
         statslog_summarize(&l, &s);
         assert_int_equal(s.cacheable, 3);
         assert_int_equal(s.hits, 2);
@@ -65,6 +80,7 @@ static void test_outcomes(void **state) {
         assert_int_equal(s.remote_hits, 1);
         assert_int_equal(s.misses, 1);
         assert_int_equal(s.uncacheable, 2);
+        assert_int_equal(s.recache, 2);   /* neither cacheable calls nor uncacheable ones */
         statslog_done(&l);
 }
 
@@ -92,7 +108,7 @@ static void test_read(void **state) {
         assert_int_equal(write(fd, LOG, strlen(LOG)), (ssize_t) strlen(LOG));
         close(fd);
         assert_int_equal(statslog_read(path, &l), 0);
-        assert_int_equal(l.n, 5);
+        assert_int_equal(l.n, 7);
         statslog_done(&l);
         assert_int_equal(unlink(path), 0);
         /* no ccache call wrote one: nothing, not an error */
