@@ -1831,10 +1831,8 @@ static int doctor_compiler(Doctor *d, const char *compiler_arg, const char *sour
                 return -1;
         }
 
-        status = failed ? 0 : compile_once(compiler, args, n_args, xhip, dir, src, obj1, log1, &out, &l1);
-        if (failed)
-                ;       /* the real compiler does not run: said */
-        else if (status != 0) {
+        status = compile_once(compiler, args, n_args, xhip, dir, src, obj1, log1, &out, &l1);
+        if (status != 0) {
                 add(d, "first-call", DOCTOR_FAIL, rollback, "compiling through %s failed (%s)%s%s", compiler,
                     describe_status(status, why, sizeof(why)), out.len ? ": " : "", first_line(&out, line, sizeof(line)));
                 failed = true;
