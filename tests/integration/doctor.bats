@@ -436,7 +436,10 @@ ccache_calls() {
 }
 
 # hip_project BUILD GENERATOR CMAKE_ARGS...: a CMake project in HIP and C++,
-# configured (not built) with Debian's HIP as TESTING.md says.
+# configured (not built) with Debian's HIP: CMake 3.25's HIP language wants
+# clang++-15 as the HIP compiler, a ROCm root whose lib/cmake is Debian's
+# cmake directory (for amd_comgr and hip-lang), the arch, ROCm's paths in
+# the HIP flags and CMAKE_PREFIX_PATH in the environment.
 hip_project() {
         local b=$1 gen=$2
         shift 2
