@@ -1589,6 +1589,7 @@ static const char *version_line(const Output *o, char *buf, size_t size) {
                         continue;
                 if (!first)
                         first = p;
+                /* not a status key: a word of the compiler's output */
                 if (memmem(p, n, "version", 7) || memmem(p, n, "Version", 7)) {
                         first = p;
                         break;
@@ -1845,8 +1846,9 @@ static int doctor_compiler(Doctor *d, const char *compiler_arg, const char *sour
                     l1.calls[l1.n - 1].reason ? l1.calls[l1.n - 1].reason : "unknown"), failed = true;
         else if (l1.calls[l1.n - 1].outcome != STATS_MISS)
                 add(d, "first-call", source ? DOCTOR_OK : DOCTOR_WARN, NULL, "the first compile of %s was a hit (%s "
+                    /* not a status key */
                     "remote)%s", source ? source : "a new source", l1.calls[l1.n - 1].remote ? "from" : "not from",
-                    source ? ": cached before" : "");   /* not a status key */
+                    source ? ": cached before" : "");
         else
                 add(d, "first-call", DOCTOR_OK, NULL, "the first compile%s%s%s went through ccache: a miss, stored",
                     gpu == GPU_NONE ? "" : " of a ", gpu == GPU_NONE ? "" : arch ? arch : "default-target",
