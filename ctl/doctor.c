@@ -23,6 +23,7 @@
 
 #include <json-c/json.h>
 
+#include "base/human.h"
 #include "base/protocol.h"
 #include "base/status-keys.h"
 #include "base/text.h"
@@ -355,21 +356,45 @@ static size_t split_words(char *s, char **words, size_t max) {
         return n;
 }
 
-/* Skips "env" with its options and NAME=VALUE words. */
-static size_t skip_env(char **w, size_t n, size_t i) {
-        if (i < n && strcmp(base_name(w[i]), "env") == 0)
-                for (i++; i < n && w[i][0] == '-'; i++)
-                        ;
-        while (i < n && strchr(w[i], '=') && w[i][0] != '-' && w[i][0] != '=')
-                i++;
+static bool is_assignment(const char *w) {
+        return w[0] != '-' && w[0] != '=' && strchr(w, '=');
+}
+
+/* Skips NAME=VALUE words, "env" with its options (-u NAME and -C DIR take
+ * one) and NAME=VALUE words again: what runs a command in a changed
+ * environment. Each NAME=VALUE of CCACHE_* goes into env (at most max - 1,
+ * strdup'ed, NULL-terminated; env may be NULL). */
+static size_t skip_env_collect(char **w, size_t n, size_t i, char **env, size_t max) {
+        size_t k = 0;
+
+        while (env && k < max && env[k])
+                k++;
+        for (int pass = 0; pass < 2; pass++) {
+                for (; i < n && is_assignment(w[i]); i++)
+                        if (env && strncmp(w[i], "CCACHE_", 7) == 0 && k + 1 < max && (env[k] = strdup(w[i])))
+                                env[++k] = NULL;
+                if (pass == 0 && i < n && strcmp(base_name(w[i]), "env") == 0)
+                        for (i++; i < n && w[i][0] == '-' && strcmp(w[i], "--") != 0; i++)
+                                if ((strcmp(w[i], "-u") == 0 || strcmp(w[i], "-C") == 0) && i + 1 < n)
+                                        i++;
+                if (pass == 0 && i < n && strcmp(w[i], "--") == 0)
+                        i++;
+        }
         return i;
 }
 
+static size_t skip_env(char **w, size_t n, size_t i) {
+        return skip_env_collect(w, n, i, NULL, 0);
+}
+
 /* What a shim script at path is: whether one of its lines runs ccache
- * ("exec ccache REAL "$@"", perhaps through env), and then the real
- * compiler it names (*ret_real, NULL when a variable names it). Returns
- * true for a ccache shim: that, or a link to ccache. */
-static bool shim_inspect(const char *path, char **ret_real) {
+ * ("exec ccache REAL "$@"", after NAME=VALUE words or through env, as in
+ * "CCACHE_DEPEND=1 exec ccache REAL" or "exec env CCACHE_X=y ccache REAL"),
+ * and then the real compiler it names (*ret_real, NULL when a variable
+ * names it) and the CCACHE_* settings it makes on that line or alone on
+ * earlier ones ("export CCACHE_X=y"; into env as skip_env_collect, may be
+ * NULL). Returns true for a ccache shim: that, or a link to ccache. */
+static bool shim_inspect(const char *path, char **ret_real, char **env, size_t max) {
         _cleanup_free_ char *text = NULL;
         ssize_t n = 0;
         int fd;
@@ -402,7 +427,7 @@ static bool shim_inspect(const char *path, char **ret_real) {
         text[n] = '\0';
         for (char *line = text, *next; line; line = next) {
                 char *w[64];
-                size_t nw, i;
+                size_t nw, i = 0;
 
                 next = strchr(line, '\n');
                 if (next)
@@ -410,12 +435,21 @@ static bool shim_inspect(const char *path, char **ret_real) {
                 if (line[strspn(line, " \t")] == '#')
                         continue;
                 nw = split_words(line, w, ELEMENTSOF(w));
-                i = 0;
+                if (nw > 0 && strcmp(w[0], "export") == 0)
+                        i++;
+                if (i < nw && skip_env(w, nw, i) == nw) {
+                        skip_env_collect(w, nw, i, env, max);   /* settings alone on a line */
+                        continue;
+                }
+                i = skip_env(w, nw, 0);
                 if (i < nw && strcmp(w[i], "exec") == 0)
                         i++;
                 i = skip_env(w, nw, i);
                 if (i >= nw || strcmp(base_name(w[i]), "ccache") != 0)
                         continue;
+                i = skip_env_collect(w, nw, 0, env, max);
+                if (strcmp(w[i], "exec") == 0)
+                        i = skip_env_collect(w, nw, i + 1, env, max);
                 if (ret_real && i + 1 < nw && w[i + 1][0] != '$' && w[i + 1][0] != '-')
                         *ret_real = strdup(w[i + 1]);
                 return true;
@@ -441,7 +475,7 @@ static bool through_ccache(Programs *ps, const char *path) {
         for (size_t i = 0; i < ps->n; i++)
                 if (strcmp(ps->p[i].path, path) == 0)
                         return ps->p[i].through;
-        t = is_ccache(path) || shim_inspect(path, NULL);
+        t = is_ccache(path) || shim_inspect(path, NULL, NULL, 0);
         if (ps->n < ELEMENTSOF(ps->p) && (ps->p[ps->n].path = strdup(path)))
                 ps->p[ps->n++].through = t;
         return t;
@@ -485,6 +519,7 @@ typedef struct Lang {
         char name[32];
         char *compiler, *launcher;
         uint64_t rules, rules_through, deps_objects, deps_total;
+        uint64_t rules_no_md;   /* of rules_through: no -MD, so depend mode cannot serve them */
         char *first_missing;   /* the first object whose rule does not go through ccache */
 } Lang;
 
@@ -538,9 +573,10 @@ static void build_done(Build *b) {
         programs_done(&b->programs);
 }
 
-/* The languages ccache caches (its compiler types and CMake's names). */
+/* The languages ccache caches (its compiler types and CMake's names; ASM
+ * through a compiler driver: ccache caches .s and .S). */
 static bool lang_cacheable(const char *name) {
-        static const char *const names[] = { "C", "CXX", "OBJC", "OBJCXX", "CUDA", "HIP" };
+        static const char *const names[] = { "C", "CXX", "OBJC", "OBJCXX", "CUDA", "HIP", "ASM" };
 
         for (size_t i = 0; i < ELEMENTSOF(names); i++)
                 if (strcmp(name, names[i]) == 0)
@@ -645,10 +681,30 @@ static void remember_object(Build *b, const char *path, size_t lang) {
                 b->n_objects++;
 }
 
-static void count_rule(Build *b, Lang *lang, bool through, const char *object) {
+/* Does the command make the compiler write its dependency file (-MD or
+ * -MMD, perhaps through -Wp,), as ccache's depend mode needs? */
+static bool writes_depfile(const char *command) {
+        static const char *const flags[] = { "-MD", "-MMD", "-Wp,-MD,", "-Wp,-MMD," };
+
+        for (size_t i = 0; i < ELEMENTSOF(flags); i++)
+                for (const char *p = command; (p = strstr(p, flags[i])); p++) {
+                        size_t n = strlen(flags[i]);
+
+                        if ((p == command || p[-1] == ' ' || p[-1] == '\t') &&
+                            (flags[i][n - 1] == ',' || p[n] == '\0' || p[n] == ' ' || p[n] == '\t'))
+                                return true;
+                }
+        return false;
+}
+
+static void count_rule(Build *b, Lang *lang, const char *command, const char *object) {
+        bool through = command_through_ccache(&b->programs, command);
+
         lang->rules++;
-        if (through)
+        if (through) {
                 lang->rules_through++;
+                lang->rules_no_md += !writes_depfile(command);
+        }
         else if (!lang->first_missing)
                 lang->first_missing = strdup(object);
         if (through)
@@ -696,8 +752,7 @@ static void ninja_edge_done(Build *b, Ninja *nj, char **edge_obj, NinjaRule **ed
                                                          *code_check ? *code_check : "");
 
                 if (cmd)
-                        count_rule(b, &b->langs[(*edge_rule)->lang], command_through_ccache(&b->programs, cmd),
-                                   *edge_obj);
+                        count_rule(b, &b->langs[(*edge_rule)->lang], cmd, *edge_obj);
         }
         (void) nj;
         free(*edge_obj);
@@ -806,7 +861,7 @@ static void make_read(Build *b, const char *path) {
                         continue;
                 }
                 if (lang && object && line[1] != '@') {
-                        count_rule(b, lang, command_through_ccache(&b->programs, line + 1), object);
+                        count_rule(b, lang, line + 1, object);
                         lang = NULL;
                 }
         }
@@ -1098,6 +1153,50 @@ static void check_cache_dir(Doctor *d, const char *dir, const char *suffix, json
         }
 }
 
+/* Rules that go through ccache without -MD: depend mode needs the
+ * compiler's dependency file, so ccache turns it off for them ("Disabling
+ * depend mode" in its log) and preprocesses each of their misses. CMake's
+ * Makefile generator gives HIP (and ASM) none: it scans their dependencies
+ * itself unless told to use the compiler's. */
+static void check_no_depfile(Doctor *d, Build *b, Lang *lang, bool depend_on, bool ninja) {
+        _cleanup_free_ char *fix = NULL;
+        char name[64];
+
+        snprintf(name, sizeof(name), "depend-%s", lang->name);
+        if (!ninja)
+                fix = strdupf("cmake -DCMAKE_%s_DEPENDS_USE_COMPILER=TRUE -DCMAKE_%s_DEPFILE_FORMAT=gcc %s (the "
+                              "compiler writes the dependency file, -MD, as for C and C++), or the Ninja generator",
+                              lang->name, lang->name, b->dir);
+        add(d, name, depend_on ? DOCTOR_WARN : DOCTOR_OK, fix, "%s%" PRIu64 " of %" PRIu64 " %s rules compile without "
+            "-MD%s: depend mode %s them (ccache says \"Disabling depend mode\" and runs the preprocessor on each "
+            "miss)", depend_on ? "depend mode is on, but " : "", lang->rules_no_md, lang->rules_through, lang->name,
+            ninja ? "" : " (CMake's Makefile generator passes none)", depend_on ? "cannot serve" : "could not serve");
+}
+
+/* ASM: CMake gives it no launcher (<LANG>_COMPILER_LAUNCHER is for C, CXX,
+ * CUDA, HIP, OBJC, OBJCXX, Fortran and ISPC only, CMake 3.4 to 3.28 and
+ * on), so only RULE_LAUNCH_COMPILE, a launcher for every compile rule, or
+ * an ASM compiler that is a ccache link puts ccache before it. */
+static void check_asm_rules(Doctor *d, Build *b, Lang *lang) {
+        _cleanup_free_ char *fix = NULL;
+
+        if (lang->rules == 0)
+                add(d, "rules-ASM", DOCTOR_OK, NULL, "no ASM compile rule in the generated rules");
+        else if (lang->rules == lang->rules_through)
+                add(d, "rules-ASM", DOCTOR_OK, NULL, "%" PRIu64 " of %" PRIu64 " ASM compile rules go through ccache",
+                    lang->rules_through, lang->rules);
+        else {
+                /* ccache skips a second ccache: the rules of languages that
+                 * have a launcher too stay as they are */
+                fix = strdupf("echo 'set_property(GLOBAL PROPERTY RULE_LAUNCH_COMPILE ccache)' > %s/ccache-launch.cmake && "
+                              "cmake -DCMAKE_PROJECT_INCLUDE=%s/ccache-launch.cmake %s", b->dir, b->dir, b->dir);
+                add(d, "rules-ASM", DOCTOR_WARN, fix, "%" PRIu64 " of %" PRIu64 " ASM rules have no launcher: CMake has "
+                    "no CMAKE_ASM_COMPILER_LAUNCHER (launchers are for C, CXX, CUDA, HIP, OBJC, OBJCXX, Fortran, "
+                    "ISPC), so they compile without ccache (first: %s)", lang->rules - lang->rules_through, lang->rules,
+                    lang->first_missing ? lang->first_missing : "?");
+        }
+}
+
 static int doctor_build(Doctor *d, const char *dir) {
         _cleanup_free_ char *abs = NULL;
         json_object *status = NULL;
@@ -1151,11 +1250,23 @@ static int doctor_build(Doctor *d, const char *dir) {
                 char name[64];
                 bool shim;
 
-                if (!lang->compiler || !lang_cacheable(lang->name))
+                if (!lang->compiler)
                         continue;
+                snprintf(name, sizeof(name), "rules-%s", lang->name);
+                if (!lang_cacheable(lang->name)) {
+                        if (lang->rules > 0)    /* counted too, to account for every rule */
+                                add(d, name, DOCTOR_OK, NULL, "%" PRIu64 " %s compile rules: ccache does not cache %s",
+                                    lang->rules, lang->name, lang->name);
+                        continue;
+                }
                 n_cacheable++;
+                if (strcmp(lang->name, "ASM") == 0 && r >= 0) {
+                        check_asm_rules(d, &b, lang);
+                        any_through |= lang->rules_through > 0;
+                        continue;
+                }
                 launcher = launcher_parse(lang->launcher, NULL, 0);
-                shim = shim_inspect(lang->compiler, &real);
+                shim = shim_inspect(lang->compiler, &real, NULL, 0);
                 fix = strdupf("cmake -DCMAKE_%s_COMPILER_LAUNCHER=ccache %s", lang->name, b.dir);
                 snprintf(name, sizeof(name), "launcher-%s", lang->name);
                 if (launcher && is_ccache(launcher))
@@ -1174,7 +1285,7 @@ static int doctor_build(Doctor *d, const char *dir) {
                         add(d, name, DOCTOR_FAIL, fix, "%s (CMAKE_%s_COMPILER %s) has no ccache launcher and its "
                             "compiler is not a ccache shim", lang->name, lang->name, lang->compiler);
 
-                snprintf(name, sizeof(name), "rules-%s", lang->name);
+                snprintf(name, sizeof(name), "rules-%s", lang->name);   /* the launcher check had it */
                 if (r < 0)
                         add(d, name, DOCTOR_WARN, NULL, "could not read the generated rules (%s, generator %s): %s",
                             ninja ? "build.ninja" : "CMakeFiles/TargetDirectories.txt",
@@ -1193,7 +1304,7 @@ static int doctor_build(Doctor *d, const char *dir) {
         }
         if (n_cacheable == 0)
                 add(d, "languages", DOCTOR_WARN, NULL, "CMakeCache.txt enables no language ccache caches "
-                    "(C, CXX, OBJC, OBJCXX, CUDA, HIP)");
+                    "(C, CXX, OBJC, OBJCXX, CUDA, HIP, ASM)");
 
         /* Where the rules' ccache will put things: the launcher's CCACHE_DIR=,
          * else the environment's, else ccache's configuration. */
@@ -1206,7 +1317,7 @@ static int doctor_build(Doctor *d, const char *dir) {
 
                 if (!lang->compiler || !lang_cacheable(lang->name) ||
                     !(lang->rules_through > 0 || (lang->launcher && (program = launcher_parse(lang->launcher, NULL, 0)) &&
-                                                  is_ccache(program)) || shim_inspect(lang->compiler, NULL)))
+                                                  is_ccache(program)) || shim_inspect(lang->compiler, NULL, NULL, 0)))
                         continue;
                 free(launcher_parse(lang->launcher, cd[i].env, ELEMENTSOF(cd[i].env)));
                 cd[i].dir = ccache_get("cache_dir", cd[i].env);
@@ -1252,11 +1363,15 @@ static int doctor_build(Doctor *d, const char *dir) {
                         uint64_t mean;
                         char name[64];
 
-                        if (!cd[i].set || lang->deps_objects == 0)
+                        if (!cd[i].set || (lang->deps_objects == 0 && lang->rules_no_md == 0))
                                 continue;
                         any = true;
-                        mean = lang->deps_total / lang->deps_objects;
                         mode = ccache_get("depend_mode", cd[i].env);
+                        if (lang->rules_no_md > 0) {
+                                check_no_depfile(d, &b, lang, mode && strcmp(mode, "true") == 0, ninja);
+                                continue;
+                        }
+                        mean = lang->deps_total / lang->deps_objects;
                         snprintf(name, sizeof(name), "depend-%s", lang->name);
                         if (mode && strcmp(mode, "true") == 0)
                                 add(d, name, DOCTOR_OK, NULL, "depend mode is on (%" PRIu64 " files per %s object)",
@@ -1293,12 +1408,13 @@ static int doctor_build(Doctor *d, const char *dir) {
         return 0;
 }
 
-/* One compile of src into obj through the compiler, its statistics log in
- * log. Returns the wait status or -errno; the outcome in *ret_log. */
-static int compile_once(const char *compiler, char **args, size_t n_args, const char *dir, const char *src,
+/* One compile of src into obj through the compiler (with "-x hip" before
+ * the source when xhip), its statistics log in log. Returns the wait status
+ * or -errno; the outcome in *ret_log. */
+static int compile_once(const char *compiler, char **args, size_t n_args, bool xhip, const char *dir, const char *src,
                         const char *obj, const char *log, Output *out, StatsLog *ret_log) {
         _cleanup_free_ char *env_log = strdupf("CCACHE_STATSLOG=%s", log);
-        _cleanup_free_ char **argv = calloc(n_args + 6, sizeof(char *));
+        _cleanup_free_ char **argv = calloc(n_args + 8, sizeof(char *));
         char *env[] = { env_log, NULL };
         size_t k = 0;
         int status;
@@ -1309,6 +1425,10 @@ static int compile_once(const char *compiler, char **args, size_t n_args, const 
         argv[k++] = (char *) compiler;
         for (size_t i = 0; i < n_args; i++)
                 argv[k++] = args[i];
+        if (xhip) {
+                argv[k++] = (char *) "-x";
+                argv[k++] = (char *) "hip";
+        }
         argv[k++] = (char *) "-c";
         argv[k++] = (char *) src;
         argv[k++] = (char *) "-o";
@@ -1378,36 +1498,198 @@ static char *absolute_compiler(const char *compiler) {
         return strdupf("%s%s%s", real_dir, strcmp(real_dir, "/") == 0 ? "" : "/", base);
 }
 
-static int doctor_compiler(Doctor *d, const char *compiler_arg, char **args, size_t n_args) {
-        _cleanup_free_ char *compiler = absolute_compiler(compiler_arg);
-        _cleanup_free_ char *real = NULL, *rollback = NULL, *dir = NULL, *src = NULL, *obj1 = NULL, *obj2 = NULL,
-                            *log1 = NULL, *log2 = NULL;
-        const char *name = base_name(compiler_arg), *tmp = getenv("TMPDIR");
-        bool cxx = strstr(name, "++") || strstr(name, "xx") || strstr(name, "hipcc") || strstr(name, "nvcc");
-        bool link, shim, failed = false;
-        char suffix[7], why[256], line[512];
-        StatsLog l1 = { 0 }, l2 = { 0 };
-        Output out = { 0 };
-        struct stat st1, st2;
-        FILE *f;
-        int status;
+/* A GPU compiler: HIP or CUDA, by its name or its arguments. */
+typedef enum Gpu {
+        GPU_NONE,
+        GPU_HIP,
+        GPU_CUDA,
+} Gpu;
 
-        if (!compiler || access(compiler, X_OK) < 0) {
-                add(d, "shim", DOCTOR_FAIL, NULL, "%s: %s", compiler_arg, compiler ? strerror(errno) : "not found in PATH");
-                return 0;
+/* The value of an argument "FLAG=VALUE" or "FLAG VALUE" at args[i], or NULL. */
+static const char *arg_value(char **args, size_t n, size_t i, const char *flag) {
+        size_t len = strlen(flag);
+
+        if (strncmp(args[i], flag, len) != 0)
+                return NULL;
+        if (args[i][len] == '=')
+                return args[i] + len + 1;
+        return args[i][len] == '\0' && i + 1 < n ? args[i + 1] : NULL;
+}
+
+/* The GPU architecture the arguments name (--offload-arch=gfx90a, nvcc's
+ * -arch=sm_80 ...), or NULL. */
+static const char *gpu_arch(char **args, size_t n) {
+        static const char *const flags[] = { "--offload-arch", "--amdgpu-target", "--cuda-gpu-arch", "-arch",
+                                             "--gpu-architecture" };
+
+        for (size_t i = 0; i < n; i++)
+                for (size_t k = 0; k < ELEMENTSOF(flags); k++) {
+                        const char *v = arg_value(args, n, i, flags[k]);
+
+                        if (v && *v)
+                                return v;
+                }
+        return NULL;
+}
+
+/* From the arguments; else from what the real compiler's --version said
+ * (said: GPU_NONE too; -1: not run); else from the names. */
+static Gpu gpu_kind(const char *compiler, const char *real, char **args, size_t n, int said) {
+        const char *arch = gpu_arch(args, n);
+
+        for (size_t i = 0; i < n; i++) {
+                const char *x = strcmp(args[i], "-x") == 0 && i + 1 < n ? args[i + 1] :
+                                strncmp(args[i], "-x", 2) == 0 ? args[i] + 2 : NULL;
+
+                if (x && strcmp(x, "hip") == 0)
+                        return GPU_HIP;
+                if (x && (strcmp(x, "cuda") == 0 || strcmp(x, "cu") == 0))
+                        return GPU_CUDA;
         }
-        link = is_ccache(compiler);
-        shim = shim_inspect(compiler, &real);
+        if (arch)
+                return strncmp(arch, "sm_", 3) == 0 || strncmp(arch, "compute_", 8) == 0 ? GPU_CUDA : GPU_HIP;
+        if (said >= 0)
+                return (Gpu) said;
+        for (int i = 0; i < 2; i++) {
+                const char *name = i == 0 ? compiler : real;
+                const char *slash = name ? strrchr(name, '/') : NULL;
+
+                name = slash ? slash + 1 : name;
+                if (name && strstr(name, "hipcc"))
+                        return GPU_HIP;
+                if (name && strstr(name, "nvcc"))
+                        return GPU_CUDA;
+        }
+        return GPU_NONE;
+}
+
+/* The line of a compiler's --version output that names its version: past
+ * a Python traceback some print first (hipcc asks rocm_agent_enumerator,
+ * which fails without /sys/class/kfd), the first line that says "version",
+ * else the first line left. */
+static const char *version_line(const Output *o, char *buf, size_t size) {
+        const char *first = NULL, *p = o->text;
+        bool traceback = false;
+
+        buf[0] = '\0';
+        for (const char *e; *p; p = *e ? e + 1 : e) {
+                size_t n;
+
+                e = p + strcspn(p, "\n");
+                n = (size_t) (e - p);
+                if (strncmp(p, "Traceback (most recent call last):", 34) == 0) {
+                        traceback = true;
+                        continue;
+                }
+                if (traceback) {
+                        traceback = *p == ' ' || *p == '\t';    /* its frames; then the error, skipped too */
+                        continue;
+                }
+                if (n == 0)
+                        continue;
+                if (!first)
+                        first = p;
+                /* not a status key: a word of the compiler's output */
+                if (memmem(p, n, "version", 7) || memmem(p, n, "Version", 7)) {
+                        first = p;
+                        break;
+                }
+        }
+        if (first)
+                snprintf(buf, size, "%.*s", (int) strcspn(first, "\n"), first);
+        return buf;
+}
+
+/* The interpreter of a script ("perl" for "#!/usr/bin/perl -w", "env
+ * perl" read as "perl") into buf; false when path is no script. */
+static bool script_interpreter(const char *path, char *buf, size_t size) {
+        char head[256], *w[4];
+        ssize_t n;
+        size_t nw;
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+        if (fd < 0)
+                return false;
+        n = read(fd, head, sizeof(head) - 1);
+        close(fd);
+        if (n < 2 || head[0] != '#' || head[1] != '!')
+                return false;
+        head[n] = '\0';
+        head[strcspn(head, "\n")] = '\0';
+        nw = split_words(head + 2, w, ELEMENTSOF(w));
+        snprintf(buf, size, "%s", nw == 0 ? "?" : nw > 1 && strcmp(base_name(w[0]), "env") == 0 ? base_name(w[1])
+                                                                                                  : base_name(w[0]));
+        return true;
+}
+
+/* Does the file at path hold needle (an object's device code)? Read up to
+ * DOCTOR_SCRIPT_MAX_BYTES * 1024. */
+static bool file_holds(const char *path, const char *needle) {
+        _cleanup_free_ char *data = NULL;
+        size_t len = 0, max = DOCTOR_SCRIPT_MAX_BYTES * 1024;
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+        if (fd < 0)
+                return false;
+        data = malloc(max);
+        while (data && len < max) {
+                ssize_t k = read(fd, data + len, max - len);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        break;
+                len += (size_t) k;
+        }
+        close(fd);
+        return data && memmem(data, len, needle, strlen(needle));
+}
+
+/* What ccache knows the compiler by, when ccache runs a script: with
+ * compiler_check = mtime (the default) the script's mtime and size, not
+ * the compiler the script runs (hipcc execs hipcc.pl, which runs clang). */
+static void check_compiler_script(Doctor *d, const char *seen, char **env, usec_t version_usec) {
+        _cleanup_free_ char *check = NULL, *fix = NULL;
+        char interp[64], took[32];
+
+        if (!seen || !script_interpreter(seen, interp, sizeof(interp)))
+                return;
+        check = ccache_get("compiler_check", env);
+        if (check && strcmp(check, "mtime") != 0) {
+                add(d, "compiler-check", DOCTOR_OK, NULL, "%s is a %s script; ccache identifies it by compiler_check "
+                    "= %s%s", seen, interp, check, strcmp(check, "content") == 0 ? " (the script's own text only)" : "");
+                return;
+        }
+        fix = strdupf("in the shim, before ccache: CCACHE_COMPILERCHECK=string:VERSION (changed at each upgrade), or "
+                      "a command whose output names the compiler behind it (ccache runs it on every call: %s --version "
+                      "took %s); CCACHE_COMPILERCHECK=content covers the script's own text only",
+                      seen, format_duration(version_usec, took, sizeof(took)));
+        add(d, "compiler-check", DOCTOR_WARN, fix, "%s is a %s script and compiler_check is %s: ccache knows the "
+            "compiler only by the script's mtime, not by what it runs; a new compiler behind an unchanged script keeps "
+            "getting the old one's objects", seen, interp, check ? check : "mtime (could not ask ccache)");
+}
+
+/* The shim, the real compiler behind it, its version, how ccache knows it;
+ * *ret_rollback is the fix when a later check fails, *ret_runs false when
+ * the real compiler does not run, *ret_said what its --version says it is
+ * (a Gpu; untouched when it did not run). Returns the real compiler (free
+ * it) or NULL when not known. */
+static char *check_shim(Doctor *d, const char *compiler, char **ret_rollback, bool *ret_runs, int *ret_said) {
+        _cleanup_free_ char *beside = strdupf("%s.real", compiler);
+        char *real = NULL, *env[16] = { NULL }, why[256], line[512];
+        bool link = is_ccache(compiler), shim, ok = true;
+        usec_t version_usec = 0;
+
+        shim = shim_inspect(compiler, &real, env, ELEMENTSOF(env));
         if (link && !real)
                 real = masquerade_real(compiler);
         if (real) {
                 /* As the shim's exec finds it: a name in PATH (kept when not there). */
-                char *r = absolute_compiler(real);
+                char *as_named = real;
 
-                if (r) {
-                        free(real);
-                        real = r;
-                }
+                real = absolute_compiler(as_named) ?: as_named;
+                if (real != as_named)
+                        free(as_named);
         }
         if (!shim)
                 add(d, "shim", DOCTOR_WARN, NULL, "%s is neither a link to ccache nor a script that execs ccache; "
@@ -1417,52 +1699,140 @@ static int doctor_compiler(Doctor *d, const char *compiler_arg, char **args, siz
                     link ? "is a link to" : "execs", real);
         else
                 add(d, "shim", DOCTOR_OK, NULL, "%s %s ccache", compiler, link ? "is a link to" : "execs");
-        /* The rollback: the real compiler moved aside beside the shim goes back. */
-        if (!shim)
-                rollback = NULL;        /* not a shim: nothing to roll back, and never rm a compiler */
+        /* The rollback: the real compiler moved aside beside the shim goes
+         * back; never rm what is not a shim (it may be the compiler). */
+        if (beside && access(beside, F_OK) == 0)
+                *ret_rollback = strdupf("mv %s %s", beside, compiler);
         else if (real && !link && same_dir(real, compiler) && access(real, F_OK) == 0)
-                rollback = strdupf("mv %s %s", real, compiler);
-        else if (!link)
-                rollback = strdupf("rm %s (the shim; then reinstall or restore the compiler it replaced)", compiler);
-        else
-                rollback = strdupf("rm %s (the link to ccache)", compiler);
+                *ret_rollback = strdupf("mv %s %s", real, compiler);
+        else if (shim)
+                *ret_rollback = link ? strdupf("rm %s (the link to ccache)", compiler)
+                                     : strdupf("rm %s (the shim; then reinstall or restore the compiler it replaced)",
+                                               compiler);
 
         if (real) {
                 char *argv[] = { real, (char *) "--version", NULL };
                 Output vout = { 0 };
+                usec_t start = now_usec(CLOCK_MONOTONIC);
+                int status = access(real, X_OK) < 0 ? -errno : run(argv, NULL, NULL, keep_output, &vout);
 
-                status = access(real, X_OK) < 0 ? -errno : run(argv, NULL, NULL, keep_output, &vout);
+                version_usec = now_usec(CLOCK_MONOTONIC) - start;
+                *ret_said = status != 0 ? -1 : strstr(vout.text, "HIP version") ? GPU_HIP
+                            : strstr(vout.text, "Cuda compilation tools") ? GPU_CUDA : GPU_NONE;
                 if (status == 0)
-                        add(d, "real-compiler", DOCTOR_OK, NULL, "%s runs: %s", real, first_line(&vout, line, sizeof(line)));
+                        add(d, "real-compiler", DOCTOR_OK, NULL, "%s runs: %s", real,
+                            version_line(&vout, line, sizeof(line)));
                 else {
-                        add(d, "real-compiler", DOCTOR_FAIL, rollback, "the real compiler %s does not run (%s)%s%s",
+                        add(d, "real-compiler", DOCTOR_FAIL, *ret_rollback, "the real compiler %s does not run (%s)%s%s",
                             real, describe_status(status, why, sizeof(why)), vout.len ? ": " : "",
                             first_line(&vout, line, sizeof(line)));
-                        failed = true;
+                        ok = false;
                 }
         }
+        if (ok)
+                check_compiler_script(d, real ? real : shim ? NULL : compiler, env, version_usec);
+        for (size_t i = 0; env[i]; i++)
+                free(env[i]);
+        *ret_runs = ok;
+        return real;
+}
 
-        if (random_suffix(suffix) < 0 || !(dir = strdupf("%s/cachectl-doctor.XXXXXX", tmp && *tmp ? tmp : "/tmp")) ||
-            !mkdtemp(dir)) {
+/* Writes the test source into dir: unique text, so that the first compile
+ * cannot be a hit; for a GPU compiler a kernel. Returns its path or NULL. */
+static char *write_test_source(const char *dir, Gpu gpu, bool cxx) {
+        static const char *const ext[] = { [GPU_NONE] = "c", [GPU_HIP] = "hip", [GPU_CUDA] = "cu" };
+        _cleanup_free_ char *src = NULL;
+        char suffix[7];
+        FILE *f;
+
+        if (random_suffix(suffix) < 0 ||
+            !(src = strdupf("%s/doctor-%s.%s", dir, suffix, gpu == GPU_NONE && cxx ? "cpp" : ext[gpu])) ||
+            !(f = fopen(src, "we")))
+                return NULL;
+        fprintf(f, "/* cachectl doctor --compiler, pid %d, %lld */\n", (int) getpid(), (long long) time(NULL));
+        if (gpu == GPU_HIP)
+                fprintf(f, "#include <hip/hip_runtime.h>\n");
+        if (gpu != GPU_NONE)
+                fprintf(f, "__global__ void cachectl_doctor_%s(float *x) { x[threadIdx.x] *= %d; }\n", suffix,
+                        (int) getpid() % 1000 + 2);
+        else
+                fprintf(f, "int cachectl_doctor_%s(void) { return %d; }\n", suffix, (int) getpid() % 1000);
+        if (fclose(f) != 0)
+                return NULL;
+        return TAKE_PTR(src);
+}
+
+static void check_objects(Doctor *d, const char *obj1, const char *obj2, Gpu gpu, const char *arch,
+                          const char *rollback) {
+        const char *section = gpu == GPU_HIP ? ".hip_fatbin" : ".nv_fatbin";
+        struct stat st1, st2;
+
+        /* Sizes, not bytes: some compilers stamp their objects. */
+        if (stat(obj1, &st1) < 0 || stat(obj2, &st2) < 0 || st1.st_size == 0)
+                add(d, "objects", DOCTOR_FAIL, rollback, "the compiles left no object (%s)", obj1);
+        else if (st1.st_size != st2.st_size)
+                add(d, "objects", DOCTOR_FAIL, rollback, "the cached object is %lld bytes, the compiled one %lld",
+                    (long long) st2.st_size, (long long) st1.st_size);
+        else if (gpu == GPU_NONE)
+                add(d, "objects", DOCTOR_OK, NULL, "both objects are %lld bytes", (long long) st1.st_size);
+        else if (!file_holds(obj2, section) || (arch && !file_holds(obj2, arch)))
+                add(d, "objects", DOCTOR_WARN, NULL, "both objects are %lld bytes, but the cached one holds no %s "
+                    "device code (no %s%s%s)", (long long) st1.st_size, arch ? arch : "", section,
+                    arch ? " or no " : "", arch ? arch : "");
+        else
+                add(d, "objects", DOCTOR_OK, NULL, "both objects are %lld bytes, with %s%sdevice code (%s)",
+                    (long long) st1.st_size, arch ? arch : "", arch ? " " : "", section);
+}
+
+static int doctor_compiler(Doctor *d, const char *compiler_arg, const char *source, char **args, size_t n_args) {
+        _cleanup_free_ char *compiler = absolute_compiler(compiler_arg);
+        _cleanup_free_ char *real = NULL, *rollback = NULL, *dir = NULL, *src = NULL, *obj1 = NULL, *obj2 = NULL,
+                            *log1 = NULL, *log2 = NULL;
+        const char *name = base_name(compiler_arg), *tmp = getenv("TMPDIR"), *arch = gpu_arch(args, n_args);
+        bool cxx = strstr(name, "++") || strstr(name, "xx"), failed, xhip = false;
+        char why[256], line[512];
+        StatsLog l1 = { 0 }, l2 = { 0 };
+        Output out = { 0 };
+        Gpu gpu;
+        int status;
+
+        if (!compiler || access(compiler, X_OK) < 0) {
+                add(d, "shim", DOCTOR_FAIL, NULL, "%s: %s", compiler_arg, compiler ? strerror(errno) : "not found in PATH");
+                return 0;
+        }
+        bool runs;
+        int said = -1;
+
+        real = check_shim(d, compiler, &rollback, &runs, &said);
+        failed = !runs;
+        gpu = gpu_kind(compiler, real, args, n_args, said);
+        for (size_t i = 0; gpu == GPU_HIP && i < n_args && !xhip; i++)
+                xhip = strncmp(args[i], "-x", 2) == 0;
+        xhip = gpu == GPU_HIP && !xhip;         /* as the build compiles a .hip or .cu: as HIP */
+        if (gpu != GPU_NONE && !arch && !source)
+                add(d, "gpu-arch", DOCTOR_WARN, NULL, "no GPU architecture among the arguments: the kernel is built "
+                    "for the compiler's default target, perhaps not the build's; add its --offload-arch=... (HIP) or "
+                    "-arch=... (CUDA) after '--'");
+
+        if (!(dir = strdupf("%s/cachectl-doctor.XXXXXX", tmp && *tmp ? tmp : "/tmp")) || !mkdtemp(dir)) {
                 fprintf(stderr, "cachectl: cannot make a private temporary directory: %m\n");
                 return -1;
         }
-        src = strdupf("%s/doctor-%s.%s", dir, suffix, cxx ? "cpp" : "c");
+        src = source ? realpath(source, NULL) : write_test_source(dir, gpu, cxx);
         obj1 = strdupf("%s/first.o", dir);
         obj2 = strdupf("%s/second.o", dir);
         log1 = strdupf("%s/first.log", dir);
         log2 = strdupf("%s/second.log", dir);
-        if (!src || !obj1 || !obj2 || !log1 || !log2 || !(f = fopen(src, "we"))) {
-                fprintf(stderr, "cachectl: cannot write the test source in %s: %m\n", dir);
+        if (!src || !obj1 || !obj2 || !log1 || !log2) {
+                if (source)
+                        fprintf(stderr, "cachectl: %s: %m\n", source);
+                else
+                        fprintf(stderr, "cachectl: cannot write the test source in %s: %m\n", dir);
                 statslog_dir_remove(dir);
                 return -1;
         }
-        /* Unique text, so that the first compile cannot be a hit. */
-        fprintf(f, "/* cachectl doctor --compiler, pid %d, %lld */\nint cachectl_doctor_%s(void) { return %d; }\n",
-                (int) getpid(), (long long) time(NULL), suffix, (int) getpid() % 1000);
-        fclose(f);
 
-        status = compile_once(compiler, args, n_args, dir, src, obj1, log1, &out, &l1);
+        status = compile_once(compiler, args, n_args, xhip, dir, src, obj1, log1, &out, &l1);
         if (status != 0) {
                 add(d, "first-call", DOCTOR_FAIL, rollback, "compiling through %s failed (%s)%s%s", compiler,
                     describe_status(status, why, sizeof(why)), out.len ? ": " : "", first_line(&out, line, sizeof(line)));
@@ -1475,14 +1845,18 @@ static int doctor_compiler(Doctor *d, const char *compiler_arg, char **args, siz
                 add(d, "first-call", DOCTOR_FAIL, rollback, "ccache did not cache the compile: %s",
                     l1.calls[l1.n - 1].reason ? l1.calls[l1.n - 1].reason : "unknown"), failed = true;
         else if (l1.calls[l1.n - 1].outcome != STATS_MISS)
-                add(d, "first-call", DOCTOR_WARN, NULL, "the first compile of a new source was a hit (%s remote)",
-                    l1.calls[l1.n - 1].remote ? "from" : "not from");   /* not a status key */
+                add(d, "first-call", source ? DOCTOR_OK : DOCTOR_WARN, NULL, "the first compile of %s was a hit (%s "
+                    /* not a status key */
+                    "remote)%s", source ? source : "a new source", l1.calls[l1.n - 1].remote ? "from" : "not from",
+                    source ? ": cached before" : "");
         else
-                add(d, "first-call", DOCTOR_OK, NULL, "the first compile went through ccache: a miss, stored");
+                add(d, "first-call", DOCTOR_OK, NULL, "the first compile%s%s%s went through ccache: a miss, stored",
+                    gpu == GPU_NONE ? "" : " of a ", gpu == GPU_NONE ? "" : arch ? arch : "default-target",
+                    gpu == GPU_NONE ? "" : gpu == GPU_HIP ? " HIP kernel" : " CUDA kernel");
 
         if (!failed) {
                 out = (Output) { 0 };
-                status = compile_once(compiler, args, n_args, dir, src, obj2, log2, &out, &l2);
+                status = compile_once(compiler, args, n_args, xhip, dir, src, obj2, log2, &out, &l2);
                 if (status != 0)
                         add(d, "second-call", DOCTOR_FAIL, rollback, "the second compile failed (%s)%s%s",
                             describe_status(status, why, sizeof(why)), out.len ? ": " : "",
@@ -1498,16 +1872,8 @@ static int doctor_compiler(Doctor *d, const char *compiler_arg, char **args, siz
                         add(d, "second-call", DOCTOR_OK, NULL, "the second compile was a %s hit",
                             l2.calls[l2.n - 1].outcome == STATS_HIT_DIRECT ? "direct" : "preprocessed");
         }
-        if (!failed) {
-                /* Sizes, not bytes: some compilers stamp their objects. */
-                if (stat(obj1, &st1) < 0 || stat(obj2, &st2) < 0 || st1.st_size == 0)
-                        add(d, "objects", DOCTOR_FAIL, rollback, "the compiles left no object (%s)", obj1);
-                else if (st1.st_size != st2.st_size)
-                        add(d, "objects", DOCTOR_FAIL, rollback, "the cached object is %lld bytes, the compiled one %lld",
-                            (long long) st2.st_size, (long long) st1.st_size);
-                else
-                        add(d, "objects", DOCTOR_OK, NULL, "both objects are %lld bytes", (long long) st1.st_size);
-        }
+        if (!failed)
+                check_objects(d, obj1, obj2, gpu, arch, rollback);
         statslog_done(&l1);
         statslog_done(&l2);
         statslog_dir_remove(dir);
@@ -1521,11 +1887,12 @@ static const char *upper(DoctorLevel level) {
 const struct option doctor_options[] = {
         { "json", no_argument, NULL, 'j' },
         { "compiler", required_argument, NULL, 'c' },
+        { "source", required_argument, NULL, 'S' },
         {},
 };
 
 int cmd_doctor(int argc, char **argv) {
-        const char *compiler = NULL, *dir = ".";
+        const char *compiler = NULL, *source = NULL, *dir = ".";
         Doctor d = { 0 };
         DoctorLevel level = DOCTOR_OK;
         bool json = false;
@@ -1541,8 +1908,11 @@ int cmd_doctor(int argc, char **argv) {
                 switch (c) {
                 case 'j': json = true; break;
                 case 'c': compiler = optarg; break;
-                default: return ctl_usage_error("usage: cachectl doctor [BUILD_DIR] [--json] | --compiler PATH [--json] [-- ARGS...]");
+                case 'S': source = optarg; break;
+                default: return ctl_usage_error("usage: cachectl doctor [BUILD_DIR] [--json] | --compiler PATH [--source FILE] [--json] [-- ARGS...]");
                 }
+        if (source && !compiler)
+                return ctl_usage_error("--source FILE is for --compiler PATH");
         if (compiler && optind < dashdash)
                 return ctl_usage_error("doctor --compiler takes no BUILD_DIR (the compiler's arguments follow '--')");
         if (!compiler && dashdash < argc)
@@ -1552,7 +1922,7 @@ int cmd_doctor(int argc, char **argv) {
         if (optind < dashdash)
                 dir = argv[optind];
 
-        r = compiler ? doctor_compiler(&d, compiler, argv + dashdash + (dashdash < argc),
+        r = compiler ? doctor_compiler(&d, compiler, source, argv + dashdash + (dashdash < argc),
                                        (size_t) (argc - dashdash - (dashdash < argc)))
                      : doctor_build(&d, dir);
         if (r < 0 || d.oom) {

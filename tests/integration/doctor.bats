@@ -295,6 +295,8 @@ ccache_calls() {
 }
 
 @test "doctor --compiler: a working shim passes (a store, then a hit); the counters are only added to" {
+        # the .real here is a script: ccache should know it by its text
+        export CCACHE_COMPILERCHECK=content
         shim hipcc "exec ccache $BATS_TEST_TMPDIR/shims/hipcc.real \"\$@\""
         compile "$CACHE" 3
         compile "$CACHE" 3
@@ -313,7 +315,7 @@ ccache_calls() {
         mkdir "$BATS_TEST_TMPDIR/tmp"
         run env TMPDIR="$BATS_TEST_TMPDIR/tmp" "$CTL" doctor --json --compiler "$SHIMS/hipcc"
         [ "$status" -eq 0 ]
-        [ "$(jq -r '[.checks[].name] | join(" ")' <<<"$output")" = "shim real-compiler first-call second-call objects" ]
+        [ "$(jq -r '[.checks[].name] | join(" ")' <<<"$output")" = "shim real-compiler compiler-check first-call second-call objects" ]
         [ "$(jq -r .level <<<"$output")" = ok ]
         [ "$(ccache_calls "$CACHE")" = "5 5" ]
         # its private directory was there, and is gone
@@ -387,6 +389,184 @@ ccache_calls() {
         [[ "$output" == *"FAIL  shim             $BATS_TEST_TMPDIR/nothing-here: No such file or directory"* ]]
 }
 
+@test "doctor: ASM rules are counted and said to have no launcher, with a fix that works; without -MD depend mode cannot serve them" {
+        # CMake has no ASM launcher: CMAKE_ASM_COMPILER_LAUNCHER is ignored
+        printf 'cmake_minimum_required(VERSION 3.16)\nproject(p C ASM)\nadd_library(a a.c f.S g.S)\n' > "$SRC/CMakeLists.txt"
+        printf '#define F f\n.globl F\nF:\n ret\n' > "$SRC/f.S"
+        printf '.globl g\ng:\n ret\n' > "$SRC/g.S"
+        start_ready
+        b=$BATS_TEST_TMPDIR/build
+        configure "$b" Ninja -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_ASM_COMPILER_LAUNCHER=ccache
+        run ctl doctor --json "$b"
+        echo "$output"
+        [ "$status" -eq 1 ]
+        [ "$(level rules-ASM)" = warn ]
+        [[ "$(field rules-ASM message)" == "2 of 2 ASM rules have no launcher: CMake has no CMAKE_ASM_COMPILER_LAUNCHER "*"so they compile without ccache (first: CMakeFiles/a.dir/"?".S.o)" ]]
+        [ "$(field rules-C message)" = "1 of 1 C compile rules go through ccache" ]
+        [ -z "$(level launcher-ASM)" ]
+        # the fix, as printed, puts ccache before every rule, once
+        fix=$(field rules-ASM fix)
+        (cd "$b" && bash -c "$fix") > "$BATS_TEST_TMPDIR/fix.log" 2>&1 || { cat "$BATS_TEST_TMPDIR/fix.log"; return 1; }
+        for round in 1 2; do
+                rm -f "$b"/CMakeFiles/a.dir/*.o "$BATS_TEST_TMPDIR/stats.log"
+                CCACHE_STATSLOG=$BATS_TEST_TMPDIR/stats.log cmake --build "$b" > "$BATS_TEST_TMPDIR/build.log" 2>&1
+                [ "$(grep -c '^# ' "$BATS_TEST_TMPDIR/stats.log")" -eq 3 ]      # a.c, f.S, g.S: once each
+        done
+        [ "$(grep -c '^direct_cache_hit' "$BATS_TEST_TMPDIR/stats.log")" -eq 3 ]
+        run ctl doctor --json "$b"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(field rules-ASM message)" = "2 of 2 ASM compile rules go through ccache" ]
+
+        # the Makefile generator gives ASM no -MD: with depend mode on, said, with a fix that works
+        cp "$b/ccache-launch.cmake" "$BATS_TEST_TMPDIR/launch.cmake"
+        configure "$b" "Unix Makefiles" -DCMAKE_C_COMPILER_LAUNCHER=ccache "-DCMAKE_PROJECT_INCLUDE=$BATS_TEST_TMPDIR/launch.cmake"
+        run env CCACHE_DEPEND=1 "$CTL" -s "$BATS_TEST_TMPDIR/ck.sock" doctor --json "$b"
+        echo "$output"
+        [ "$status" -ge 1 ]
+        [ "$(level depend-ASM)" = warn ]
+        [[ "$(field depend-ASM message)" == "depend mode is on, but 2 of 2 ASM rules compile without -MD (CMake's Makefile generator passes none): depend mode cannot serve them"* ]]
+        fix=$(field depend-ASM fix)
+        [[ "$fix" == "cmake -DCMAKE_ASM_DEPENDS_USE_COMPILER=TRUE -DCMAKE_ASM_DEPFILE_FORMAT=gcc $b ("* ]]
+        reconfigure "$b" -DCMAKE_ASM_DEPENDS_USE_COMPILER=TRUE -DCMAKE_ASM_DEPFILE_FORMAT=gcc
+        run env CCACHE_DEPEND=1 "$CTL" -s "$BATS_TEST_TMPDIR/ck.sock" doctor --json "$b"
+        echo "$output"
+        [ "$(level depend-ASM)" != warn ]
+        grep -q -- '-MD .*f.S' "$b/CMakeFiles/a.dir/build.make"
+}
+
+# hip_project BUILD GENERATOR CMAKE_ARGS...: a CMake project in HIP and C++,
+# configured (not built) with Debian's HIP: CMake 3.25's HIP language wants
+# clang++-15 as the HIP compiler, a ROCm root whose lib/cmake is Debian's
+# cmake directory (for amd_comgr and hip-lang), the arch, ROCm's paths in
+# the HIP flags and CMAKE_PREFIX_PATH in the environment.
+hip_project() {
+        local b=$1 gen=$2
+        shift 2
+        command -v hipcc > /dev/null && [ -x /usr/bin/clang++-15 ] || skip "Debian's hipcc and clang-15 are not installed"
+        mkdir -p "$BATS_TEST_TMPDIR/rocm/lib"
+        ln -sfn /usr/lib/x86_64-linux-gnu/cmake "$BATS_TEST_TMPDIR/rocm/lib/cmake"
+        printf 'cmake_minimum_required(VERSION 3.21)\nproject(p CXX HIP)\nadd_library(k k.hip)\n' > "$SRC/CMakeLists.txt"
+        printf '#include <hip/hip_runtime.h>\n__global__ void k(float *x) { x[threadIdx.x] *= 2; }\n' > "$SRC/k.hip"
+        CMAKE_PREFIX_PATH=/usr/lib/x86_64-linux-gnu/cmake cmake -S "$SRC" -B "$b" -G "$gen" \
+                -DCMAKE_HIP_COMPILER=/usr/bin/clang++-15 -DCMAKE_HIP_ARCHITECTURES=gfx90a \
+                "-DCMAKE_HIP_COMPILER_ROCM_ROOT=$BATS_TEST_TMPDIR/rocm" \
+                "-DCMAKE_HIP_FLAGS=--rocm-path=/usr --rocm-device-lib-path=/usr/lib/x86_64-linux-gnu/amdgcn/bitcode" \
+                "$@" > "$BATS_TEST_TMPDIR/cmake.log" 2>&1 || { cat "$BATS_TEST_TMPDIR/cmake.log"; return 1; }
+}
+
+@test "doctor: a HIP rule without -MD (the Makefile generator) is one depend mode cannot serve, said with the fix that gives it -MD" {
+        start_ready
+        b=$BATS_TEST_TMPDIR/hip
+        hip_project "$b" "Unix Makefiles" "-DCMAKE_HIP_COMPILER_LAUNCHER=env;CCACHE_DEPEND=1;ccache" -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
+        run ctl doctor --json "$b"
+        echo "$output"
+        [ "$status" -eq 1 ]
+        [ "$(field rules-HIP message)" = "1 of 1 HIP compile rules go through ccache" ]
+        [ "$(level depend-HIP)" = warn ]
+        [[ "$(field depend-HIP message)" == "depend mode is on, but 1 of 1 HIP rules compile without -MD (CMake's Makefile generator passes none): depend mode cannot serve them (ccache says \"Disabling depend mode\""* ]]
+        [[ "$(field depend-HIP fix)" == "cmake -DCMAKE_HIP_DEPENDS_USE_COMPILER=TRUE -DCMAKE_HIP_DEPFILE_FORMAT=gcc $b ("*"or the Ninja generator" ]]
+
+        # the fix, then one real compile: ccache takes the result key from the dependency file
+        CMAKE_PREFIX_PATH=/usr/lib/x86_64-linux-gnu/cmake cmake -DCMAKE_HIP_DEPENDS_USE_COMPILER=TRUE \
+                -DCMAKE_HIP_DEPFILE_FORMAT=gcc "$b" > "$BATS_TEST_TMPDIR/cmake.log" 2>&1
+        CCACHE_LOGFILE=$BATS_TEST_TMPDIR/ccache.log cmake --build "$b" --target k > "$BATS_TEST_TMPDIR/build.log" 2>&1 ||
+                { cat "$BATS_TEST_TMPDIR/build.log"; return 1; }
+        grep -q "Got result key from dependency file" "$BATS_TEST_TMPDIR/ccache.log"
+        ! grep -q "Disabling depend mode" "$BATS_TEST_TMPDIR/ccache.log"
+        run ctl doctor --json "$b"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [[ "$(field depend-HIP message)" == "depend mode is on ("*" files per HIP object)" ]]
+}
+
+@test "doctor --compiler: the shims people write (NAME=V exec ccache, exec env -u ... ccache, the real one in a variable), --source, version lines past a traceback, script compilers" {
+        # a prefix assignment: recognised, and what it sets is what ccache is asked about
+        shim cc "CCACHE_COMPILERCHECK=content exec ccache $BATS_TEST_TMPDIR/shims/cc.real \"\$@\""
+        run "$CTL" doctor --json --compiler "$SHIMS/cc"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(field shim message)" = "$SHIMS/cc execs ccache with the real compiler $SHIMS/cc.real" ]
+        [ "$(field compiler-check message)" = "$SHIMS/cc.real is a sh script; ccache identifies it by compiler_check = content (the script's own text only)" ]
+
+        # exec env with an option taking a word; compiler_check left at mtime: warned, with the fix
+        shim c2 "exec env -u HOME CCACHE_DEPEND=1 ccache $BATS_TEST_TMPDIR/shims/c2.real \"\$@\""
+        run "$CTL" doctor --json --compiler "$SHIMS/c2"
+        echo "$output"
+        [ "$status" -eq 1 ]
+        [ "$(level shim)" = ok ]
+        [ "$(level compiler-check)" = warn ]
+        [[ "$(field compiler-check message)" == "$SHIMS/c2.real is a sh script and compiler_check is mtime: ccache knows the compiler only by the script's mtime"* ]]
+        [[ "$(field compiler-check fix)" == "in the shim, before ccache: CCACHE_COMPILERCHECK=string:VERSION"*"content covers the script's own text only" ]]
+        [ "$(level second-call)" = ok ]
+
+        # the real compiler named by a variable, and failing: the rollback is still mv NAME.real NAME
+        shim c3 'REAL=$0.real; exec ccache "$REAL" -no-such-flag "$@"'
+        run "$CTL" doctor --json --compiler "$SHIMS/c3"
+        echo "$output"
+        [ "$status" -eq 2 ]
+        [ "$(level first-call)" = fail ]
+        [ "$(field first-call fix)" = "mv $SHIMS/c3.real $SHIMS/c3" ]
+
+        # a real compiler printing a traceback before its version: the version line shown
+        shim c4 "exec ccache $BATS_TEST_TMPDIR/shims/c4.real \"\$@\""
+        printf '#!/bin/sh\n[ "$1" = --version ] && printf "Traceback (most recent call last):\\n  File \\"x\\", line 1, in <module>\\nFileNotFoundError: /sys/class/kfd\\nFake compiler version 7.1\\n" && exit 0\nexec gcc "$@"\n' > "$SHIMS/c4.real"
+        run env CCACHE_COMPILERCHECK=content "$CTL" doctor --json --compiler "$SHIMS/c4"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [ "$(field real-compiler message)" = "$SHIMS/c4.real runs: Fake compiler version 7.1" ]
+
+        # --source: the user's file; cached before is fine
+        printf 'int mine(void) { return 7; }\n' > "$BATS_TEST_TMPDIR/mine.c"
+        run env CCACHE_COMPILERCHECK=content "$CTL" doctor --json --compiler "$SHIMS/c4" --source "$BATS_TEST_TMPDIR/mine.c"
+        [ "$status" -eq 0 ]
+        run env CCACHE_COMPILERCHECK=content "$CTL" doctor --json --compiler "$SHIMS/c4" --source "$BATS_TEST_TMPDIR/mine.c"
+        echo "$output"
+        [ "$status" -eq 0 ]
+        [[ "$(field first-call message)" == "the first compile of $BATS_TEST_TMPDIR/mine.c was a hit (not from remote): cached before" ]]
+        run "$CTL" doctor --compiler "$SHIMS/c4" --source "$BATS_TEST_TMPDIR/none.c"
+        [ "$status" -eq 3 ]
+}
+
+@test "doctor --compiler: Debian's hipcc behind a shim in /usr/bin (an overlay): a gfx90a kernel through it, its version, its mtime; a failing one rolls back" {
+        command -v hipcc > /dev/null || skip "Debian's hipcc is not installed"
+        sum=$(sha256sum /usr/bin/hipcc)
+        u=$BATS_TEST_TMPDIR/upper
+        mkdir -p "$u" "$BATS_TEST_TMPDIR/work"
+        cp -p /usr/bin/hipcc "$u/hipcc.real"            # finds hipcc.pl and ROCm beside itself
+        printf '#!/bin/sh\nCCACHE_DEPEND=1 exec ccache /usr/bin/hipcc.real "$@"\n' > "$u/hipcc"
+        chmod 0755 "$u/hipcc"
+        # in a private mount namespace: the real /usr/bin is never touched
+        overlay() {
+                unshare -m --propagation private sh -c 'mount -t overlay overlay -o "lowerdir=/usr/bin,upperdir=$1,workdir=$2" /usr/bin && shift 2 && exec "$@"' \
+                        _ "$u" "$BATS_TEST_TMPDIR/work" "$@"
+        }
+        run overlay "$CTL" doctor --json --compiler hipcc -- --offload-arch=gfx90a
+        echo "$output"
+        [ "$status" -eq 1 ]
+        [ "$(field shim message)" = "/usr/bin/hipcc execs ccache with the real compiler /usr/bin/hipcc.real" ]
+        [[ "$(field real-compiler message)" == "/usr/bin/hipcc.real runs: HIP version: "* ]]
+        [[ "$output" != *Traceback* ]]
+        [ "$(level compiler-check)" = warn ]
+        [[ "$(field compiler-check message)" == "/usr/bin/hipcc.real is a perl script and compiler_check is mtime: "* ]]
+        [ "$(field first-call message)" = "the first compile of a gfx90a HIP kernel went through ccache: a miss, stored" ]
+        [ "$(field second-call message)" = "the second compile was a direct hit" ]
+        [[ "$(field objects message)" == "both objects are "*" bytes, with gfx90a device code (.hip_fatbin)" ]]
+        [ "$(jq -r .level <<<"$output")" = warn ]
+
+        # a failing shim (exec env form): the rollback puts hipcc.real back
+        printf '#!/bin/sh\nexec env CCACHE_COMPILERCHECK=content ccache /usr/bin/hipcc.real --no-such-option "$@"\n' > "$u/hipcc"
+        run overlay "$CTL" doctor --json --compiler hipcc -- --offload-arch=gfx90a
+        echo "$output"
+        [ "$status" -eq 2 ]
+        [ "$(level shim)" = ok ]
+        [ "$(level compiler-check)" = ok ]
+        [ "$(level first-call)" = fail ]
+        [ "$(field first-call fix)" = "mv /usr/bin/hipcc.real /usr/bin/hipcc" ]
+        [ "$(sha256sum /usr/bin/hipcc)" = "$sum" ]
+        [ ! -e /usr/bin/hipcc.real ]
+}
+
 @test "doctor: usage, could not check (exit 3), --help, completion" {
         run "$CTL" doctor "$BATS_TEST_TMPDIR"
         [ "$status" -eq 3 ]
@@ -408,11 +588,13 @@ ccache_calls() {
         run "$CTL" doctor --help
         [ "$status" -eq 0 ]
         [ "${lines[0]}" = "Usage: cachectl [-s SOCKET] doctor [BUILD_DIR] [--json]" ]
-        [ "${lines[1]}" = "       cachectl [-s SOCKET] doctor --compiler PATH [--json] [-- ARGS...]" ]
+        [ "${lines[1]}" = "       cachectl [-s SOCKET] doctor --compiler PATH [--source FILE] [--json] [-- ARGS...]" ]
+        run "$CTL" doctor --source x.c
+        [ "$status" -eq 2 ]
         [[ "$output" == *"--compiler PATH"* ]]
         run "$CTL" --help
         [[ "$output" == *"  doctor [BUILD_DIR] [--json]"* ]]
-        [ "$("$CTL" __complete options doctor | tr '\n' ' ')" = "--json --compiler= --help " ]
+        [ "$("$CTL" __complete options doctor | tr '\n' ' ')" = "--json --compiler= --source= --help " ]
         "$CTL" __complete commands | grep -qx doctor
 }
 
@@ -428,7 +610,8 @@ ccache_calls() {
                          printf "%s\n" "${COMPREPLY[@]}"' "$TOP/ctl/cachectl.bash-completion" "$@" | sort)
         }
         [ "$(comp "$CTL" doctor --c | tr '\n' ' ')" = "--compiler= " ]
-        [ "$(comp "$CTL" doctor - | tr '\n' ' ')" = "--compiler= --help --json " ]
+        [ "$(comp "$CTL" doctor - | tr '\n' ' ')" = "--compiler= --help --json --source= " ]
+        [ "$(comp "$CTL" doctor --compiler hipcc --source h | tr '\n' ' ')" = "hipcc " ]
         [ "$(comp "$CTL" doctor b | tr '\n' ' ')" = "build-a " ]
         [ "$(comp "$CTL" doctor --compiler h | tr '\n' ' ')" = "hipcc " ]
 }
@@ -459,7 +642,7 @@ ccache_calls() {
         {
                 echo 'include build.ninja'
                 echo 'rule CXX_COMPILER__t_'
-                echo '  command = ccache /usr/bin/c++ -c $in -o $out'
+                echo '  command = ccache /usr/bin/c++ -MD -MF $out.d -c $in -o $out'
                 printf 'build %s.o: CXX_COMPILER__t_ x.cpp\n' "$(head -c 1000000 /dev/zero | tr '\0' o)"
                 echo 'build y.o: CXX_COMPILER__t_ y.cpp'
         } > "$b/build.ninja"
