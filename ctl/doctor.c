@@ -1844,6 +1844,10 @@ static int doctor_compiler(Doctor *d, const char *compiler_arg, const char *sour
         else if (l1.calls[l1.n - 1].outcome == STATS_UNCACHEABLE)
                 add(d, "first-call", DOCTOR_FAIL, rollback, "ccache did not cache the compile: %s",
                     l1.calls[l1.n - 1].reason ? l1.calls[l1.n - 1].reason : "unknown"), failed = true;
+        else if (l1.calls[l1.n - 1].outcome == STATS_RECACHE)
+                add(d, "first-call", DOCTOR_FAIL, "unset CCACHE_RECACHE (or recache = true in ccache.conf)",
+                    "ccache recached the compile: the cache was not asked, so nothing here can be checked"),
+                        failed = true;
         else if (l1.calls[l1.n - 1].outcome != STATS_MISS)
                 add(d, "first-call", source ? DOCTOR_OK : DOCTOR_WARN, NULL, "the first compile of %s was a hit (%s "
                     /* not a status key */
@@ -1865,8 +1869,10 @@ static int doctor_compiler(Doctor *d, const char *compiler_arg, const char *sour
                                        l2.calls[l2.n - 1].outcome != STATS_HIT_PREPROCESSED))
                         add(d, "second-call", DOCTOR_FAIL, rollback, "the second compile of the same source was %s: "
                             "ccache stored nothing, or what it hashes changes from call to call",
-                            l2.n == 0 ? "not seen by ccache" : l2.calls[l2.n - 1].outcome == STATS_MISS ? "a miss"
-                                                                                                      : "uncacheable"),
+                            l2.n == 0                                        ? "not seen by ccache"
+                            : l2.calls[l2.n - 1].outcome == STATS_MISS       ? "a miss"
+                            : l2.calls[l2.n - 1].outcome == STATS_RECACHE    ? "a recache"
+                                                                               : "uncacheable"),
                                 failed = true;
                 else
                         add(d, "second-call", DOCTOR_OK, NULL, "the second compile was a %s hit",

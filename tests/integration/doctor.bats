@@ -338,6 +338,10 @@ ccache_calls() {
         echo "$output"
         [ "$status" -eq 0 ]
         [[ "$output" == *"/usr/lib/ccache/gcc is a link to ccache with the real compiler /usr/bin/gcc"* ]]
+        # recache set in the environment: the cache was not asked, nothing is called a hit
+        run env CCACHE_RECACHE=1 PATH="/usr/lib/ccache:$PATH" "$CTL" doctor --compiler gcc
+        [ "$status" -eq 2 ]
+        [[ "$output" == *"ccache recached the compile: the cache was not asked"* ]]
 }
 
 @test "doctor --compiler: broken shims fail, say what broke and print the rollback" {
