@@ -35,7 +35,7 @@
  * though it never changes a result key: explain.c says so. */
 static const char *const key_settings[] = {
         "base_dir", "hash_dir", "sloppiness", "compiler_check", "depend_mode", "direct_mode",
-        "namespace", "run_second_cpp", "keep_comments_cpp", "extra_files_to_hash", "ignore_options",
+        "namespace", "run_second_cpp",   /* not a status key: ccache's settings */ "keep_comments_cpp", "extra_files_to_hash", "ignore_options",
         "ignore_headers_in_manifest", "cpp_extension", "compiler", "compiler_type",
         "pch_external_checksum", NULL,
 };

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/protocol.h"
 #include "explain-internal.h"
 #include "explain.h"
 
@@ -120,13 +121,13 @@ static const char *ago(int64_t then, int64_t now, char *buf, size_t len) {
 static const char *by_what(const char *by) {
         if (!by[0])
                 return "cachekeeperd (before it recorded why)";
-        if (strcmp(by, "cap") == 0)
+        if (strcmp(by, PROTOCOL_EVICTED_BY_CAP) == 0)
                 return "the cap trim";
-        if (strcmp(by, "pressure") == 0)
+        if (strcmp(by, PROTOCOL_EVICTED_BY_PRESSURE) == 0)
                 return "a trim for free space (min_free)";
-        if (strcmp(by, "purge") == 0)
+        if (strcmp(by, PROTOCOL_EVICTED_BY_PURGE) == 0)
                 return "a purge";
-        if (strcmp(by, "merge") == 0)
+        if (strcmp(by, PROTOCOL_EVICTED_BY_MERGE) == 0)
                 return "a merge";
         return "another program (ccache's own cleanup, or rm)";
 }
