@@ -769,6 +769,14 @@ static int identify(Call *c) {
                 if (!(c->cache_dir = strdup(buf)))
                         return -ENOMEM;
         }
+        if (c->ccache && c->ccache[0] != '/' && strchr(c->ccache, '/') && c->workdir) {
+                char *abs;   /* "./ccache": where that call ran */
+
+                if (asprintf(&abs, "%s/%s", c->workdir, c->ccache) < 0)
+                        return -ENOMEM;
+                free(c->ccache);
+                c->ccache = abs;
+        }
         if (!c->source || !c->workdir)
                 return 0;
         if (!(c->source_path = strdup(normalise_path(c->workdir, c->source, buf, sizeof(buf)))))
