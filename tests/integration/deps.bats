@@ -8,7 +8,7 @@ load helper
 
 # Packages only the tests or the package build need: never in the build set.
 TEST_ONLY="libcmocka-dev ccache bats inotify-tools jq time systemd-container debootstrap \
-man-db groff-base prometheus redis-server debhelper lintian"
+man-db groff-base prometheus redis-server debhelper lintian clang-15 hipcc libamdhip64-dev rocm-cmake"
 
 # fake_dpkg_query MISSING...: a dpkg-query on $BATS_TEST_TMPDIR/bin that knows
 # every package installed but MISSING ("*": none installed).
