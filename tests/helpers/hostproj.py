@@ -186,8 +186,8 @@ def write(path, text):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("dir")
-    ap.add_argument("--c", type=int, default=180, help="C translation units")
-    ap.add_argument("--cxx", type=int, default=120, help="C++ translation units")
+    ap.add_argument("--c", type=int, default=120, help="C translation units")
+    ap.add_argument("--cxx", type=int, default=80, help="C++ translation units")
     ap.add_argument("--hip", type=int, default=2, help=".hip kernels")
     ap.add_argument("--cu", type=int, default=1, help=".cu kernels compiled as HIP")
     ap.add_argument("--asm", type=int, default=2, help=".S files")
