@@ -8,10 +8,13 @@
 # issue's sequence, in order, each building on the state the one before
 # left: cold; a second build directory; the fix by the environment; a
 # third directory; entries evicted by the cap; a header change; a
-# sloppiness change; depend mode; the host's full setup. Every step checks
-# the cause of EVERY miss, the shape of each (DESIGN.md §2d: the source
-# absolute and normalised, its object), and the figures against ccache's
-# own counters in the same cache.
+# sloppiness change; depend mode; the host's full setup; then Unix
+# Makefiles (a cwd per sub-directory), and the text of an eviction. Every
+# step checks the cause of EVERY miss, the shape of each (DESIGN.md §2d:
+# the source absolute and normalised, its object), and the figures against
+# ccache's own counters in the same cache. Depend mode switched on changes
+# no key of an unchanged source (ccache 4.7.5 looks an entry up in direct
+# mode first): that step hits, and its header change is what misses.
 # tests/run: takes 320 s
 load helper
 
@@ -264,7 +267,7 @@ cap_trim() {
         checked g
         jq -e --argjson n "$(compiles)" '.calls.misses == $n' "$J"
         every_miss config
-        jq -e '[(.missed // [])[].detail | select(test("sloppiness") and test("locale") and (test("C\\.UTF-8|LANG") | not))]
+        jq -e '[(.missed // [])[].detail | select(test("sloppiness") and test("locale") and (contains("C.UTF-8") | not))]
                 | length == (input | .calls.misses)' "$J" "$J"
         checked g2
         jq -e '.hit_rate >= 0.95' "$J"
@@ -289,7 +292,7 @@ cap_trim() {
         every_miss include-changed
         h=$(realpath "$P/include/hostlib/tuning.h")
         jq -e --arg h "$h" '[(.missed // [])[] | select((.detail | split($h) | length) != 2
-                or (.detail | test("[0-9a-z]{24,}")))] == []' "$J"
+                or (.detail | split($h) | join(" ") | test("[0-9a-z]{24,}")))] == []' "$J"
 }
 
 @test "i. the host's full setup in a new directory after a warm one: >= 95 % hits; -g added is argument -g, never a directory" {
