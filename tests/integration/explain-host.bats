@@ -10,7 +10,7 @@
 # third directory; entries evicted by the cap; a header change; a
 # sloppiness change; depend mode; the host's full setup; then Unix
 # Makefiles (a cwd per sub-directory), and the text of an eviction. Every
-# step checks the cause of EVERY miss, the shape of each (DESIGN.md §2d:
+# step checks the cause of EVERY miss, the shape of each (cachectl(1), measure:
 # the source absolute and normalised, its object), and the figures against
 # ccache's own counters in the same cache. Depend mode switched on changes
 # no key of an unchanged source (ccache 4.7.5 looks an entry up in direct
@@ -107,7 +107,7 @@ measured() {
 
 # checked NAME: sets J to $D/NAME.json and checks what holds for every run:
 # measure exited 0; the figures are ccache's own; one entry in missed[]
-# per miss, each with a cause of DESIGN.md §2d, its source absolute,
+# per miss, each with a known cause (the list below), its source absolute,
 # normalised and in the project, its object named (CMake's NAME.o of the
 # source). Each check is tried and a failing one named, then it fails.
 checked() {
@@ -125,7 +125,7 @@ checked() {
         jq -e '(.missed // [] | length) == .calls.misses' "$J" > /dev/null || failed+=" a-missed-entry-per-miss"
         jq -e '[(.missed // [])[].cause] - ["evicted", "config", "build-dir", "include-changed", "compiler", "argument",
                 "source", "time-macro", "environment", "first-build", "unknown"] == []' "$J" > /dev/null ||
-                failed+=" causes-of-DESIGN-2d"
+                failed+=" known-causes"
         # Sources: absolute, normalised (no "..", ".", "//"), the project's own files.
         jq -e --arg p "$P/" '[(.missed // [])[].source | select(type != "string" or (startswith($p) | not)
                 or test("//|/\\.\\.?(/|$)"))] == []' "$J" > /dev/null || failed+=" sources-absolute-normalised"
