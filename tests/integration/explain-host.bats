@@ -15,7 +15,7 @@
 # ccache's own counters in the same cache. Depend mode switched on changes
 # no key of an unchanged source (ccache 4.7.5 looks an entry up in direct
 # mode first): that step hits, and its header change is what misses.
-# tests/run: takes 320 s
+# tests/run: takes 170 s
 load helper
 
 D=$(realpath "$BATS_FILE_TMPDIR")
