@@ -291,3 +291,45 @@ bool ctl_want_color(int fd) {
 int ctl_fetch_status(json_object **ret) {
         return ctl_ask(protocol_encode_status(&(ProtocolStatus) {}), NULL, ret);
 }
+
+/* How many of the n keys from keys fit in one request line of cache, at
+ * least one: a key takes its length and three bytes ("",), nothing to
+ * escape in a key the daemon takes. */
+static size_t evictions_batch(const char *cache, const char *const *keys, size_t n) {
+        char *empty = protocol_encode_evictions(&(ProtocolEvictions) { .cache = cache });
+        size_t len = empty ? strlen(empty) : PROTOCOL_REQUEST_MAX, k = 0;
+
+        free(empty);
+        while (k < n && k < PROTOCOL_EVICTIONS_KEYS_MAX && len + strlen(keys[k]) + 3 <= PROTOCOL_REQUEST_MAX)
+                len += strlen(keys[k++]) + 3;
+        return k ? k : 1;
+}
+
+int ctl_fetch_evictions(const char *cache, const char *const *keys, size_t n, json_object **ret) {
+        json_object *all = json_object_new_object(), *merged = json_object_new_object();
+        int r = 1;
+
+        if (!all || !merged || json_object_object_add(all, PROTOCOL_EVICTIONS_KEYS, merged) < 0) {
+                json_object_put(merged);
+                json_object_put(all);
+                return ctl_ask(NULL, NULL, ret);   /* says: out of memory */
+        }
+        for (size_t i = 0, k; r > 0 && i < n; i += k) {
+                json_object *result = NULL, *got;
+
+                k = evictions_batch(cache, keys + i, n - i);
+                r = ctl_ask(protocol_encode_evictions(&(ProtocolEvictions) {
+                        .cache = cache, .keys = (const char **) (keys + i), .n_keys = k }), NULL, &result);
+                got = protocol_field_get(result, PROTOCOL_EVICTIONS_KEYS);
+                if (json_object_is_type(got, json_type_object)) {
+                        json_object_object_foreach(got, key, v)
+                                json_object_object_add(merged, key, json_object_get(v));
+                }
+                json_object_put(result);
+        }
+        if (r > 0)
+                *ret = all;
+        else
+                json_object_put(all);
+        return r;
+}
