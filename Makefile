@@ -120,10 +120,6 @@ $(B)/tests/unit/test-report.o $(B)/asan/tests/unit/test-report.o: CPPFLAGS += -I
 $(B)/tests/test-statslog: $(B)/ctl/statslog.o
 $(B)/asan/tests/test-statslog: $(B)/asan/ctl/statslog.o
 $(B)/tests/unit/test-statslog.o $(B)/asan/tests/unit/test-statslog.o: CPPFLAGS += -Ictl
-# test-client: the same for ctl/client.c.
-$(B)/tests/test-client: $(B)/ctl/client.o
-$(B)/asan/tests/test-client: $(B)/asan/ctl/client.o
-$(B)/tests/unit/test-client.o $(B)/asan/tests/unit/test-client.o: CPPFLAGS += -Ictl
 # test-status-table: the same for ctl/status-table.c, with libsmartcols.
 $(B)/tests/test-status-table: $(B)/ctl/status-table.o
 $(B)/asan/tests/test-status-table: $(B)/asan/ctl/status-table.o

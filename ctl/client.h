@@ -45,13 +45,6 @@ int ctl_ask(char *request, ctl_progress_t on_progress, json_object **ret_result)
 /* ctl_ask for the whole status. */
 int ctl_fetch_status(json_object **ret);
 
-/* ctl_ask for when and why keys (n of them, as ccache prints them) left
- * cache: as many evictions requests as the keys need (a request line holds
- * about 100), their results merged into one {"keys":{KEY:{...}}} object in
- * *ret (read it with protocol_decode_eviction). Returns as ctl_ask: 1 ok, 0
- * refused, -1 unreachable; *ret set only on 1. */
-int ctl_fetch_evictions(const char *cache, const char *const *keys, size_t n, json_object **ret);
-
 /* The exit status for what ctl_ask returned: 0, CTL_EXIT_REFUSED or
  * CTL_EXIT_UNREACHABLE. */
 int ctl_exit_status(int r);
