@@ -202,7 +202,7 @@ bool cache_left(const Cache *c, const char *key, usec_t now, CacheLeft *ret) {
                 { "R", CACHE_LEFT_RESULT },             /* up to 4.12 */
                 { "M", CACHE_LEFT_MANIFEST },
         };
-        char name[CCACHE_NAME_MAX];
+        char name[CCACHE_NAME_MAX];     /* a longer one is no entry's: never remembered */
         CacheLeft best = {};
         bool found = false;
 

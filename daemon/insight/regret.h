@@ -98,7 +98,8 @@ typedef struct RegretFigures {
 /* The figures at now. */
 void regret_figures(const Regret *r, uint64_t now, RegretFigures *ret);
 
-/* Bytes r holds (its figures, and its remembered evictions once any). */
+/* Bytes r holds (its figures, its remembered evictions once any, and its
+ * other departures once any). */
 size_t regret_bytes(const Regret *r);
 
 /* Encoding for the state file (state-file.c adds the envelope), all
