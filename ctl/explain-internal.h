@@ -36,11 +36,15 @@ typedef struct Call {
         char *source;           /* as logged (relative to workdir, or absolute) */
         char *source_path;      /* normalised real path: the identity */
         char *object_path;      /* normalised absolute */
-        char *object_rel;       /* relative to workdir when below it, else object_path: the identity */
+        char *build_root;       /* the build directory: the nearest of workdir and its parents holding
+                                 * CMakeCache.txt or build.ninja, else workdir (normalised) */
+        char *object_rel;       /* relative to build_root when below it, else object_path: the identity */
         char *depfile;          /* as logged, or NULL */
         char *manifest_key;
         char **result_keys;     /* every result key it looked up or computed, in order */
         size_t n_result_keys;
+        char **missing;         /* every key it looked up and did not find ("No KEY in local storage") */
+        size_t n_missing;
         char *manifest_result;  /* the result key ccache's manifest named for these inputs, or NULL */
         bool manifest_result_gone;  /* ... and it was not in the cache: the manifest proves it was */
         bool got_from_manifest; /* parsing: the next result key is the manifest's */
@@ -66,6 +70,10 @@ typedef struct Digests {
                 uint64_t digest;
         } *slots;
         size_t n, cap;
+        struct {                   /* the last build roots found, by working directory */
+                char *dir, *root;
+        } roots[8];
+        size_t next_root;
 } Digests;
 void digests_done(Digests *d);
 

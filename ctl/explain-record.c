@@ -65,6 +65,8 @@ void call_done(Call *c) {
         free(c->source_path);
         free(c->object_path);
         free(c->object_rel);
+        free(c->build_root);
+        free_strv(c->missing, c->n_missing);
         free(c->depfile);
         free(c->manifest_key);
         free_strv(c->result_keys, c->n_result_keys);
@@ -219,6 +221,10 @@ void digests_done(Digests *d) {
         for (size_t i = 0; i < d->cap; i++)
                 free(d->slots[i].path);
         free(d->slots);
+        for (size_t i = 0; i < sizeof(d->roots) / sizeof(d->roots[0]); i++) {
+                free(d->roots[i].dir);
+                free(d->roots[i].root);
+        }
         *d = (Digests) { 0 };
 }
 
@@ -704,6 +710,8 @@ static int log_line(Call *c, const char *t) {
                                 return -ENOMEM;
                 }
         }
+        if (strncmp(t, "No ", 3) == 0 && (v = strstr(t + 3, " in local storage")) && v[17] == '\0' && v > t + 3)
+                return strv_add(&c->missing, &c->n_missing, t + 3, (size_t) (v - t - 3));
         if (strncmp(t, "Stored ", 7) == 0 && strstr(t, " in local storage"))
                 c->stored = true;
         else if (strcmp(t, "Disabling depend mode") == 0 || strncmp(t, "Disabling depend mode", 21) == 0)
@@ -757,10 +765,49 @@ static int read_log(const char *path, Call *c) {
         return r;
 }
 
+/* The build directory of a call that ran in dir (normalised): the nearest
+ * of dir and its parents holding CMakeCache.txt or build.ninja (CMake's
+ * Makefiles compile in a directory per sub-directory), else dir. */
+static const char *build_root(Digests *d, const char *dir, char *buf, size_t len) {
+        size_t n = sizeof(d->roots) / sizeof(d->roots[0]), l;
+        char probe[PATH_MAX + 32];
+
+        for (size_t i = 0; i < n; i++)
+                if (d->roots[i].dir && strcmp(d->roots[i].dir, dir) == 0) {
+                        snprintf(buf, len, "%s", d->roots[i].root);
+                        return buf;
+                }
+        snprintf(buf, len, "%s", dir);
+        for (l = strlen(buf); l > 0;) {
+                struct stat st;
+
+                snprintf(probe, sizeof(probe), "%.*s/CMakeCache.txt", (int) l, buf);
+                if (stat(probe, &st) == 0 && S_ISREG(st.st_mode))
+                        break;
+                snprintf(probe, sizeof(probe), "%.*s/build.ninja", (int) l, buf);
+                if (stat(probe, &st) == 0 && S_ISREG(st.st_mode))
+                        break;
+                while (l > 0 && buf[l - 1] != '/')
+                        l--;
+                if (l > 0)
+                        l--;   /* the slash: its parent */
+        }
+        if (l == 0)
+                snprintf(buf, len, "%s", dir);   /* none: where it ran */
+        else
+                buf[l] = '\0';
+        free(d->roots[d->next_root].dir);
+        free(d->roots[d->next_root].root);
+        d->roots[d->next_root].dir = strdup(dir);
+        d->roots[d->next_root].root = strdup(buf);
+        d->next_root = (d->next_root + 1) % n;
+        return buf;
+}
+
 /* The identities: the source's real path, the object's normalised path
- * and its path below where the call ran. */
-static int identify(Call *c) {
-        char buf[PATH_MAX];
+ * and its path below the build directory. */
+static int identify(Call *c, Digests *d) {
+        char buf[PATH_MAX], wd[PATH_MAX];
         size_t w;
 
         if (c->cache_dir) {
@@ -786,8 +833,10 @@ static int identify(Call *c) {
                 free(c->object_path);
                 if (!(c->object_path = strdup(buf)))
                         return -ENOMEM;
-                /* Below the working directory as it really is (a symlinked build directory too). */
-                normalise_path(NULL, c->workdir, buf, sizeof(buf));
+                /* Below the build directory as it really is (a symlinked one too). */
+                normalise_path(NULL, c->workdir, wd, sizeof(wd));
+                if (!(c->build_root = strdup(build_root(d, wd, buf, sizeof(buf)))))
+                        return -ENOMEM;
                 w = strlen(buf);
                 if (strncmp(c->object_path, buf, w) == 0 && c->object_path[w] == '/')
                         c->object_rel = strdup(c->object_path + w + 1);
@@ -805,7 +854,7 @@ int call_read(const char *log_path, Digests *digests, Call *ret) {
         Call c = { 0 };
         int r;
 
-        if ((r = read_log(log_path, &c)) < 0 || (r = identify(&c)) < 0)
+        if ((r = read_log(log_path, &c)) < 0 || (r = identify(&c, digests)) < 0)
                 goto fail;
         if (l > 11 && l < PATH_MAX) {
                 snprintf(text, sizeof(text), "%.*s.ccache-input-text", (int) (l - 11), log_path);

@@ -60,6 +60,7 @@ static void put_record(FILE *fp, const Call *c, const Call *files_from, int64_t 
         put_line(fp, "S", c->source_path);
         put_line(fp, "O", c->object_path);
         put_line(fp, "R", c->object_rel);
+        put_line(fp, "B", c->build_root);
         put_line(fp, "m", c->manifest_key);
         for (size_t i = 0; i < c->n_result_keys; i++)
                 put_line(fp, "r", c->result_keys[i]);
@@ -146,6 +147,7 @@ static int record_line(Call *c, char tag, const char *v) {
         case 'S': return set_field(&c->source_path, v);
         case 'O': return set_field(&c->object_path, v);
         case 'R': return set_field(&c->object_rel, v);
+        case 'B': return set_field(&c->build_root, v);
         case 'm': return set_field(&c->manifest_key, v);
         case 'r': return strv_push(&c->result_keys, &c->n_result_keys, v);
         case 'i': return strv_push(&c->items, &c->n_items, v);

@@ -365,6 +365,65 @@ static void arg_flag(const Call *c, const char *item, char *buf, size_t len) {
         snprintf(buf, len, "an argument");
 }
 
+/* Options whose value is a path: ccache hashes it as given (relative to
+ * where the compile ran, with base_dir). */
+static const char *const path_flags[] = {
+        "-isystem", "-iquote", "-idirafter", "-include", "-imacros", "-isysroot", "--sysroot=", "-I", "-B", "-L",
+        NULL,
+};
+
+/* The item with a relative path in it made absolute against where c ran:
+ * "DIRECT MODE/arg=-I../inc" from /b/sub is "DIRECT MODE/arg=-I/b/inc".
+ * Into buf; the item itself when it holds no relative path. */
+static const char *canonical(const Call *c, size_t index, char *buf, size_t len) {
+        const char *it = c->items[index], *v = item_value(it), *path = NULL;
+        char key[128], abs[PATH_MAX];
+        size_t flag = 0, tail = 0;
+
+        item_key(it, key, sizeof(key));
+        if (strcmp(key, "inputfile") == 0)
+                path = v;
+        else if (strcmp(key, "path exists") == 0) {   /* "<path> 0|1" */
+                const char *sp = strrchr(v, ' ');
+
+                path = v;
+                tail = sp ? strlen(sp) : 0;
+        } else if (strcmp(key, "arg") == 0) {
+                for (const char *const *f = path_flags; *f && !path; f++)
+                        if (strncmp(v, *f, strlen(*f)) == 0 && v[strlen(*f)]) {
+                                flag = strlen(*f) + (v[strlen(*f)] == ' ');
+                                path = v + flag;
+                        }
+                if (!path && index > 0 && v[0] != '-')   /* "-isystem" "dir" as two */
+                        for (const char *const *f = path_flags; *f && !path; f++)
+                                if (strcmp(item_value(c->items[index - 1]), *f) == 0)
+                                        path = v;
+        }
+        if (!path || path[0] == '/' || path[0] == '\0' || !c->workdir)
+                return it;
+        {
+                char rel[PATH_MAX];
+
+                snprintf(rel, sizeof(rel), "%.*s", (int) (strlen(path) - tail), path);
+                normalise_path(c->workdir, rel, abs, sizeof(abs));
+        }
+        snprintf(buf, len, "%.*s%s%s", (int) (path - it), it, abs, path + strlen(path) - tail);
+        return buf;
+}
+
+/* Whether item j of old is item i of new but for the build directory: the
+ * same once both are absolute and old's build directory (or working
+ * directory) is new's. */
+static bool moved_item(const Call *old, size_t j, const Call *new, size_t i, const Roots *r, const Roots *rw) {
+        char a[8192], b[8192], c[8192], d[8192];
+        const char *o = canonical(old, j, a, sizeof(a)), *n = canonical(new, i, b, sizeof(b));
+
+        if (item_key_len(old->items[j]) != item_key_len(new->items[i]))
+                return false;
+        return strcmp(rewrite(r, o, c, sizeof(c)), n) == 0 || strcmp(rewrite(rw, o, d, sizeof(d)), n) == 0 ||
+               (strcmp(o, n) == 0 && strcmp(old->items[j], new->items[i]) != 0);
+}
+
 typedef struct ItemDiff {
         char added[512], removed[512];
         char env_other[256];    /* hashed variables not of the locale */
@@ -397,7 +456,8 @@ static void append(char *buf, size_t len, const char *s) {
 }
 
 /* Each item the new call hashed that the old did not, and each gone. */
-static void compare_items(const Call *old, const Call *new, const Roots *r, Verdict *v, ItemDiff *d) {
+static void compare_items(const Call *old, const Call *new, const Roots *r, const Roots *rw, Verdict *v,
+                          ItemDiff *d) {
         char buf[8192], key[128];
 
         for (size_t i = 0; i < new->n_items; i++) {
@@ -408,9 +468,7 @@ static void compare_items(const Call *old, const Call *new, const Roots *r, Verd
                         continue;
                 /* the same but for the build directory? */
                 for (size_t j = 0; j < old->n_items && !moved; j++)
-                        if (item_key_len(old->items[j]) == item_key_len(it) &&
-                            strcmp(rewrite(r, old->items[j], buf, sizeof(buf)), it) == 0)
-                                moved = true;
+                        moved = moved_item(old, j, new, i, r, rw);
                 item_key(it, key, sizeof(key));
                 if (consequence_key(key))
                         continue;
@@ -427,6 +485,9 @@ static void compare_items(const Call *old, const Call *new, const Roots *r, Verd
                                         snprintf(leak, sizeof(leak), "%s", item_value(it));
                                 else
                                         snprintf(leak, sizeof(leak), "%s %s", flag, item_value(it));
+                                if (canonical(new, i, buf, sizeof(buf)) != it)   /* relative: base_dir made it so */
+                                        snprintf(leak + strlen(leak), sizeof(leak) - strlen(leak),
+                                                 " (relative to where it ran)");
                         } else if (strcmp(key, "path exists") == 0)   /* 4.10+: each path an option names */
                                 snprintf(leak, sizeof(leak), "the path %.*s an option names", (int) strcspn(item_value(it), " "),
                                          item_value(it));
@@ -464,7 +525,13 @@ static void compare_items(const Call *old, const Call *new, const Roots *r, Verd
         for (size_t j = 0; j < old->n_items; j++) {
                 const char *it = old->items[j];
 
-                if (has_item(new, it) || has_item(new, rewrite(r, it, buf, sizeof(buf))) || !has_section(new, it))
+                bool moved = false;
+
+                if (has_item(new, it) || !has_section(new, it))
+                        continue;
+                for (size_t i = 0; i < new->n_items && !moved; i++)
+                        moved = moved_item(old, j, new, i, r, rw);
+                if (moved)
                         continue;
                 item_key(it, key, sizeof(key));
                 if (strcmp(key, "arg") == 0) {
@@ -581,8 +648,11 @@ static bool same_keys(const Call *old, const Call *new) {
 static void compare(const Call *old, const Call *new, int64_t now, Verdict *v, Roots *r) {
         char buf[1024], when[32];
         ItemDiff d = { .added = "" };
+        Roots rw;
 
-        roots(old->workdir, new->workdir, r);
+        /* The build directories; and where each ran, below them (CMake's Makefiles) */
+        roots(old->build_root ?: old->workdir, new->build_root ?: new->workdir, r);
+        roots(old->workdir, new->workdir, &rw);
         ago(old->when, now, when, sizeof(when));
         if (old->cache_dir && new->cache_dir && strcmp(old->cache_dir, new->cache_dir) != 0) {
                 verdict(v, CAUSE_CONFIG, "another cache: cache_dir %s -> %s", old->cache_dir, new->cache_dir);
@@ -599,7 +669,7 @@ static void compare(const Call *old, const Call *new, int64_t now, Verdict *v, R
                 verdict(v, CAUSE_CONFIG, "%s (a setting that enters the key: expected once)", buf);
                 return;
         }
-        compare_items(old, new, r, v, &d);
+        compare_items(old, new, r, &rw, v, &d);
         if (old->has_files && new->has_files)
                 compare_files(old, new, r, v, &d);
         if (d.leaks[0])
@@ -683,8 +753,11 @@ static int by_time(const void *a, const void *b) {
 }
 
 /* The misses' keys the daemon may have seen leave, asked in one go per
- * cache: each miss's result keys (and its manifest key in depend mode,
- * where a missing manifest alone makes a miss). */
+ * cache: each key a miss looked up and did not find, its result keys (and
+ * its manifest in depend mode, where a missing manifest alone makes a
+ * miss; elsewhere the preprocessor's lookup follows). A key found, or
+ * computed without a lookup, proves nothing: it may have left and come
+ * back long before. */
 typedef struct Asked {
         const char **keys;
         size_t *owner;          /* the call each key is of */
@@ -698,9 +771,9 @@ static int ask_daemon(Call *calls, size_t n, ExplainAsk ask, void *userdata, int
         int r = 0;
 
         for (size_t i = 0; i < n; i++) {
-                size_t k = calls[i].n_result_keys + 1;
+                size_t k = calls[i].n_missing;
 
-                if (!calls[i].miss || !calls[i].cache_dir)
+                if (!calls[i].miss || !calls[i].cache_dir || k == 0)
                         continue;
                 const char **keys = realloc(a.keys, (a.n + k) * sizeof(char *));
                 size_t *owner = keys ? realloc(a.owner, (a.n + k) * sizeof(size_t)) : NULL;
@@ -713,12 +786,12 @@ static int ask_daemon(Call *calls, size_t n, ExplainAsk ask, void *userdata, int
                         r = -ENOMEM;
                         goto out;
                 }
-                for (size_t j = 0; j < calls[i].n_result_keys; j++) {
-                        a.keys[a.n] = calls[i].result_keys[j];
-                        a.owner[a.n++] = i;
-                }
-                if (calls[i].depend && calls[i].manifest_key) {
-                        a.keys[a.n] = calls[i].manifest_key;
+                for (size_t j = 0; j < calls[i].n_missing; j++) {
+                        const char *key = calls[i].missing[j];
+
+                        if (calls[i].manifest_key && strcmp(key, calls[i].manifest_key) == 0 && !calls[i].depend)
+                                continue;
+                        a.keys[a.n] = key;
                         a.owner[a.n++] = i;
                 }
         }
