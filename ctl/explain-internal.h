@@ -57,6 +57,8 @@ typedef struct Call {
         char **include_hashes;  /* depend mode's "### include" digests, in order */
         size_t n_include_hashes;
         CallFile *files;        /* what it read: from the text's linemarkers or the dependency file */
+        char *files_root;       /* records: the build directory of the call that read files (a direct
+                                 * hit keeps an older call's), or NULL: build_root */
         size_t n_files;
         int64_t when;           /* unix seconds the call was explained (records), or 0 */
 } Call;

@@ -66,6 +66,7 @@ void call_done(Call *c) {
         free(c->object_path);
         free(c->object_rel);
         free(c->build_root);
+        free(c->files_root);
         free_strv(c->missing, c->n_missing);
         free(c->depfile);
         free(c->manifest_key);

@@ -70,6 +70,7 @@ static void put_record(FILE *fp, const Call *c, const Call *files_from, int64_t 
                 put_line(fp, "i", c->items[i]);
         for (size_t i = 0; i < c->n_include_hashes; i++)
                 put_line(fp, "h", c->include_hashes[i]);
+        put_line(fp, "F", ff->files_root ?: ff->build_root);
         put_files(fp, ff);
 }
 
@@ -148,6 +149,7 @@ static int record_line(Call *c, char tag, const char *v) {
         case 'O': return set_field(&c->object_path, v);
         case 'R': return set_field(&c->object_rel, v);
         case 'B': return set_field(&c->build_root, v);
+        case 'F': return set_field(&c->files_root, v);
         case 'm': return set_field(&c->manifest_key, v);
         case 'r': return strv_push(&c->result_keys, &c->n_result_keys, v);
         case 'i': return strv_push(&c->items, &c->n_items, v);

@@ -313,9 +313,16 @@ static bool config_changes(const Call *old, const Call *new, char *buf, size_t l
         if (old->cache_dir && new->cache_dir && strcmp(old->cache_dir, new->cache_dir) != 0 && o < len)
                 o += (size_t) snprintf(buf + o, len - o, "%scache_dir %s -> %s", o ? ", " : "", old->cache_dir,
                                        new->cache_dir);
-        if (old->depend != new->depend && o < len)
-                o += (size_t) snprintf(buf + o, len - o, "%sdepend_mode %s -> %s", o ? ", " : "",
-                                       old->depend ? "true" : "false", new->depend ? "true" : "false");
+        if (old->depend != new->depend && o < len) {
+                const char *od = call_setting(old, "depend_mode"), *nd = call_setting(new, "depend_mode");
+                bool as_set = od && nd && strcmp(od, nd) != 0;
+
+                o += (size_t) snprintf(buf + o, len - o, "%sdepend mode %s -> %s%s", o ? ", " : "",
+                                       old->depend ? "used" : "not used", new->depend ? "used" : "not used",
+                                       as_set ? " (depend_mode)"
+                                       : new->depend ? ""
+                                                     : " (ccache disabled it for this compile: no -MD or -MMD)");
+        }
         for (size_t i = 0; i < new->n_config && o < len; i++) {
                 char key[64];
                 const char *eq = strchr(new->config[i], '='), *ov, *nv;
@@ -572,7 +579,10 @@ static void compare_files(const Call *old, const Call *new, const Roots *r, Verd
                                 of = &old->files[j];
                                 moved = true;
                         }
-                if (of && moved && !new->depend && d->text_paths++ == 0) {   /* its path is in the preprocessed text */
+                /* Its path is in the preprocessed text, unless depend mode hashed
+                 * no text, or base_dir made the path relative there. */
+                if (of && moved && !new->depend && !below(call_setting(new, "base_dir"), nf->path) &&
+                    d->text_paths++ == 0) {
                         char leak[PATH_MAX + 64];
 
                         snprintf(leak, sizeof(leak), "the path of %s in the preprocessed text", nf->path);
@@ -648,7 +658,7 @@ static bool same_keys(const Call *old, const Call *new) {
 static void compare(const Call *old, const Call *new, int64_t now, Verdict *v, Roots *r) {
         char buf[1024], when[32];
         ItemDiff d = { .added = "" };
-        Roots rw;
+        Roots rw, rf = { .differ = false };
 
         /* The build directories; and where each ran, below them (CMake's Makefiles) */
         roots(old->build_root ?: old->workdir, new->build_root ?: new->workdir, r);
@@ -670,11 +680,14 @@ static void compare(const Call *old, const Call *new, int64_t now, Verdict *v, R
                 return;
         }
         compare_items(old, new, r, &rw, v, &d);
-        if (old->has_files && new->has_files)
-                compare_files(old, new, r, v, &d);
+        if (old->has_files && new->has_files) {
+                /* the files may be an older call's, of another build directory */
+                roots(old->files_root ?: old->build_root ?: old->workdir, new->build_root ?: new->workdir, &rf);
+                compare_files(old, new, &rf, v, &d);
+        }
         if (d.leaks[0])
-                verdict(v, CAUSE_BUILD_DIR, "the build directory %s -> %s reaches the key through %s", r->from, r->to,
-                        d.leaks);
+                verdict(v, CAUSE_BUILD_DIR, "the build directory %s -> %s reaches the key through %s",
+                        r->differ ? r->from : rf.from, r->differ ? r->to : rf.to, d.leaks);
         if (old->depend && new->depend && v->cause > CAUSE_INCLUDE)
                 compare_include_hashes(old, new, v);
         if (d.added[0] || d.removed[0])
