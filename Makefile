@@ -120,6 +120,10 @@ $(B)/tests/unit/test-report.o $(B)/asan/tests/unit/test-report.o: CPPFLAGS += -I
 $(B)/tests/test-statslog: $(B)/ctl/statslog.o
 $(B)/asan/tests/test-statslog: $(B)/asan/ctl/statslog.o
 $(B)/tests/unit/test-statslog.o $(B)/asan/tests/unit/test-statslog.o: CPPFLAGS += -Ictl
+# test-explain-record: the same for ctl/explain-record.c.
+$(B)/tests/test-explain-record: $(B)/ctl/explain-record.o
+$(B)/asan/tests/test-explain-record: $(B)/asan/ctl/explain-record.o
+$(B)/tests/unit/test-explain-record.o $(B)/asan/tests/unit/test-explain-record.o: CPPFLAGS += -Ictl
 # test-status-table: the same for ctl/status-table.c, with libsmartcols.
 $(B)/tests/test-status-table: $(B)/ctl/status-table.o
 $(B)/asan/tests/test-status-table: $(B)/asan/ctl/status-table.o

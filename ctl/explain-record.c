@@ -818,12 +818,11 @@ static int identify(Call *c, Digests *d) {
                         return -ENOMEM;
         }
         if (c->ccache && c->ccache[0] != '/' && strchr(c->ccache, '/') && c->workdir) {
-                char *abs;   /* "./ccache": where that call ran */
-
-                if (asprintf(&abs, "%s/%s", c->workdir, c->ccache) < 0)
-                        return -ENOMEM;
+                /* "./ccache": where that call ran */
+                normalise_path(c->workdir, c->ccache, buf, sizeof(buf));
                 free(c->ccache);
-                c->ccache = abs;
+                if (!(c->ccache = strdup(buf)))
+                        return -ENOMEM;
         }
         if (!c->source || !c->workdir)
                 return 0;
