@@ -160,20 +160,53 @@ const char *normalise_path(const char *dir, const char *path, char *buf, size_t 
 }
 
 /* What a file holds now: 0 when it is no regular file we may read. */
+/* Opens path for reading only if it is a regular file, checked before the
+ * open: opening a device acts (a tape rewinds, a watchdog arms), and a name
+ * in a build's text or dependency file is anyone's. Returns the fd or -1. */
+static int open_regular(const char *path, struct stat *st) {
+        struct stat before;
+        int fd;
+
+        if (stat(path, &before) < 0)
+                return -1;
+        if (!S_ISREG(before.st_mode)) {
+                errno = ENOENT;   /* no such file to read: what a caller tolerates */
+                return -1;
+        }
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return -1;
+        /* the same file still: not swapped for a device meanwhile */
+        if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode) || st->st_ino != before.st_ino || st->st_dev != before.st_dev) {
+                close(fd);
+                errno = ENOENT;
+                return -1;
+        }
+        return fd;
+}
+
+/* fopen(path, "r") of a regular file only (open_regular). */
+static FILE *fopen_regular(const char *path) {
+        struct stat st;
+        int fd = open_regular(path, &st);
+        FILE *fp;
+
+        if (fd < 0)
+                return NULL;
+        if (!(fp = fdopen(fd, "r")))
+                close(fd);
+        return fp;
+}
+
 static uint64_t content_digest(const char *path) {
         char buf[65536];
         struct stat st;
         uint64_t h = FNV_INIT, total = 0;
         ssize_t n;
-        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        int fd = open_regular(path, &st);
 
         if (fd < 0)
                 return 0;
-        /* Never read a device, a FIFO or a socket: a name in a build's text is anyone's. */
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-                close(fd);
-                return 0;
-        }
         if ((unsigned long long) st.st_size > CONTENT_MAX_BYTES) {
                 close(fd);
                 h = explain_fnv(h, &st.st_size, sizeof(st.st_size));
@@ -342,7 +375,7 @@ static int read_input_text(const char *path, Call *c, Digests *d) {
         ssize_t n;
         uint64_t total = 0;
         int r = 0;
-        FILE *fp = fopen(path, "re");
+        FILE *fp = fopen_regular(path);
 
         if (!fp)
                 return -errno;
@@ -421,10 +454,10 @@ static int read_depfile(Call *c, Digests *d) {
         FILE *fp;
 
         normalise_path(c->workdir, c->depfile, path, sizeof(path));
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        fd = open_regular(path, &st);
         if (fd < 0)
                 return 0;   /* gone: nothing known of what it read */
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !(fp = fdopen(fd, "r"))) {
+        if (!(fp = fdopen(fd, "r"))) {
                 close(fd);
                 return 0;
         }
@@ -738,7 +771,7 @@ static int read_log(const char *path, Call *c) {
         uint64_t total = 0;
         int r = 0;
         bool depend_disabled = false;
-        FILE *fp = fopen(path, "re");
+        FILE *fp = fopen_regular(path);
 
         if (!fp)
                 return -errno;
