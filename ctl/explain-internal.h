@@ -57,6 +57,8 @@ typedef struct Call {
         char **include_hashes;  /* depend mode's "### include" digests, in order */
         size_t n_include_hashes;
         CallFile *files;        /* what it read: from the text's linemarkers or the dependency file */
+        char files_kind;        /* where the files came from: 't' the text's linemarkers, 'd' the
+                                 * dependency file, 'm' ccache's manifest; 0 none */
         char *files_root;       /* records: the build directory of the call that read files (a direct
                                  * hit keeps an older call's), or NULL: build_root */
         size_t n_files;

@@ -408,7 +408,10 @@ static int read_input_text(const char *path, Call *c, Digests *d) {
                 } else if (strncmp(line, "### ", 4) == 0) {
                         snprintf(s.key, sizeof(s.key), "%s", line + 4);
                         s.path_next = false;
-                        c->has_files |= strcmp(s.key, "cpp") == 0;
+                        if (strcmp(s.key, "cpp") == 0) {
+                                c->has_files = true;
+                                c->files_kind = 't';
+                        }
                 } else if (s.key[0] && strcmp(s.key, "cpp") == 0)
                         r = text_cpp_line(&s, c, d, line);
                 else if (s.key[0])
@@ -462,6 +465,7 @@ static int read_depfile(Call *c, Digests *d) {
                 return 0;
         }
         c->has_files = true;
+        c->files_kind = 'd';
         while (r == 0 && (ch = getc(fp)) != EOF && ++total <= RECORD_MAX_BYTES) {
                 int next;
 
@@ -634,6 +638,7 @@ static int include_paths(Call *c, Digests *d) {
                         }
         /* What it read: the source and every include named. */
         c->has_files = true;
+        c->files_kind = 'm';
         if (c->source && (r = add_file(c, d, c->source)) < 0)
                 goto out;
         for (size_t i = 0; i < c->n_include_hashes; i++)

@@ -71,6 +71,8 @@ static void put_record(FILE *fp, const Call *c, const Call *files_from, int64_t 
         for (size_t i = 0; i < c->n_include_hashes; i++)
                 put_line(fp, "h", c->include_hashes[i]);
         put_line(fp, "F", ff->files_root ?: ff->build_root);
+        if (ff->files_kind)
+                fprintf(fp, "K %c\n", ff->files_kind);
         put_files(fp, ff);
 }
 
@@ -150,6 +152,7 @@ static int record_line(Call *c, char tag, const char *v) {
         case 'R': return set_field(&c->object_rel, v);
         case 'B': return set_field(&c->build_root, v);
         case 'F': return set_field(&c->files_root, v);
+        case 'K': c->files_kind = v[0]; return 0;
         case 'm': return set_field(&c->manifest_key, v);
         case 'r': return strv_push(&c->result_keys, &c->n_result_keys, v);
         case 'i': return strv_push(&c->items, &c->n_items, v);

@@ -569,6 +569,7 @@ static const CallFile *find_file(const Call *c, const char *path) {
 static void compare_files(const Call *old, const Call *new, const Roots *r, Verdict *v, ItemDiff *d) {
         char buf[PATH_MAX * 2], first[PATH_MAX + 32] = "";
         size_t changed = 0;
+        bool same_kind = old->files_kind && old->files_kind == new->files_kind;
 
         for (size_t i = 0; i < new->n_files; i++) {
                 const CallFile *nf = &new->files[i], *of = find_file(old, nf->path);
@@ -598,10 +599,12 @@ static void compare_files(const Call *old, const Call *new, const Roots *r, Verd
                                 verdict(v, CAUSE_SOURCE, "the source file changed");
                         continue;
                 }
+                if (!of && !same_kind)
+                        continue;   /* another list of what it read: the text's, the dependency file's, the manifest's */
                 if (changed++ == 0)
                         snprintf(first, sizeof(first), "%s%s", nf->path, of ? "" : " (newly included)");
         }
-        for (size_t j = 0; j < old->n_files; j++) {
+        for (size_t j = 0; same_kind && j < old->n_files; j++) {
                 const CallFile *of = &old->files[j];
 
                 if (find_file(new, of->path) || (r->differ && find_file(new, rewrite(r, of->path, buf, sizeof(buf)))))
