@@ -691,7 +691,9 @@ static void compare(const Call *old, const Call *new, int64_t now, Verdict *v, R
         if (d.leaks[0])
                 verdict(v, CAUSE_BUILD_DIR, "the build directory %s -> %s reaches the key through %s",
                         r->differ ? r->from : rf.from, r->differ ? r->to : rf.to, d.leaks);
-        if (old->depend && new->depend && v->cause > CAUSE_INCLUDE)
+        /* a depend-mode hit hashed no include: its record has none to compare */
+        if (old->depend && new->depend && old->n_include_hashes > 0 && new->n_include_hashes > 0 &&
+            v->cause > CAUSE_INCLUDE)
                 compare_include_hashes(old, new, v);
         if (d.added[0] || d.removed[0])
                 verdict(v, CAUSE_ARGUMENT, "%s%s%s%s%s", d.added[0] ? "added: " : "", d.added,

@@ -99,6 +99,13 @@ causes() {
         jq -e --arg p "$P" '.missed | length == 1 and .[0].cause == "include-changed" and
                 .[0].detail == "\($p)/inc/v.h changed"' <<<"$output"
         ! grep -Eq '[0-9a-v]{30,}' <<<"$(jq -r '.missed[].detail' <<<"$output")"
+        # a record a direct hit kept (it hashed no include) from another directory, then -g: -g, and nothing else
+        export CCACHE_BASEDIR=$P CCACHE_NOHASHDIR=1
+        explain "$P/b1" -MD
+        explain "$P/b2" -MD
+        jq -e '.calls.hits == 2 and .calls.misses == 0' <<<"$output"
+        explain "$P/b2" -MD -g
+        jq -e '[.missed[].detail] == ["added: -g", "added: -g"]' <<<"$output"
 }
 
 @test "explain: an entry gone from the cache is evicted, never a first build or a real change" {
