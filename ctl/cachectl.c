@@ -517,7 +517,8 @@ static const Command commands[] = {
           "  -o, --output FILE   write FILE atomically instead (node_exporter's textfile\n"
           "                      collector); remove it when the daemon does not answer" },
         { "doctor", cmd_doctor, doctor_options, "doctor [BUILD_DIR] [--json]\n"
-          "       cachectl [-s SOCKET] doctor --compiler PATH [--source FILE] [--json] [-- ARGS...]",
+          "       cachectl [-s SOCKET] doctor --compiler PATH [--source FILE] [--json]\n"
+          "                                  [-- ARGS...]",
           "Does this build use the cache? In a CMake build directory (default: here):\n"
           "every language CMake enabled has a ccache launcher or a compiler that is a\n"
           "ccache shim; every compile rule in build.ninja or the Makefiles is counted,\n"
