@@ -31,9 +31,16 @@ static void record_name(const Call *c, char *buf, size_t len) {
 static void put_line(FILE *fp, const char *tag, const char *s) {
         if (!s)
                 return;
-        fprintf(fp, "%s ", tag);
-        for (; *s; s++)
-                fputc(*s == '\n' ? ' ' : *s, fp);
+        fputs(tag, fp);
+        fputc(' ', fp);
+        for (size_t n; *s; s += n) {   /* a run at a time, not a character at a time */
+                n = strcspn(s, "\n");
+                fwrite(s, 1, n, fp);
+                if (s[n]) {
+                        fputc(' ', fp);
+                        n++;
+                }
+        }
         fputc('\n', fp);
 }
 
