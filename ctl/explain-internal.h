@@ -67,7 +67,9 @@ typedef struct Call {
 
 void call_done(Call *c);
 
-/* Files' digests by path, each file read once a run. */
+/* Files' digests by path, each file read once a run; and each path as
+ * normalise_path turns it, resolved once a run (nothing moves under a
+ * finished build while it is explained). */
 typedef struct Digests {
         struct Digest {
                 char *path;        /* NULL: empty slot */
@@ -78,6 +80,12 @@ typedef struct Digests {
                 char *dir, *root;
         } roots[8];
         size_t next_root;
+        struct Resolved {
+                char *joined;      /* the path as named, made absolute; NULL: empty slot */
+                char *norm;        /* what normalise_path makes of it */
+                bool real;         /* realpath() resolved it */
+        } *paths;
+        size_t n_paths, cap_paths;
 } Digests;
 void digests_done(Digests *d);
 

@@ -145,17 +145,113 @@ static void lexical(const char *path, char *buf, size_t len) {
                 snprintf(buf, len, "/");
 }
 
-const char *normalise_path(const char *dir, const char *path, char *buf, size_t len) {
-        char joined[PATH_MAX * 2], real[PATH_MAX];
+/* joined (absolute) resolved: realpath(), or where that fails lexically.
+ * Returns whether realpath() did. */
+static bool resolve(const char *joined, char *buf, size_t len) {
+        char real[PATH_MAX];
 
-        if (path[0] == '/' || !dir)
-                snprintf(joined, sizeof(joined), "%s", path);
-        else
-                snprintf(joined, sizeof(joined), "%s/%s", dir, path);
-        if (realpath(joined, real))
+        if (realpath(joined, real)) {
                 snprintf(buf, len, "%s", real);
+                return true;
+        }
+        lexical(joined[0] == '/' ? joined : "/", buf, len);
+        return false;
+}
+
+static void join(const char *dir, const char *path, char *buf, size_t len) {
+        if (path[0] == '/' || !dir)
+                snprintf(buf, len, "%s", path);
         else
-                lexical(joined[0] == '/' ? joined : "/", buf, len);
+                snprintf(buf, len, "%s/%s", dir, path);
+}
+
+const char *normalise_path(const char *dir, const char *path, char *buf, size_t len) {
+        char joined[PATH_MAX * 2];
+
+        join(dir, path, joined, sizeof(joined));
+        resolve(joined, buf, len);
+        return buf;
+}
+
+static struct Resolved *resolved_slot(Digests *d, const char *joined, uint64_t h) {
+        size_t i;
+
+        if (d->n_paths + 1 > d->cap_paths / 2) {
+                size_t cap = d->cap_paths ? d->cap_paths * 2 : 1024;
+                struct Resolved *paths = calloc(cap, sizeof(*paths));
+
+                if (!paths)
+                        return NULL;
+                for (size_t j = 0; j < d->cap_paths; j++)
+                        if (d->paths[j].joined) {
+                                uint64_t hj = explain_fnv(FNV_INIT, d->paths[j].joined, strlen(d->paths[j].joined));
+
+                                for (i = hj & (cap - 1); paths[i].joined; i = (i + 1) & (cap - 1))
+                                        ;
+                                paths[i] = d->paths[j];
+                        }
+                free(d->paths);
+                d->paths = paths;
+                d->cap_paths = cap;
+        }
+        for (i = h & (d->cap_paths - 1); d->paths[i].joined; i = (i + 1) & (d->cap_paths - 1))
+                if (strcmp(d->paths[i].joined, joined) == 0)
+                        break;
+        return &d->paths[i];
+}
+
+/* resolve(), each path once a run; a path whose directory resolved before
+ * and whose last part is no symlink costs one lstat (the same answer as
+ * realpath's, which reads every part of it). */
+static bool resolve_once(Digests *d, const char *joined, char *buf, size_t len) {
+        char dir[PATH_MAX * 2], cand[PATH_MAX * 2];
+        uint64_t h = explain_fnv(FNV_INIT, joined, strlen(joined));
+        struct Resolved *slot = resolved_slot(d, joined, h);
+        const char *base = strrchr(joined, '/');
+        struct stat st;
+        bool real = false, done = false;
+
+        if (slot && slot->joined) {
+                snprintf(buf, len, "%s", slot->norm);
+                return slot->real;
+        }
+        if (base && base > joined && strcmp(base, "/.") != 0 && strcmp(base, "/..") != 0 && base[1]) {
+                snprintf(dir, sizeof(dir), "%.*s", (int) (base - joined), joined);
+                if (resolve_once(d, dir, cand, sizeof(cand))) {
+                        size_t l = strlen(cand);
+
+                        snprintf(cand + l, sizeof(cand) - l, "%s%s", strcmp(cand, "/") == 0 ? "" : "/", base + 1);
+                        if (lstat(cand, &st) == 0 && !S_ISLNK(st.st_mode) && strlen(cand) < PATH_MAX) {
+                                snprintf(buf, len, "%s", cand);
+                                real = done = true;
+                        }
+                }
+                /* resolve_once grew the table: the slot moved */
+                slot = resolved_slot(d, joined, h);
+        }
+        if (!done)
+                real = resolve(joined, buf, len);
+        if (slot && !slot->joined && (slot->joined = strdup(joined))) {
+                if ((slot->norm = strdup(buf))) {
+                        slot->real = real;
+                        d->n_paths++;
+                } else {
+                        free(slot->joined);
+                        slot->joined = NULL;
+                }
+        }
+        return real;
+}
+
+/* normalise_path(), each path resolved once a run. */
+static const char *normalise(Digests *d, const char *dir, const char *path, char *buf, size_t len) {
+        char joined[PATH_MAX * 2];
+
+        join(dir, path, joined, sizeof(joined));
+        if (!d || joined[0] != '/')
+                resolve(joined, buf, len);
+        else
+                resolve_once(d, joined, buf, len);
         return buf;
 }
 
@@ -259,6 +355,11 @@ void digests_done(Digests *d) {
                 free(d->roots[i].dir);
                 free(d->roots[i].root);
         }
+        for (size_t i = 0; i < d->cap_paths; i++) {
+                free(d->paths[i].joined);
+                free(d->paths[i].norm);
+        }
+        free(d->paths);
         *d = (Digests) { 0 };
 }
 
@@ -274,7 +375,7 @@ static int add_file(Call *c, Digests *d, const char *path) {
                 return 0;   /* <built-in>, <command-line> */
         if (path[strlen(path) - 1] == '/' || strcmp(path, ".") == 0)
                 return 0;   /* gcc's working-directory marker (-g): a directory, not a file read */
-        normalise_path(c->workdir, path, norm, sizeof(norm));
+        normalise(d, c->workdir, path, norm, sizeof(norm));
         for (size_t i = c->n_files; i > 0; i--)
                 if (strcmp(c->files[i - 1].path, norm) == 0)
                         return 0;
@@ -456,7 +557,7 @@ static int read_depfile(Call *c, Digests *d) {
         struct stat st;
         FILE *fp;
 
-        normalise_path(c->workdir, c->depfile, path, sizeof(path));
+        normalise(d, c->workdir, c->depfile, path, sizeof(path));
         fd = open_regular(path, &st);
         if (fd < 0)
                 return 0;   /* gone: nothing known of what it read */
@@ -629,7 +730,7 @@ static int include_paths(Call *c, Digests *d) {
                             m.info_path[j] < m.n_paths) {
                                 char norm[PATH_MAX];
 
-                                normalise_path(c->workdir, m.paths[m.info_path[j]], norm, sizeof(norm));
+                                normalise(d, c->workdir, m.paths[m.info_path[j]], norm, sizeof(norm));
                                 if (!(c->include_paths[i] = strdup(norm))) {
                                         r = -ENOMEM;
                                         goto out;
@@ -850,7 +951,7 @@ static int identify(Call *c, Digests *d) {
         size_t w;
 
         if (c->cache_dir) {
-                normalise_path(NULL, c->cache_dir, buf, sizeof(buf));
+                normalise(d, NULL, c->cache_dir, buf, sizeof(buf));
                 free(c->cache_dir);
                 if (!(c->cache_dir = strdup(buf)))
                         return -ENOMEM;
@@ -864,15 +965,15 @@ static int identify(Call *c, Digests *d) {
         }
         if (!c->source || !c->workdir)
                 return 0;
-        if (!(c->source_path = strdup(normalise_path(c->workdir, c->source, buf, sizeof(buf)))))
+        if (!(c->source_path = strdup(normalise(d, c->workdir, c->source, buf, sizeof(buf)))))
                 return -ENOMEM;
         if (c->object_path) {
-                normalise_path(c->workdir, c->object_path, buf, sizeof(buf));
+                normalise(d, c->workdir, c->object_path, buf, sizeof(buf));
                 free(c->object_path);
                 if (!(c->object_path = strdup(buf)))
                         return -ENOMEM;
                 /* Below the build directory as it really is (a symlinked one too). */
-                normalise_path(NULL, c->workdir, wd, sizeof(wd));
+                normalise(d, NULL, c->workdir, wd, sizeof(wd));
                 if (!(c->build_root = strdup(build_root(d, wd, buf, sizeof(buf)))))
                         return -ENOMEM;
                 w = strlen(buf);

@@ -31,9 +31,16 @@ static void record_name(const Call *c, char *buf, size_t len) {
 static void put_line(FILE *fp, const char *tag, const char *s) {
         if (!s)
                 return;
-        fprintf(fp, "%s ", tag);
-        for (; *s; s++)
-                fputc(*s == '\n' ? ' ' : *s, fp);
+        fputs(tag, fp);
+        fputc(' ', fp);
+        for (size_t n; *s; s += n) {   /* a run at a time, not a character at a time */
+                n = strcspn(s, "\n");
+                fwrite(s, 1, n, fp);
+                if (s[n]) {
+                        fputc(' ', fp);
+                        n++;
+                }
+        }
         fputc('\n', fp);
 }
 
@@ -46,11 +53,10 @@ static void put_files(FILE *fp, const Call *c) {
         }
 }
 
-static void put_record(FILE *fp, const Call *c, const Call *files_from, int64_t now) {
+/* Everything after the "when" line. */
+static void put_body(FILE *fp, const Call *c, const Call *files_from) {
         const Call *ff = !c->has_files && files_from && files_from->has_files ? files_from : c;
 
-        fprintf(fp, RECORD_MAGIC "\n");
-        fprintf(fp, "when %" PRId64 "\n", now);
         put_line(fp, "v", c->version);
         put_line(fp, "C", c->cache_dir);
         for (size_t i = 0; i < c->n_config; i++)
@@ -76,8 +82,37 @@ static void put_record(FILE *fp, const Call *c, const Call *files_from, int64_t 
         put_files(fp, ff);
 }
 
+/* Whether the record at path holds body after its "when" line: a warm
+ * build's direct hits are, and rewriting them all (a new file renamed over
+ * each: a new inode written back, the old one freed) was most of what
+ * --explain cost such a build. */
+static bool same_body(const char *path, const char *body, size_t len) {
+        char *buf, *p;
+        struct stat st;
+        ssize_t n;
+        bool same = false;
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+
+        if (fd < 0)
+                return false;
+        /* The magic line and "when N\n" are at most 64 bytes. */
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (size_t) st.st_size <= len ||
+            (size_t) st.st_size > len + 64 || !(buf = malloc((size_t) st.st_size + 1))) {
+                close(fd);
+                return false;
+        }
+        n = read(fd, buf, (size_t) st.st_size + 1);
+        close(fd);
+        if (n == st.st_size && strncmp(buf, RECORD_MAGIC "\nwhen ", sizeof(RECORD_MAGIC "\nwhen ") - 1) == 0 &&
+            (p = memchr(buf + sizeof(RECORD_MAGIC), '\n', (size_t) n - sizeof(RECORD_MAGIC))))
+                same = (size_t) (buf + n - (p + 1)) == len && memcmp(p + 1, body, len) == 0;
+        free(buf);
+        return same;
+}
+
 int record_save(const char *store_dir, const Call *c, const Call *files_from, int64_t now) {
-        char name[64], tmp[4200], path[4200];
+        char name[64], tmp[4200], path[4200], *body = NULL;
+        size_t blen = 0;
         FILE *fp;
         int fd, r = 0;
 
@@ -85,18 +120,37 @@ int record_save(const char *store_dir, const Call *c, const Call *files_from, in
                 return 0;
         record_name(c, name, sizeof(name));
         snprintf(path, sizeof(path), "%s/%s", store_dir, name);
+        if (!(fp = open_memstream(&body, &blen)))
+                return -errno;
+        put_body(fp, c, files_from);
+        if (fclose(fp) != 0)
+                return -errno;
+        /* The same as kept: only when it was last seen changes, in its
+         * mtime (record_load takes the later of the two; record_bound
+         * goes by it). */
+        if (same_body(path, body, blen) && utimensat(AT_FDCWD, path, NULL, AT_SYMLINK_NOFOLLOW) == 0) {
+                free(body);
+                return 0;
+        }
         snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", store_dir, name);
         fd = mkostemp(tmp, O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
+        if (fd < 0) {
+                r = -errno;
+                free(body);
+                return r;
+        }
         fp = fdopen(fd, "w");
         if (!fp) {
                 r = -errno;
                 close(fd);
                 unlink(tmp);
+                free(body);
                 return r;
         }
-        put_record(fp, c, files_from, now);
+        fprintf(fp, RECORD_MAGIC "\n");
+        fprintf(fp, "when %" PRId64 "\n", now);
+        fwrite(body, 1, blen, fp);
+        free(body);
         if (fclose(fp) != 0 || rename(tmp, path) < 0) {
                 r = -errno;
                 unlink(tmp);
@@ -180,6 +234,8 @@ int record_load(const char *store_dir, const Call *c, Call *ret) {
         ssize_t n;
         int r = 0;
         bool magic = false;
+        struct stat st;
+        int64_t mtime = 0;
         FILE *fp;
 
         *ret = (Call) { 0 };
@@ -190,6 +246,9 @@ int record_load(const char *store_dir, const Call *c, Call *ret) {
         fp = fopen(path, "re");
         if (!fp)
                 return errno == ENOENT ? 0 : -errno;
+        /* A record kept unchanged was last seen when it was touched (record_save). */
+        if (fstat(fileno(fp), &st) == 0)
+                mtime = st.st_mtim.tv_sec;
         while (r == 0 && (n = getline(&line, &cap, fp)) >= 0) {
                 if (n > 0 && line[n - 1] == '\n')
                         line[--n] = '\0';
@@ -206,6 +265,8 @@ int record_load(const char *store_dir, const Call *c, Call *ret) {
         }
         free(line);
         fclose(fp);
+        if (mtime > ret->when)
+                ret->when = mtime;
         /* Another's under the same digest, or not a record at all: none. */
         if (r < 0 || !magic || !ret->source_path || strcmp(ret->source_path, c->source_path) != 0 ||
             strcmp(ret->object_rel ?: "", c->object_rel ?: "") != 0) {
