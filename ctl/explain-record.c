@@ -200,10 +200,15 @@ static struct Resolved *resolved_slot(Digests *d, const char *joined, uint64_t h
         return &d->paths[i];
 }
 
+/* Directories above a path resolved through resolve_once, at most: a
+ * deeper one (a name in a build's text is anyone's) goes to realpath()
+ * whole, and the stack stays small. */
+#define RESOLVE_DEPTH 32
+
 /* resolve(), each path once a run; a path whose directory resolved before
  * and whose last part is no symlink costs one lstat (the same answer as
  * realpath's, which reads every part of it). */
-static bool resolve_once(Digests *d, const char *joined, char *buf, size_t len) {
+static bool resolve_once(Digests *d, const char *joined, char *buf, size_t len, unsigned depth) {
         char dir[PATH_MAX * 2], cand[PATH_MAX * 2];
         uint64_t h = explain_fnv(FNV_INIT, joined, strlen(joined));
         struct Resolved *slot = resolved_slot(d, joined, h);
@@ -215,9 +220,10 @@ static bool resolve_once(Digests *d, const char *joined, char *buf, size_t len) 
                 snprintf(buf, len, "%s", slot->norm);
                 return slot->real;
         }
-        if (base && base > joined && strcmp(base, "/.") != 0 && strcmp(base, "/..") != 0 && base[1]) {
+        if (depth < RESOLVE_DEPTH && base && base > joined && strcmp(base, "/.") != 0 && strcmp(base, "/..") != 0 &&
+            base[1]) {
                 snprintf(dir, sizeof(dir), "%.*s", (int) (base - joined), joined);
-                if (resolve_once(d, dir, cand, sizeof(cand))) {
+                if (resolve_once(d, dir, cand, sizeof(cand), depth + 1)) {
                         size_t l = strlen(cand);
 
                         snprintf(cand + l, sizeof(cand) - l, "%s%s", strcmp(cand, "/") == 0 ? "" : "/", base + 1);
@@ -251,7 +257,7 @@ static const char *normalise(Digests *d, const char *dir, const char *path, char
         if (!d || joined[0] != '/')
                 resolve(joined, buf, len);
         else
-                resolve_once(d, joined, buf, len);
+                resolve_once(d, joined, buf, len, 0);
         return buf;
 }
 

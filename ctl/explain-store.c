@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "explain-internal.h"
@@ -297,15 +298,52 @@ static bool stored_name(const char *name) {
                (strcmp(name + l - 4, ".rec") == 0 || strcmp(name + l - 3, ".fp") == 0);
 }
 
+/* Beside the records: its mtime is the directory's when the store was
+ * last found within its bound. Every record written, replaced or removed
+ * moves the directory's mtime; one touched (record_save) does not: a
+ * warm build's run leaves the store as it was, and its hundreds or
+ * thousands of records need not be counted again. */
+#define BOUND_STAMP ".bounded"
+
+static bool same_time(struct timespec a, struct timespec b) {
+        return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+}
+
+static bool unchanged_since_bound(int dfd) {
+        struct stat dir, stamp;
+
+        return fstat(dfd, &dir) == 0 && fstatat(dfd, BOUND_STAMP, &stamp, AT_SYMLINK_NOFOLLOW) == 0 &&
+               S_ISREG(stamp.st_mode) && same_time(stamp.st_mtim, dir.st_mtim);
+}
+
+/* Stamps the store as within its bound; not while the directory's mtime
+ * is this second's (a file system with coarse times could change it again
+ * within the same tick, unseen): the next run counts once more. */
+static void stamp_bound(int dfd) {
+        struct stat dir;
+        int fd = openat(dfd, BOUND_STAMP, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0600);
+
+        if (fd < 0)
+                return;
+        if (fstat(dfd, &dir) == 0 && dir.st_mtim.tv_sec + 2 <= time(NULL))
+                (void) futimens(fd, (struct timespec[2]) { dir.st_mtim, dir.st_mtim });
+        close(fd);
+}
+
 void record_bound(const char *store_dir) {
         DIR *d = opendir(store_dir);
         Kept *kept = NULL;
         size_t n = 0, cap = 0;
         unsigned long long total = 0;
         struct dirent *de;
+        bool complete = true;
 
         if (!d)
                 return;
+        if (unchanged_since_bound(dirfd(d))) {
+                closedir(d);
+                return;
+        }
         while ((de = readdir(d))) {
                 struct stat st;
 
@@ -315,8 +353,10 @@ void record_bound(const char *store_dir) {
                 if (n == cap) {
                         Kept *k = realloc(kept, (cap = cap ? cap * 2 : 256) * sizeof(Kept));
 
-                        if (!k)
+                        if (!k) {
+                                complete = false;   /* not all counted: not stamped */
                                 break;
+                        }
                         kept = k;
                 }
                 memcpy(kept[n].name, de->d_name, strlen(de->d_name) + 1);   /* stored_name: it fits */
@@ -331,6 +371,8 @@ void record_bound(const char *store_dir) {
                         if (unlinkat(dirfd(d), kept[i].name, 0) == 0)
                                 total -= (unsigned long long) kept[i].size;
         }
+        if (total <= EXPLAIN_STORE_MAX_BYTES && complete)
+                stamp_bound(dirfd(d));
         free(kept);
         closedir(d);
 }
