@@ -63,6 +63,7 @@ typedef struct Call {
                                  * hit keeps an older call's), or NULL: build_root */
         size_t n_files;
         int64_t when;           /* unix seconds the call was explained (records), or 0 */
+        int64_t started;        /* unix seconds the call started (its log's first line), or 0 */
 } Call;
 
 void call_done(Call *c);

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "explain-internal.h"
@@ -874,6 +875,17 @@ static int log_line(Call *c, const char *t) {
         return 0;
 }
 
+/* "[2026-12-03T15:22:28.650063 5136 ] ...": when ccache wrote the line
+ * (local time), in unix seconds; 0 when it says no time. */
+static int64_t log_time(const char *line) {
+        struct tm tm = { .tm_isdst = -1 };
+        const char *end = strptime(line + 1, "%Y-%m-%dT%H:%M:%S", &tm);
+
+        if (line[0] != '[' || !end)
+                return 0;
+        return (int64_t) mktime(&tm);
+}
+
 /* Reads a call's debug log: its settings, where it ran, what it compiled,
  * its keys, and whether it missed. */
 static int read_log(const char *path, Call *c) {
@@ -898,6 +910,8 @@ static int read_log(const char *path, Call *c) {
                         line[n - 1] = '\0';
                 if (!(t = log_text(line)))
                         continue;
+                if (!c->started)
+                        c->started = log_time(line);
                 depend_disabled |= strncmp(t, "Disabling depend mode", 21) == 0;
                 r = log_line(c, t);
         }

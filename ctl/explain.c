@@ -866,9 +866,16 @@ static int ask_daemon(Call *calls, size_t n, ExplainAsk ask, void *userdata, int
                 v->cause = CAUSE_EVICTED;
                 v->since = a.out[i].since;
                 snprintf(v->by, sizeof(v->by), "%s", a.out[i].by);
-                snprintf(v->detail, sizeof(v->detail), "evicted %s by %s%s%s",
-                         ago(a.out[i].since, now, when, sizeof(when)), by_what(a.out[i].by),
-                         e->cache ? " of " : "", e->cache ?: "");
+                /* The daemon says when the key left last: after this compile stored
+                 * it again, that is not when it left before the lookup. */
+                if (calls[a.owner[i]].started && a.out[i].since > calls[a.owner[i]].started + 1)
+                        snprintf(v->detail, sizeof(v->detail), "gone when this compile looked it up, which then "
+                                 "stored it again; it left again %s, by %s%s%s", ago(a.out[i].since, now, when, sizeof(when)),
+                                 by_what(a.out[i].by), e->cache ? " of " : "", e->cache ?: "");
+                else
+                        snprintf(v->detail, sizeof(v->detail), "evicted %s by %s%s%s",
+                                 ago(a.out[i].since, now, when, sizeof(when)), by_what(a.out[i].by),
+                                 e->cache ? " of " : "", e->cache ?: "");
         }
 out:
         free(a.keys);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -125,6 +126,12 @@ static void test_call_read(void **state) {
         assert_int_equal(call_read(log, &d, &c), 0);
 
         assert_string_equal(c.version, "4.7.5");
+        {
+                struct tm tm = { .tm_year = 126, .tm_mon = 11, .tm_mday = 3, .tm_hour = 15, .tm_min = 22,
+                                 .tm_sec = 28, .tm_isdst = -1 };
+
+                assert_int_equal(c.started, (int64_t) mktime(&tm));   /* its log's first line, local time */
+        }
         assert_true(c.miss);
         assert_true(c.stored);
         assert_false(c.depend);                  /* configured, but disabled for this call */
