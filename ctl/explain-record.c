@@ -262,7 +262,6 @@ static const char *normalise(Digests *d, const char *dir, const char *path, char
         return buf;
 }
 
-/* What a file holds now: 0 when it is no regular file we may read. */
 /* Opens path for reading only if it is a regular file, checked before the
  * open: opening a device acts (a tape rewinds, a watchdog arms), and a name
  * in a build's text or dependency file is anyone's. Returns the fd or -1. */
@@ -301,6 +300,7 @@ static FILE *fopen_regular(const char *path) {
         return fp;
 }
 
+/* What a file holds now: 0 when it is no regular file we may read. */
 static uint64_t content_digest(const char *path) {
         char buf[65536];
         struct stat st;
@@ -677,27 +677,36 @@ static int manifest_line(Manifest *m, int *section, const char *line) {
         return 0;
 }
 
-/* Runs `ccache --inspect path`, its output read into m. Returns 0 (m may
+/* Runs `ccache --inspect`, its output read into m. The manifest is
+ * anyone's in a shared cache: ccache is given it as its standard input
+ * ("/dev/stdin"), opened here as a regular file (open_regular), so that a
+ * FIFO or a device put at its name cannot block or act. Returns 0 (m may
  * be empty: it could not be read) or -ENOMEM. */
 static int manifest_read(const char *ccache, const char *path, Manifest *m) {
-        char *argv[] = { (char *) ccache, (char *) "--inspect", (char *) path, NULL };
+        char *argv[] = { (char *) ccache, (char *) "--inspect", (char *) "/dev/stdin", NULL };
         posix_spawn_file_actions_t fa;
-        int pipefd[2], status, section = 0, r = 0;
+        int pipefd[2], status, section = 0, r = 0, mfd;
+        struct stat st;
         char *line = NULL;
         size_t cap = 0, total = 0;
         ssize_t n;
         pid_t pid;
         FILE *fp;
 
-        if (pipe2(pipefd, O_CLOEXEC) < 0)
+        if ((mfd = open_regular(path, &st)) < 0)
                 return 0;
+        if (pipe2(pipefd, O_CLOEXEC) < 0) {
+                close(mfd);
+                return 0;
+        }
         posix_spawn_file_actions_init(&fa);
         posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDOUT_FILENO);
-        posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+        posix_spawn_file_actions_adddup2(&fa, mfd, STDIN_FILENO);
         posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
         if (posix_spawnp(&pid, ccache, &fa, NULL, argv, environ) != 0)
                 pid = -1;
         posix_spawn_file_actions_destroy(&fa);
+        close(mfd);
         close(pipefd[1]);
         if (pid < 0 || !(fp = fdopen(pipefd[0], "r"))) {
                 close(pipefd[0]);

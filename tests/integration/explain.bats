@@ -138,3 +138,14 @@ causes() {
         jq -e '[.missed[].detail | test("^evicted [0-9]+ s ago by the cap trim of t$")] | all' <<<"$output"
         jq -e '.causes[0].fix | startswith("a larger max_size for the cache: `cachectl status t`")' <<<"$output"
 }
+
+@test "explain: a FIFO put at a manifest's name (a shared cache's entries are anyone's) never blocks the explanation" {
+        export CCACHE_DEPEND=1
+        # The build stores a.c's manifest, then the manifest is swapped for a FIFO nobody writes.
+        run --separate-stderr timeout 60 bash -c "cd '$P/b1' && '$CTL' measure --explain --json -- sh -c '
+                ccache gcc -MD -I$P/inc -c $P/src/a.c -o a.o &&
+                for m in \$(find \"$CCACHE_DIR\" -name \"*M\"); do rm \"\$m\" && mkfifo \"\$m\"; done'"
+        [ "$status" -eq 0 ]
+        [ -p "$(find "$CCACHE_DIR" -name '*M' | head -n 1)" ]
+        jq -e '.calls.misses == 1 and .missed[0].cause == "first-build"' <<<"$output"
+}
