@@ -68,6 +68,10 @@ typedef struct Call {
 
 void call_done(Call *c);
 
+/* Appends a copy of s's first len bytes to the array *v of *n strings.
+ * Returns 0 or -ENOMEM. */
+int strv_add(char ***v, size_t *n, const char *s, size_t len);
+
 /* Files' digests by path, each file read once a run; and each path as
  * normalise_path turns it, resolved once a run (nothing moves under a
  * finished build while it is explained). */

@@ -86,7 +86,7 @@ void call_done(Call *c) {
         *c = (Call) { 0 };
 }
 
-static int strv_add(char ***v, size_t *n, const char *s, size_t len) {
+int strv_add(char ***v, size_t *n, const char *s, size_t len) {
         char **nv = realloc(*v, (*n + 1) * sizeof(char *));
 
         if (!nv)

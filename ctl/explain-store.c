@@ -159,18 +159,6 @@ int record_save(const char *store_dir, const Call *c, const Call *files_from, in
         return r;
 }
 
-static int strv_push(char ***v, size_t *n, const char *s) {
-        char **nv = realloc(*v, (*n + 1) * sizeof(char *));
-
-        if (!nv)
-                return -ENOMEM;
-        *v = nv;
-        if (!(nv[*n] = strdup(s)))
-                return -ENOMEM;
-        (*n)++;
-        return 0;
-}
-
 static int set_field(char **field, const char *value) {
         free(*field);
         *field = strdup(value);
@@ -199,7 +187,7 @@ static int record_line(Call *c, char tag, const char *v) {
         switch (tag) {
         case 'v': return set_field(&c->version, v);
         case 'C': return set_field(&c->cache_dir, v);
-        case 'k': return strv_push(&c->config, &c->n_config, v);
+        case 'k': return strv_add(&c->config, &c->n_config, v, strlen(v));
         case 'w': return set_field(&c->workdir, v);
         case 's': return set_field(&c->source, v);
         case 'S': return set_field(&c->source_path, v);
@@ -209,9 +197,9 @@ static int record_line(Call *c, char tag, const char *v) {
         case 'F': return set_field(&c->files_root, v);
         case 'K': c->files_kind = v[0]; return 0;
         case 'm': return set_field(&c->manifest_key, v);
-        case 'r': return strv_push(&c->result_keys, &c->n_result_keys, v);
-        case 'i': return strv_push(&c->items, &c->n_items, v);
-        case 'h': return strv_push(&c->include_hashes, &c->n_include_hashes, v);
+        case 'r': return strv_add(&c->result_keys, &c->n_result_keys, v, strlen(v));
+        case 'i': return strv_add(&c->items, &c->n_items, v, strlen(v));
+        case 'h': return strv_add(&c->include_hashes, &c->n_include_hashes, v, strlen(v));
         case 'f': return add_record_file(c, v);
         case 'b':
                 if (strlen(v) >= 7) {
