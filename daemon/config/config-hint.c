@@ -91,14 +91,68 @@ static char context_at(const char *m, long off) {
         return n > 0 ? stack[n - 1] : 0;
 }
 
-static bool is_duration_key(const char *key) {
-        static const char *const keys[] = { "check_interval", "full_within", "alert_timeout", "alert_min_interval",
-                                            "audit_interval", "silent_window", "idle_after", NULL };
+/* What a key takes, as config.c reads it; what a hint may suggest for it. */
+typedef enum { KIND_OTHER, KIND_SIZE, KIND_DURATION, KIND_PERCENT, KIND_THRESHOLD, KIND_FRACTION } KeyKind;
 
-        for (size_t i = 0; keys[i]; i++)
-                if (strcmp(key, keys[i]) == 0)
-                        return true;
-        return false;
+static KeyKind key_kind(const char *key) {
+        static const struct {
+                const char *key;
+                KeyKind kind;
+        } keys[] = {
+                { "max_size", KIND_SIZE },
+                { "trim_to", KIND_FRACTION },
+                { "regret_alert", KIND_PERCENT },
+                { "silent_hit_rate", KIND_PERCENT },
+                { "warn_free", KIND_THRESHOLD },
+                { "crit_free", KIND_THRESHOLD },
+                { "warn_free_inodes", KIND_THRESHOLD },
+                { "crit_free_inodes", KIND_THRESHOLD },
+                { "hysteresis", KIND_THRESHOLD },
+                { "min_free", KIND_THRESHOLD },
+                { "check_interval", KIND_DURATION },
+                { "full_within", KIND_DURATION },
+                { "alert_timeout", KIND_DURATION },
+                { "alert_min_interval", KIND_DURATION },
+                { "audit_interval", KIND_DURATION },
+                { "poll_interval", KIND_DURATION },
+                { "round_timeout", KIND_DURATION },
+                { "timeout", KIND_DURATION },
+                { "silent_window", KIND_DURATION },
+                { "idle_after", KIND_DURATION },
+                { "rescan_interval", KIND_DURATION },
+                { "remote_errors_window", KIND_DURATION },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(keys); i++)
+                if (strcmp(key, keys[i].key) == 0)
+                        return keys[i].kind;
+        return KIND_OTHER;
+}
+
+/* The hint for `key = value;` with value a number and a suffix: a line that
+ * loads when the key takes that form, else what the key takes. */
+static void hint_number(const char *key, const char *value, size_t vlen, char *buf, size_t len) {
+        KeyKind kind = key_kind(key);
+
+        if (value[vlen - 1] != '%') {
+                snprintf(buf, len, "%s are strings: %s = \"%s\";", kind == KIND_DURATION ? "durations" : "sizes",
+                         key, value);
+                return;
+        }
+        switch (kind) {
+        case KIND_FRACTION:
+                /* trim_to = 90% means the fraction 0.9 */
+                snprintf(buf, len, "%s is a fraction, not a percentage: %s = %g;", key, key, strtod(value, NULL) / 100);
+                break;
+        case KIND_SIZE:
+                snprintf(buf, len, "%s is a size such as \"100G\", not a percentage", key);
+                break;
+        case KIND_DURATION:
+                snprintf(buf, len, "%s is a duration such as \"10m\", not a percentage", key);
+                break;
+        default:
+                snprintf(buf, len, "percentages are strings: %s = \"%s\";", key, value);
+        }
 }
 
 /* `key = 100G;` at off: an unquoted value that is no number, boolean or
@@ -138,9 +192,7 @@ static bool hint_unquoted_at(const char *text, const char *m, long off, char *bu
 
                 if (num == vlen)
                         return false;   /* a plain number: libconfig reads it; the error is elsewhere */
-                snprintf(buf, len, "%s are strings: %s = \"%s\";",
-                         value[vlen - 1] == '%' ? "percentages" : is_duration_key(key) ? "durations" : "sizes", key,
-                         value);
+                hint_number(key, value, vlen, buf, len);
                 return true;
         }
         if (!isalpha((unsigned char) value[0]) && value[0] != '/')

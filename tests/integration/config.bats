@@ -60,7 +60,8 @@ EOC
         diff -u <(tail -n +2 "$BATS_TEST_TMPDIR/again.conf") <(tail -n +2 <<<"$output")
 }
 
-# check_hint TEXT HINT: -t on TEXT fails with FILE:LINE: syntax error: HINT.
+# check_hint TEXT HINT: -t on TEXT fails with FILE:LINE: syntax error: HINT,
+# and what the hint says to do, done to TEXT, loads (apply_hint).
 check_hint() {
         printf '%b' "$1" > "$BATS_TEST_TMPDIR/bad.conf"
         run --separate-stderr "$CKD" -t -c "$BATS_TEST_TMPDIR/bad.conf"
@@ -68,6 +69,30 @@ check_hint() {
         [ "$status" -eq 1 ]
         [ -z "$output" ]
         [ "$stderr" = "$BATS_TEST_TMPDIR/bad.conf:$2" ]
+        apply_hint "${2%%:*}" "${2#*: syntax error}" < "$BATS_TEST_TMPDIR/bad.conf" > "$BATS_TEST_TMPDIR/fixed.conf" ||
+                return 0   # no hint, or one that suggests no edit
+        cat "$BATS_TEST_TMPDIR/fixed.conf"
+        run --separate-stderr "$CKD" -t -c "$BATS_TEST_TMPDIR/fixed.conf"
+        echo "the hint's fix: $stderr"
+        [ "$status" -eq 0 ]
+}
+
+# apply_hint LINE HINT: stdin with HINT's edit done on LINE (or on the line
+# it names), to stdout; status 1 when HINT suggests no edit. The edits are
+# the hints' own words: `KEY = VALUE;` replaces KEY's value; "remove the ','
+# after its last element (line N)"; "missing 'C' at the end of line N".
+apply_hint() {
+        local line=$1 hint=$2
+        if [[ "$hint" =~ [:,]\ ([a-z_]+)\ =\ (.*)\;$ ]]; then
+                KEY=${BASH_REMATCH[1]} VALUE=${BASH_REMATCH[2]} L=$line perl -pe \
+                        'if ($. == $ENV{L}) { s/\b\Q$ENV{KEY}\E\s*=\s*[^;,})\]\n]*/$ENV{KEY} = $ENV{VALUE}/ or die }'
+        elif [[ "$hint" =~ remove\ the\ \',\'\ after\ its\ last\ element\ \(line\ ([0-9]+)\)$ ]]; then
+                L=${BASH_REMATCH[1]} perl -pe 'if ($. == $ENV{L}) { s/,(\s*(#.*)?)$/$1/ or s/,(\s*[\])])/$1/ or die }'
+        elif [[ "$hint" =~ missing\ \'(.)\'\ at\ the\ end\ of\ line\ ([0-9]+) ]]; then
+                C=${BASH_REMATCH[1]} L=${BASH_REMATCH[2]} perl -pe 'if ($. == $ENV{L}) { s/(\s*)$/$ENV{C}$1/ }'
+        else
+                return 1
+        fi
 }
 
 @test "a bare syntax error gets a hint when the line shows the likely cause, still as FILE:LINE: message" {
@@ -93,8 +118,30 @@ check_hint() {
         # ';' inside a string separates nothing
         check_hint 'caches = ( { name = "a"; path = "/srv/a"; max_size = 100G; } );\n' \
                 '1: syntax error: sizes are strings: max_size = "100G";'
-        check_hint 'caches = ( { name = "a;b = 1G"; path = "/srv/a"; max_size = "1G"; trim_to = 90%; } );\n' \
-                '1: syntax error: percentages are strings: trim_to = "90%";'
+        check_hint 'caches = ( { name = "a"; path = "/srv/a;b = 1G"; max_size = "1G"; trim_to = 90%; } );\n' \
+                '1: syntax error: trim_to is a fraction, not a percentage: trim_to = 0.9;'
+        # each hint says what the key takes: no percentage where none loads
+        check_hint "$c max_size = 90%; }\n);\n" '2: syntax error: max_size is a size such as "100G", not a percentage'
+        check_hint "$c max_size = \"1G\";\n    idle_after = 10d; }\n);\n" \
+                '3: syntax error: durations are strings: idle_after = "10d";'
+        check_hint "$c max_size = \"1G\";\n    regret_alert = 12.5%; }\n);\n" \
+                '3: syntax error: percentages are strings: regret_alert = "12.5%";'
+        check_hint "volumes = {\n  min_free = 5G;\n};\n$c max_size = \"1G\"; }\n);\n" \
+                '2: syntax error: sizes are strings: min_free = "5G";'
+}
+
+@test "alert_command as one string with spaces: the error gives the list, and that list loads" {
+        printf 'alert_command = "/bin/echo the pager";\ncaches = ( { name = "a"; path = "/srv/a"; max_size = "1G"; } );\n' \
+                > "$BATS_TEST_TMPDIR/bad.conf"
+        run --separate-stderr "$CKD" -t -c "$BATS_TEST_TMPDIR/bad.conf"
+        echo "$stderr"
+        [ "$status" -eq 1 ]
+        [ "$stderr" = "$BATS_TEST_TMPDIR/bad.conf:1: 'alert_command' is run without a shell, so \"/bin/echo the pager\" names no program: give the program and its arguments as a list, alert_command = [ \"/bin/echo\", \"the\", \"pager\" ];" ]
+        apply_hint 1 "$stderr" < "$BATS_TEST_TMPDIR/bad.conf" > "$BATS_TEST_TMPDIR/fixed.conf"
+        run --separate-stderr "$CKD" -t -c "$BATS_TEST_TMPDIR/fixed.conf"
+        echo "$stderr"
+        [ "$status" -eq 0 ]
+        grep -qxF 'alert_command = [ "/bin/echo", "the", "pager" ];' <<<"$output"
 }
 
 @test "-c naming a directory, or anything but a regular file: a clear error and exit 1, never libconfig's exit" {
