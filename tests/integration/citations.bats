@@ -90,6 +90,57 @@ check_citations() {
         return "$bad"
 }
 
+# Files of other projects the comments name, each by the name its project
+# gives it: the only .c/.h names that need not be in the tree.
+EXTERNAL=" libconfig.h cmocka.h inotifytools.h libinotifytools/src/inotifytools.c adapters/libevent.h async.c
+           hip_runtime.h hip/hip_runtime.h "
+
+# file_cites ROOT: "FILE:LINE NAME" for each X.c or X.h a comment of a C file
+# or a line of a .md file in daemon/, ctl/ or tests/ names (string literals
+# blanked first: test data is no citation).
+file_cites() {
+        (cd "$1" && find daemon ctl tests -name '*.[ch]' -type f -print0 | xargs -0 perl -e '
+                for my $f (@ARGV) {
+                        open my $h, "<", $f or die "$f: $!"; local $/; my $s = <$h>;
+                        $s =~ s{"(?:\\.|[^"\\\n])*"}{"\"" . (" " x (length($&) - 2)) . "\""}ge;
+                        while ($s =~ m{/\*.*?\*/|//[^\n]*}gs) {
+                                my $l = 1 + (substr($s, 0, $-[0]) =~ tr/\n//);
+                                for my $part (split /\n/, $&, -1) {
+                                        print "$f:$l $1\n" while $part =~ m{(?<![\w./-])(\w[\w./-]*\.[ch])(?!\w)}g;
+                                        $l++;
+                                }
+                        }
+                }'
+        cd "$1" && find daemon ctl tests -name '*.md' -type f -print0 | xargs -0 perl -ne '
+                print "$ARGV:$. $1\n" while m{(?<![\w./\\-])(\w[\w./-]*\.[ch])(?!\w)}g; close ARGV if eof')
+}
+
+# check_file_citations ROOT: fails, naming each, on a .c or .h file a
+# comment names that is in the tree neither as a path (from the top, from
+# daemon/ or from the citing file's folder) nor by its name alone, and is no
+# other project's (EXTERNAL); a placeholder in capitals (FILE.c, test-X.c) is
+# no citation. Also fails when it finds too few (a parser gone blind).
+check_file_citations() {
+        local root=$1 bad=0 n=0 where name base names ext
+        ext=" $(echo $EXTERNAL) "
+        names=$(cd "$root" && find daemon ctl tests -name '*.[ch]' -printf '%f\n' | sort -u)
+        while read -r where name; do
+                n=$((n + 1))
+                base=${name##*/}
+                [[ "$base" =~ (^|-)[A-Z]+\.[ch]$ ]] && continue
+                [[ "$ext" == *" $name "* ]] && continue
+                [ -f "$root/$name" ] || [ -f "$root/daemon/$name" ] || [ -f "$root/$(dirname "${where%%:*}")/$name" ] ||
+                        { [[ "$name" != */* ]] && grep -qxF "$base" <<<"$names"; } ||
+                        { echo "$where: cites $name, which is not in the tree" >&2; bad=1; }
+        done < <(file_cites "$root")
+        [ "$n" -ge 100 ] || { echo "only $n file citations found" >&2; bad=1; }
+        return "$bad"
+}
+
+@test "every .c and .h file a comment or a note in daemon/, ctl/ and tests/ names is in the tree" {
+        check_file_citations "$TOP"
+}
+
 # A copy of what the check reads, to spoil.
 copy_tree() {
         T=$BATS_TEST_TMPDIR/tree
@@ -148,4 +199,18 @@ SPOILED
         echo "$output"
         [ "$status" -eq 1 ]
         [[ "$output" == *"only 0 citations found"* ]]
+}
+
+@test "the check bites: a comment naming a .c or .h that is not in the tree, or by a wrong path, fails it" {
+        copy_tree
+        check_file_citations "$T"
+        printf '/* As in remote.h, and tree/scan.c; see evict/scan.c and FILE.c. */\n' > "$T/daemon/evict/spoiled.c"
+        printf 'The parser (ctl/nowhere.c) and `daemon/tree/scan.c`.\n' > "$T/ctl/SPOILED.md"
+        run check_file_citations "$T"
+        echo "$output"
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"daemon/evict/spoiled.c:1: cites remote.h, which is not in the tree"* ]]
+        [[ "$output" == *"daemon/evict/spoiled.c:1: cites evict/scan.c, which is not in the tree"* ]]
+        [[ "$output" == *"ctl/SPOILED.md:1: cites ctl/nowhere.c, which is not in the tree"* ]]
+        [[ "$output" != *"tree/scan.c,"* && "$output" != *"FILE.c"* ]]
 }

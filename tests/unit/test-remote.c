@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Remote storage URLs as ccache writes them (remote.h), the password
+/* Remote storage URLs as ccache writes them (config/remote-url.h), the password
  * file's checks, INFO parsing and the judgements on it (redis-info.h), and
  * the remote-errors alarm on activity buckets (remote-errors.h). */
 #include <errno.h>
