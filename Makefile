@@ -1,7 +1,8 @@
 # cachekeeper — one plain GNU Makefile.
 #   make            build build/cachekeeperd and build/cachectl
 #   make run        run the daemon in the foreground on the shipped config
-#   make test       unit tests (plain and ASan+UBSan), golden config tests, integration tests
+#   make test       no dead function (check-dead), unit tests (plain and ASan+UBSan), golden
+#                   config tests, integration tests
 #   make bench      speed and memory figures beside the reference tools
 #   make fuzz       libFuzzer on the parsers, FUZZ_SECONDS each
 #   make soak       a compressed busy day against the daemon, SOAK_SECONDS long
@@ -66,7 +67,7 @@ HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPERS     := $(HELPER_SRCS:tests/helpers/%.c=$(B)/tests/helpers/%)
 
 .SECONDARY:
-.PHONY: all deps test-deps run test unit-tests bench soak install uninstall clean test-boot deb check-layers
+.PHONY: all deps test-deps run test unit-tests bench soak install uninstall clean test-boot deb check-layers check-dead
 all: $(B)/cachekeeperd $(B)/cachectl
 
 # On a fresh machine: install what is missing (as root) or say how. The
@@ -106,6 +107,23 @@ $(B)/asan/cachekeeperd: $(B)/asan/daemon/main.o $(DAEMON_SRCS:%.c=$(B)/asan/%.o)
 $(B)/asan/cachectl: $(CTL_SRCS:%.c=$(B)/asan/%.o)
 	$(CC) $(SAN_LDFLAGS) $(LDFLAGS) $^ $(CTL_LIBS) -o $@
 
+# No dead function (tests/check-dead): the programs built again without
+# inlining, each function in a section of its own, linked with
+# --gc-sections; the linker's list of what it dropped is what nothing calls.
+$(B)/dead/%.o: %.c | $(B)/.deps-ok
+	@mkdir -p $(@D)
+	@$(CC) $(ALL_CFLAGS) -O0 -ffunction-sections -c $< -o $@
+$(B)/dead/cachekeeperd.gc: $(B)/dead/daemon/main.o $(DAEMON_SRCS:%.c=$(B)/dead/%.o)
+	@$(CC) -Wl,--gc-sections -Wl,--print-gc-sections $^ $(PKG_LIBS) -o $(@:.gc=) 2> $@.tmp || { cat $@.tmp >&2; exit 1; }
+	@echo $^ > $(@:.gc=.objs) && mv $@.tmp $@
+$(B)/dead/cachectl.gc: $(CTL_SRCS:%.c=$(B)/dead/%.o)
+	@$(CC) -Wl,--gc-sections -Wl,--print-gc-sections $^ $(CTL_LIBS) -o $(@:.gc=) 2> $@.tmp || { cat $@.tmp >&2; exit 1; }
+	@echo $^ > $(@:.gc=.objs) && mv $@.tmp $@
+$(B)/.dead-ok: tests/check-dead tests/test-only-functions $(B)/dead/cachekeeperd.gc $(B)/dead/cachectl.gc
+	@tests/check-dead $(B)/dead
+	@touch $@
+check-dead: $(B)/.dead-ok
+
 $(B)/tests/test-%: $(B)/tests/unit/test-%.o $(DAEMON_SRCS:%.c=$(B)/%.o)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -lcmocka -o $@
@@ -129,7 +147,7 @@ $(B)/tests/test-status-table: $(B)/ctl/status-table.o
 $(B)/asan/tests/test-status-table: $(B)/asan/ctl/status-table.o
 $(B)/tests/test-status-table $(B)/asan/tests/test-status-table: PKG_LIBS += $(shell pkg-config --libs $(CTL_PKGS))
 $(B)/tests/unit/test-status-table.o $(B)/asan/tests/unit/test-status-table.o: CPPFLAGS += -Ictl
-$(B)/ctl/status-table.o $(B)/asan/ctl/status-table.o: PKG_CFLAGS += $(CTL_CFLAGS)
+$(B)/ctl/status-table.o $(B)/asan/ctl/status-table.o $(B)/dead/ctl/status-table.o: PKG_CFLAGS += $(CTL_CFLAGS)
 
 $(B)/tests/helpers/%: $(B)/tests/helpers/%.o
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
@@ -142,7 +160,7 @@ run: $(B)/cachekeeperd $(B)/cachectl
 
 # The unit tests run twice (plain, then ASan+UBSan); integration tests drive
 # the sanitizer build of the binaries. tests/run prints the one closing line.
-test: all $(UNIT_TESTS) $(SAN_TESTS) $(HELPERS) $(B)/asan/cachekeeperd $(B)/asan/cachectl | $(B)/.deps-test-ok
+test: all $(B)/.dead-ok $(UNIT_TESTS) $(SAN_TESTS) $(HELPERS) $(B)/asan/cachekeeperd $(B)/asan/cachectl | $(B)/.deps-test-ok
 	@CK_BUILD=$(abspath $(B)) tests/run $(UNIT_TESTS) $(SAN_TESTS) tests/integration/*.bats
 
 bench: all $(HELPERS) | $(B)/.deps-test-ok

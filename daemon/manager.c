@@ -634,10 +634,6 @@ int manager_reload(Manager *m, char *err, size_t errlen) {
         return 0;
 }
 
-const Config *manager_config(const Manager *m) {
-        return m->config;
-}
-
 Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;

@@ -25,8 +25,6 @@ int manager_run(Manager *m);
  * Returns 0 (swapped in), -EINVAL (refused; message in err if err != NULL). */
 int manager_reload(Manager *m, char *err, size_t errlen);
 
-const Config *manager_config(const Manager *m);
-
 Manager *manager_free(Manager *m);
 static inline void manager_freep(Manager **m) {
         manager_free(*m);

@@ -22,20 +22,12 @@ void log_open(void) {
                 log_target = LOG_TARGET_STDERR;
 }
 
-void log_set_target(LogTarget t) {
-        log_target = t;
-}
-
 LogTarget log_get_target(void) {
         return log_target;
 }
 
 void log_set_max_level(int level) {
         log_max_level = level;
-}
-
-int log_get_max_level(void) {
-        return log_max_level;
 }
 
 int log_internal(int level, int error, const char *file, int line, const char *func,

@@ -16,10 +16,8 @@ typedef enum LogTarget {
 /* Picks the journal when $JOURNAL_STREAM or $INVOCATION_ID says systemd
  * started us, stderr otherwise. Safe to call more than once. */
 void log_open(void);
-void log_set_target(LogTarget t);
 LogTarget log_get_target(void);
 void log_set_max_level(int level);
-int log_get_max_level(void);
 
 /* Logs at priority level; if error is non-zero, errno is set to |error|
  * while formatting so "%m" prints it. Returns -|error| (or 0). */

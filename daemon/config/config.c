@@ -752,10 +752,6 @@ int config_load_builtin(char *err, size_t errlen, Config **ret) {
 }
 
 /* The schema's names of its enums, and freeing a remote's entry. */
-const char *remote_kind_name(RemoteKind k) {
-        return k == REMOTE_FILE ? "file" : "redis";
-}
-
 const char *remote_layout_name(CacheLayout l) {
         return l == CACHE_LAYOUT_REMOTE_FLAT ? "flat" : "subdirs";
 }
@@ -795,13 +791,6 @@ const VolumeConfig *config_volume(const Config *c, const char *mount) {
                 if (strcmp(c->volume_overrides[i].mount, mount) == 0)
                         return &c->volume_overrides[i];
         return &c->volume_defaults;
-}
-
-const RemoteConfig *config_remote(const Config *c, const char *name) {
-        for (size_t i = 0; i < c->n_remotes; i++)
-                if (strcmp(c->remotes[i].name, name) == 0)
-                        return &c->remotes[i];
-        return NULL;
 }
 
 const CacheConfig *config_cache(const Config *c, const char *name) {

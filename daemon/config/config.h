@@ -174,7 +174,6 @@ typedef struct RemoteConfig {
 void remote_config_done(RemoteConfig *rc);
 
 /* The schema's names of its enums, as the config file writes them. */
-const char *remote_kind_name(RemoteKind k);
 const char *remote_layout_name(CacheLayout l);   /* "subdirs" or "flat" */
 const char *cache_clock_name(CacheClock c);
 const char *cache_watch_mode_name(CacheWatchMode m);
@@ -229,7 +228,6 @@ static inline void config_freep(Config **c) {
 /* The limits for the volume mounted at mount: its override, else the defaults. */
 const VolumeConfig *config_volume(const Config *c, const char *mount);
 const CacheConfig *config_cache(const Config *c, const char *name);
-const RemoteConfig *config_remote(const Config *c, const char *name);
 
 /* A size ("100G", human.h) or a percentage of the total ("10%"); with
  * allow_count a bare integer is a count (inodes). A size or count is kept

@@ -58,23 +58,6 @@ static size_t file_bytes(const Format *f, size_t vi) {
         return STATE_FILE_HEADER_BYTES + f->versions[vi].layout[4] + 4;
 }
 
-static const char *const status_names[_STATE_FILE_STATUS_MAX] = {
-        [STATE_FILE_OK] = "ok",
-        [STATE_FILE_MISSING] = "missing",
-        [STATE_FILE_TRUNCATED] = "truncated",
-        [STATE_FILE_GARBAGE] = "garbage",
-        [STATE_FILE_WRONG_VERSION] = "wrong-version",
-        [STATE_FILE_BAD_LAYOUT] = "bad-layout",
-        [STATE_FILE_BAD_CHECKSUM] = "bad-checksum",
-        [STATE_FILE_TOO_BIG] = "too-big",
-        [STATE_FILE_NOT_REGULAR] = "not-regular",
-        [STATE_FILE_FOREIGN_OWNER] = "foreign-owner",
-};
-
-const char *state_file_status_to_string(StateFileStatus s) {
-        return (unsigned) s < _STATE_FILE_STATUS_MAX ? status_names[s] : "?";
-}
-
 uint32_t state_file_crc32(const void *p, size_t n) {
         /* The reflected polynomial 0xedb88320, four bits at a time. */
         static const uint32_t nibble[16] = {

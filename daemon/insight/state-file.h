@@ -56,9 +56,6 @@ typedef enum StateFileStatus {
         _STATE_FILE_STATUS_MAX,
 } StateFileStatus;
 
-/* A short name of s ("truncated", "bad-checksum"...), or "?". Static. */
-const char *state_file_status_to_string(StateFileStatus s);
-
 /* CRC-32 of n bytes at p, the same as zlib's crc32(0, p, n). */
 uint32_t state_file_crc32(const void *p, size_t n);
 

@@ -124,14 +124,6 @@ static int drain_some(Watch *w, size_t max) {
         return 1;
 }
 
-int watch_drain(Watch *w) {
-        int r;
-
-        while ((r = drain_some(w, WATCH_DRAIN_MAX)) > 0)
-                ;
-        return r;
-}
-
 static void drain_step(Watch *w) {
         if (drain_some(w, WATCH_DRAIN_MAX) > 0)
                 (void) sd_event_source_set_enabled(w->more, SD_EVENT_ONESHOT);

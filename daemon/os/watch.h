@@ -61,10 +61,6 @@ size_t watch_count(const Watch *w);
  * default) when neither can be read. */
 uint32_t watch_user_limit(void);
 
-/* Reads and dispatches everything queued, now (the loop's handlers do it
- * WATCH_DRAIN_MAX events per iteration). Returns 0 or -errno (read error). */
-int watch_drain(Watch *w);
-
 /* Detaches from the loop, then inotifytools_cleanup(). Accepts NULL. */
 Watch *watch_free(Watch *w);
 static inline void watch_freep(Watch **w) {

@@ -608,10 +608,6 @@ uint32_t scan_gen(const Scan *s) {
         return s->gen;
 }
 
-DirId scan_start(const Scan *s) {
-        return s->start;
-}
-
 Scan *scan_free(Scan *s) {
         if (!s)
                 return NULL;

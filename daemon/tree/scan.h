@@ -64,7 +64,6 @@ int scan_step(Scan *s, size_t budget);
 
 const ScanProgress *scan_progress(const Scan *s);
 uint32_t scan_gen(const Scan *s);
-DirId scan_start(const Scan *s);
 
 Scan *scan_free(Scan *s);
 static inline void scan_freep(Scan **s) {
