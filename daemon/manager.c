@@ -147,18 +147,15 @@ static void on_cache_changed(Cache *c, void *userdata) {
         (void) sd_event_source_set_enabled(m->sync, SD_EVENT_ONESHOT);
 }
 
-static void on_watch_event(void *owner, uint32_t dir, uint32_t mask, uint32_t cookie, const char *name,
-                           void *userdata) {
+/* The one inotify event that is no single cache's (each cache's own come
+ * to it straight). */
+static void on_watch_overflow(void *userdata) {
         Manager *m = userdata;
 
-        if (mask & IN_Q_OVERFLOW) {
-                log_warning("inotify queue overflowed: events were lost; rescanning every cache.");
-                for (size_t i = 0; i < m->n_caches; i++)
-                        cache_events_lost(m->caches[i]);
-                remotes_events_lost(m->remotes);
-                return;
-        }
-        cache_handle_event(owner, dir, mask, cookie, name);
+        log_warning("inotify queue overflowed: events were lost; rescanning every cache.");
+        for (size_t i = 0; i < m->n_caches; i++)
+                cache_events_lost(m->caches[i]);
+        remotes_events_lost(m->remotes);
 }
 
 static void check_caches(Manager *m) {
@@ -414,7 +411,7 @@ int manager_new(const char *config_path, const char *socket_override, Config *co
         (void) sd_event_source_set_description(m->sync, "caches-changed");
         (void) sd_event_source_set_enabled(m->sync, SD_EVENT_OFF);
         /* First, while fds are low: libinotifytools select()s on its fd. */
-        r = watch_new(m->event, on_watch_event, m, &m->watch);
+        r = watch_new(m->event, on_watch_overflow, m, &m->watch);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up inotify: %m");
         r = alerter_new(m->event, m->config->alert_argv, m->config->alert_timeout_usec,

@@ -132,7 +132,8 @@ static void subdir_appeared(Cache *c, DirId parent, const char *name) {
         scan_queue_subtree(c->scans, d);
 }
 
-void cache_handle_event(Cache *c, uint32_t dir, uint32_t mask, uint32_t cookie, const char *name) {
+void cache_on_watch_event(void *owner, uint32_t dir, uint32_t mask, uint32_t cookie, const char *name) {
+        Cache *c = owner;
         Dir *d;
         int root;
 

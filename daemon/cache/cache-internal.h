@@ -225,3 +225,7 @@ static inline uint64_t cache_entry_files(Cache *c) {
                         n += t->kind_files[k];
         return n;
 }
+
+/* The watch handler (os/watch.h) of every directory the cache watches: one
+ * event for the cache owner is, straight from the Watch (cache-events.c). */
+void cache_on_watch_event(void *owner, uint32_t dir, uint32_t mask, uint32_t cookie, const char *name);

@@ -121,7 +121,8 @@ static bool ccache_shaped(const Cache *c, const Dir *dir) {
 }
 
 static void watch_dir(Cache *c, Dir *dir, DirId d, int fd) {
-        int wd = c->watches < c->max_watches ? watch_add(c->watch, fd, WATCH_DIR_EVENTS, c, d) : -EDQUOT;
+        int wd = c->watches < c->max_watches ? watch_add(c->watch, fd, WATCH_DIR_EVENTS, cache_on_watch_event, c, d)
+                                             : -EDQUOT;
 
         if (wd < 0) {
                 if (!c->watch_limited)
@@ -505,7 +506,7 @@ void cache_start(Cache *c) {
         c->max_watches = cc->max_watches ? cc->max_watches : watch_user_limit() / WATCH_AUTO_SHARE;
         if (c->max_watches == 0)
                 c->max_watches = 1;
-        wd = c->poll ? -EMEDIUMTYPE : watch_add(c->watch, fd, WATCH_DIR_EVENTS, c, DIR_ROOT);
+        wd = c->poll ? -EMEDIUMTYPE : watch_add(c->watch, fd, WATCH_DIR_EVENTS, cache_on_watch_event, c, DIR_ROOT);
         close(fd);
         if (wd < 0 && c->poll) {
                 c->max_watches = 0;

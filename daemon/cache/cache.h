@@ -82,9 +82,6 @@ void cache_rescan(Cache *c, const char *reason);
  * ccache.conf in full, and rescans. */
 void cache_events_lost(Cache *c);
 
-/* One inotify event for this cache (see watch.h). */
-void cache_handle_event(Cache *c, uint32_t dir, uint32_t mask, uint32_t cookie, const char *name);
-
 typedef struct TrimResult TrimResult;
 /* The same type as trim-queue.h's trim_done_t, which the queue calls. */
 typedef void (*cache_trim_done_t)(Cache *c, const TrimResult *r, void *userdata);

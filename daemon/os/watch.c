@@ -23,13 +23,14 @@
 typedef struct Slot {
         int wd;              /* 0: empty */
         uint32_t dir;
+        watch_handler_t handler;
         void *owner;
 } Slot;
 
 struct Watch {
         sd_event_source *source, *more;   /* the fd; the library's buffer */
         int fd;              /* borrowed from libinotifytools */
-        watch_handler_t handler;
+        watch_overflow_t overflow;
         void *userdata;
         Slot *slots;
         size_t n_slots, count;
@@ -89,7 +90,7 @@ static void dispatch(Watch *w, const struct inotify_event *ev) {
         Slot *s;
 
         if (ev->mask & IN_Q_OVERFLOW) {
-                w->handler(NULL, 0, IN_Q_OVERFLOW, 0, NULL, w->userdata);
+                w->overflow(w->userdata);
                 return;
         }
         s = slot_find(w, ev->wd);
@@ -98,10 +99,10 @@ static void dispatch(Watch *w, const struct inotify_event *ev) {
         if (ev->mask & IN_IGNORED) {
                 Slot copy = *s;
                 slot_delete(w, s);
-                w->handler(copy.owner, copy.dir, IN_IGNORED, 0, NULL, w->userdata);
+                copy.handler(copy.owner, copy.dir, IN_IGNORED, 0, NULL);
                 return;
         }
-        w->handler(s->owner, s->dir, ev->mask, ev->cookie, name, w->userdata);
+        s->handler(s->owner, s->dir, ev->mask, ev->cookie, name);
 }
 
 static int read_error(void) {
@@ -177,7 +178,7 @@ static int find_fd(void) {
         return probe;
 }
 
-int watch_new(sd_event *e, watch_handler_t handler, void *userdata, Watch **ret) {
+int watch_new(sd_event *e, watch_overflow_t overflow, void *userdata, Watch **ret) {
         Watch *w;
         int fd, r;
 
@@ -199,7 +200,7 @@ int watch_new(sd_event *e, watch_handler_t handler, void *userdata, Watch **ret)
                 return fd;
         }
         w->fd = fd;
-        w->handler = handler;
+        w->overflow = overflow;
         w->userdata = userdata;
         the_watch = w;
         /* The library only reads after select() and FIONREAD say there is
@@ -227,7 +228,7 @@ int watch_new(sd_event *e, watch_handler_t handler, void *userdata, Watch **ret)
         return 0;
 }
 
-int watch_add(Watch *w, int dirfd, uint32_t mask, void *owner, uint32_t dir) {
+int watch_add(Watch *w, int dirfd, uint32_t mask, watch_handler_t handler, void *owner, uint32_t dir) {
         char path[64];
         Slot *s;
         int wd;
@@ -242,7 +243,7 @@ int watch_add(Watch *w, int dirfd, uint32_t mask, void *owner, uint32_t dir) {
         s = slot_find(w, wd);
         if (s->wd == 0)
                 w->count++;
-        *s = (Slot) { .wd = wd, .dir = dir, .owner = owner };
+        *s = (Slot) { .wd = wd, .dir = dir, .handler = handler, .owner = owner };
         return wd;
 }
 

@@ -28,22 +28,25 @@ typedef struct Watch Watch;
 #define WATCH_DIR_EVENTS (IN_CREATE | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE | \
                           IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_EXCL_UNLINK)
 
-/* One event. owner/dir are what watch_add was given; name is NULL for an
- * event on the directory itself; cookie pairs an IN_MOVED_FROM with its
- * IN_MOVED_TO (0 for other events). mask IN_Q_OVERFLOW (owner NULL): events were
- * lost, for every watch. mask IN_IGNORED: the watch is gone (directory
- * deleted or unmounted) and already forgotten here. */
-typedef void (*watch_handler_t)(void *owner, uint32_t dir, uint32_t mask, uint32_t cookie, const char *name,
-                                void *userdata);
+/* One event, to the handler of the watch it came on, straight: owner/dir
+ * are what watch_add was given; name is NULL for an event on the directory
+ * itself; cookie pairs an IN_MOVED_FROM with its IN_MOVED_TO (0 for other
+ * events). mask IN_IGNORED: the watch is gone (directory deleted or
+ * unmounted) and already forgotten here. */
+typedef void (*watch_handler_t)(void *owner, uint32_t dir, uint32_t mask, uint32_t cookie, const char *name);
+/* The kernel's queue overflowed: events were lost, for every watch. The
+ * only event that is no one watch's, so the one that goes to the Watch's
+ * owner (who knows every watcher). */
+typedef void (*watch_overflow_t)(void *userdata);
 
 /* Initialises libinotifytools, finds its fd and puts it on the loop.
  * Returns 0, -EBUSY if a Watch exists already, or -errno. */
-int watch_new(sd_event *e, watch_handler_t handler, void *userdata, Watch **ret);
+int watch_new(sd_event *e, watch_overflow_t overflow, void *userdata, Watch **ret);
 
 /* Watches the directory open as dirfd (exactly that inode, whatever its
- * path has become) for owner/dir. Returns the watch descriptor, or -errno:
- * -ENOSPC at the user's watch limit. */
-int watch_add(Watch *w, int dirfd, uint32_t mask, void *owner, uint32_t dir);
+ * path has become) for owner/dir, whose events go to handler. Returns the
+ * watch descriptor, or -errno: -ENOSPC at the user's watch limit. */
+int watch_add(Watch *w, int dirfd, uint32_t mask, watch_handler_t handler, void *owner, uint32_t dir);
 
 /* Stops watching wd. Unknown or already gone wds are ignored. */
 void watch_remove(Watch *w, int wd);

@@ -28,10 +28,9 @@ static sd_event_source *control;
 
 static uint32_t moved_from, moved_to;   /* the cookies of the last rename */
 
-static void handler(void *o, uint32_t dir, uint32_t mask, uint32_t cookie, const char *name, void *userdata) {
+static void handler(void *o, uint32_t dir, uint32_t mask, uint32_t cookie, const char *name) {
         assert_ptr_equal(o, &owner);
         assert_int_equal(dir, 7);
-        assert_ptr_equal(userdata, &events);
         events++;
         creates += (mask & IN_CREATE) != 0;
         if (mask & IN_MOVED_FROM)
@@ -42,6 +41,11 @@ static void handler(void *o, uint32_t dir, uint32_t mask, uint32_t cookie, const
                 assert_int_equal(cookie, 0);
         /* a client asks for the status meanwhile */
         assert_int_equal(sd_event_source_set_enabled(control, SD_EVENT_ONESHOT), 0);
+}
+
+/* An overflow: none of these tests makes one. */
+static void on_overflow(void *userdata) {
+        fail_msg("the inotify queue overflowed");
 }
 
 /* Stands in for the control socket: default priority. */
@@ -66,7 +70,7 @@ static int setup(void **state) {
         strcpy(f->root, "/tmp/ck-test-watch-XXXXXX");
         assert_non_null(mkdtemp(f->root));
         assert_int_equal(sd_event_new(&f->e), 0);
-        assert_int_equal(watch_new(f->e, handler, &events, &f->w), 0);
+        assert_int_equal(watch_new(f->e, on_overflow, &events, &f->w), 0);
         f->fd = open(f->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         assert_true(f->fd >= 0);
         *state = f;
@@ -92,7 +96,7 @@ static void test_bounded_drain(void **state) {
         unsigned iterations = 0, prev = 0;
         int fd = fx->fd;
 
-        assert_true(watch_add(w, fd, WATCH_DIR_EVENTS, &owner, 7) > 0);
+        assert_true(watch_add(w, fd, WATCH_DIR_EVENTS, handler, &owner, 7) > 0);
         assert_int_equal(watch_count(w), 1);
         for (int i = 0; i < FILES; i++) {
                 char name[32];
@@ -126,7 +130,7 @@ static void test_bounded_drain(void **state) {
 static unsigned later_events, later_others;
 
 /* The second instance's handler: only what was done in its directory. */
-static void later_handler(void *o, uint32_t dir, uint32_t mask, uint32_t cookie, const char *name, void *userdata) {
+static void later_handler(void *o, uint32_t dir, uint32_t mask, uint32_t cookie, const char *name) {
         later_events++;
         later_others += !name || strcmp(name, "marker") != 0;
 }
@@ -140,7 +144,7 @@ static void test_free_forgets_buffered_events(void **state) {
         int fd2, f;
 
         events = 0;
-        assert_int_equal(watch_add(fx->w, fx->fd, WATCH_DIR_EVENTS, &owner, 7), 1);
+        assert_int_equal(watch_add(fx->w, fx->fd, WATCH_DIR_EVENTS, handler, &owner, 7), 1);
         for (int i = 0; i < FILES; i++) {
                 char name[32];
 
@@ -160,8 +164,8 @@ static void test_free_forgets_buffered_events(void **state) {
         assert_non_null(mkdtemp(dir2));
         fd2 = open(dir2, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         assert_true(fd2 >= 0);
-        assert_int_equal(watch_new(fx->e, later_handler, NULL, &fx->w), 0);
-        assert_int_equal(watch_add(fx->w, fd2, WATCH_DIR_EVENTS, &owner, 8), 1);
+        assert_int_equal(watch_new(fx->e, on_overflow, &events, &fx->w), 0);
+        assert_int_equal(watch_add(fx->w, fd2, WATCH_DIR_EVENTS, later_handler, &owner, 8), 1);
         f = openat(fd2, "marker", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
         assert_true(f >= 0);
         close(f);   /* IN_CREATE, IN_CLOSE_WRITE */
@@ -173,10 +177,51 @@ static void test_free_forgets_buffered_events(void **state) {
         assert_int_equal(rm_rf(dir2), 0);
 }
 
+static unsigned first_events, second_events;
+static int first_owner, second_owner;
+
+static void first_handler(void *o, uint32_t dir, uint32_t mask, uint32_t cookie, const char *name) {
+        assert_ptr_equal(o, &first_owner);
+        assert_int_equal(dir, 1);
+        first_events++;
+}
+
+static void second_handler(void *o, uint32_t dir, uint32_t mask, uint32_t cookie, const char *name) {
+        assert_ptr_equal(o, &second_owner);
+        assert_int_equal(dir, 2);
+        second_events++;
+}
+
+/* Two owners on one Watch (two caches): each watch's events go to the
+ * handler it was added with, and to no other. */
+static void test_each_watch_its_handler(void **state) {
+        Fixture *fx = *state;
+        char dir2[64];
+        int fd2, f;
+
+        strcpy(dir2, "/tmp/ck-test-watch-XXXXXX");
+        assert_non_null(mkdtemp(dir2));
+        fd2 = open(dir2, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd2 >= 0);
+        assert_true(watch_add(fx->w, fx->fd, WATCH_DIR_EVENTS, first_handler, &first_owner, 1) > 0);
+        assert_true(watch_add(fx->w, fd2, WATCH_DIR_EVENTS, second_handler, &second_owner, 2) > 0);
+        f = openat(fx->fd, "a", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        assert_true(f >= 0);
+        close(f);   /* IN_CREATE, IN_CLOSE_WRITE to the first */
+        assert_int_equal(mkdirat(fd2, "b", 0755), 0);   /* IN_CREATE to the second */
+        while (first_events < 2 || second_events < 1)
+                assert_true(sd_event_run(fx->e, 1000 * 1000) >= 0);
+        assert_int_equal(first_events, 2);
+        assert_int_equal(second_events, 1);
+        close(fd2);
+        assert_int_equal(rm_rf(dir2), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_bounded_drain, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_free_forgets_buffered_events, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_each_watch_its_handler, setup, teardown),
         };
         return cmocka_run_group_tests_name("watch", tests, NULL, NULL);
 }
