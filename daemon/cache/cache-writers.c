@@ -310,14 +310,6 @@ json_object *cache_writers_json(Cache *c) {
         return a;
 }
 
-static int cmp_victim(const void *x, const void *y) {
-        const Victim *a = x, *b = y;
-
-        if (a->dir != b->dir)
-                return a->dir < b->dir ? -1 : 1;
-        return a->mtime < b->mtime ? -1 : a->mtime > b->mtime;
-}
-
 /* Does tag t name a writer of version (NULL: any) and namespace (NULL: any)? */
 static bool writer_matches(const Cache *c, size_t t, const char *version, const char *ns) {
         return t >= CACHE_WRITER_FIRST && t < CACHE_WRITER_FIRST + c->n_writers && c->writers[t].used &&
@@ -349,43 +341,17 @@ uint64_t cache_writers_pending(Cache *c) {
 
 int cache_writers_plan(Cache *c, const char *version, const char *ns, EvictPlan *ret) {
         bool match[256] = { false };
-        EvictPlan plan = { 0 };
-        FileId limit;
-        size_t cap = 0;
+        int r;
 
         cache_counts_refresh(c, 0);
         if (cache_writers_unread(c) > 0)
                 return -EBUSY;   /* who wrote some entries is not known yet */
         for (size_t t = 0; t < 256; t++)
                 match[t] = writer_matches(c, t, version, ns);
-        limit = account_file_limit(c->account);
-        for (FileId f = 0; f < limit; f++) {
-                FileInfo fi;
-
-                if (!match[account_file_tag(c->account, f)] || account_file_info(c->account, f, &fi) < 0 ||
-                    !ccache_kind_is_entry(fi.kind))
-                        continue;
-                if (plan.n == cap) {
-                        Victim *v = realloc(plan.victims, (cap = cap ? cap * 2 : 256) * sizeof(*v));
-
-                        if (!v) {
-                                evict_plan_done(&plan);
-                                return -ENOMEM;
-                        }
-                        plan.victims = v;
-                }
-                plan.victims[plan.n++] = (Victim) { .file = f, .dir = fi.dir, .dir_gen = fi.dir_gen,
-                                                    .mtime = (uint32_t) fi.mtime, .blocks = (uint32_t) fi.blocks };
-                plan.bytes += fi.blocks * 512;
-                if (fi.mtime > plan.cutoff)
-                        plan.cutoff = fi.mtime;
-        }
-        if (plan.n > 0)   /* no victims: victims is NULL, which qsort must not get */
-                qsort(plan.victims, plan.n, sizeof(*plan.victims), cmp_victim);
-        plan.evictable_files = plan.n;
-        plan.evictable_bytes = plan.bytes;
-        plan.beyond_table = c->tag_files[CACHE_WRITER_OTHER];   /* writers unknown: some may be the one asked for */
-        *ret = plan;
+        r = evict_plan_tagged(c->account, match, ret);
+        if (r < 0)
+                return r;
+        ret->beyond_table = c->tag_files[CACHE_WRITER_OTHER];   /* writers unknown: some may be the one asked for */
         return 0;
 }
 

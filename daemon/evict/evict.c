@@ -407,6 +407,39 @@ int evict_plan(Account *a, uint64_t need, int64_t now, EvictPlan *ret) {
         return evict_plan_multi(&a, 1, need, now, ret);
 }
 
+int evict_plan_tagged(Account *a, const bool match[256], EvictPlan *ret) {
+        EvictPlan plan = { 0 };
+        FileId limit = account_file_limit(a);
+        size_t cap = 0;
+
+        for (FileId f = 0; f < limit; f++) {
+                FileInfo fi;
+
+                if (!match[account_file_tag(a, f)] || account_file_info(a, f, &fi) < 0 || !ccache_kind_is_entry(fi.kind))
+                        continue;
+                if (plan.n == cap) {
+                        Victim *v = realloc(plan.victims, (cap = cap ? cap * 2 : 256) * sizeof(*v));
+
+                        if (!v) {
+                                evict_plan_done(&plan);
+                                return -ENOMEM;
+                        }
+                        plan.victims = v;
+                }
+                plan.victims[plan.n++] = (Victim) { .file = f, .dir = fi.dir, .dir_gen = fi.dir_gen,
+                                                    .mtime = (uint32_t) fi.mtime, .blocks = (uint32_t) fi.blocks };
+                plan.bytes += fi.blocks * 512;
+                if (fi.mtime > plan.cutoff)
+                        plan.cutoff = fi.mtime;
+        }
+        if (plan.n > 0)   /* no victims: victims is NULL, which qsort must not get */
+                qsort(plan.victims, plan.n, sizeof(*plan.victims), victim_cmp);
+        plan.evictable_files = plan.n;
+        plan.evictable_bytes = plan.bytes;
+        *ret = plan;
+        return 0;
+}
+
 void evict_plan_done(EvictPlan *p) {
         free(p->victims);
         *p = (EvictPlan) { 0 };

@@ -47,6 +47,13 @@ bool evict_eligible(const Account *a, const FileInfo *fi, const char *name, int6
 int evict_plan(Account *a, uint64_t need_bytes, int64_t now, EvictPlan *ret);
 void evict_plan_done(EvictPlan *p);
 
+/* Plans the eviction of every ccache entry of a whose tag
+ * (account_file_tag) is marked in match: a purge, by who wrote the
+ * entries. The victims in the order of every plan (by directory, then
+ * mtime); evictable_* are the plan's own figures. Returns 0 (plan in *ret,
+ * free with evict_plan_done) or -ENOMEM. */
+int evict_plan_tagged(Account *a, const bool match[256], EvictPlan *ret);
+
 /* The same over n accounts at once (the caches of one volume): one cutoff
  * across all of them; rets[i] is the plan for as[i]. */
 int evict_plan_multi(Account *const *as, size_t n, uint64_t need, int64_t now, EvictPlan *rets);

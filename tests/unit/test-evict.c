@@ -455,10 +455,63 @@ static void test_remote_flat_eligible(void **state) {
         check_remote_eligibility(*state, ACCOUNT_LAYOUT_REMOTE_FLAT, p, sizeof(p) / sizeof(p[0]));
 }
 
+/* A purge's plan: every entry of the marked tags and nothing else (other
+ * writers' entries, temporaries, ccache's own files stay), in the order of
+ * every plan: by directory, then mtime. */
+static void test_plan_tagged_takes_the_writers_entries(void **state) {
+        Account *a = *state;
+        bool match[256] = { false };
+        DirId l1, l2[2];
+        EvictPlan p;
+        char name[64];
+        FileId f;
+        unsigned mine = 0;
+
+        account_dir_add(a, DIR_ROOT, "c", &l1);
+        account_dir_add(a, l1, "0", &l2[0]);
+        account_dir_add(a, l1, "1", &l2[1]);
+        for (unsigned i = 0; i < 60; i++) {
+                entry_name(i, 'R', name);
+                assert_int_equal(account_file_set(a, l2[i % 2], name, 8, NOW - (int64_t) (i * 37 % 60)), 1);
+                f = account_file_find(a, l2[i % 2], name);
+                account_file_set_tag(a, f, (uint8_t) (3 + i % 3));   /* writers 3, 4, 5 */
+                mine += i % 3 == 1;
+        }
+        account_file_set(a, l2[0], "x.tmp.stale.tmp", 8, 1);
+        account_file_set_tag(a, account_file_find(a, l2[0], "x.tmp.stale.tmp"), 4);
+        account_file_set(a, l1, "stats", 8, 1);
+        account_file_set_tag(a, account_file_find(a, l1, "stats"), 4);
+        match[4] = true;
+        assert_int_equal(evict_plan_tagged(a, match, &p), 0);
+        assert_int_equal(p.n, mine);
+        assert_int_equal(p.bytes, (uint64_t) mine * 8 * 512);
+        assert_int_equal(p.evictable_files, mine);
+        for (size_t i = 0; i < p.n; i++) {
+                FileInfo fi;
+
+                assert_int_equal(account_file_tag(a, p.victims[i].file), 4);
+                assert_int_equal(account_file_info(a, p.victims[i].file, &fi), 0);
+                assert_true(ccache_kind_is_entry(fi.kind));
+                assert_true(p.cutoff >= fi.mtime);
+                if (i > 0)
+                        assert_true(p.victims[i - 1].dir < p.victims[i].dir ||
+                                    (p.victims[i - 1].dir == p.victims[i].dir &&
+                                     p.victims[i - 1].mtime <= p.victims[i].mtime));
+        }
+        evict_plan_done(&p);
+        /* nobody's tag: an empty plan, no victims to free */
+        memset(match, 0, sizeof(match));
+        assert_int_equal(evict_plan_tagged(a, match, &p), 0);
+        assert_int_equal(p.n, 0);
+        assert_null(p.victims);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_plan_takes_exactly_the_oldest, setup_account, teardown_account),
                 cmocka_unit_test_setup_teardown(test_plan_across_accounts, setup_two_accounts, teardown_two_accounts),
+                cmocka_unit_test_setup_teardown(test_plan_tagged_takes_the_writers_entries, setup_account,
+                                                teardown_account),
                 cmocka_unit_test_setup_teardown(test_planner_in_slices_plans_the_same, setup_account, teardown_account),
                 cmocka_unit_test_setup_teardown(test_planner_steps_are_bounded, setup_account, teardown_account),
                 cmocka_unit_test_setup_teardown(test_planner_with_changes_between_steps, setup_two_accounts, teardown_two_accounts),
