@@ -93,6 +93,7 @@ static bool print_result(json_object *r, const char *from, const char *into) {
         const char *from_path = str_or(r, STATUS_MERGE_FROM_PATH, from);
         const char *into_path = str_or(r, STATUS_MERGE_INTO_PATH, into);
         uint64_t left = protocol_field_u64(r, STATUS_MERGE_LEFT), errors = protocol_field_u64(r, STATUS_MERGE_ERRORS);
+        uint64_t sparse = protocol_field_u64(r, STATUS_MERGE_SPARSE);
         char b1[32], b2[32];
 
         printf("%s %s into %s: %llu entries (%s) moved, %llu already in %s (%s's copy removed)", stopped ? "Stopped merging" : "Merged",
@@ -111,16 +112,18 @@ static bool print_result(json_object *r, const char *from, const char *into) {
         print_cap(r, from, into, false);
         if (stopped)
                 printf("Stopped: %s. Run the same command again to finish.\n", stopped);
-        if (protocol_field_u64(r, STATUS_MERGE_SPARSE))
+        if (sparse)
                 printf("%llu names in %s were never copied: sparse files (%s apparent size, beyond the blocks they "
                        "hold), which ccache never writes. They stay there; remove them by hand.\n",
-                       (unsigned long long) protocol_field_u64(r, STATUS_MERGE_SPARSE), from_path,
+                       (unsigned long long) sparse, from_path,
                        format_size(protocol_field_u64(r, STATUS_MERGE_SPARSE_BYTES), b1, sizeof(b1)));
-        if (left > 0) {
+        if (left > sparse) {
                 printf("%llu entries are still in %s (written meanwhile, or changed): run the same command again.\n",
-                       (unsigned long long) left, from);
+                       (unsigned long long) (left - sparse), from);
                 return true;
         }
+        if (left > 0)
+                return true;   /* the sparse files: said above */
         if (stopped || errors)
                 return true;
         printf("%s holds no entry any more; kept there: ccache.conf, CACHEDIR.TAG, the stats files (their size "

@@ -730,6 +730,8 @@ static void round_over(Merge *j, Cache *from) {
                 return;
         }
         j->round_moved = j->moved + j->already;
+        /* The sparse names are met again in each round: counted once. */
+        j->sparse = j->sparse_bytes = 0;
         j->files_total += j->n;
         j->bytes_total += bytes;
 }
