@@ -84,7 +84,6 @@ struct Merge {
         uint64_t moved, moved_bytes, already, skipped, gone, errors, left;
         int first_error;
         uint64_t evict_into_files, evict_into_bytes, drop_from_files, drop_from_bytes;
-        uint64_t copied_bytes;
         uint64_t sparse, sparse_bytes;  /* names left unread: size beyond their blocks (move.h) */
         uint64_t put_back;              /* placed in a directory renamed out of TO: taken back */
         uint64_t min_free;              /* TO's volume's, across filesystems */
@@ -690,7 +689,6 @@ static int do_group(Merge *j, Slice *s) {
                 case MOVE_COPIED:
                 case MOVE_KEPT_DEST:
                         j->placed[n_placed++] = (Placed) { .item = i, .fi = fi, .mr = mr };
-                        j->copied_bytes += mr.copied_bytes;
                         break;
                 case MOVE_SPARSE:
                         j->sparse++;
