@@ -459,7 +459,7 @@ static int place(Merge *j, Slice *s, size_t i, int from_fd, int to_fd, const cha
                         return -1;
                 }
         }
-        r = move_copy_step(&j->copy, MERGE_SLICE_BYTES - s->copied, &s->copied);
+        r = move_copy_step(&j->copy, s->copied < MERGE_SLICE_BYTES ? MERGE_SLICE_BYTES - s->copied : 1, &s->copied);
         if (r == 1)
                 return 1;
         if (r == 0)
