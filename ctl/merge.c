@@ -41,6 +41,8 @@ static void show_progress(json_object *p) {
                 (unsigned long long) protocol_field_u64(p, STATUS_MERGE_FILES_TOTAL),
                 format_size(protocol_field_u64(p, STATUS_MERGE_BYTES_DONE), b1, sizeof(b1)),
                 format_size(protocol_field_u64(p, STATUS_MERGE_BYTES_TOTAL), b2, sizeof(b2)));
+        if (protocol_field_u64(p, STATUS_MERGE_SPARSE))
+                fprintf(stderr, ", %llu sparse files skipped", (unsigned long long) protocol_field_u64(p, STATUS_MERGE_SPARSE));
         progress_shown = true;
 }
 
@@ -91,6 +93,7 @@ static bool print_result(json_object *r, const char *from, const char *into) {
         const char *from_path = str_or(r, STATUS_MERGE_FROM_PATH, from);
         const char *into_path = str_or(r, STATUS_MERGE_INTO_PATH, into);
         uint64_t left = protocol_field_u64(r, STATUS_MERGE_LEFT), errors = protocol_field_u64(r, STATUS_MERGE_ERRORS);
+        uint64_t sparse = protocol_field_u64(r, STATUS_MERGE_SPARSE);
         char b1[32], b2[32];
 
         printf("%s %s into %s: %llu entries (%s) moved, %llu already in %s (%s's copy removed)", stopped ? "Stopped merging" : "Merged",
@@ -99,6 +102,9 @@ static bool print_result(json_object *r, const char *from, const char *into) {
                (unsigned long long) protocol_field_u64(r, STATUS_MERGE_ALREADY), into, from);
         if (protocol_field_u64(r, STATUS_MERGE_SKIPPED))
                 printf(", %llu left as they changed meanwhile", (unsigned long long) protocol_field_u64(r, STATUS_MERGE_SKIPPED));
+        if (protocol_field_u64(r, STATUS_MERGE_PUT_BACK))
+                printf(", %llu taken back to %s (a directory of %s was moved away meanwhile)",
+                       (unsigned long long) protocol_field_u64(r, STATUS_MERGE_PUT_BACK), from, into);
         if (errors)
                 printf(", %llu errors (see the daemon's log)", (unsigned long long) errors);
         printf(" in %s.\n", format_duration((usec_t) (json_object_get_double(protocol_field_get(r, STATUS_MERGE_SECONDS)) * USEC_PER_SEC),
@@ -106,11 +112,18 @@ static bool print_result(json_object *r, const char *from, const char *into) {
         print_cap(r, from, into, false);
         if (stopped)
                 printf("Stopped: %s. Run the same command again to finish.\n", stopped);
-        if (left > 0) {
+        if (sparse)
+                printf("%llu names in %s were never copied: sparse files (%s apparent size, beyond the blocks they "
+                       "hold), which ccache never writes. They stay there; remove them by hand.\n",
+                       (unsigned long long) sparse, from_path,
+                       format_size(protocol_field_u64(r, STATUS_MERGE_SPARSE_BYTES), b1, sizeof(b1)));
+        if (left > sparse) {
                 printf("%llu entries are still in %s (written meanwhile, or changed): run the same command again.\n",
-                       (unsigned long long) left, from);
+                       (unsigned long long) (left - sparse), from);
                 return true;
         }
+        if (left > 0)
+                return true;   /* the sparse files: said above */
         if (stopped || errors)
                 return true;
         printf("%s holds no entry any more; kept there: ccache.conf, CACHEDIR.TAG, the stats files (their size "

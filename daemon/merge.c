@@ -24,6 +24,10 @@
 #include "space/volume.h"
 
 #define MERGE_SLICE_USEC   (50 * USEC_PER_MSEC)   /* one slice of moves */
+/* Bytes copied in one slice at most: a big entry is copied over several, so
+ * that the loop answers within its usual latency whatever the entry's size
+ * (350 MiB/s tmpfs to tmpfs: some 20 ms). */
+#define MERGE_SLICE_BYTES  (8u << 20)
 #define MERGE_GROUP_MAX    1024                   /* entries of one directory per group */
 #define MERGE_WAIT_USEC    (50 * USEC_PER_MSEC)   /* between looks while waiting (a directory, a scan) */
 /* A directory made in TO must reach TO's account (its inotify event) this
@@ -41,6 +45,8 @@
 /* In the state directory while a merge runs: found at the start of the
  * next, it says one was interrupted (kill -9). */
 #define MERGE_MARK "merge.running"
+
+typedef struct Placed Placed;
 
 typedef struct MergeItem {
         DirId dir;
@@ -78,7 +84,12 @@ struct Merge {
         uint64_t moved, moved_bytes, already, skipped, gone, errors, left;
         int first_error;
         uint64_t evict_into_files, evict_into_bytes, drop_from_files, drop_from_bytes;
-        uint64_t copied_bytes;
+        uint64_t sparse, sparse_bytes;  /* names left unread: size beyond their blocks (move.h) */
+        uint64_t put_back;              /* placed in a directory renamed out of TO: taken back */
+        uint64_t min_free;              /* TO's volume's, across filesystems */
+        MoveCopy copy;                  /* an entry's copy going on over slices */
+        FileId copy_file;
+        Placed *placed;                 /* this slice's, until their directory is re-checked */
         uint64_t into_size, into_max_size;  /* TO's size and cap: at the start, then at the end */
         bool recount_all;               /* a merge was interrupted before: recount both at the end */
         bool marked;                    /* MERGE_MARK is ours, removed at the end */
@@ -231,6 +242,7 @@ static void finish(Merge *j) {
                 for (unsigned l = 0; c && l < 256; l++)
                         cache_recount(c, l >> 4, l & 15);
         }
+        move_copy_abort(&j->copy);
         j->phase = MERGE_DONE;
         if (j->marked && j->manager->state_fd >= 0)
                 (void) unlinkat(j->manager->state_fd, MERGE_MARK, 0);
@@ -248,6 +260,10 @@ static void finish(Merge *j) {
                  (unsigned long long) j->skipped, (unsigned long long) j->gone, (unsigned long long) j->errors,
                  (unsigned long long) j->left, j->from, (double) took / USEC_PER_SEC, j->failed[0] ? " " : "",
                  j->failed);
+        if (j->sparse > 0)
+                log_warning("Merge of cache %s into %s: %llu names in %s are sparse files (%s apparent, beyond their "
+                            "blocks): no entries of ccache's; left there, never read.", j->from, j->into,
+                            (unsigned long long) j->sparse, j->from_path, format_size(j->sparse_bytes, b, sizeof(b)));
         if (j->done)
                 j->done(j, j->userdata);
 }
@@ -338,7 +354,13 @@ typedef struct Slice {
         int from_root, to_root;
         dev_t from_dev, to_dev;
         usec_t started;
+        uint64_t copied;        /* bytes copied in this slice */
 } Slice;
+
+/* The slice has had its time or its bytes. */
+static bool merge_slice_over(const Slice *s) {
+        return s->copied >= MERGE_SLICE_BYTES || now_usec(CLOCK_MONOTONIC) - s->started >= MERGE_SLICE_USEC;
+}
 
 /* Counts items [start, end) as done and gone: their directory went. */
 static void group_gone(Merge *j, size_t start, size_t end) {
@@ -349,29 +371,215 @@ static void group_gone(Merge *j, size_t start, size_t end) {
         }
 }
 
-/* Moves the next group (one directory of FROM, at most MERGE_GROUP_MAX
- * entries). Returns 1 to go on, 0 to wait (a directory for TO's account,
- * the cap's evictions). */
-static int do_group(Merge *j, Slice *s) {
-        size_t start = j->next, end = start, i;
-        const MergeItem *first = &j->items[start];
-        _cleanup_close_ int from_fd = -1, to_fd = -1;
+/* TO's cap holds throughout: before an entry of blocks moves, the coldest
+ * of both go if TO would pass its cap. Returns 0 to move it, 1 to wait for
+ * the evictions, -1 to stop the merge (why says so). */
+static int cap_check(Merge *j, Slice *s, size_t i, uint64_t blocks, char *why, size_t whylen) {
         const CacheConfig *tc = cache_config(s->to);
-        char rel[PATH_MAX];
-        unsigned l1, l2;
-        bool moved_any = false;
-        uint64_t add_files = 0, add_kib = 0, sub_files = 0, sub_kib = 0;
-        DirId to_dir;
+        uint64_t incoming = 0;
+        EvictPlan plans[2];
 
-        while (end < j->n && j->items[end].dir == first->dir && end - start < MERGE_GROUP_MAX)
-                end++;
-        if (!account_dir_check(s->fa, first->dir, first->dir_gen) ||
-            account_dir_path(s->fa, first->dir, rel, sizeof(rel)) < 0 || !*rel) {
-                group_gone(j, start, end);
-                j->next = end;
+        if (account_totals(s->ta)->bytes + blocks * 512 <= tc->max_size_bytes)
+                return 0;
+        if (j->trims_pending > 0)
                 return 1;
+        if (++j->cap_tries > MERGE_CAP_TRIES) {
+                snprintf(why, whylen, "%s stays at its cap (%llu bytes) whatever is evicted: nothing more may go",
+                         j->into, (unsigned long long) tc->max_size_bytes);
+                return -1;
         }
-        to_dir = dir_lookup(s->ta, rel);
+        for (size_t k = i; k < j->n; k++)
+                incoming += j->items[k].bytes;
+        if (plan_cap(s->from, s->to, incoming, plans) < 0) {
+                snprintf(why, whylen, "out of memory planning the cap's evictions");
+                return -1;
+        }
+        j->evict_into_files += plans[0].n;
+        j->evict_into_bytes += plans[0].bytes;
+        j->drop_from_files += plans[1].n;
+        j->drop_from_bytes += plans[1].bytes;
+        evict_both(j, s->from, s->to, plans);
+        if (j->trims_pending == 0) {
+                snprintf(why, whylen, "%s is at its cap and nothing of either cache may be evicted", j->into);
+                return -1;
+        }
+        return 1;
+}
+
+/* Room on TO's volume for a copy of size bytes above its min_free, as the
+ * volume is now (TO's writers take room meanwhile too). */
+static bool room_for(const Merge *j, const Slice *s, uint64_t size, char *why, size_t whylen) {
+        VolumeUsage u;
+        char a[32], b[32], c[32];
+
+        if (volume_usage(s->to_root, NULL, &u) < 0 || u.avail_bytes >= size + j->min_free)
+                return true;
+        snprintf(why, whylen, "%s's volume is down to %s free, its min_free is %s: the next entry (%s) does not fit",
+                 j->into, format_size(u.avail_bytes, a, sizeof(a)), format_size(j->min_free, b, sizeof(b)),
+                 format_size(size, c, sizeof(c)));
+        return false;
+}
+
+/* Are fds a and b the same directory? */
+static bool same_dir(int a, int b) {
+        struct stat sa, sb;
+
+        return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* Is the directory open as fd still TO's rel: the one found from TO's root
+ * now, beneath it, no symlink, no other mount? (A user who may rename its
+ * parents can move it away while the fd writes into it.) */
+static bool still_into(const Slice *s, const char *rel, int fd) {
+        _cleanup_close_ int now = beneath_open_dir(s->to_root, rel);
+
+        return now >= 0 && same_dir(now, fd);
+}
+
+/* Places item i (name, its account figures fi) into to_fd, or goes on with
+ * its copy; copies stay within the slice's bytes. Returns 0 (*mr says what
+ * happened), 1 while its copy goes on in the next slice, -1 to stop the
+ * merge (why), or -errno. */
+static int place(Merge *j, Slice *s, size_t i, int from_fd, int to_fd, const char *name, const FileInfo *fi,
+                 MoveResult *mr, char *why, size_t whylen) {
+        MoveExpect e = { .dev = s->from_dev, .blocks = fi->blocks, .mtime = fi->mtime };
+        int r = 1;
+
+        *mr = (MoveResult) { 0 };
+        /* A copy begun in an earlier slice goes on only into the same
+         * directory: one renamed away since is not written to again. */
+        if (!(move_copy_busy(&j->copy) && j->copy_file == j->items[i].file && same_dir(j->copy.dir_fd, to_fd))) {
+                move_copy_abort(&j->copy);
+                r = move_place(from_fd, to_fd, s->to_dev, name, &e, &j->copy, mr);
+                if (r != 1)
+                        return r;
+                j->copy_file = j->items[i].file;
+                if (!room_for(j, s, j->copy.size, why, whylen)) {
+                        move_copy_abort(&j->copy);
+                        return -1;
+                }
+        }
+        r = move_copy_step(&j->copy, s->copied < MERGE_SLICE_BYTES ? MERGE_SLICE_BYTES - s->copied : 1, &s->copied);
+        if (r == 1)
+                return 1;
+        if (r == 0)
+                return move_copy_finish(&j->copy, s->to_dev, mr);
+        move_copy_abort(&j->copy);
+        if (r != -ESTALE)
+                return r;
+        mr->outcome = MOVE_CHANGED;   /* ended early: truncated meanwhile */
+        return 0;
+}
+
+/* An entry placed in TO's directory this slice, its source not yet gone. */
+struct Placed {
+        size_t item;
+        FileInfo fi;
+        MoveResult mr;
+};
+
+/* What a group's moves change in ccache's counters of both. */
+typedef struct GroupCounts {
+        uint64_t add_files, add_kib, sub_files, sub_kib;
+        bool moved_any;
+} GroupCounts;
+
+/* One placed entry counted, its destination where it should be: the source
+ * goes (committed), both accounts learn of it. */
+static void commit_one(Merge *j, Slice *s, int from_fd, DirId to_dir, Placed *p, GroupCounts *g) {
+        MoveExpect e = { .dev = s->from_dev, .blocks = p->fi.blocks, .mtime = p->fi.mtime };
+        char name[CCACHE_NAME_MAX + 256];
+        int r;
+
+        if (account_file_name(s->fa, j->items[p->item].file, name, sizeof(name)) < 0)
+                return;
+        r = move_commit(from_fd, name, &e, &p->mr);
+        if (r < 0) {
+                count_error(j, r);
+                p->mr.outcome = MOVE_SOURCE_STAYED;
+        }
+        (void) account_file_set_inode(s->ta, to_dir, name, p->mr.blocks, p->mr.mtime, p->mr.ino, p->mr.nlink, true);
+        if (p->mr.source_gone) {
+                (void) account_file_remove(s->fa, p->fi.dir, name);
+                g->sub_files++;
+                g->sub_kib += p->fi.blocks / 2;
+        }
+        /* A new name in TO (not one it had): ccache's counters gain it. */
+        if (p->mr.outcome != MOVE_KEPT_DEST) {
+                g->add_files++;
+                g->add_kib += p->mr.blocks / 2;
+        }
+        switch (p->mr.outcome) {
+        case MOVE_RENAMED:
+        case MOVE_COPIED:
+                j->moved++;
+                j->moved_bytes += p->fi.blocks * 512;
+                g->moved_any = true;
+                break;
+        case MOVE_KEPT_DEST:
+                j->already++;
+                g->moved_any = true;
+                break;
+        default:
+                j->skipped++;
+                break;
+        }
+}
+
+/* TO's directory to_fd proved not to be TO's rel (renamed away while
+ * written to): every entry placed there goes back, the sources stay. */
+static void undo_all(Merge *j, Slice *s, int from_fd, int to_fd, const char *rel, Placed *placed, size_t n) {
+        uint64_t back = 0;
+
+        for (size_t k = 0; k < n; k++) {
+                char name[CCACHE_NAME_MAX + 256];
+                int r;
+
+                if (account_file_name(s->fa, j->items[placed[k].item].file, name, sizeof(name)) < 0)
+                        continue;
+                r = move_undo(from_fd, to_fd, name, &placed[k].mr);
+                if (r < 0)
+                        count_error(j, r);
+                back += placed[k].mr.outcome == MOVE_UNDONE;
+        }
+        j->put_back += back;
+        log_warning("Merge into %s: directory %s was moved away from %s while entries were put in it: %llu "
+                    "entries taken back, they stay in %s.", j->into, rel, j->into_path, (unsigned long long) back,
+                    j->from);
+}
+
+/* After the slice's writes into to_fd: still TO's, each placed entry is
+ * committed; else undone. Then ccache's counters of both, relative as a
+ * trim's (ccache storing meanwhile counts its own entries once). */
+static void settle(Merge *j, Slice *s, const char *rel, int from_fd, int to_fd, DirId to_dir, size_t n) {
+        GroupCounts g = { 0 };
+        unsigned l1, l2;
+
+        if (n == 0 && !move_copy_busy(&j->copy))
+                return;
+        if (!still_into(s, rel, to_fd)) {
+                move_copy_abort(&j->copy);
+                undo_all(j, s, from_fd, to_fd, rel, j->placed, n);
+                return;
+        }
+        for (size_t k = 0; k < n; k++)
+                commit_one(j, s, from_fd, to_dir, &j->placed[k], &g);
+        if (g.moved_any)
+                j->cap_tries = 0;
+        if (level2(rel, &l1, &l2)) {
+                cache_counters_moved(s->from, l1, l2, 0, 0, g.sub_files, g.sub_kib);
+                cache_counters_moved(s->to, l1, l2, g.add_files, g.add_kib, 0, 0);
+        }
+}
+
+/* Opens the group's directories in both, making TO's if it has none yet.
+ * Returns 1 with both fds, 0 to wait (a directory for TO's account), or -1
+ * when the group is dealt with (counted). */
+static int open_group(Merge *j, Slice *s, const char *rel, size_t start, size_t end, int *ret_from, int *ret_to,
+                      DirId *ret_dir) {
+        DirId to_dir = dir_lookup(s->ta, rel);
+        int from_fd, to_fd;
+
         if (to_dir == DIR_NONE) {
                 /* Made now; its entries move once TO's account has it (its
                  * event), so that the event finds nothing to rescan. */
@@ -392,7 +600,7 @@ static int do_group(Merge *j, Slice *s) {
                 j->skipped += end - start;
                 j->files_done += end - start;
                 j->next = end;
-                return 1;
+                return -1;
         }
         j->dir_wait_since = 0;
         from_fd = beneath_open_dir(s->from_root, rel);
@@ -406,17 +614,50 @@ static int do_group(Merge *j, Slice *s) {
                         j->skipped += end - start;
                         j->files_done += end - start;
                 }
+                if (from_fd >= 0)
+                        (void) close(from_fd);
+                if (to_fd >= 0)
+                        (void) close(to_fd);
+                j->next = end;
+                return -1;
+        }
+        *ret_from = from_fd;
+        *ret_to = to_fd;
+        *ret_dir = to_dir;
+        return 1;
+}
+
+/* Moves the next group (one directory of FROM, at most MERGE_GROUP_MAX
+ * entries): each placed in TO's directory, then, that directory re-checked
+ * as still TO's, committed (settle). Returns 1 to go on, 0 to wait (a
+ * directory for TO's account, the cap's evictions, the slice's bytes). */
+static int do_group(Merge *j, Slice *s) {
+        size_t start = j->next, end = start, i, n_placed = 0;
+        const MergeItem *first = &j->items[start];
+        _cleanup_close_ int from_fd = -1, to_fd = -1;
+        char rel[PATH_MAX], why[256] = "";
+        bool wait = false;
+        DirId to_dir;
+        int r;
+
+        while (end < j->n && j->items[end].dir == first->dir && end - start < MERGE_GROUP_MAX)
+                end++;
+        if (!account_dir_check(s->fa, first->dir, first->dir_gen) ||
+            account_dir_path(s->fa, first->dir, rel, sizeof(rel)) < 0 || !*rel) {
+                group_gone(j, start, end);
                 j->next = end;
                 return 1;
         }
+        r = open_group(j, s, rel, start, end, &from_fd, &to_fd, &to_dir);
+        if (r <= 0)
+                return r < 0;
         for (i = start; i < end; i++) {
                 const MergeItem *it = &j->items[i];
                 char name[CCACHE_NAME_MAX + 256];
                 MoveResult mr;
                 FileInfo fi;
-                int r;
 
-                if (now_usec(CLOCK_MONOTONIC) - s->started >= MERGE_SLICE_USEC && i > start)
+                if (i > start && merge_slice_over(s))
                         break;
                 /* The account first, as a trim does: still this directory's
                  * entry (evicted or removed since: gone). */
@@ -425,73 +666,35 @@ static int do_group(Merge *j, Slice *s) {
                         j->gone++;
                         goto next;
                 }
-                /* TO's cap holds throughout: the coldest of both go first. */
-                if (account_totals(s->ta)->bytes + fi.blocks * 512 > tc->max_size_bytes) {
-                        uint64_t incoming = 0;
-                        EvictPlan plans[2];
-
-                        if (j->trims_pending > 0) {
+                r = cap_check(j, s, i, fi.blocks, why, sizeof(why));
+                if (r != 0) {
+                        wait = r > 0;
+                        if (wait)
                                 j->phase = MERGE_EVICTING;
-                                break;
-                        }
-                        if (++j->cap_tries > MERGE_CAP_TRIES) {
-                                j->next = i;
-                                fail(j, "%s stays at its cap (%llu bytes) whatever is evicted: nothing more may go",
-                                     j->into, (unsigned long long) tc->max_size_bytes);
-                                return 0;
-                        }
-                        for (size_t k = i; k < j->n; k++)
-                                incoming += j->items[k].bytes;
-                        if (plan_cap(s->from, s->to, incoming, plans) < 0) {
-                                j->next = i;
-                                fail(j, "out of memory planning the cap's evictions");
-                                return 0;
-                        }
-                        j->evict_into_files += plans[0].n;
-                        j->evict_into_bytes += plans[0].bytes;
-                        j->drop_from_files += plans[1].n;
-                        j->drop_from_bytes += plans[1].bytes;
-                        evict_both(j, s->from, s->to, plans);
-                        if (j->trims_pending == 0) {
-                                j->next = i;
-                                fail(j, "%s is at its cap and nothing of either cache may be evicted", j->into);
-                                return 0;
-                        }
-                        j->phase = MERGE_EVICTING;
                         break;
                 }
-                r = move_entry(from_fd, to_fd, s->to_dev, name,
-                               &(MoveExpect) { .dev = s->from_dev, .blocks = fi.blocks, .mtime = fi.mtime }, &mr);
+                r = place(j, s, i, from_fd, to_fd, name, &fi, &mr, why, sizeof(why));
+                if (r == 1) {
+                        wait = true;   /* the copy goes on next slice */
+                        break;
+                }
+                if (r == -1)
+                        break;
                 if (r < 0) {
                         count_error(j, r);
                         goto next;
                 }
-                if (mr.outcome != MOVE_CHANGED)
-                        (void) account_file_set_inode(s->ta, to_dir, name, mr.blocks, mr.mtime, mr.ino, mr.nlink, true);
-                if (mr.source_gone) {
-                        (void) account_file_remove(s->fa, it->dir, name);
-                        sub_files++;
-                        sub_kib += fi.blocks / 2;
-                }
-                /* A new name in TO (not one it had): ccache's counters gain it. */
-                if (mr.outcome == MOVE_RENAMED || mr.outcome == MOVE_COPIED || mr.outcome == MOVE_SOURCE_STAYED) {
-                        add_files++;
-                        add_kib += mr.blocks / 2;
-                }
                 switch (mr.outcome) {
                 case MOVE_RENAMED:
                 case MOVE_COPIED:
-                        j->moved++;
-                        j->moved_bytes += fi.blocks * 512;
-                        j->copied_bytes += mr.copied_bytes;
-                        moved_any = true;
-                        break;
                 case MOVE_KEPT_DEST:
-                        j->already++;
-                        moved_any = true;
+                        j->placed[n_placed++] = (Placed) { .item = i, .fi = fi, .mr = mr };
                         break;
-                case MOVE_CHANGED:
-                case MOVE_SOURCE_STAYED:
+                case MOVE_SPARSE:
+                        j->sparse++;
+                        j->sparse_bytes += mr.size;
+                        break;
+                default:
                         j->skipped++;
                         break;
                 }
@@ -500,15 +703,12 @@ static int do_group(Merge *j, Slice *s) {
                 j->bytes_done += it->bytes;
         }
         j->next = i;
-        if (moved_any)
-                j->cap_tries = 0;
-        /* ccache's counters follow, relative as a trim's (ccache storing
-         * meanwhile counts its own entries once). */
-        if (level2(rel, &l1, &l2)) {
-                cache_counters_moved(s->from, l1, l2, 0, 0, sub_files, sub_kib);
-                cache_counters_moved(s->to, l1, l2, add_files, add_kib, 0, 0);
+        settle(j, s, rel, from_fd, to_fd, to_dir, n_placed);
+        if (why[0]) {
+                fail(j, "%s", why);
+                return 0;
         }
-        return j->phase == MERGE_EVICTING ? 0 : 1;
+        return wait ? 0 : 1;
 }
 
 /* The next round, for the entries FROM's writers added meanwhile; or the
@@ -528,6 +728,8 @@ static void round_over(Merge *j, Cache *from) {
                 return;
         }
         j->round_moved = j->moved + j->already;
+        /* The sparse names are met again in each round: counted once. */
+        j->sparse = j->sparse_bytes = 0;
         j->files_total += j->n;
         j->bytes_total += bytes;
 }
@@ -558,7 +760,7 @@ static void run(Merge *j) {
                 fail(j, "the root of %s went", s.from_root < 0 ? j->from : j->into);
                 return;
         }
-        while (j->phase == MERGE_MOVING && now_usec(CLOCK_MONOTONIC) - s.started < MERGE_SLICE_USEC) {
+        while (j->phase == MERGE_MOVING && !merge_slice_over(&s)) {
                 if (j->next >= j->n) {
                         /* A directory of FROM that went and came back (moved
                          * away by a user, say) is being scanned again: its
@@ -692,7 +894,8 @@ int merge_start(Manager *m, const ProtocolMerge *req, merge_done_t done, void *u
         j->done = done;
         j->userdata = userdata;
         j->started = now_usec(CLOCK_MONOTONIC);
-        if (collect(cache_account(from), &j->items, &j->n, &bytes) < 0 ||
+        j->placed = calloc(MERGE_GROUP_MAX, sizeof(*j->placed));
+        if (!j->placed || collect(cache_account(from), &j->items, &j->n, &bytes) < 0 ||
             plan_cap(from, to, bytes, plans) < 0) {
                 merge_free(j);
                 snprintf(err, errlen, "out of memory");
@@ -707,7 +910,11 @@ int merge_start(Manager *m, const ProtocolMerge *req, merge_done_t done, void *u
         j->drop_from_files = plans[1].n;
         j->drop_from_bytes = plans[1].bytes;
         /* Across filesystems what stays is written anew on TO's volume:
-         * it must fit above min_free, counting what TO's evictions free. */
+         * it must fit above min_free, counting what TO's evictions free.
+         * What a copy writes is its size, and no size beyond an entry's
+         * blocks is copied (move.h: sparse names are left unread), so the
+         * blocks are what will be written; each copy checks its own size
+         * against the room left as it begins (room_for). */
         stay = bytes - plans[1].bytes;
         if (!j->same_fs && volume_usage(to_root, NULL, &u) == 0) {
                 char mount[PATH_MAX];
@@ -716,6 +923,7 @@ int merge_start(Manager *m, const ProtocolMerge *req, merge_done_t done, void *u
 
                 if (volume_mount_of(j->into_path, mount, sizeof(mount)) == 0)
                         volume_limits(config_volume(m->config, mount), &u, &l);
+                j->min_free = l.min_free;
                 room = u.avail_bytes + plans[0].bytes;
                 room = room > l.min_free ? room - l.min_free : 0;
                 if (stay > room) {
@@ -806,6 +1014,9 @@ json_object *merge_json(const Merge *j, bool status_only) {
         json_object_object_add(o, STATUS_MERGE_BYTES_DONE, json_object_new_uint64(j->bytes_done));
         json_object_object_add(o, STATUS_MERGE_BYTES_TOTAL, json_object_new_uint64(j->bytes_total));
         json_object_object_add(o, STATUS_MERGE_PHASE, json_object_new_string(phase_names[j->phase]));
+        json_object_object_add(o, STATUS_MERGE_SPARSE, json_object_new_uint64(j->sparse));
+        json_object_object_add(o, STATUS_MERGE_SPARSE_BYTES, json_object_new_uint64(j->sparse_bytes));
+        json_object_object_add(o, STATUS_MERGE_PUT_BACK, json_object_new_uint64(j->put_back));
         if (status_only)
                 return o;
         json_object_object_add(o, STATUS_MERGE_DRY_RUN, json_object_new_boolean(false));
@@ -851,6 +1062,8 @@ Merge *merge_free(Merge *j) {
                 j->manager->merge = NULL;
         sd_event_source_disable_unref(j->source);
         sd_event_source_disable_unref(j->timer);
+        move_copy_abort(&j->copy);
+        free(j->placed);
         free(j->items);
         free(j);
         return NULL;

@@ -7,7 +7,12 @@
  * slices of the loop (daemon/README.md §6), one directory at a time, each
  * one re-checked and moved by evict/move.h; before each, TO's figure plus
  * the entry must stay within TO's cap, else the coldest of both go again
- * first. Both accounts learn of every move as it happens (the inotify
+ * first. Copies go at most MERGE_SLICE_BYTES a slice (a big entry over
+ * several), and sparse names are never copied (move.h). After each slice's
+ * writes TO's directory is opened again from TO's root and must be the one
+ * written into: only then do the sources go and the moves count; else
+ * what was put there is taken back (a user renamed it away). Both accounts
+ * learn of every move as it happens (the inotify
  * events that follow find them already right: nothing counts twice), and
  * ccache's counters of every level-2 directory touched are recounted in
  * both caches. Entries written to FROM meanwhile are taken in further

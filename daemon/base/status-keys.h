@@ -158,6 +158,9 @@
 #define STATUS_MERGE_MOVED_BYTES        "moved_bytes"
 #define STATUS_MERGE_ALREADY            "already_in_into"       /* TO had the name: FROM's copy went */
 #define STATUS_MERGE_SKIPPED            "skipped"       /* not as the account said (changed, planted): left */
+#define STATUS_MERGE_SPARSE            "sparse"        /* names whose size is beyond their blocks: never copied */
+#define STATUS_MERGE_SPARSE_BYTES      "sparse_bytes"  /* their apparent size */
+#define STATUS_MERGE_PUT_BACK          "put_back"      /* placed in a directory renamed out of TO: taken back */
 #define STATUS_MERGE_GONE               "gone"          /* evicted or removed before their turn */
 #define STATUS_MERGE_ERRORS             "errors"
 #define STATUS_MERGE_LEFT               "left_in_from"  /* FROM's entries at the end */

@@ -56,10 +56,10 @@ static int drop_source(int from_fd, const char *name, const MoveExpect *e, MoveO
 }
 
 /* The destination has name already (dst): it stays, with the newer of the
- * two mtimes; the source's copy goes. Something else than a regular file
- * there (planted): nothing is done. */
-static int keep_dest(int from_fd, int to_fd, dev_t to_dev, const char *name, const MoveExpect *e,
-                     struct statx *dst, MoveResult *ret) {
+ * two mtimes; the source's copy goes on commit. Something else than a
+ * regular file there (planted): nothing is done. */
+static int keep_dest(int to_fd, dev_t to_dev, const char *name, const MoveExpect *e, struct statx *dst,
+                     MoveResult *ret) {
         if (!S_ISREG(dst->stx_mode) || stx_dev(dst) != to_dev) {
                 ret->outcome = MOVE_CHANGED;
                 return 0;
@@ -75,7 +75,8 @@ static int keep_dest(int from_fd, int to_fd, dev_t to_dev, const char *name, con
                 dst->stx_mtime.tv_nsec = 0;
         }
         fill(ret, dst);
-        return drop_source(from_fd, name, e, MOVE_KEPT_DEST, ret);
+        ret->outcome = MOVE_KEPT_DEST;
+        return 0;
 }
 
 static int rename_entry(int from_fd, int to_fd, dev_t to_dev, const char *name, const MoveExpect *e,
@@ -89,7 +90,7 @@ static int rename_entry(int from_fd, int to_fd, dev_t to_dev, const char *name, 
         }
         if (renameat2(from_fd, name, to_fd, name, RENAME_NOREPLACE) < 0) {
                 if (errno == EEXIST && look(to_fd, name, &stx) == 0)
-                        return keep_dest(from_fd, to_fd, to_dev, name, e, &stx, ret);
+                        return keep_dest(to_fd, to_dev, name, e, &stx, ret);
                 if (errno == ENOENT) {
                         ret->outcome = MOVE_CHANGED;
                         return 0;
@@ -114,36 +115,17 @@ static int rename_entry(int from_fd, int to_fd, dev_t to_dev, const char *name, 
         return 0;
 }
 
-/* Copies size bytes of in to out. Returns 0, -errno, or -ESTALE when in
- * ended early (truncated meanwhile). */
-static int copy_bytes(int in, int out, uint64_t size, uint64_t *copied) {
-        off_t off = 0;
+/* Begins copying name: the destination first (an entry it has is never
+ * read again), then the source opened and checked, then the temporary. */
+static int copy_begin(int from_fd, int to_fd, dev_t to_dev, const char *name, const MoveExpect *e, MoveCopy *c,
+                      MoveResult *ret) {
+        _cleanup_close_ int in = -1, out = -1, dir = -1;
+        struct statx stx;
 
-        while ((uint64_t) off < size) {
-                size_t chunk = size - (uint64_t) off > (1u << 30) ? (1u << 30) : (size_t) (size - (uint64_t) off);
-                ssize_t n = sendfile(out, in, &off, chunk);
-
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (n == 0)
-                        return -ESTALE;
-                *copied += (uint64_t) n;
-        }
-        return 0;
-}
-
-static int copy_entry(int from_fd, int to_fd, dev_t to_dev, const char *name, const MoveExpect *e, MoveResult *ret) {
-        _cleanup_close_ int in = -1, out = -1;
-        char tmp[NAME_MAX + 1];
-        struct statx stx, after;
-        int r;
-
-        /* The destination first: an entry it has is never read again. */
         if (look(to_fd, name, &stx) == 0)
-                return keep_dest(from_fd, to_fd, to_dev, name, e, &stx, ret);
+                return keep_dest(to_fd, to_dev, name, e, &stx, ret);
+        if (strlen(name) + 16 > sizeof(c->tmp))
+                return -ENAMETOOLONG;
         /* O_NOFOLLOW: a symlink fails (ELOOP); O_NONBLOCK: a FIFO opens
          * without waiting, and is refused below, unread. */
         in = openat(from_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
@@ -161,49 +143,175 @@ static int copy_entry(int from_fd, int to_fd, dev_t to_dev, const char *name, co
                 ret->outcome = MOVE_CHANGED;
                 return 0;
         }
-        if (strlen(name) + 16 > sizeof(tmp))
-                return -ENAMETOOLONG;
-        out = ccache_tmpfile(to_fd, name, stx.stx_mode & 0666, tmp, sizeof(tmp));
+        /* Its size, not its blocks, is what a copy reads and writes: beyond
+         * the blocks (a sparse file) it is no entry ccache wrote. */
+        if (stx.stx_size > stx.stx_blocks * 512 + MOVE_SLACK_BYTES) {
+                ret->outcome = MOVE_SPARSE;
+                ret->size = stx.stx_size;
+                return 0;
+        }
+        dir = fcntl(to_fd, F_DUPFD_CLOEXEC, 3);
+        if (dir < 0)
+                return -errno;
+        out = ccache_tmpfile(to_fd, name, stx.stx_mode & 0666, c->tmp, sizeof(c->tmp));
         if (out < 0)
                 return out;
-        r = copy_bytes(in, out, stx.stx_size, &ret->copied_bytes);
+        c->in = TAKE_FD(in);
+        c->out = TAKE_FD(out);
+        c->dir_fd = TAKE_FD(dir);
+        c->off = 0;
+        c->size = stx.stx_size;
+        c->src = stx;
+        snprintf(c->name, sizeof(c->name), "%s", name);
+        c->busy = true;
+        return 1;
+}
+
+int move_place(int from_fd, int to_fd, dev_t to_dev, const char *name, const MoveExpect *expect, MoveCopy *copy,
+               MoveResult *ret) {
+        *ret = (MoveResult) { 0 };
+        if (expect->dev == to_dev)
+                return rename_entry(from_fd, to_fd, to_dev, name, expect, ret);
+        return copy_begin(from_fd, to_fd, to_dev, name, expect, copy, ret);
+}
+
+int move_copy_step(MoveCopy *c, uint64_t budget, uint64_t *copied) {
+        off_t off = (off_t) c->off;
+        uint64_t end = c->size - c->off > budget ? c->off + (budget ? budget : 1) : c->size;
+
+        while ((uint64_t) off < end) {
+                size_t chunk = end - (uint64_t) off > (1u << 20) ? (1u << 20) : (size_t) (end - (uint64_t) off);
+                ssize_t n = sendfile(c->out, c->in, &off, chunk);
+
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        c->off = (uint64_t) off;
+                        return -errno;
+                }
+                if (n == 0)
+                        return -ESTALE;
+                *copied += (uint64_t) n;
+        }
+        c->off = (uint64_t) off;
+        return c->off < c->size;
+}
+
+/* Closes what *c holds and leaves it idle. */
+static void copy_close(MoveCopy *c) {
+        int fds[3] = { c->in, c->out, c->dir_fd };
+
+        if (!c->busy)
+                return;
+        for (size_t i = 0; i < ELEMENTSOF(fds); i++)
+                if (fds[i] >= 0)
+                        (void) close(fds[i]);
+        *c = (MoveCopy) { 0 };
+}
+
+void move_copy_abort(MoveCopy *c) {
+        if (!c->busy)
+                return;
+        (void) unlinkat(c->dir_fd, c->tmp, 0);
+        copy_close(c);
+}
+
+int move_copy_finish(MoveCopy *c, dev_t to_dev, MoveResult *ret) {
+        const struct statx *src = &c->src;
+        struct statx after;
+        int r = 0;
+
         /* Changed while copied (a hit moved its mtime, a rewrite its size):
          * this copy is not the entry that was checked. */
-        if (r == 0 && (statx(in, "", AT_EMPTY_PATH | AT_STATX_SYNC_AS_STAT, MOVE_STATX_MASK, &after) < 0 ||
-                       after.stx_size != stx.stx_size || after.stx_mtime.tv_sec != stx.stx_mtime.tv_sec ||
-                       after.stx_mtime.tv_nsec != stx.stx_mtime.tv_nsec))
+        if (statx(c->in, "", AT_EMPTY_PATH | AT_STATX_SYNC_AS_STAT, MOVE_STATX_MASK, &after) < 0 ||
+            after.stx_size != src->stx_size || after.stx_mtime.tv_sec != src->stx_mtime.tv_sec ||
+            after.stx_mtime.tv_nsec != src->stx_mtime.tv_nsec)
                 r = -ESTALE;
         /* Its owner and mode, as the rename would have kept them: ccache's
          * hit refreshes an entry's mtime with utimensat(NULL), which its
          * owner or a writer may do, not another user's ccache on a file of
          * root's. No set-id or sticky bit is carried. */
-        if (r == 0 && (fchown(out, stx.stx_uid, stx.stx_gid) < 0 || fchmod(out, stx.stx_mode & 0777) < 0))
+        if (r == 0 && (fchown(c->out, src->stx_uid, src->stx_gid) < 0 || fchmod(c->out, src->stx_mode & 0777) < 0))
                 r = -errno;
-        if (r == 0 && futimens(out, (struct timespec[2]) {
-                            { .tv_sec = stx.stx_atime.tv_sec, .tv_nsec = stx.stx_atime.tv_nsec },
-                            { .tv_sec = stx.stx_mtime.tv_sec, .tv_nsec = stx.stx_mtime.tv_nsec } }) < 0)
+        if (r == 0 && futimens(c->out, (struct timespec[2]) {
+                            { .tv_sec = src->stx_atime.tv_sec, .tv_nsec = src->stx_atime.tv_nsec },
+                            { .tv_sec = src->stx_mtime.tv_sec, .tv_nsec = src->stx_mtime.tv_nsec } }) < 0)
                 r = -errno;
-        if (r == 0 && renameat2(to_fd, tmp, to_fd, name, RENAME_NOREPLACE) < 0)
+        if (r == 0 && renameat2(c->dir_fd, c->tmp, c->dir_fd, c->name, RENAME_NOREPLACE) < 0)
                 r = -errno;
         if (r < 0) {
-                (void) unlinkat(to_fd, tmp, 0);
+                MoveExpect e = { .dev = stx_dev(src), .blocks = src->stx_blocks, .mtime = src->stx_mtime.tv_sec };
+                struct statx dst;
+
+                (void) unlinkat(c->dir_fd, c->tmp, 0);
                 if (r == -ESTALE) {
                         ret->outcome = MOVE_CHANGED;
-                        return 0;
-                }
-                if (r == -EEXIST && look(to_fd, name, &stx) == 0)   /* written there meanwhile */
-                        return keep_dest(from_fd, to_fd, to_dev, name, e, &stx, ret);
+                        r = 0;
+                } else if (r == -EEXIST && look(c->dir_fd, c->name, &dst) == 0)   /* written there meanwhile */
+                        r = keep_dest(c->dir_fd, to_dev, c->name, &e, &dst, ret);
+                copy_close(c);
                 return r;
         }
-        if (statx(out, "", AT_EMPTY_PATH | AT_STATX_SYNC_AS_STAT, MOVE_STATX_MASK, &after) < 0)
-                return -errno;
-        fill(ret, &after);
-        return drop_source(from_fd, name, e, MOVE_COPIED, ret);
+        r = statx(c->out, "", AT_EMPTY_PATH | AT_STATX_SYNC_AS_STAT, MOVE_STATX_MASK, &after) < 0 ? -errno : 0;
+        if (r == 0) {
+                fill(ret, &after);
+                ret->outcome = MOVE_COPIED;
+        }
+        copy_close(c);
+        return r;
+}
+
+int move_commit(int from_fd, const char *name, const MoveExpect *e, MoveResult *ret) {
+        if (ret->outcome != MOVE_COPIED && ret->outcome != MOVE_KEPT_DEST)
+                return 0;
+        return drop_source(from_fd, name, e, ret->outcome, ret);
+}
+
+int move_undo(int from_fd, int to_fd, const char *name, MoveResult *ret) {
+        struct statx stx;
+
+        switch (ret->outcome) {
+        case MOVE_RENAMED:
+                if (renameat2(to_fd, name, from_fd, name, RENAME_NOREPLACE) == 0)
+                        break;
+                if (errno != EEXIST)
+                        return errno == ENOENT ? 0 : -errno;
+                __attribute__((fallthrough));
+        case MOVE_COPIED:
+                /* Ours (its inode), else whatever is there now is not. */
+                if (look(to_fd, name, &stx) < 0 || stx.stx_ino != ret->ino || !S_ISREG(stx.stx_mode))
+                        return 0;
+                if (unlinkat(to_fd, name, 0) < 0)
+                        return errno == ENOENT ? 0 : -errno;
+                break;
+        case MOVE_KEPT_DEST:
+                break;
+        default:
+                return 0;
+        }
+        ret->outcome = MOVE_UNDONE;
+        ret->source_gone = false;
+        return 0;
 }
 
 int move_entry(int from_fd, int to_fd, dev_t to_dev, const char *name, const MoveExpect *expect, MoveResult *ret) {
-        *ret = (MoveResult) { 0 };
-        if (expect->dev == to_dev)
-                return rename_entry(from_fd, to_fd, to_dev, name, expect, ret);
-        return copy_entry(from_fd, to_fd, to_dev, name, expect, ret);
+        MoveCopy c = { 0 };
+        int r = move_place(from_fd, to_fd, to_dev, name, expect, &c, ret);
+
+        while (r == 1)
+                r = move_copy_step(&c, UINT64_MAX, &ret->copied_bytes);
+        if (move_copy_busy(&c)) {
+                if (r == 0)
+                        r = move_copy_finish(&c, to_dev, ret);
+                else {
+                        move_copy_abort(&c);
+                        if (r == -ESTALE) {
+                                ret->outcome = MOVE_CHANGED;
+                                r = 0;
+                        }
+                }
+        }
+        if (r < 0)
+                return r;
+        return move_commit(from_fd, name, expect, ret);
 }

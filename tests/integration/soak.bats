@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # The soak's short form: tests/soak/run (see its head) for about 90 s, the
 # real daemon through a compressed busy day on a tmpfs volume with writers,
-# a hostile user, reloads, trims, a volume filling and a kill -9 mid-trim,
+# a hostile user, reloads, trims, a volume filling, a merge under writers
+# and a user stealing its destination's directories, a kill -9 mid-trim,
 # an oracle checking throughout. Its table and seed are shown on failure:
 # `tests/soak/run --seed N --duration 90` replays the run. `make soak` is
 # the long form.

@@ -12,6 +12,14 @@
       OUTSIDE directory and back; and churn.py's renames, deletions and
       recreations of directories in a tree of its own in the cache
       (removed at the end). Prints "planted N churn N" at its end.
+  hostile.py steal CACHE STASH SECONDS SEED
+      until SECONDS have passed or SIGTERM comes (at most 40 times): a
+      level-2 directory of CACHE (its parents 0777, not sticky, as in every
+      shared cache) renamed into STASH, a directory of nobody's own on the
+      same volume, as STASH/N; what it holds listed at once into STASH/N.list.
+      Never put back: whatever a process that held the directory open wrote
+      into it later (a merge into CACHE) shows as a file not in the list.
+      Prints "stole N" at its end.
   hostile.py drip SOCKET N SECONDS TICK
       holds up to N connections, one byte on each every TICK seconds, never
       a newline (hostile-socket.bats's dripper)"""
@@ -142,6 +150,24 @@ def plant(cache, outside, seconds, seed):
     print(f"planted {n_planted} churn {n_churn}", flush=True)
 
 
+def steal(cache, stash, seconds, seed):
+    rng = random.Random(seed)
+    n = 0
+    deadline = time.monotonic() + seconds
+    while not stop and time.monotonic() < deadline and n < 40:
+        away = os.path.join(stash, str(n))
+        try:
+            os.rename(level_dir(cache, rng), away)
+        except OSError:
+            time.sleep(0.01)
+            continue
+        with open(away + ".list", "w") as f:
+            f.write("".join(x + "\n" for x in sorted(os.listdir(away))))
+        n += 1
+        time.sleep(rng.uniform(0.05, 0.3))
+    print(f"stole {n}", flush=True)
+
+
 def drip(path, n, seconds, tick):
     socks = []
     end = time.monotonic() + seconds
@@ -181,6 +207,8 @@ def main(argv):
     signal.signal(signal.SIGTERM, on_term)
     if len(argv) >= 6 and argv[1] == "plant":
         plant(argv[2], argv[3:-2], float(argv[-2]), int(argv[-1]))
+    elif len(argv) == 6 and argv[1] == "steal":
+        steal(argv[2], argv[3], float(argv[4]), int(argv[5]))
     elif len(argv) == 6 and argv[1] == "drip":
         drip(argv[2], int(argv[3]), float(argv[4]), float(argv[5]))
     else:

@@ -202,10 +202,169 @@ static void test_move_across(void **state) {
         teardown_dirs(&d);
 }
 
+/* A name whose size is beyond its blocks (truncate -s: a hole, or data and
+ * then a hole) is never read across filesystems: MOVE_SPARSE, nothing
+ * written, the source left. */
+static void test_move_sparse(void **state) {
+        int64_t t = 1700000000;
+        MoveExpect e;
+        MoveResult r;
+        struct stat st;
+        Dirs d;
+        int fd;
+
+        assert_int_equal(setup_dirs(&d, "/dev/shm"), 0);
+        if (d.from_dev == d.to_dev) {
+                teardown_dirs(&d);
+                skip();
+        }
+        fd = openat(d.from, NAME, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        assert_true(fd >= 0);
+        assert_int_equal(ftruncate(fd, (off_t) 20 << 30), 0);
+        assert_int_equal(futimens(fd, (struct timespec[2]) { { .tv_sec = t }, { .tv_sec = t } }), 0);
+        assert_int_equal(fstat(fd, &st), 0);
+        close(fd);
+        e = (MoveExpect) { .dev = d.from_dev, .blocks = (uint64_t) st.st_blocks, .mtime = t };
+        assert_int_equal(move_entry(d.from, d.to, d.to_dev, NAME, &e, &r), 0);
+        assert_int_equal(r.outcome, MOVE_SPARSE);
+        assert_int_equal(r.size, (uint64_t) 20 << 30);
+        assert_int_equal(r.copied_bytes, 0);
+        assert_true(exists(d.from, NAME) && !exists(d.to, NAME));
+        no_temporary(d.to);
+        assert_int_equal(unlinkat(d.from, NAME, 0), 0);
+
+        /* some data, then a hole of more than the slack */
+        e = put(d.from, NAME, 5000, t, d.from_dev);
+        fd = openat(d.from, NAME, O_WRONLY | O_CLOEXEC);
+        assert_int_equal(ftruncate(fd, 5000 + 2 * MOVE_SLACK_BYTES + 8192), 0);
+        assert_int_equal(futimens(fd, (struct timespec[2]) { { .tv_sec = t }, { .tv_sec = t } }), 0);
+        close(fd);
+        assert_int_equal(move_entry(d.from, d.to, d.to_dev, NAME, &e, &r), 0);
+        assert_int_equal(r.outcome, MOVE_SPARSE);
+        assert_true(exists(d.from, NAME) && !exists(d.to, NAME));
+        no_temporary(d.to);
+        teardown_dirs(&d);
+}
+
+/* A copy goes in steps of the budget given: a 3 MiB entry in 1 MiB steps,
+ * then renamed into place; the source goes only on commit. */
+static void test_move_steps(void **state) {
+        static char buf[3 << 20];
+        int64_t t = 1700000000;
+        uint64_t copied = 0;
+        MoveCopy c = { 0 };
+        MoveExpect e;
+        MoveResult r;
+        struct stat st;
+        unsigned steps = 0;
+        Dirs d;
+        int fd, k;
+
+        assert_int_equal(setup_dirs(&d, "/dev/shm"), 0);
+        if (d.from_dev == d.to_dev) {
+                teardown_dirs(&d);
+                skip();
+        }
+        fd = openat(d.from, NAME, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        memset(buf, 'e', sizeof(buf));
+        assert_int_equal(write(fd, buf, sizeof(buf)), (ssize_t) sizeof(buf));
+        assert_int_equal(futimens(fd, (struct timespec[2]) { { .tv_sec = t }, { .tv_sec = t } }), 0);
+        assert_int_equal(fstat(fd, &st), 0);
+        close(fd);
+        e = (MoveExpect) { .dev = d.from_dev, .blocks = (uint64_t) st.st_blocks, .mtime = t };
+        assert_int_equal(move_place(d.from, d.to, d.to_dev, NAME, &e, &c, &r), 1);
+        assert_true(move_copy_busy(&c));
+        while ((k = move_copy_step(&c, 1 << 20, &copied)) == 1) {
+                steps++;
+                assert_int_equal(copied, (uint64_t) steps << 20);
+        }
+        assert_int_equal(k, 0);
+        assert_int_equal(steps, 2);
+        assert_int_equal(copied, sizeof(buf));
+        assert_false(exists(d.to, NAME));   /* still the temporary */
+        assert_int_equal(move_copy_finish(&c, d.to_dev, &r), 0);
+        assert_false(move_copy_busy(&c));
+        assert_int_equal(r.outcome, MOVE_COPIED);
+        assert_true(exists(d.from, NAME) && exists(d.to, NAME));   /* not committed yet */
+        assert_int_equal(move_commit(d.from, NAME, &e, &r), 0);
+        assert_true(r.source_gone);
+        assert_false(exists(d.from, NAME));
+        assert_int_equal(mtime_of(d.to, NAME), t);
+        no_temporary(d.to);
+
+        /* stopped halfway: the temporary goes, the source stays */
+        assert_int_equal(unlinkat(d.to, NAME, 0), 0);
+        e = put(d.from, NAME, 8000, t, d.from_dev);
+        assert_int_equal(move_place(d.from, d.to, d.to_dev, NAME, &e, &c, &r), 1);
+        assert_int_equal(move_copy_step(&c, 4096, &copied), 1);
+        move_copy_abort(&c);
+        move_copy_abort(&c);
+        no_temporary(d.to);
+        assert_true(exists(d.from, NAME) && !exists(d.to, NAME));
+        teardown_dirs(&d);
+}
+
+/* Placed, then undone (the destination's directory proved elsewhere): a
+ * rename goes back, a copy is removed; the source is whole either way. */
+static void undo_case(Dirs *d) {
+        int64_t t = 1700000000;
+        uint64_t copied = 0;
+        MoveCopy c = { 0 };
+        MoveExpect e = put(d->from, NAME, 5000, t, d->from_dev);
+        MoveResult r;
+        int k = move_place(d->from, d->to, d->to_dev, NAME, &e, &c, &r);
+
+        while (k == 1)
+                k = move_copy_step(&c, UINT64_MAX, &copied);
+        if (move_copy_busy(&c))
+                assert_int_equal(move_copy_finish(&c, d->to_dev, &r), 0);
+        assert_int_equal(r.outcome, d->from_dev == d->to_dev ? MOVE_RENAMED : MOVE_COPIED);
+        assert_true(exists(d->to, NAME));
+        assert_int_equal(move_undo(d->from, d->to, NAME, &r), 0);
+        assert_int_equal(r.outcome, MOVE_UNDONE);
+        assert_false(r.source_gone);
+        assert_false(exists(d->to, NAME));
+        assert_true(exists(d->from, NAME));
+        assert_int_equal(mtime_of(d->from, NAME), t);
+        no_temporary(d->to);
+        /* the destination had it: undone, nothing removed anywhere */
+        put(d->to, NAME, 3000, t, d->to_dev);
+        assert_int_equal(move_place(d->from, d->to, d->to_dev, NAME, &e, &c, &r), 0);
+        assert_int_equal(r.outcome, MOVE_KEPT_DEST);
+        assert_int_equal(move_undo(d->from, d->to, NAME, &r), 0);
+        assert_true(exists(d->from, NAME) && exists(d->to, NAME));
+        /* a rename back onto a name the source has again: ours goes, theirs stays */
+        if (d->from_dev == d->to_dev) {
+                assert_int_equal(unlinkat(d->to, NAME, 0), 0);
+                assert_int_equal(move_place(d->from, d->to, d->to_dev, NAME, &e, &c, &r), 0);
+                assert_int_equal(r.outcome, MOVE_RENAMED);
+                put(d->from, NAME, 1000, t + 5, d->from_dev);
+                assert_int_equal(move_undo(d->from, d->to, NAME, &r), 0);
+                assert_int_equal(r.outcome, MOVE_UNDONE);
+                assert_false(exists(d->to, NAME));
+                assert_int_equal(mtime_of(d->from, NAME), t + 5);
+        }
+}
+
+static void test_move_undo(void **state) {
+        Dirs d;
+
+        assert_int_equal(setup_dirs(&d, "/tmp"), 0);
+        undo_case(&d);
+        teardown_dirs(&d);
+        assert_int_equal(setup_dirs(&d, "/dev/shm"), 0);
+        if (d.from_dev != d.to_dev)
+                undo_case(&d);
+        teardown_dirs(&d);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_move_same_filesystem),
                 cmocka_unit_test(test_move_across),
+                cmocka_unit_test(test_move_sparse),
+                cmocka_unit_test(test_move_steps),
+                cmocka_unit_test(test_move_undo),
         };
         return cmocka_run_group_tests_name("move", tests, NULL, NULL);
 }
