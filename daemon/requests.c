@@ -15,7 +15,12 @@
 #include "manager-internal.h"
 #include "merge.h"
 
+/* A trim's or a merge's progress line: every TRIM_PROGRESS_USEC, within
+ * PROGRESS_ACCURACY_USEC of its time (sd-event's default accuracy, 250 ms,
+ * would let each line slip by as much again). cachectl counts its timeout
+ * from the last line it read. */
 #define TRIM_PROGRESS_USEC (250 * USEC_PER_MSEC)
+#define PROGRESS_ACCURACY_USEC (1 * USEC_PER_MSEC)
 /* Dry runs are for anyone, and each plans over the whole cache: per uid,
  * one at a time and this many a minute (root and admin_group: no limit). */
 #define DRY_RUNS_PER_MINUTE 10
@@ -408,6 +413,25 @@ static int on_trim_progress(sd_event_source *s, uint64_t usec, void *userdata) {
         return sd_event_source_set_time_relative(s, TRIM_PROGRESS_USEC);
 }
 
+/* Starts *ret, the progress timer of a trim or a merge: handler now, then
+ * every TRIM_PROGRESS_USEC as it sets its next time. On for good, not the
+ * ONESHOT sd_event_add_time gives: that one sent the first line and no
+ * other, and cachectl gave up on a trim longer than its timeout. Timers
+ * are of normal priority, above the slices of trims and merges: a line is
+ * late by the slice that runs, and by a filesystem call that blocks in it
+ * (an unlink on ext4 waiting for the journal: up to some 250 ms, seen with
+ * strace; lines 250-640 ms apart at worst on 500k entries, make bench).
+ * Returns 0 or -errno (no progress then: the request still gets its
+ * result). */
+static int progress_timer(Manager *m, sd_event_source **ret, sd_event_time_handler_t handler, void *userdata) {
+        int r = sd_event_add_time_relative(m->event, ret, CLOCK_MONOTONIC, 0, PROGRESS_ACCURACY_USEC, handler,
+                                           userdata);
+
+        if (r >= 0 && (r = sd_event_source_set_enabled(*ret, SD_EVENT_ON)) < 0)
+                *ret = sd_event_source_disable_unref(*ret);
+        return r;
+}
+
 /* A purge by writer that names no writer the caches hold (a version
  * mistyped, a namespace never used) evicts nothing: refused instead, with
  * the writers they do hold. Returns whether one is held (else replied). */
@@ -545,8 +569,7 @@ static void handle_trim(Manager *m, ControlRequest *req, json_object *request) {
         if (!dry_run) {
                 log_info("Trim requested by uid %u (pid %u).", (unsigned) peer->uid, (unsigned) peer->pid);
                 /* The first at once (what is planned), then every TRIM_PROGRESS_USEC. */
-                (void) sd_event_add_time_relative(m->event, &t->progress, CLOCK_MONOTONIC, 0, 0,
-                                                  on_trim_progress, t);
+                (void) progress_timer(m, &t->progress, on_trim_progress, t);
         }
         for (size_t i = 0; i < n; i++)
                 if ((asked.written_by || asked.ns ? cache_trim_writer(targets[i], asked.written_by, asked.ns, dry_run,
@@ -633,7 +656,7 @@ static void handle_merge(Manager *m, ControlRequest *req, json_object *request) 
         }
         log_info("Merge of %s into %s requested by uid %u (pid %u).", asked.from, asked.into, (unsigned) peer->uid,
                  (unsigned) peer->pid);
-        (void) sd_event_add_time_relative(m->event, &c->progress, CLOCK_MONOTONIC, 0, 0, on_merge_progress, c);
+        (void) progress_timer(m, &c->progress, on_merge_progress, c);
 }
 
 void manager_on_request(ControlRequest *req, const char *cmd, json_object *request, void *userdata) {
