@@ -12,6 +12,7 @@
 
 #include "base/human.h"
 #include "base/log.h"
+#include "base/slice.h"
 #include "base/status-keys.h"
 #include "ccache/families.h"
 #include "evict/evict.h"
@@ -23,7 +24,10 @@
 #include "os/mounts.h"
 #include "space/volume.h"
 
-#define MERGE_SLICE_USEC   (50 * USEC_PER_MSEC)   /* one slice of moves */
+/* One slice of moves (base/slice.h): ended early, as every job's, by a
+ * request waiting at the socket. Longer than a scan's: each slice re-opens
+ * TO's directory and finds both caches again. */
+#define MERGE_SLICE_USEC   (50 * USEC_PER_MSEC)
 /* Bytes copied in one slice at most: a big entry is copied over several, so
  * that the loop answers within its usual latency whatever the entry's size
  * (350 MiB/s tmpfs to tmpfs: some 20 ms). */
@@ -353,13 +357,14 @@ typedef struct Slice {
         Account *fa, *ta;
         int from_root, to_root;
         dev_t from_dev, to_dev;
-        usec_t started;
+        SliceBudget budget;
         uint64_t copied;        /* bytes copied in this slice */
 } Slice;
 
-/* The slice has had its time or its bytes. */
-static bool merge_slice_over(const Slice *s) {
-        return s->copied >= MERGE_SLICE_BYTES || now_usec(CLOCK_MONOTONIC) - s->started >= MERGE_SLICE_USEC;
+/* The slice has had its time or its bytes, after one more entry (or a
+ * group's worth: a look at the clock now). */
+static bool merge_slice_over(Slice *s, bool now) {
+        return s->copied >= MERGE_SLICE_BYTES || (now ? slice_over_now(&s->budget) : slice_over(&s->budget));
 }
 
 /* Counts items [start, end) as done and gone: their directory went. */
@@ -657,7 +662,7 @@ static int do_group(Merge *j, Slice *s) {
                 MoveResult mr;
                 FileInfo fi;
 
-                if (i > start && merge_slice_over(s))
+                if (i > start && merge_slice_over(s, false))
                         break;
                 /* The account first, as a trim does: still this directory's
                  * entry (evicted or removed since: gone). */
@@ -736,7 +741,7 @@ static void round_over(Merge *j, Cache *from) {
 
 static void run(Merge *j) {
         Manager *m = j->manager;
-        Slice s = { .started = now_usec(CLOCK_MONOTONIC) };
+        Slice s = { 0 };
 
         s.from = find(m, j->from, j->from_path);
         s.to = find(m, j->into, j->into_path);
@@ -760,7 +765,8 @@ static void run(Merge *j) {
                 fail(j, "the root of %s went", s.from_root < 0 ? j->from : j->into);
                 return;
         }
-        while (j->phase == MERGE_MOVING && !merge_slice_over(&s)) {
+        slice_begin(&s.budget, MERGE_SLICE_USEC, 1);
+        while (j->phase == MERGE_MOVING && !merge_slice_over(&s, true)) {
                 if (j->next >= j->n) {
                         /* A directory of FROM that went and came back (moved
                          * away by a user, say) is being scanned again: its
