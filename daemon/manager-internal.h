@@ -53,6 +53,10 @@ struct Manager {
 
 const char *manager_socket_path(const Manager *m);
 
+/* The kept cache named name (and at path, unless NULL), or NULL: the one
+ * find-by-name of requests and the merge. */
+Cache *manager_find_cache(const Manager *m, const char *name, const char *path);
+
 /* requests.c: what a control client asked (status, trim, reload). */
 void manager_on_request(ControlRequest *req, const char *cmd, json_object *request, void *userdata);
 

@@ -631,6 +631,16 @@ int manager_reload(Manager *m, char *err, size_t errlen) {
         return 0;
 }
 
+Cache *manager_find_cache(const Manager *m, const char *name, const char *path) {
+        for (size_t i = 0; i < m->n_caches; i++) {
+                const CacheConfig *cc = cache_config(m->caches[i]);
+
+                if (strcmp(cc->name, name) == 0 && (!path || strcmp(cc->path, path) == 0))
+                        return m->caches[i];
+        }
+        return NULL;
+}
+
 Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;

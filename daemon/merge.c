@@ -18,7 +18,6 @@
 #include "evict/evict.h"
 #include "evict/move.h"
 #include "evict/trim.h"
-#include "manager-internal.h"
 #include "merge.h"
 #include "os/beneath.h"
 #include "os/mounts.h"
@@ -68,7 +67,7 @@ typedef enum MergePhase {
 static const char *const phase_names[] = { "evicting", "moving", "done" };
 
 struct Merge {
-        Manager *manager;
+        MergeEnv env;
         char from[CONFIG_NAME_MAX + 1], into[CONFIG_NAME_MAX + 1];
         char from_path[PATH_MAX], into_path[PATH_MAX];
         bool same_fs;
@@ -104,14 +103,8 @@ struct Merge {
  * second), for the next dry run's estimate. */
 static double measured_files[2], measured_bytes[2];
 
-static Cache *find(Manager *m, const char *name, const char *path) {
-        for (size_t i = 0; i < m->n_caches; i++) {
-                const CacheConfig *cc = cache_config(m->caches[i]);
-
-                if (strcmp(cc->name, name) == 0 && (!path || strcmp(cc->path, path) == 0))
-                        return m->caches[i];
-        }
-        return NULL;
+static Cache *find(const Merge *j, const char *name, const char *path) {
+        return j->env.find(j->env.userdata, name, path);
 }
 
 static int item_cmp(const void *x, const void *y) {
@@ -223,10 +216,10 @@ static uint64_t count_entries(Account *a) {
 
 static void finish(Merge *j) {
         usec_t took = now_usec(CLOCK_MONOTONIC) - j->started;
-        Cache *from = find(j->manager, j->from, j->from_path);
+        Cache *from = find(j, j->from, j->from_path);
         char b[32];
 
-        Cache *to = find(j->manager, j->into, j->into_path);
+        Cache *to = find(j, j->into, j->into_path);
 
         if (from)
                 j->left = count_entries(cache_account(from));
@@ -241,15 +234,15 @@ static void finish(Merge *j) {
                 log_notice("Merge of cache %s into %s: the last merge was interrupted; ccache's counters of both are "
                            "recounted.", j->from, j->into);
         for (int i = 0; j->recount_all && i < 2; i++) {
-                Cache *c = find(j->manager, i ? j->into : j->from, i ? j->into_path : j->from_path);
+                Cache *c = find(j, i ? j->into : j->from, i ? j->into_path : j->from_path);
 
                 for (unsigned l = 0; c && l < 256; l++)
                         cache_recount(c, l >> 4, l & 15);
         }
         move_copy_abort(&j->copy);
         j->phase = MERGE_DONE;
-        if (j->marked && j->manager->state_fd >= 0)
-                (void) unlinkat(j->manager->state_fd, MERGE_MARK, 0);
+        if (j->marked && j->env.state_fd >= 0)
+                (void) unlinkat(j->env.state_fd, MERGE_MARK, 0);
         j->marked = false;
         (void) sd_event_source_set_enabled(j->source, SD_EVENT_OFF);
         (void) sd_event_source_set_enabled(j->timer, SD_EVENT_OFF);
@@ -740,11 +733,10 @@ static void round_over(Merge *j, Cache *from) {
 }
 
 static void run(Merge *j) {
-        Manager *m = j->manager;
         Slice s = { 0 };
 
-        s.from = find(m, j->from, j->from_path);
-        s.to = find(m, j->into, j->into_path);
+        s.from = find(j, j->from, j->from_path);
+        s.to = find(j, j->into, j->into_path);
         if (!s.from || !s.to) {
                 fail(j, "cache %s is no longer kept (reload)", s.from ? j->into : j->from);
                 return;
@@ -840,9 +832,13 @@ static bool usable(Cache *c) {
         return cache_state(c) != CACHE_UNAVAILABLE && cache_state(c) != CACHE_SCANNING;
 }
 
-int merge_start(Manager *m, const ProtocolMerge *req, merge_done_t done, void *userdata, Merge **ret,
-                json_object **ret_result, char *err, size_t errlen) {
-        Cache *from = find(m, req->from, NULL), *to = find(m, req->into, NULL);
+bool merge_running(const Merge *j) {
+        return j && j->phase != MERGE_DONE;
+}
+
+int merge_start(const MergeEnv *env, const Merge *running, const ProtocolMerge *req, merge_done_t done,
+                void *userdata, Merge **ret, json_object **ret_result, char *err, size_t errlen) {
+        Cache *from = env->find(env->userdata, req->from, NULL), *to = env->find(env->userdata, req->into, NULL);
         uint64_t mix_files, mix_bytes, bytes, stay;
         EvictPlan plans[2] = { 0 };
         dev_t from_dev = 0, to_dev = 0;
@@ -866,9 +862,9 @@ int merge_start(Manager *m, const ProtocolMerge *req, merge_done_t done, void *u
                          cache_state_name(cache_state(x)));
                 return -EAGAIN;
         }
-        if (m->merge && m->merge->phase != MERGE_DONE) {
-                snprintf(err, errlen, "a merge of %s into %s is running: one at a time", m->merge->from,
-                         m->merge->into);
+        if (merge_running(running)) {
+                snprintf(err, errlen, "a merge of %s into %s is running: one at a time", running->from,
+                         running->into);
                 return -EBUSY;
         }
         from_root = cache_root(from, &from_dev);
@@ -891,7 +887,7 @@ int merge_start(Manager *m, const ProtocolMerge *req, merge_done_t done, void *u
                 snprintf(err, errlen, "out of memory");
                 return -ENOMEM;
         }
-        j->manager = m;
+        j->env = *env;
         snprintf(j->from, sizeof(j->from), "%s", req->from);
         snprintf(j->into, sizeof(j->into), "%s", req->into);
         snprintf(j->from_path, sizeof(j->from_path), "%s", cache_config(from)->path);
@@ -928,7 +924,7 @@ int merge_start(Manager *m, const ProtocolMerge *req, merge_done_t done, void *u
                 uint64_t room;
 
                 if (volume_mount_of(j->into_path, mount, sizeof(mount)) == 0)
-                        volume_limits(config_volume(m->config, mount), &u, &l);
+                        volume_limits(env->volume(env->userdata, mount), &u, &l);
                 j->min_free = l.min_free;
                 room = u.avail_bytes + plans[0].bytes;
                 room = room > l.min_free ? room - l.min_free : 0;
@@ -961,8 +957,8 @@ int merge_start(Manager *m, const ProtocolMerge *req, merge_done_t done, void *u
                 merge_free(j);
                 return 0;
         }
-        if ((r = sd_event_add_defer(m->event, &j->source, on_source, j)) < 0 ||
-            (r = sd_event_add_time_relative(m->event, &j->timer, CLOCK_MONOTONIC, MERGE_WAIT_USEC, 0, on_timer, j)) < 0) {
+        if ((r = sd_event_add_defer(env->event, &j->source, on_source, j)) < 0 ||
+            (r = sd_event_add_time_relative(env->event, &j->timer, CLOCK_MONOTONIC, MERGE_WAIT_USEC, 0, on_timer, j)) < 0) {
                 evict_plan_done(&plans[0]);
                 evict_plan_done(&plans[1]);
                 merge_free(j);
@@ -986,11 +982,11 @@ int merge_start(Manager *m, const ProtocolMerge *req, merge_done_t done, void *u
                          format_size(plans[0].bytes, d, sizeof(d)), j->into, (unsigned long long) plans[1].n,
                          format_size(plans[1].bytes, e, sizeof(e)), j->from);
         }
-        if (m->state_fd >= 0) {
+        if (env->state_fd >= 0) {
                 _cleanup_close_ int fd = -1;
 
-                j->recount_all = faccessat(m->state_fd, MERGE_MARK, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
-                fd = openat(m->state_fd, MERGE_MARK, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+                j->recount_all = faccessat(env->state_fd, MERGE_MARK, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+                fd = openat(env->state_fd, MERGE_MARK, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
                 if (fd >= 0) {
                         dprintf(fd, "%s %s\n", j->from, j->into);
                         j->marked = true;
@@ -1003,8 +999,6 @@ int merge_start(Manager *m, const ProtocolMerge *req, merge_done_t done, void *u
                 (void) sd_event_source_set_enabled(j->source, SD_EVENT_ON);
         } else
                 (void) sd_event_source_set_enabled(j->source, SD_EVENT_OFF);
-        merge_free(m->merge);   /* the last one, done: its figures gave way */
-        m->merge = j;
         *ret = j;
         *ret_result = NULL;
         return 0;
@@ -1062,10 +1056,8 @@ Merge *merge_free(Merge *j) {
         if (j->source && j->phase != MERGE_DONE)
                 fail(j, "the daemon is stopping");
         for (int i = 0; i < 2; i++)
-                if ((c = find(j->manager, i ? j->into : j->from, NULL)))
+                if ((c = find(j, i ? j->into : j->from, NULL)))
                         cache_trim_forget(c, j);
-        if (j->manager->merge == j)
-                j->manager->merge = NULL;
         sd_event_source_disable_unref(j->source);
         sd_event_source_disable_unref(j->timer);
         move_copy_abort(&j->copy);

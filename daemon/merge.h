@@ -25,23 +25,43 @@
 
 #include <json-c/json.h>
 
-#include "base/protocol.h"
+#include <systemd/sd-event.h>
 
-typedef struct Manager Manager;
+#include "base/protocol.h"
+#include "cache/cache.h"
+#include "config/config.h"
+
 typedef struct Merge Merge;
 
+/* What the merge borrows from its owner (the manager), as TrimQueueEnv
+ * lends a cache to its trims: nothing else of the owner's is reached. */
+typedef struct MergeEnv {
+        sd_event *event;
+        int state_fd;   /* the state directory, for MERGE_MARK; -1: none */
+        /* The kept cache named name (and at path, unless NULL), or NULL:
+         * asked again at every slice, so that a reload that keeps both
+         * caches keeps the merge going. */
+        Cache *(*find)(void *userdata, const char *name, const char *path);
+        /* The limits for the volume mounted at mount (config_volume). */
+        const VolumeConfig *(*volume)(void *userdata, const char *mount);
+        void *userdata;
+} MergeEnv;
+
 /* The merge is over (done, failed or stopped); merge_json says how. The
- * merge stays the manager's (its m->merge) until the next one starts or the
- * manager goes: the callee never frees it. */
+ * merge stays its owner's until the owner frees it (the manager keeps the
+ * last one for status until the next starts): the callee never frees it. */
 typedef void (*merge_done_t)(Merge *j, void *userdata);
 
 /* Checks and plans the merge req asks for (both caches kept, local,
  * scanned; one key family unless allow_mixed; TO's volume can take what
- * stays). A dry run: *ret_result is what would happen, nothing is started.
- * Otherwise the merge starts (*ret) and done is called when it is over.
+ * stays; running: the owner's merge now, which must be over). A dry run:
+ * *ret_result is what would happen, nothing is started. Otherwise the
+ * merge starts (*ret, the caller's) and done is called when it is over.
  * Returns 0, or -errno with a message for the client in err. */
-int merge_start(Manager *m, const ProtocolMerge *req, merge_done_t done, void *userdata, Merge **ret,
-                json_object **ret_result, char *err, size_t errlen);
+int merge_start(const MergeEnv *env, const Merge *running, const ProtocolMerge *req, merge_done_t done,
+                void *userdata, Merge **ret, json_object **ret_result, char *err, size_t errlen);
+/* Is j running (not yet over)? NULL: no. */
+bool merge_running(const Merge *j);
 /* The merge's figures: the status's "merge" object (status_only), or the
  * whole result (STATUS_MERGE_*). New reference. */
 json_object *merge_json(const Merge *j, bool status_only);

@@ -58,10 +58,7 @@ bool manager_peer_is_admin(const ControlPeer *peer, void *userdata) {
 }
 
 static Cache *find_cache(Manager *m, const char *name) {
-        for (size_t i = 0; i < m->n_caches; i++)
-                if (strcmp(cache_config(m->caches[i])->name, name) == 0)
-                        return m->caches[i];
-        return NULL;
+        return manager_find_cache(m, name, NULL);
 }
 
 /* Trimming needs a scanned, available cache. */
@@ -612,6 +609,17 @@ static void on_merge_done(Merge *j, void *userdata) {
         free(c);
 }
 
+/* What a merge borrows from the manager (MergeEnv). */
+static Cache *merge_find(void *userdata, const char *name, const char *path) {
+        return manager_find_cache(userdata, name, path);
+}
+
+static const VolumeConfig *merge_volume(void *userdata, const char *mount) {
+        Manager *m = userdata;
+
+        return config_volume(m->config, mount);
+}
+
 /* A merge request (protocol_decode_merge): root and admin_group; a dry run
  * for anyone, rate-limited as every dry run. */
 static void handle_merge(Manager *m, ControlRequest *req, json_object *request) {
@@ -643,7 +651,9 @@ static void handle_merge(Manager *m, ControlRequest *req, json_object *request) 
                 return;
         }
         c->req = req;
-        if (merge_start(m, &asked, on_merge_done, c, &c->merge, &result, err, sizeof(err)) < 0) {
+        if (merge_start(&(MergeEnv) { .event = m->event, .state_fd = m->state_fd, .find = merge_find,
+                                      .volume = merge_volume, .userdata = m },
+                        m->merge, &asked, on_merge_done, c, &c->merge, &result, err, sizeof(err)) < 0) {
                 free(c);
                 control_reply_error(req, "merge refused: %s", err);
                 return;
@@ -654,6 +664,8 @@ static void handle_merge(Manager *m, ControlRequest *req, json_object *request) 
                 json_object_put(result);
                 return;
         }
+        merge_free(m->merge);   /* the last one, over: its figures give way */
+        m->merge = c->merge;
         log_info("Merge of %s into %s requested by uid %u (pid %u).", asked.from, asked.into, (unsigned) peer->uid,
                  (unsigned) peer->pid);
         (void) progress_timer(m, &c->progress, on_merge_progress, c);
