@@ -57,7 +57,7 @@ LAYERS      := base os ccache alert control config tree insight evict cache spac
 # Every daemon module except main.c: linked into the daemon and each unit test.
 DAEMON_SRCS := $(foreach l,$(LAYERS),$(wildcard daemon/$(l)/*.c)) $(filter-out daemon/main.c,$(wildcard daemon/*.c))
 DAEMON_HDRS := $(foreach l,$(LAYERS),$(wildcard daemon/$(l)/*.h)) $(wildcard daemon/*.h)
-CTL_SRCS    := ctl/cachectl.c ctl/client.c ctl/doctor.c ctl/explain.c ctl/explain-record.c ctl/explain-store.c ctl/measure.c ctl/merge.c ctl/statslog.c ctl/report.c ctl/status-table.c daemon/base/protocol.c daemon/base/human.c daemon/base/text.c
+CTL_SRCS    := ctl/cachectl.c ctl/client.c ctl/doctor.c ctl/explain.c ctl/explain-record.c ctl/explain-store.c ctl/measure.c ctl/merge.c ctl/readfile.c ctl/statslog.c ctl/report.c ctl/status-table.c daemon/base/protocol.c daemon/base/human.c daemon/base/text.c
 UNIT_SRCS   := $(wildcard tests/unit/test-*.c)
 UNIT_TESTS  := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 SAN_TESTS   := $(UNIT_SRCS:tests/unit/%.c=$(B)/asan/tests/%)
