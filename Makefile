@@ -121,9 +121,13 @@ $(B)/tests/test-statslog: $(B)/ctl/statslog.o
 $(B)/asan/tests/test-statslog: $(B)/asan/ctl/statslog.o
 $(B)/tests/unit/test-statslog.o $(B)/asan/tests/unit/test-statslog.o: CPPFLAGS += -Ictl
 # test-explain-record: the same for ctl/explain-record.c.
-$(B)/tests/test-explain-record: $(B)/ctl/explain-record.o
-$(B)/asan/tests/test-explain-record: $(B)/asan/ctl/explain-record.o
+$(B)/tests/test-explain-record: $(B)/ctl/explain-record.o $(B)/ctl/readfile.o
+$(B)/asan/tests/test-explain-record: $(B)/asan/ctl/explain-record.o $(B)/asan/ctl/readfile.o
 $(B)/tests/unit/test-explain-record.o $(B)/asan/tests/unit/test-explain-record.o: CPPFLAGS += -Ictl
+# test-readfile: the same for ctl/readfile.c.
+$(B)/tests/test-readfile: $(B)/ctl/readfile.o
+$(B)/asan/tests/test-readfile: $(B)/asan/ctl/readfile.o
+$(B)/tests/unit/test-readfile.o $(B)/asan/tests/unit/test-readfile.o: CPPFLAGS += -Ictl
 # test-status-table: the same for ctl/status-table.c, with libsmartcols.
 $(B)/tests/test-status-table: $(B)/ctl/status-table.o
 $(B)/asan/tests/test-status-table: $(B)/asan/ctl/status-table.o

@@ -96,8 +96,10 @@ typedef struct Digests {
                 bool real;         /* realpath() resolved it */
         } *paths;
         size_t n_paths, cap_paths;
-        ReadBudget budget;         /* the files the build names: set by the caller */
+        ReadBudget budget;         /* the files the build names (explain.h's EXPLAIN_READ_MAX_BYTES) */
 } Digests;
+/* An empty Digests, its budget full. */
+void digests_init(Digests *d);
 void digests_done(Digests *d);
 
 /* Reads the call whose log is log_path (its .ccache-input-text beside it,

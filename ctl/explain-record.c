@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "explain-internal.h"
+#include "explain.h"
 #include "readfile.h"
 
 /* The settings that enter a key (ccache's hash_common_info and the mode
@@ -318,6 +319,11 @@ static uint64_t digest_of(Digests *d, const char *path) {
         if (d->slots[i].path)
                 d->n++;
         return d->slots[i].digest;
+}
+
+void digests_init(Digests *d) {
+        *d = (Digests) { 0 };
+        readfile_budget_init(&d->budget, EXPLAIN_READ_MAX_BYTES, EXPLAIN_FILES_MAX, false);
 }
 
 void digests_done(Digests *d) {

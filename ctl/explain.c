@@ -957,11 +957,11 @@ static int explain_one(const char *store_dir, const Call *c, Explained *e, Verdi
  * unread, and the records read, into e. */
 static int read_calls(const char *debug_dir, Call **ret, size_t *ret_n, Explained *e) {
         Walk w = { 0 };
-        Digests digests = { 0 };
+        Digests digests;
         Call *calls = NULL;
         int r = 0;
 
-        readfile_budget_init(&digests.budget, EXPLAIN_READ_MAX_BYTES, EXPLAIN_FILES_MAX, false);
+        digests_init(&digests);
         the_walk = &w;
         if (nftw(debug_dir, on_entry, 16, FTW_PHYS) < 0 && errno != ENOENT)
                 w.error = -errno;

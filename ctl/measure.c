@@ -523,8 +523,11 @@ static void print_calls(const Measure *m, const StatsLog *l, const StatsSummary 
                        "not in the hit rate)\n", (unsigned long long) s->recache);
         nr = reasons(l, rs, 64);
         printf("  Uncacheable     %6llu", (unsigned long long) s->uncacheable);
-        for (size_t i = 0; i < nr; i++)
-                printf("%s%s %llu", i ? ", " : "   (", rs[i].id, (unsigned long long) rs[i].n);
+        for (size_t i = 0; i < nr; i++) {
+                printf("%s", i ? ", " : "   (");
+                text_put(stdout, rs[i].id);   /* an id from the statistics log */
+                printf(" %llu", (unsigned long long) rs[i].n);
+        }
         printf("%s\n", nr ? ")" : "");
 }
 
