@@ -1872,7 +1872,7 @@ int cmd_doctor(int argc, char **argv) {
                 }
                 json_object_object_add(o, "checks", a);
                 json_object_object_add(o, "level", json_object_new_string(level_names[level]));  /* not a status key */
-                printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                text_put_json(stdout, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
                                                                      JSON_C_TO_STRING_NOSLASHESCAPE));
                 json_object_put(o);
         } else {

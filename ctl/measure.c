@@ -706,7 +706,7 @@ static void print_json(const Measure *m, const StatsLog *l, const StatsSummary *
                         }
                 json_object_object_add(o, "missed", missed);
         }
-        printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+        text_put_json(stdout, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
         json_object_put(o);
 }
 
