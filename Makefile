@@ -58,7 +58,7 @@ LAYERS      := base os ccache alert control config tree insight evict cache spac
 # Every daemon module except main.c: linked into the daemon and each unit test.
 DAEMON_SRCS := $(foreach l,$(LAYERS),$(wildcard daemon/$(l)/*.c)) $(filter-out daemon/main.c,$(wildcard daemon/*.c))
 DAEMON_HDRS := $(foreach l,$(LAYERS),$(wildcard daemon/$(l)/*.h)) $(wildcard daemon/*.h)
-CTL_SRCS    := ctl/cachectl.c ctl/client.c ctl/doctor.c ctl/explain.c ctl/explain-record.c ctl/explain-store.c ctl/measure.c ctl/merge.c ctl/statslog.c ctl/report.c ctl/status-table.c daemon/base/protocol.c daemon/base/human.c daemon/base/text.c
+CTL_SRCS    := ctl/cachectl.c ctl/client.c ctl/doctor.c ctl/explain.c ctl/explain-record.c ctl/explain-store.c ctl/measure.c ctl/merge.c ctl/readfile.c ctl/statslog.c ctl/report.c ctl/status-table.c daemon/base/protocol.c daemon/base/human.c daemon/base/text.c
 UNIT_SRCS   := $(wildcard tests/unit/test-*.c)
 UNIT_TESTS  := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 SAN_TESTS   := $(UNIT_SRCS:tests/unit/%.c=$(B)/asan/tests/%)
@@ -139,9 +139,13 @@ $(B)/tests/test-statslog: $(B)/ctl/statslog.o
 $(B)/asan/tests/test-statslog: $(B)/asan/ctl/statslog.o
 $(B)/tests/unit/test-statslog.o $(B)/asan/tests/unit/test-statslog.o: CPPFLAGS += -Ictl
 # test-explain-record: the same for ctl/explain-record.c.
-$(B)/tests/test-explain-record: $(B)/ctl/explain-record.o
-$(B)/asan/tests/test-explain-record: $(B)/asan/ctl/explain-record.o
+$(B)/tests/test-explain-record: $(B)/ctl/explain-record.o $(B)/ctl/readfile.o
+$(B)/asan/tests/test-explain-record: $(B)/asan/ctl/explain-record.o $(B)/asan/ctl/readfile.o
 $(B)/tests/unit/test-explain-record.o $(B)/asan/tests/unit/test-explain-record.o: CPPFLAGS += -Ictl
+# test-readfile: the same for ctl/readfile.c.
+$(B)/tests/test-readfile: $(B)/ctl/readfile.o
+$(B)/asan/tests/test-readfile: $(B)/asan/ctl/readfile.o
+$(B)/tests/unit/test-readfile.o $(B)/asan/tests/unit/test-readfile.o: CPPFLAGS += -Ictl
 # test-status-table: the same for ctl/status-table.c, with libsmartcols.
 $(B)/tests/test-status-table: $(B)/ctl/status-table.o
 $(B)/asan/tests/test-status-table: $(B)/asan/ctl/status-table.o

@@ -17,6 +17,7 @@
 #include "base/human.h"
 #include "base/protocol.h"
 #include "base/status-keys.h"
+#include "base/text.h"
 #include "client.h"
 #include "doctor.h"
 #include "measure.h"
@@ -78,7 +79,7 @@ static int cmd_reload(int argc, char **argv) {
                 if (json_object_is_type(result, json_type_string))
                         fputs(json_object_get_string(result), stdout);
                 else
-                        printf("%s\n", json_object_to_json_string_ext(result, JSON_C_TO_STRING_PRETTY |
+                        text_put_json(stdout, json_object_to_json_string_ext(result, JSON_C_TO_STRING_PRETTY |
                                                                                JSON_C_TO_STRING_NOSLASHESCAPE));
         }
         json_object_put(result);
@@ -107,7 +108,7 @@ static int cmd_status(int argc, char **argv) {
                 req.cache = argv[optind];
         r = ctl_ask(protocol_encode_status(&req), NULL, &result);
         if (r > 0 && json)
-                printf("%s\n", json_object_to_json_string_ext(result, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
+                text_put_json(stdout, json_object_to_json_string_ext(result, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
         else if (r > 0) {
                 char *text = status_table(result, req.cache != NULL, ctl_want_color(STDOUT_FILENO));
 
@@ -292,7 +293,7 @@ static int cmd_history(int argc, char **argv) {
                 req = (ProtocolHistory) { .cache = req.cache, .seconds = PROTOCOL_HISTORY_HOUR, .count = 24 };
         r = ctl_ask(protocol_encode_history(&req), NULL, &result);
         if (r > 0 && json)
-                printf("%s\n", json_object_to_json_string_ext(result, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
+                text_put_json(stdout, json_object_to_json_string_ext(result, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
         else if (r > 0 && protocol_field_get(result, PROTOCOL_HISTORY_CACHES))
                 for (size_t i = 0; i < protocol_field_count(result, PROTOCOL_HISTORY_CACHES); i++) {
                         if (i > 0)

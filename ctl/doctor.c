@@ -29,14 +29,18 @@
 #include "base/text.h"
 #include "client.h"
 #include "doctor.h"
+#include "readfile.h"
 #include "statslog.h"
 
 /* A line of a build file longer than this is cut (its rest skipped): the
  * part doctor reads (a rule's command, an edge's rule) comes first. */
 #define DOCTOR_LINE_MAX 65536
-/* A build file larger than this is read only this far. */
-#define DOCTOR_FILE_MAX_BYTES (1024ULL * 1024 * 1024)
-/* At most this many files: build.make files, included .ninja files. */
+/* What doctor reads of a build directory in all, every file once
+ * (readfile.h): a project's generated rules and dependency logs are tens of
+ * MiB; a hostile tree (a 1 GiB sparse file included four times) costs a
+ * second or so and is said, not read. */
+#define DOCTOR_READ_MAX_BYTES (256ULL * 1024 * 1024)
+/* At most this many files: build.make files, included .ninja files, .d files. */
 #define DOCTOR_FILES_MAX 100000
 #define DOCTOR_INCLUDE_DEPTH_MAX 16
 /* Objects whose dependency lists are counted for the depend-mode advice. */
@@ -119,65 +123,6 @@ static const char *base_name(const char *path) {
         const char *s = strrchr(path, '/');
 
         return s ? s + 1 : path;
-}
-
-/* Lines of a build file, each at most DOCTOR_LINE_MAX - 1 bytes (the rest of
- * a longer one skipped), DOCTOR_FILE_MAX_BYTES in all. */
-typedef struct Lines {
-        FILE *f;
-        char *buf;
-        unsigned long long read;
-} Lines;
-
-/* Opens path (relative to the current directory or absolute) if it is a
- * regular file. Returns 0 or -errno (-EINVAL: not a regular file). */
-static int lines_open(Lines *l, const char *path) {
-        struct stat st;
-        int fd;
-
-        *l = (Lines) { 0 };
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-        if (fd < 0)
-                return -errno;
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-                close(fd);
-                return -EINVAL;
-        }
-        l->buf = malloc(DOCTOR_LINE_MAX);
-        l->f = l->buf ? fdopen(fd, "r") : NULL;
-        if (!l->f) {
-                free(l->buf);
-                close(fd);
-                return -ENOMEM;
-        }
-        return 0;
-}
-
-/* The next line without its newline, or NULL at the end. */
-static char *lines_next(Lines *l) {
-        size_t n;
-
-        if (l->read >= DOCTOR_FILE_MAX_BYTES || !fgets(l->buf, DOCTOR_LINE_MAX, l->f))
-                return NULL;
-        n = strlen(l->buf);
-        l->read += n;
-        if (n > 0 && l->buf[n - 1] == '\n')
-                l->buf[--n] = '\0';
-        else {
-                int c;
-
-                while ((c = getc(l->f)) != EOF && c != '\n')
-                        if (++l->read >= DOCTOR_FILE_MAX_BYTES)
-                                break;
-        }
-        return l->buf;
-}
-
-static void lines_close(Lines *l) {
-        if (l->f)
-                fclose(l->f);
-        free(l->buf);
-        *l = (Lines) { 0 };
 }
 
 /* Runs argv (argv[0] looked up in PATH) in cwd (NULL: here) with the
@@ -396,32 +341,14 @@ static size_t skip_env(char **w, size_t n, size_t i) {
  * NULL). Returns true for a ccache shim: that, or a link to ccache. */
 static bool shim_inspect(const char *path, char **ret_real, char **env, size_t max) {
         _cleanup_free_ char *text = NULL;
-        ssize_t n = 0;
-        int fd;
+        size_t n = 0;
 
         if (ret_real)
                 *ret_real = NULL;
         if (is_ccache(path))
                 return strcmp(base_name(path), "ccache") != 0;
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-        if (fd < 0)
+        if (readfile_all(NULL, path, DOCTOR_SCRIPT_MAX_BYTES, &text, &n) < 0)
                 return false;
-        text = malloc(DOCTOR_SCRIPT_MAX_BYTES + 1);
-        if (text) {
-                struct stat st;
-
-                if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-                        while (n < DOCTOR_SCRIPT_MAX_BYTES) {
-                                ssize_t k = read(fd, text + n, DOCTOR_SCRIPT_MAX_BYTES - (size_t) n);
-
-                                if (k < 0 && errno == EINTR)
-                                        continue;
-                                if (k <= 0)
-                                        break;
-                                n += k;
-                        }
-        }
-        close(fd);
         if (!text || n < 2 || text[0] != '#' || text[1] != '!')
                 return false;
         text[n] = '\0';
@@ -535,6 +462,7 @@ typedef struct Build {
                 size_t lang;
         } *objects;
         size_t n_objects;
+        ReadBudget budget;      /* every build file read, once */
 } Build;
 
 /* A language's name as CMake spells them: C, CXX, HIP, Fortran. */
@@ -571,6 +499,7 @@ static void build_done(Build *b) {
         free(b->objects);
         free(b->generator);
         programs_done(&b->programs);
+        readfile_budget_done(&b->budget);
 }
 
 /* The languages ccache caches (its compiler types and CMake's names; ASM
@@ -587,14 +516,14 @@ static bool lang_cacheable(const char *name) {
 /* CMakeCache.txt: "NAME:TYPE=VALUE" lines; the compilers, their launchers,
  * the generator. Returns 0 or -errno. */
 static int read_cmake_cache(Build *b) {
-        Lines l;
+        ReadFile l;
         char *line;
         int r;
 
-        r = lines_open(&l, "CMakeCache.txt");
+        r = readfile_begin(&l, &b->budget, "CMakeCache.txt", UINT64_MAX);
         if (r < 0)
                 return r;
-        while ((line = lines_next(&l))) {
+        while ((line = readfile_line(&l, DOCTOR_LINE_MAX, NULL))) {
                 char *colon, *eq, *value;
                 size_t len;
                 Lang *lang;
@@ -631,7 +560,7 @@ static int read_cmake_cache(Build *b) {
                         }
                 }
         }
-        lines_close(&l);
+        readfile_end(&l);
         return 0;
 }
 
@@ -721,7 +650,6 @@ typedef struct NinjaRule {
 typedef struct Ninja {
         NinjaRule *rules;
         size_t n_rules;
-        size_t files;
 } Ninja;
 
 /* Substitutes $LAUNCHER and $CODE_CHECK (set per edge by newer CMake). */
@@ -765,16 +693,18 @@ static void ninja_edge_done(Build *b, Ninja *nj, char **edge_obj, NinjaRule **ed
 static int ninja_read(Build *b, Ninja *nj, const char *path, unsigned depth) {
         _cleanup_free_ char *edge_obj = NULL, *launcher = NULL, *code_check = NULL;
         NinjaRule *edge_rule = NULL, *rule = NULL;
-        Lines l;
+        ReadFile l;
         char *line;
         int r;
 
-        if (depth > DOCTOR_INCLUDE_DEPTH_MAX || ++nj->files > DOCTOR_FILES_MAX)
+        if (depth > DOCTOR_INCLUDE_DEPTH_MAX)
                 return 0;
-        r = lines_open(&l, path);
+        r = readfile_begin(&l, &b->budget, path, UINT64_MAX);
+        if (r == -EALREADY)
+                return 0;       /* included again: its rules are known */
         if (r < 0)
                 return r;
-        while ((line = lines_next(&l))) {
+        while ((line = readfile_line(&l, DOCTOR_LINE_MAX, NULL))) {
                 if (line[0] == ' ') {
                         char *s = line + strspn(line, " ");
 
@@ -833,7 +763,7 @@ static int ninja_read(Build *b, Ninja *nj, const char *path, unsigned depth) {
                 }
         }
         ninja_edge_done(b, nj, &edge_obj, &edge_rule, &launcher, &code_check);
-        lines_close(&l);
+        readfile_end(&l);
         return 0;
 }
 
@@ -842,12 +772,12 @@ static int ninja_read(Build *b, Ninja *nj, const char *path, unsigned depth) {
 static void make_read(Build *b, const char *path) {
         _cleanup_free_ char *object = NULL;
         Lang *lang = NULL;
-        Lines l;
+        ReadFile l;
         char *line;
 
-        if (lines_open(&l, path) < 0)
+        if (readfile_begin(&l, &b->budget, path, UINT64_MAX) < 0)
                 return;
-        while ((line = lines_next(&l))) {
+        while ((line = readfile_line(&l, DOCTOR_LINE_MAX, NULL))) {
                 const char *s = strstr(line, "\"Building "), *o;
 
                 if (line[0] != '\t')
@@ -865,25 +795,24 @@ static void make_read(Build *b, const char *path) {
                         lang = NULL;
                 }
         }
-        lines_close(&l);
+        readfile_end(&l);
 }
 
 static int makefiles_read(Build *b) {
-        Lines l;
+        ReadFile l;
         char *line;
-        size_t files = 0;
         int r;
 
-        r = lines_open(&l, "CMakeFiles/TargetDirectories.txt");
+        r = readfile_begin(&l, &b->budget, "CMakeFiles/TargetDirectories.txt", UINT64_MAX);
         if (r < 0)
                 return r;
-        while ((line = lines_next(&l)) && files++ < DOCTOR_FILES_MAX) {
+        while ((line = readfile_line(&l, DOCTOR_LINE_MAX, NULL))) {
                 _cleanup_free_ char *p = strdupf("%s/build.make", line);
 
                 if (p && line[0])
                         make_read(b, p);
         }
-        lines_close(&l);
+        readfile_end(&l);
         return 0;
 }
 
@@ -922,28 +851,10 @@ static void read_ninja_deps(Build *b) {
         _cleanup_free_ uint32_t *counts = NULL;
         _cleanup_free_ const char **paths = NULL;
         size_t len = 0, n_ids = 0, cap = 0, mtime_size;
-        struct stat st;
         uint32_t version;
-        int fd;
 
-        fd = open(".ninja_deps", O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-        if (fd < 0)
+        if (readfile_all(&b->budget, ".ninja_deps", UINT64_MAX, &data, &len) < 0)
                 return;
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (unsigned long long) st.st_size > DOCTOR_FILE_MAX_BYTES ||
-            !(data = malloc((size_t) st.st_size + 1))) {
-                close(fd);
-                return;
-        }
-        while (len < (size_t) st.st_size) {
-                ssize_t k = read(fd, data + len, (size_t) st.st_size - len);
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0)
-                        break;
-                len += (size_t) k;
-        }
-        close(fd);
         if (len < sizeof(signature) - 1 + 4 || memcmp(data, signature, sizeof(signature) - 1) != 0)
                 return;
         memcpy(&version, data + sizeof(signature) - 1, 4);
@@ -1009,13 +920,13 @@ static void read_deps(Build *b, bool ninja) {
                 _cleanup_free_ char *p = strdupf("%s.d", b->objects[i].path);
                 uint64_t deps = 0;
                 bool first = true, more = true;
-                Lines l;
+                ReadFile l;
                 char *line;
 
-                if (lang->deps_objects >= DOCTOR_DEPS_SAMPLE_MAX || !p || lines_open(&l, p) < 0)
+                if (lang->deps_objects >= DOCTOR_DEPS_SAMPLE_MAX || !p || readfile_begin(&l, &b->budget, p, UINT64_MAX) < 0)
                         continue;
                 /* The first rule: "OBJECT: DEP DEP \" and its continuation lines. */
-                while (more && (line = lines_next(&l))) {
+                while (more && (line = readfile_line(&l, DOCTOR_LINE_MAX, NULL))) {
                         char *s = line, *w[1024];
                         size_t n;
 
@@ -1032,7 +943,7 @@ static void read_deps(Build *b, bool ninja) {
                         for (size_t k = 0; k < n; k++)
                                 deps += strcmp(w[k], "\\") != 0;
                 }
-                lines_close(&l);
+                readfile_end(&l);
                 if (!first) {
                         lang->deps_objects++;
                         lang->deps_total += deps;
@@ -1197,6 +1108,20 @@ static void check_asm_rules(Doctor *d, Build *b, Lang *lang) {
         }
 }
 
+/* What of the build directory was not read: files that are no regular
+ * file (never opened), and what the budget left. */
+static void check_build_files(Doctor *d, const ReadBudget *rb) {
+        if (rb->not_regular > 0)
+                add(d, "build-files", DOCTOR_WARN, NULL, "%" PRIu64 " file%s the build names %s not a regular file, "
+                    "not opened (first: %s)", rb->not_regular, rb->not_regular == 1 ? "" : "s",
+                    rb->not_regular == 1 ? "is" : "are", rb->first_not_regular ?: "?");
+        if (readfile_budget_reached(rb))
+                add(d, "read-budget", DOCTOR_WARN, NULL, "the read budget was reached (%llu MiB, %d files in all): "
+                    "%" PRIu64 " file%s not read or read in part (first: %s); the checks above count what was read",
+                    DOCTOR_READ_MAX_BYTES >> 20, DOCTOR_FILES_MAX, rb->files_unread, rb->files_unread == 1 ? "" : "s",
+                    rb->first_unread ?: "?");
+}
+
 static int doctor_build(Doctor *d, const char *dir) {
         _cleanup_free_ char *abs = NULL;
         json_object *status = NULL;
@@ -1211,6 +1136,7 @@ static int doctor_build(Doctor *d, const char *dir) {
         } cd[ELEMENTSOF(b.langs)] = {};
         size_t n_cacheable = 0;
 
+        readfile_budget_init(&b.budget, DOCTOR_READ_MAX_BYTES, DOCTOR_FILES_MAX, true);
         /* The daemon is asked from inside dir: a relative -s stays where it was. */
         if (ctl_socket_path[0] != '/') {
                 static char socket_abs[PATH_MAX];
@@ -1220,15 +1146,19 @@ static int doctor_build(Doctor *d, const char *dir) {
                         ctl_socket_path = socket_abs;
         }
         if (chdir(dir) < 0) {
-                fprintf(stderr, "cachectl: %s: %m\n", dir);
+                _cleanup_free_ char *shown = text_escaped(dir);
+
+                fprintf(stderr, "cachectl: %s: %m\n", shown ?: "?");
                 return -1;
         }
         abs = getcwd(NULL, 0);
         b.dir = abs ? abs : dir;
         r = read_cmake_cache(&b);
         if (r < 0) {
-                fprintf(stderr, "cachectl: %s/CMakeCache.txt: %s (not a CMake build directory?)\n", b.dir,
-                        r == -EINVAL ? "not a regular file" : strerror(-r));
+                _cleanup_free_ char *shown = text_escaped(b.dir);
+
+                fprintf(stderr, "cachectl: %s/CMakeCache.txt: %s (not a CMake build directory?)\n", shown ?: "?",
+                        readfile_strerror(r));
                 build_done(&b);
                 return -1;
         }
@@ -1289,7 +1219,7 @@ static int doctor_build(Doctor *d, const char *dir) {
                 if (r < 0)
                         add(d, name, DOCTOR_WARN, NULL, "could not read the generated rules (%s, generator %s): %s",
                             ninja ? "build.ninja" : "CMakeFiles/TargetDirectories.txt",
-                            b.generator ? b.generator : "unknown", r == -EINVAL ? "not a regular file" : strerror(-r));
+                            b.generator ? b.generator : "unknown", readfile_strerror(r));
                 else if (lang->rules == 0)
                         add(d, name, DOCTOR_OK, NULL, "no %s compile rule in the generated %s", lang->name,
                             ninja ? "build.ninja" : "Makefiles");
@@ -1404,6 +1334,7 @@ static int doctor_build(Doctor *d, const char *dir) {
                         free(cd[i].env[k]);
         }
         json_object_put(status);
+        check_build_files(d, &b.budget);
         build_done(&b);
         return 0;
 }
@@ -1603,18 +1534,14 @@ static const char *version_line(const Output *o, char *buf, size_t size) {
 /* The interpreter of a script ("perl" for "#!/usr/bin/perl -w", "env
  * perl" read as "perl") into buf; false when path is no script. */
 static bool script_interpreter(const char *path, char *buf, size_t size) {
-        char head[256], *w[4];
-        ssize_t n;
-        size_t nw;
-        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+        _cleanup_free_ char *head = NULL;
+        char *w[4];
+        size_t n, nw;
 
-        if (fd < 0)
+        if (readfile_all(NULL, path, 255, &head, &n) < 0)
                 return false;
-        n = read(fd, head, sizeof(head) - 1);
-        close(fd);
         if (n < 2 || head[0] != '#' || head[1] != '!')
                 return false;
-        head[n] = '\0';
         head[strcspn(head, "\n")] = '\0';
         nw = split_words(head + 2, w, ELEMENTSOF(w));
         snprintf(buf, size, "%s", nw == 0 ? "?" : nw > 1 && strcmp(base_name(w[0]), "env") == 0 ? base_name(w[1])
@@ -1626,23 +1553,10 @@ static bool script_interpreter(const char *path, char *buf, size_t size) {
  * DOCTOR_SCRIPT_MAX_BYTES * 1024. */
 static bool file_holds(const char *path, const char *needle) {
         _cleanup_free_ char *data = NULL;
-        size_t len = 0, max = DOCTOR_SCRIPT_MAX_BYTES * 1024;
-        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+        size_t len = 0;
 
-        if (fd < 0)
-                return false;
-        data = malloc(max);
-        while (data && len < max) {
-                ssize_t k = read(fd, data + len, max - len);
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0)
-                        break;
-                len += (size_t) k;
-        }
-        close(fd);
-        return data && memmem(data, len, needle, strlen(needle));
+        return readfile_all(NULL, path, DOCTOR_SCRIPT_MAX_BYTES * 1024, &data, &len) >= 0 &&
+               memmem(data, len, needle, strlen(needle));
 }
 
 /* What ccache knows the compiler by, when ccache runs a script: with
@@ -1958,7 +1872,7 @@ int cmd_doctor(int argc, char **argv) {
                 }
                 json_object_object_add(o, "checks", a);
                 json_object_object_add(o, "level", json_object_new_string(level_names[level]));  /* not a status key */
-                printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                text_put_json(stdout, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
                                                                      JSON_C_TO_STRING_NOSLASHESCAPE));
                 json_object_put(o);
         } else {

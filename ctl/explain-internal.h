@@ -9,12 +9,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "readfile.h"
+
 /* A value longer than this is kept as its digest: a record stays small. */
 #define ITEM_MAX 1024
 /* A debug log, hashed text or dependency file longer than this is not read. */
 #define RECORD_MAX_BYTES (512ULL * 1024 * 1024)
 /* A file longer than this is told by its size and mtime alone. */
 #define CONTENT_MAX_BYTES (64ULL * 1024 * 1024)
+/* A line of a record longer than this is cut (a value that long is kept
+ * as a digest anyway). */
+#define RECORD_LINE_MAX (4U << 20)
 
 #define FNV_INIT 0xcbf29ce484222325ULL
 uint64_t explain_fnv(uint64_t h, const void *s, size_t n);
@@ -91,7 +96,10 @@ typedef struct Digests {
                 bool real;         /* realpath() resolved it */
         } *paths;
         size_t n_paths, cap_paths;
+        ReadBudget budget;         /* the files the build names (explain.h's EXPLAIN_READ_MAX_BYTES) */
 } Digests;
+/* An empty Digests, its budget full. */
+void digests_init(Digests *d);
 void digests_done(Digests *d);
 
 /* Reads the call whose log is log_path (its .ccache-input-text beside it,

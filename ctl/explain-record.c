@@ -30,6 +30,8 @@
 #include <unistd.h>
 
 #include "explain-internal.h"
+#include "explain.h"
+#include "readfile.h"
 
 /* The settings that enter a key (ccache's hash_common_info and the mode
  * it runs in): what `config` verdicts compare. direct_mode is kept too,
@@ -262,63 +264,28 @@ static const char *normalise(Digests *d, const char *dir, const char *path, char
         return buf;
 }
 
-/* Opens path for reading only if it is a regular file, checked before the
- * open: opening a device acts (a tape rewinds, a watchdog arms), and a name
- * in a build's text or dependency file is anyone's. Returns the fd or -1. */
-static int open_regular(const char *path, struct stat *st) {
-        struct stat before;
-        int fd;
-
-        if (stat(path, &before) < 0)
-                return -1;
-        if (!S_ISREG(before.st_mode)) {
-                errno = ENOENT;   /* no such file to read: what a caller tolerates */
-                return -1;
-        }
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (fd < 0)
-                return -1;
-        /* the same file still: not swapped for a device meanwhile */
-        if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode) || st->st_ino != before.st_ino || st->st_dev != before.st_dev) {
-                close(fd);
-                errno = ENOENT;
-                return -1;
-        }
-        return fd;
-}
-
-/* fopen(path, "r") of a regular file only (open_regular). */
-static FILE *fopen_regular(const char *path) {
-        struct stat st;
-        int fd = open_regular(path, &st);
-        FILE *fp;
-
-        if (fd < 0)
-                return NULL;
-        if (!(fp = fdopen(fd, "r")))
-                close(fd);
-        return fp;
-}
-
-/* What a file holds now: 0 when it is no regular file we may read. */
-static uint64_t content_digest(const char *path) {
+/* What a file holds now: 0 when it is no regular file we may read, or
+ * the budget left it unread (readfile.h): nothing is claimed of it then. */
+static uint64_t content_digest(ReadBudget *b, const char *path) {
         char buf[65536];
-        struct stat st;
-        uint64_t h = FNV_INIT, total = 0;
+        uint64_t h = FNV_INIT;
+        ReadFile f;
         ssize_t n;
-        int fd = open_regular(path, &st);
+        bool whole;
 
-        if (fd < 0)
+        if (readfile_begin(&f, b, path, CONTENT_MAX_BYTES) < 0)
                 return 0;
-        if ((unsigned long long) st.st_size > CONTENT_MAX_BYTES) {
-                close(fd);
-                h = explain_fnv(h, &st.st_size, sizeof(st.st_size));
-                return explain_fnv(h, &st.st_mtim, sizeof(st.st_mtim)) ?: 1;
+        if ((unsigned long long) f.st.st_size > CONTENT_MAX_BYTES) {
+                h = explain_fnv(h, &f.st.st_size, sizeof(f.st.st_size));
+                h = explain_fnv(h, &f.st.st_mtim, sizeof(f.st.st_mtim));
+                readfile_end(&f);
+                return h ?: 1;
         }
-        while ((n = read(fd, buf, sizeof(buf))) > 0 && (total += (uint64_t) n) <= CONTENT_MAX_BYTES)
+        while ((n = readfile_read(&f, buf, sizeof(buf))) > 0)
                 h = explain_fnv(h, buf, (size_t) n);
-        close(fd);
-        return h ?: 1;
+        whole = n == 0 && !readfile_cut(&f);
+        readfile_end(&f);
+        return whole ? (h ?: 1) : 0;
 }
 
 /* The digest of the file at the normalised path, read once a run. */
@@ -331,7 +298,7 @@ static uint64_t digest_of(Digests *d, const char *path) {
                 struct Digest *slots = calloc(cap, sizeof(*slots));
 
                 if (!slots)
-                        return content_digest(path);   /* no memory to remember: read again */
+                        return content_digest(&d->budget, path);   /* no memory to remember: read again */
                 for (size_t j = 0; j < d->cap; j++)
                         if (d->slots[j].path) {
                                 uint64_t hj = explain_fnv(FNV_INIT, d->slots[j].path, strlen(d->slots[j].path));
@@ -348,10 +315,15 @@ static uint64_t digest_of(Digests *d, const char *path) {
                 if (strcmp(d->slots[i].path, path) == 0)
                         return d->slots[i].digest;
         d->slots[i].path = strdup(path);
-        d->slots[i].digest = content_digest(path);
+        d->slots[i].digest = content_digest(&d->budget, path);
         if (d->slots[i].path)
                 d->n++;
         return d->slots[i].digest;
+}
+
+void digests_init(Digests *d) {
+        *d = (Digests) { 0 };
+        readfile_budget_init(&d->budget, EXPLAIN_READ_MAX_BYTES, EXPLAIN_FILES_MAX, false);
 }
 
 void digests_done(Digests *d) {
@@ -367,6 +339,7 @@ void digests_done(Digests *d) {
                 free(d->paths[i].norm);
         }
         free(d->paths);
+        readfile_budget_done(&d->budget);
         *d = (Digests) { 0 };
 }
 
@@ -478,27 +451,23 @@ static int text_cpp_line(TextState *s, Call *c, Digests *d, char *line) {
 /* Reads ccache's hashed input text: items, and the files the text came from. */
 static int read_input_text(const char *path, Call *c, Digests *d) {
         TextState s = { 0 };
-        char *line = NULL;
-        size_t cap = 0;
-        ssize_t n;
-        uint64_t total = 0;
-        int r = 0;
-        FILE *fp = fopen_regular(path);
+        ReadFile f;
+        char *line;
+        size_t n;
+        int r;
 
-        if (!fp)
-                return -errno;
+        if ((r = readfile_begin(&f, NULL, path, RECORD_MAX_BYTES)) < 0)
+                return r == -EINVAL ? -ENOENT : r;   /* no regular file: none to read */
         c->has_text = true;
         for (;;) {
                 bool boundary;
 
-                n = getline(&line, &cap, fp);
-                if (n >= 0 && (total += (uint64_t) n) > RECORD_MAX_BYTES) {
+                line = readfile_line(&f, RECORD_LINE_MAX, &n);
+                if (!line && readfile_cut(&f)) {
                         r = -EFBIG;
                         break;
                 }
-                if (n > 0 && line[n - 1] == '\n')
-                        line[--n] = '\0';
-                boundary = n < 0 || strncmp(line, "### ", 4) == 0 || strncmp(line, "=== ", 4) == 0;
+                boundary = !line || strncmp(line, "### ", 4) == 0 || strncmp(line, "=== ", 4) == 0;
                 /* A key ends at the next key, section or the end. */
                 if (boundary && s.key[0] && strcmp(s.key, "cpp") != 0 &&
                     (r = add_item(c, s.section, s.key, s.value ?: "", s.vlen)) < 0)
@@ -507,7 +476,7 @@ static int read_input_text(const char *path, Call *c, Digests *d) {
                         s.key[0] = '\0';
                         s.vlen = 0;
                 }
-                if (n < 0)
+                if (!line)
                         break;
                 if (strncmp(line, "=== ", 4) == 0) {
                         char *end = strstr(line + 4, " ===");
@@ -523,13 +492,12 @@ static int read_input_text(const char *path, Call *c, Digests *d) {
                 } else if (s.key[0] && strcmp(s.key, "cpp") == 0)
                         r = text_cpp_line(&s, c, d, line);
                 else if (s.key[0])
-                        r = text_value_line(&s, line, (size_t) n);
+                        r = text_value_line(&s, line, n);
                 if (r < 0)
                         break;
         }
-        free(line);
         free(s.value);
-        fclose(fp);
+        readfile_end(&f);
         return r;
 }
 
@@ -556,54 +524,48 @@ static int token_end(Call *c, Digests *d, Token *t) {
         return r;
 }
 
+/* One line of a dependency file into tokens; its end is a separator (a
+ * backslash before it continues the rule: a separator too). */
+static int depfile_line(Call *c, Digests *d, Token *t, const char *line, size_t len) {
+        int r = 0;
+
+        for (size_t i = 0; r == 0 && i <= len; i++) {
+                char ch = i < len ? line[i] : '\n', next = i + 1 < len ? line[i + 1] : '\n';
+
+                if (ch == '\\' && (next == ' ' || next == '#')) {
+                        token_put(t, next);   /* an escaped character */
+                        i++;
+                } else if (ch == '\\' && next != '\n' && next != '\r')
+                        token_put(t, ch);
+                else if (ch == '$') {
+                        token_put(t, ch);   /* "$$" is one "$" */
+                        i += next == '$';
+                } else if (ch == '\\' || ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r')
+                        r = token_end(c, d, t);
+                else
+                        token_put(t, ch);
+        }
+        return r;
+}
+
 static int read_depfile(Call *c, Digests *d) {
         char path[PATH_MAX];
         Token t = { .n = 0 };
-        int ch, r = 0, fd;
-        uint64_t total = 0;
-        struct stat st;
-        FILE *fp;
+        ReadFile f;
+        char *line;
+        size_t len;
+        int r = 0;
 
         normalise(d, c->workdir, c->depfile, path, sizeof(path));
-        fd = open_regular(path, &st);
-        if (fd < 0)
-                return 0;   /* gone: nothing known of what it read */
-        if (!(fp = fdopen(fd, "r"))) {
-                close(fd);
-                return 0;
-        }
+        if (readfile_begin(&f, &d->budget, path, RECORD_MAX_BYTES) < 0)
+                return 0;   /* gone, no regular file, or the budget spent: nothing known of what it read */
         c->has_files = true;
         c->files_kind = 'd';
-        while (r == 0 && (ch = getc(fp)) != EOF && ++total <= RECORD_MAX_BYTES) {
-                int next;
-
-                if (ch == '\\') {
-                        next = getc(fp);
-                        if (next == ' ' || next == '#') {
-                                token_put(&t, next);   /* an escaped character */
-                                continue;
-                        }
-                        if (next != '\n' && next != '\r' && next != EOF) {
-                                ungetc(next, fp);
-                                token_put(&t, ch);
-                                continue;
-                        }
-                        ch = ' ';   /* a continuation: a separator */
-                } else if (ch == '$') {
-                        next = getc(fp);
-                        if (next != '$' && next != EOF)
-                                ungetc(next, fp);
-                        token_put(&t, ch);   /* "$$" is one "$" */
-                        continue;
-                }
-                if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r')
-                        r = token_end(c, d, &t);
-                else
-                        token_put(&t, ch);
-        }
+        while (r == 0 && (line = readfile_line(&f, RECORD_LINE_MAX, &len)))
+                r = depfile_line(c, d, &t, line, len);
         if (r == 0)
                 r = token_end(c, d, &t);
-        fclose(fp);
+        readfile_end(&f);
         return r;
 }
 
@@ -679,21 +641,20 @@ static int manifest_line(Manifest *m, int *section, const char *line) {
 
 /* Runs `ccache --inspect`, its output read into m. The manifest is
  * anyone's in a shared cache: ccache is given it as its standard input
- * ("/dev/stdin"), opened here as a regular file (open_regular), so that a
+ * ("/dev/stdin"), opened here as a regular file (readfile_open), so that a
  * FIFO or a device put at its name cannot block or act. Returns 0 (m may
  * be empty: it could not be read) or -ENOMEM. */
 static int manifest_read(const char *ccache, const char *path, Manifest *m) {
         char *argv[] = { (char *) ccache, (char *) "--inspect", (char *) "/dev/stdin", NULL };
         posix_spawn_file_actions_t fa;
         int pipefd[2], status, section = 0, r = 0, mfd;
-        struct stat st;
         char *line = NULL;
         size_t cap = 0, total = 0;
         ssize_t n;
         pid_t pid;
         FILE *fp;
 
-        if ((mfd = open_regular(path, &st)) < 0)
+        if ((mfd = readfile_open(path, NULL)) < 0)
                 return 0;
         if (pipe2(pipefd, O_CLOEXEC) < 0) {
                 close(mfd);
@@ -898,25 +859,16 @@ static int64_t log_time(const char *line) {
 /* Reads a call's debug log: its settings, where it ran, what it compiled,
  * its keys, and whether it missed. */
 static int read_log(const char *path, Call *c) {
-        char *line = NULL;
-        size_t cap = 0;
-        ssize_t n;
-        uint64_t total = 0;
-        int r = 0;
         bool depend_disabled = false;
-        FILE *fp = fopen_regular(path);
+        ReadFile f;
+        char *line;
+        int r;
 
-        if (!fp)
-                return -errno;
-        while (r == 0 && (n = getline(&line, &cap, fp)) >= 0) {
+        if ((r = readfile_begin(&f, NULL, path, RECORD_MAX_BYTES)) < 0)
+                return r == -EINVAL ? -ENOENT : r;
+        while (r == 0 && (line = readfile_line(&f, RECORD_LINE_MAX, NULL))) {
                 const char *t;
 
-                if ((total += (uint64_t) n) > RECORD_MAX_BYTES) {
-                        r = -EFBIG;
-                        break;
-                }
-                if (n > 0 && line[n - 1] == '\n')
-                        line[n - 1] = '\0';
                 if (!(t = log_text(line)))
                         continue;
                 if (!c->started)
@@ -924,8 +876,9 @@ static int read_log(const char *path, Call *c) {
                 depend_disabled |= strncmp(t, "Disabling depend mode", 21) == 0;
                 r = log_line(c, t);
         }
-        free(line);
-        fclose(fp);
+        if (r == 0 && readfile_cut(&f))
+                r = -EFBIG;
+        readfile_end(&f);
         if (r == 0) {
                 const char *dm = call_setting(c, "depend_mode");
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/protocol.h"
+#include "base/util.h"
 #include "explain-internal.h"
 #include "explain.h"
 
@@ -952,12 +953,15 @@ static int explain_one(const char *store_dir, const Call *c, Explained *e, Verdi
         return 0;
 }
 
-static int read_calls(const char *debug_dir, Call **ret, size_t *ret_n, size_t *records) {
+/* Reads every call below debug_dir; what of the build's files was left
+ * unread, and the records read, into e. */
+static int read_calls(const char *debug_dir, Call **ret, size_t *ret_n, Explained *e) {
         Walk w = { 0 };
-        Digests digests = { 0 };
+        Digests digests;
         Call *calls = NULL;
         int r = 0;
 
+        digests_init(&digests);
         the_walk = &w;
         if (nftw(debug_dir, on_entry, 16, FTW_PHYS) < 0 && errno != ENOENT)
                 w.error = -errno;
@@ -975,8 +979,12 @@ static int read_calls(const char *debug_dir, Call **ret, size_t *ret_n, size_t *
         for (size_t i = 0; i < w.n; i++) {
                 if ((r = call_read(w.logs[i], &digests, &calls[i])) < 0)
                         goto out;
-                (*records)++;
+                e->records++;
         }
+        e->unread_files = digests.budget.files_unread;
+        e->not_regular = digests.budget.not_regular;
+        e->first_unread = TAKE_PTR(digests.budget.first_unread);
+        e->first_not_regular = TAKE_PTR(digests.budget.first_not_regular);
 out:
         for (size_t i = 0; i < w.n; i++)
                 free(w.logs[i]);
@@ -1027,8 +1035,10 @@ int explain_run(const char *debug_dir, const char *store_dir, ExplainAsk ask, vo
         int r;
 
         *ret = e;
-        if ((r = read_calls(debug_dir, &calls, &n, &e.records)) < 0)
+        if ((r = read_calls(debug_dir, &calls, &n, &e)) < 0) {
+                explained_done(&e);
                 return r;
+        }
         vs = calloc(n ? n : 1, sizeof(Verdict));
         if (!vs) {
                 r = -ENOMEM;
@@ -1093,5 +1103,7 @@ void explained_done(Explained *e) {
         free(e->misses);
         free(e->base_dir);
         free(e->cache);
+        free(e->first_unread);
+        free(e->first_not_regular);
         *e = (Explained) { 0 };
 }

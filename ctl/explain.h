@@ -46,6 +46,13 @@ typedef struct ExplainMiss {
         char *by;               /* CAUSE_EVICTED: "cap", "pressure", "purge", "merge", "other", or NULL */
 } ExplainMiss;
 
+/* What a run reads in all of the files a build names (sources, headers,
+ * dependency files), each once: a build's headers are a few hundred MiB at
+ * most; a source naming a thousand big files costs a second or so, and
+ * those left unread are said (Explained.unread_files). */
+#define EXPLAIN_READ_MAX_BYTES (1024ULL * 1024 * 1024)
+#define EXPLAIN_FILES_MAX 200000
+
 typedef struct Explained {
         ExplainMiss *misses;
         size_t n;
@@ -55,6 +62,11 @@ typedef struct Explained {
         size_t records;         /* debug records read (every call ccache logged) */
         bool asked;             /* cachekeeperd answered about the misses' keys */
         bool launcher_config;   /* the ccache that missed takes settings before the compiler (4.8+) */
+        /* Files the build names that were not read (readfile.h), so nothing
+         * was claimed of them: the run's read budget reached, or no regular
+         * file (a FIFO, a device: never opened). */
+        uint64_t unread_files, not_regular;
+        char *first_unread, *first_not_regular;   /* the first of each, or NULL */
 } Explained;
 
 /* What cachekeeperd saw leave cache_dir of keys[0..n): for each, out[i]

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -522,9 +523,27 @@ static void print_calls(const Measure *m, const StatsLog *l, const StatsSummary 
                        "not in the hit rate)\n", (unsigned long long) s->recache);
         nr = reasons(l, rs, 64);
         printf("  Uncacheable     %6llu", (unsigned long long) s->uncacheable);
-        for (size_t i = 0; i < nr; i++)
-                printf("%s%s %llu", i ? ", " : "   (", rs[i].id, (unsigned long long) rs[i].n);
+        for (size_t i = 0; i < nr; i++) {
+                printf("%s", i ? ", " : "   (");
+                text_put(stdout, rs[i].id);   /* an id from the statistics log */
+                printf(" %llu", (unsigned long long) rs[i].n);
+        }
         printf("%s\n", nr ? ")" : "");
+}
+
+/* What --explain did not read of the files the build names: nothing was
+ * claimed of them. */
+static void print_unread(const Explained *ex, bool tty) {
+        _cleanup_free_ char *unread = ex->first_unread ? text_escaped(ex->first_unread) : NULL;
+        _cleanup_free_ char *odd = ex->first_not_regular ? text_escaped(ex->first_not_regular) : NULL;
+
+        if (ex->unread_files > 0)
+                say(tty, 2, "The read budget was reached (%llu MiB, %d files in all): %" PRIu64 " file%s the build "
+                            "names not read, so nothing is claimed of them (first: %s).", EXPLAIN_READ_MAX_BYTES >> 20,
+                    EXPLAIN_FILES_MAX, ex->unread_files, ex->unread_files == 1 ? "" : "s", unread ?: "?");
+        if (ex->not_regular > 0)
+                say(tty, 2, "%" PRIu64 " file%s the build names %s not a regular file, never opened (first: %s).",
+                    ex->not_regular, ex->not_regular == 1 ? "" : "s", ex->not_regular == 1 ? "is" : "are", odd ?: "?");
 }
 
 static void print_text(const Measure *m, const StatsLog *l, const StatsSummary *s, const Explained *ex,
@@ -566,6 +585,8 @@ static void print_text(const Measure *m, const StatsLog *l, const StatsSummary *
                         }
                 }
         }
+        if (ex)
+                print_unread(ex, tty);
         total_missed = ex ? ex->n : s->misses;
         if (total_missed == 0)
                 return;
@@ -673,6 +694,8 @@ static void print_json(const Measure *m, const StatsLog *l, const StatsSummary *
                 }
                 json_object_object_add(o, "missed", missed);
                 json_object_object_add(o, "causes", causes);
+                json_object_object_add(o, "files_unread", json_object_new_uint64(ex->unread_files));
+                json_object_object_add(o, "files_not_regular", json_object_new_uint64(ex->not_regular));
         } else {
                 for (size_t i = 0; !fallback && i < l->n; i++)
                         if (l->calls[i].outcome == STATS_MISS) {
@@ -683,7 +706,7 @@ static void print_json(const Measure *m, const StatsLog *l, const StatsSummary *
                         }
                 json_object_object_add(o, "missed", missed);
         }
-        printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+        text_put_json(stdout, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
         json_object_put(o);
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/human.h"
+#include "base/text.h"
 
 int parse_size(const char *s, uint64_t *ret) {
         char *p;
@@ -152,6 +153,21 @@ char *format_duration(usec_t usec, char *buf, size_t len) {
         return buf;
 }
 
+/* The n bytes at w as text_put shows them: a wrapped line often holds a
+ * name from elsewhere (a path, a remote's error). */
+static void put_word(FILE *f, const char *w, size_t n) {
+        char buf[512];
+        char *word = n < sizeof(buf) ? buf : malloc(n + 1);
+
+        if (!word)
+                return;
+        memcpy(word, w, n);
+        word[n] = '\0';
+        text_put(f, word);
+        if (word != buf)
+                free(word);
+}
+
 void print_wrapped(FILE *f, const char *text, size_t width, size_t indent) {
         const char *p = text;
 
@@ -176,7 +192,8 @@ void print_wrapped(FILE *f, const char *text, size_t width, size_t indent) {
                                 col = indent;
                                 spaces = 0;
                         }
-                        fprintf(f, "%*s%.*s", (int) spaces, "", (int) n, w);
+                        fprintf(f, "%*s", (int) spaces, "");
+                        put_word(f, w, n);
                         col += spaces + n;
                         p = w + n;
                 }

@@ -34,7 +34,9 @@ char *format_duration(usec_t usec, char *buf, size_t len);
 /* Prints text to f as lines of at most width columns, broken at spaces
  * (a word longer than a line stands alone); the lines after the first of
  * each of text's own lines start with indent spaces. Ends with a newline.
- * For what cachectl prints on a terminal: 80 columns. */
+ * Every word shown as text_put shows it (base/text.h), so a name in text
+ * cannot act on the terminal. For what cachectl prints on a terminal: 80
+ * columns. */
 #define HUMAN_WIDTH 80
 void print_wrapped(FILE *f, const char *text, size_t width, size_t indent);
 

@@ -117,3 +117,22 @@ void text_put(FILE *f, const char *s) {
                 fputs(one, f);
         }
 }
+
+void text_put_json(FILE *f, const char *json) {
+        const unsigned char *u = (const unsigned char *) json;
+
+        while (*u) {
+                uint32_t cp;
+                size_t n = utf8_decode(u, &cp);
+
+                if (n == 0) {
+                        fputs("\\ufffd", f);   /* a byte JSON cannot hold: the replacement character */
+                        n = 1;
+                } else if (cp_unsafe(cp) && cp != '\n' && cp != '\t' && cp != '\r')
+                        fprintf(f, "\\u%04x", (unsigned) cp);
+                else
+                        fwrite(u, 1, n, f);
+                u += n;
+        }
+        fputc('\n', f);
+}

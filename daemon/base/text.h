@@ -28,3 +28,10 @@ char *text_escaped(const char *s);
 
 /* Writes s to f as text_escape shows it. */
 void text_put(FILE *f, const char *s);
+
+/* Writes json, a document json-c made, and a newline to f, with what its escaping leaves
+ * raw escaped too: DEL, C1 controls and the bidirectional overrides and
+ * separators as \uNNNN (the same characters, for a reader of JSON), a byte
+ * of invalid UTF-8 as \ufffd (JSON holds no such byte). json-c escapes C0
+ * in strings; the newlines, tabs and spaces of its layout are kept. */
+void text_put_json(FILE *f, const char *json);

@@ -9,8 +9,14 @@ passed or SIGTERM comes; prints "stores N bytes B hits H" at its end.
       one in ten a hit on an entry it wrote (mtime refreshed, as ccache does)
   writer.py ccache ROOT SECONDS SEED SRC    real compiles: CCACHE_DIR=ROOT
       ccache gcc -c on C files of its own under SRC, one in three a file it
-      compiled before (a hit, or a miss if the daemon evicted it since)"""
+      compiled before (a hit, or a miss if the daemon evicted it since)
+  writer.py explain ROOT SECONDS SEED SRC CTL SOCK    the same compiles, each
+      through `CTL -s SOCK measure --explain --json`, one source in four with
+      #line directives naming a FIFO and a big sparse file (a hostile
+      checkout); prints "explained E failed F" too: a run that did not end
+      in 120 s, failed, or printed no JSON of its misses and causes fails"""
 import importlib.util
+import json
 import os
 import random
 import signal
@@ -82,33 +88,80 @@ def synth(root, deadline, rng):
     return stores, nbytes, hits
 
 
-def compile_loop(root, deadline, rng, src):
-    os.makedirs(src, exist_ok=True)
-    env = dict(os.environ, CCACHE_DIR=root)
-    env.pop("CCACHE_MAXSIZE", None)
-    done = []
-    stores = hits = 0
-    n = 0
-    while not stop and time.monotonic() < deadline:
-        if done and rng.random() < 1 / 3:
-            name = rng.choice(done)
+class Sources:
+    """The sources a compile loop builds, under src: a new one (about 100
+    small functions: an object of some kilobytes) or, one in three, one it
+    compiled before (a hit, or a miss if the daemon evicted it since).
+    hostile: one new source in four starts with #line directives naming a
+    FIFO and a 63 MiB sparse file in src, as a hostile checkout may."""
+
+    def __init__(self, src, prefix, rng, hostile=False):
+        os.makedirs(src, exist_ok=True)
+        self.src, self.prefix, self.rng, self.hostile = src, prefix, rng, hostile
+        self.done, self.n = [], 0
+        if hostile and not os.path.exists(os.path.join(src, "fifo.h")):
+            os.mkfifo(os.path.join(src, "fifo.h"))
+            with open(os.path.join(src, "big.h"), "wb") as f:
+                f.truncate(63 << 20)
+
+    def next(self):
+        """The path of the next source to compile, and of its object."""
+        rng = self.rng
+        if self.done and rng.random() < 1 / 3:
+            name = rng.choice(self.done)
         else:
-            n += 1
-            name = f"s{rng.randrange(1 << 40):010x}_{n}"
-            # about 100 small functions: an object of some kilobytes
-            with open(os.path.join(src, name + ".c"), "w") as f:
+            self.n += 1
+            name = f"{self.prefix}{rng.randrange(1 << 40):010x}_{self.n}"
+            with open(os.path.join(self.src, name + ".c"), "w") as f:
+                if self.hostile and rng.random() < 0.25:
+                    f.write(f'#line 1 "{self.src}/fifo.h"\nint {name}_f;\n'
+                            f'#line 1 "{self.src}/big.h"\nint {name}_b;\n')
                 k = rng.randrange(1 << 20)
                 for i in range(rng.randint(20, 160)):
                     f.write(f"int {name}_{i}(int x) {{ return x * {k + i} + {i}; }}\n")
-            done.append(name)
-        c = os.path.join(src, name + ".c")
-        r = subprocess.run(["ccache", "gcc", "-O0", "-c", c, "-o", os.path.join(src, name + ".o")],
+            self.done.append(name)
+            if len(self.done) > 400:
+                self.done = self.done[200:]
+        return os.path.join(self.src, name + ".c"), os.path.join(self.src, name + ".o")
+
+
+def compile_loop(root, deadline, rng, src):
+    env = dict(os.environ, CCACHE_DIR=root)
+    env.pop("CCACHE_MAXSIZE", None)
+    sources = Sources(src, "s", rng)
+    stores = 0
+    while not stop and time.monotonic() < deadline:
+        c, o = sources.next()
+        r = subprocess.run(["ccache", "gcc", "-O0", "-c", c, "-o", o],
                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if r.returncode == 0:
             stores += 1
-        if len(done) > 400:
-            done = done[200:]
-    return stores, 0, hits
+    return stores, 0, 0
+
+
+def explain_loop(root, deadline, rng, src, ctl, sock):
+    """Compiles as compile_loop does, from a hostile checkout, each through
+    measure --explain."""
+    env = dict(os.environ, CCACHE_DIR=root, XDG_CACHE_HOME=os.path.join(src, "xdg"))
+    env.pop("CCACHE_MAXSIZE", None)
+    sources = Sources(src, "x", rng, hostile=True)
+    stores = explained = failed = 0
+    while not stop and time.monotonic() < deadline:
+        c, o = sources.next()
+        try:
+            r = subprocess.run([ctl, "-s", sock, "measure", "--explain", "--json", "--", "ccache", "gcc", "-O0",
+                                "-c", c, "-o", o], env=env, capture_output=True, text=True, timeout=120)
+            out = json.loads(r.stdout) if r.returncode == 0 else None
+        except (subprocess.TimeoutExpired, ValueError):
+            out = None
+        if out is None or "missed" not in out or "causes" not in out:
+            failed += 1
+            print(f"failed: {c}: {'timeout or no JSON' if out is None else out}", flush=True)
+            continue
+        explained += 1
+        stores += len(out["missed"])
+    print(f"explained {explained} failed {failed}", flush=True)
+    return stores, 0, 0
 
 
 def main(argv):
@@ -120,6 +173,8 @@ def main(argv):
         s, b, h = synth(root, deadline, rng)
     elif mode == "ccache":
         s, b, h = compile_loop(root, deadline, rng, argv[5])
+    elif mode == "explain":
+        s, b, h = explain_loop(root, deadline, rng, argv[5], argv[6], argv[7])
     else:
         print(__doc__, file=sys.stderr)
         return 2

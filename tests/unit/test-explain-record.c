@@ -83,9 +83,10 @@ static void test_normalise(void **state) {
  * that enter the key, items by section, the files of its text. */
 static void test_call_read(void **state) {
         char log[PATH_MAX + 64], text[8192], logtext[8192], want[PATH_MAX + 64];
-        Digests d = { 0 };
+        Digests d;
         Call c;
 
+        digests_init(&d);
         put("proj/src/a.c", "#include \"v.h\"\nint a(void) { return V; }\n");
         put("proj/inc/v.h", "#define V 1\n");
         put("b/CMakeCache.txt", "# a build directory\n");
@@ -173,9 +174,10 @@ static void test_call_read(void **state) {
  * file read either. */
 static void test_depfile(void **state) {
         char log[PATH_MAX + 64], logtext[4096], dep[4096], want[PATH_MAX + 64];
-        Digests d = { 0 };
+        Digests d;
         Call c;
 
+        digests_init(&d);
         put("d/src/a b.c", "int a;\n");
         put("d/src/x$y.h", "int x;\n");
         put("d/src/v.h", "int v;\n");

@@ -129,6 +129,7 @@ static void test_print_wrapped(void **state) {
         print_wrapped(f, "short", 40, 4);
         print_wrapped(f, "a-word-longer-than-the-whole-line-stands-alone then the rest", 20, 2);
         print_wrapped(f, "two\nlines", 40, 2);
+        print_wrapped(f, "remote r: \x1b]0;owned\x07 \x9b" "31m", 40, 2);   /* a name from elsewhere */
         fclose(f);
         assert_string_equal(out, "  cap advice: the 7-day working set is\n"
                                  "    118.3G, over the cap of 100G:\n"
@@ -137,7 +138,8 @@ static void test_print_wrapped(void **state) {
                                  "a-word-longer-than-the-whole-line-stands-alone\n"
                                  "  then the rest\n"
                                  "two\n"
-                                 "lines\n");
+                                 "lines\n"
+                                 "remote r: \\e]0;owned\\x07 \\x9b31m\n");
         free(out);
 }
 

@@ -104,11 +104,26 @@ static void test_short_buffer(void **state) {
         assert_string_equal(buf, "");                   /* never half a character */
 }
 
+/* A document json-c made: what its escaping leaves raw (DEL, C1, a bidi
+ * override, a byte of invalid UTF-8) escaped as JSON, its layout kept. */
+static void test_put_json(void **state) {
+        char *mem = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&mem, &len);
+
+        assert_non_null(f);
+        text_put_json(f, "{\n  \"a\": \"x\\u001b]0;t\\u0007 \x7f \xc2\x9b \x9b \xe2\x80\xae \xc3\xa9\"\n}");
+        fclose(f);
+        assert_string_equal(mem, "{\n  \"a\": \"x\\u001b]0;t\\u0007 \\u007f \\u009b \\ufffd \\u202e \xc3\xa9\"\n}\n");
+        free(mem);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_escapes),
                 cmocka_unit_test(test_plain_unchanged),
                 cmocka_unit_test(test_short_buffer),
+                cmocka_unit_test(test_put_json),
         };
         return cmocka_run_group_tests_name("text", tests, NULL, NULL);
 }
