@@ -39,6 +39,8 @@ struct TrimQueue {
         TrimOrder *queue;                 /* what waits for it */
         size_t n_queue;
         usec_t backoff_until;             /* monotonic: after a cap trim that evicted nothing */
+        bool backoff_for_entries;         /* ... and found nothing to evict: the first entry stored ends it */
+        bool inflight_said;               /* over the cap by ccache's temporaries in use: logged */
         bool failed_alerted;              /* cache-trim-failed raised, its recovery not yet */
         bool cap_again;                   /* the last cap trim was outpaced: the next is due */
         sd_event_source *source, *timer;  /* the slices; the retry of held locks */
@@ -83,18 +85,46 @@ static void record(TrimQueue *q, const TrimResult *r, TrimReason reason, usec_t 
         h->last_over_cap = trim_queue_over_cap(q);
 }
 
+/* The cap trim r found nothing to evict, and ccache's temporaries in use
+ * (r->inflight_bytes) make all of the excess over the cap: the builds of
+ * the moment, not a failure. Several ccache starting at once on a new cache
+ * each write an inode cache of some 6 MB and all but one remove theirs a
+ * moment later (evict_in_flight): alerting then would say the cap cannot be
+ * held while it is about to be. */
+static bool over_by_inflight(TrimQueue *q, const TrimResult *r) {
+        return r->planned_files == 0 &&
+               account_totals(q->account)->bytes <= q->config->max_size_bytes + r->inflight_bytes;
+}
+
 /* The cap trim r left the cache over its cap without evicting anything or
- * learning anything: everything left is locked, in use or unreadable. Said (once per failure:
- * the alert stands until a trim gets the cache under its cap), and not
+ * learning anything: everything left is locked, in use or unreadable. Not
  * tried again for TRIM_BACKOFF_USEC unless something changes (a reload, a
- * manual trim). A trim that made progress but was outpaced by writers is
- * no failure: the next one starts at once (start_next). */
+ * manual trim; when r found nothing at all to evict, the first entry stored
+ * since: every entry may go as soon as it is there). Said as
+ * cache-trim-failed (once per failure: the alert stands until a trim gets
+ * the cache under its cap), unless ccache's temporaries in use make the
+ * excess (over_by_inflight): then a line in the journal, and the recheck
+ * after the backoff alerts if they are still there and no longer young. A
+ * trim that made progress but was outpaced by writers is no failure: the
+ * next one starts at once (start_next). */
 static void cap_not_reached(TrimQueue *q, const TrimResult *r, usec_t now) {
-        char f[32], k[32], why[256], message[512];
+        char f[32], k[32], t[32], why[256], message[512];
 
         q->backoff_until = now + TRIM_BACKOFF_USEC;
+        q->backoff_for_entries = r->planned_files == 0;
         if (q->failed_alerted)
                 return;
+        if (over_by_inflight(q, r)) {
+                if (!q->inflight_said)
+                        log_notice("%s %s is over its cap (%s of %s) by ccache's temporaries in use (%s) and has "
+                                   "no entry to evict: trimmed again as soon as one is stored.",
+                                   cache_config_what(q->config), q->config->name,
+                                   format_size(account_totals(q->account)->bytes, f, sizeof(f)),
+                                   format_size(q->config->max_size_bytes, k, sizeof(k)),
+                                   format_size(r->inflight_bytes, t, sizeof(t)));
+                q->inflight_said = true;
+                return;
+        }
         snprintf(message, sizeof(message),
                  "%s %s is still over its cap after trimming (%s of %s): %s; retrying in %llu s.",
                  cache_config_what(q->config), q->config->name,
@@ -306,7 +336,17 @@ void trim_queue_check_cap(TrimQueue *q) {
          * (which anyone may ask for, so they cannot hold it off). */
         if (q->failed_alerted && q->started && !trim_queue_over_cap(q))
                 cap_reached(q);   /* by a trim, a reload, or ccache's own cleanup */
-        if (!trim_queue_over_cap(q) || event_now(q->event, CLOCK_MONOTONIC) < q->backoff_until ||
+        if (!trim_queue_over_cap(q)) {
+                q->inflight_said = false;
+                return;
+        }
+        /* Backing off after a trim that found nothing to evict: an entry
+         * stored since may go at once (account_entry_files is a sum of 4). */
+        if (q->backoff_for_entries && account_entry_files(q->account) > 0) {
+                q->backoff_until = 0;
+                q->backoff_for_entries = false;
+        }
+        if (event_now(q->event, CLOCK_MONOTONIC) < q->backoff_until ||
             (q->trim && (!trim_result(q->trim)->dry_run || dry_run_yield(q) < 0)))
                 return;
         if (begin(q, &(TrimOrder) { .reason = TRIM_REASON_CAP }) < 0)
