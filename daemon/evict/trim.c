@@ -361,8 +361,8 @@ const char *trim_result_why(const TrimResult *r, char *buf, size_t len) {
                          (unsigned long long) r->locked_dirs, r->locked_dirs == 1 ? "y" : "ies");
         else if (r->planned_bytes < r->need_bytes) {
                 if (r->inflight_bytes > 0)
-                        snprintf(rest, sizeof(rest), "; %s are ccache's temporaries in use, which go when their "
-                                 "compiles end", format_size(r->inflight_bytes, c, sizeof(c)));
+                        snprintf(rest, sizeof(rest), "; %s of the rest are temporaries less than an hour old "
+                                 "(ccache's while a compile runs)", format_size(r->inflight_bytes, c, sizeof(c)));
                 snprintf(buf, len, "nothing more evictable: %s had to go, but only %s of it were ccache entries "
                          "or stale temporaries%s", format_size(r->need_bytes, a, sizeof(a)),
                          format_size(r->planned_bytes, b, sizeof(b)), rest);
