@@ -1,12 +1,13 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 """A burst of stores into a new cache by WRITERS parallel processes that
-write as ccache 4.8+ does (daemon/ccache/README.md §1, §7), in the LAYOUT
-of ccache 4.8-4.12 ("4.12": <l1>/<l2>/<key>R and <key>M, 33-char keys) or
-of 4.13 ("4.13": <l1>/<l2>/<key>, 40 hex digits, no suffix).
+write as ccache does (daemon/ccache/README.md §1, §7), in the LAYOUT of
+ccache 4.8-4.12 ("4.12": <l1>/<l2>/<key>R and <key>M, 33-char keys), of
+4.13 ("4.13": <l1>/<l2>/<key>, 40 hex digits, no suffix) or of Debian's
+4.7.5 ("4.7": the names of 4.12, no content lock, no inode cache).
 
-Each writer first does what every ccache does on a cache without an inode
-cache: writes a temporary of its own, tmp/inode-cache-64.v2.tmp.XXXXXX.tmp,
+Each writer of 4.12 or 4.13 first does what every ccache does on a cache
+without an inode cache: writes a temporary of its own, tmp/inode-cache-64.v2.tmp.XXXXXX.tmp,
 of 5.9 MB (allocated, as ccache's fallocate), links it to
 tmp/inode-cache-64.v2 (a writer that loses the race keeps the winner's)
 and removes it. The writers all hold their temporary until GOFILE exists
@@ -30,7 +31,7 @@ import time
 B32 = "0123456789abcdefghijklmnopqrstuv"
 HEX = "0123456789abcdef"
 INODE_CACHE = 5_898_240   # sizeof(SharedRegion) in 4.8+: what tmp/inode-cache-64.v2 takes
-VERSION = {"4.12": "4.12.3", "4.13": "4.13.6"}
+VERSION = {"4.7": "4.7.5", "4.12": "4.12.3", "4.13": "4.13.6"}
 
 
 def load_entry_helper():
@@ -108,7 +109,8 @@ def inode_cache(root, gofile, rng):
 def writer(root, layout, compiles, size, gofile, seed, entry):
     rng = random.Random(seed)
     os.makedirs(os.path.join(root, "tmp"), exist_ok=True)
-    inode_cache(root, gofile, rng)
+    if layout != "4.7":   # 4.7.5 has the inode cache off by default
+        inode_cache(root, gofile, rng)
     written = 0
     for _ in range(compiles):
         cpp = os.path.join(root, "tmp", f"cpp_stdout.tmp.{tmp_suffix(rng)}.i")
@@ -119,12 +121,13 @@ def writer(root, layout, compiles, size, gofile, seed, entry):
             os.makedirs(d, exist_ok=True)
             payload = os.urandom(n)
             head = entry.header(VERSION[layout], "", kind, 0)
-            base = lock(root, l1, l2)
+            base = lock(root, l1, l2) if layout != "4.7" else None   # 4.7 has no content locks
             try:
                 atomic_write(os.path.join(d, name),
                              entry.header(VERSION[layout], "", kind, len(head) + n) + payload, rng)
             finally:
-                unlock(base)
+                if base:
+                    unlock(base)
             written += len(head) + n
         os.unlink(cpp)
     return written
