@@ -70,6 +70,9 @@ burst_helper() {
         local writers=$!
         wait_for "[ \$(cache_field t size_bytes) -gt 40000000 ]" 20
         wait_for "[ \"\$(cache_field t last_trim.reason)\" = cap ]" 10
+        # It found nothing to evict, and says what stood in the way.
+        [ "$(cache_field t last_trim.planned_files)" -eq 0 ]
+        [ "$(cache_field t last_trim.inflight_bytes)" -gt "$CAP" ]
         touch "$go"
         wait "$writers"
         end=$(now_s)
