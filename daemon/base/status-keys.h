@@ -122,6 +122,7 @@
 #define STATUS_TRIM_FILES               "files"         /* evicted (a dry run: would be) */
 #define STATUS_TRIM_BYTES               "bytes"
 #define STATUS_TRIM_OLDEST_KEPT_MTIME   "oldest_kept_mtime"
+#define STATUS_TRIM_INFLIGHT_BYTES      "inflight_bytes"        /* ccache's temporaries in use, never chosen */
 #define STATUS_TRIM_SAVED               "saved"         /* planned, kept as used or changed since */
 #define STATUS_TRIM_LOCKED_DIRS         "locked_dirs"   /* left, locked by ccache */
 #define STATUS_TRIM_ERRORS              "errors"

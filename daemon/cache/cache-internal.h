@@ -217,13 +217,7 @@ static inline size_t cache_unwatched_dirs(Cache *c) {
 
 /* ccache's entries in the account now (every kind of entry). */
 static inline uint64_t cache_entry_files(Cache *c) {
-        const AccountTotals *t = account_totals(c->account);
-        uint64_t n = 0;
-
-        for (int k = 0; k < _CCACHE_KIND_MAX; k++)
-                if (ccache_kind_is_entry((CcacheKind) k))
-                        n += t->kind_files[k];
-        return n;
+        return account_entry_files(c->account);
 }
 
 /* The watch handler (os/watch.h) of every directory the cache watches: one

@@ -138,6 +138,7 @@ static json_object *trim_result_json(const TrimResult *r, const char *reason, us
         JSON_ADD(o, STATUS_TRIM_FILES, JSON_U64(r->files));
         JSON_ADD(o, STATUS_TRIM_BYTES, JSON_U64(r->bytes));
         JSON_ADD(o, STATUS_TRIM_OLDEST_KEPT_MTIME, JSON_U64(r->oldest_kept));
+        JSON_ADD(o, STATUS_TRIM_INFLIGHT_BYTES, JSON_U64(r->inflight_bytes));
         JSON_ADD(o, STATUS_TRIM_SAVED, JSON_U64(r->saved));
         JSON_ADD(o, STATUS_TRIM_LOCKED_DIRS, JSON_U64(r->locked_dirs));
         JSON_ADD(o, STATUS_TRIM_ERRORS, JSON_U64(r->errors));

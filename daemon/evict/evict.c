@@ -18,6 +18,11 @@
 
 #define BUCKETS 65536u
 
+/* ccache's inode cache (not its temporaries) and its sweep stamp in tmp/. */
+static bool tmp_keeper(const char *name) {
+        return (strncmp(name, "inode-cache", 11) == 0 && !strstr(name, ".tmp.")) || strcmp(name, ".cleaned") == 0;
+}
+
 bool evict_eligible(const Account *a, const FileInfo *fi, const char *name, int64_t now) {
         const Dir *dir;
 
@@ -32,9 +37,17 @@ bool evict_eligible(const Account *a, const FileInfo *fi, const char *name, int6
                 return false;
         /* tmp/ holds a running compile's files: two days, whatever the name. */
         if (dir->in_tmp)
-                return strncmp(name, "inode-cache", 11) != 0 && strcmp(name, ".cleaned") != 0 &&
-                       now - fi->mtime >= EVICT_TMPDIR_MIN_AGE_SEC;
+                return !tmp_keeper(name) && now - fi->mtime >= EVICT_TMPDIR_MIN_AGE_SEC;
         return strstr(name, ".tmp.") && now - fi->mtime >= EVICT_TMP_MIN_AGE_SEC;
+}
+
+bool evict_in_flight(const Account *a, const FileInfo *fi, const char *name, int64_t now) {
+        const Dir *dir;
+
+        if (fi->kind != CCACHE_KIND_TMP || !name || now - fi->mtime >= EVICT_TMP_MIN_AGE_SEC ||
+            !(dir = account_dir(a, fi->dir)) || dir->in_lock || strncmp(name, ".nfs", 4) == 0)
+                return false;
+        return dir->in_tmp ? !tmp_keeper(name) : strstr(name, ".tmp.") != NULL;
 }
 
 /* Entries are decided by kind alone; temporaries need their name. */
@@ -86,6 +99,17 @@ struct EvictPlanner {
         size_t n_dirs, bucket;
 };
 
+/* A file that may not go, seen by the span pass: ccache's temporaries in
+ * use are counted (EvictPlan.inflight_bytes), so that a trim that found
+ * nothing to evict can say what the rest is. */
+static void note_in_flight(EvictPlanner *p, const Account *a, FileId id, const FileInfo *fi) {
+        char name[256];
+
+        if (fi->kind == CCACHE_KIND_TMP && account_file_name(a, id, name, sizeof(name)) == 0 &&
+            evict_in_flight(a, fi, name, p->now))
+                p->plans[p->acct].inflight_bytes += fi->blocks * 512;
+}
+
 /* Visits up to *budget files of the pass, calling visit on each eligible
  * one. Returns true when the pass is over (and rewinds it). */
 static bool pass_files(EvictPlanner *p, size_t *budget,
@@ -100,8 +124,13 @@ static bool pass_files(EvictPlanner *p, size_t *budget,
                         if (*budget == 0)
                                 return false;
                         (*budget)--;
-                        if (account_file_info(a, p->file, &fi) < 0 || !eligible(a, p->file, &fi, p->now))
+                        if (account_file_info(a, p->file, &fi) < 0)
                                 continue;
+                        if (!eligible(a, p->file, &fi, p->now)) {
+                                if (p->phase == PHASE_SPAN)
+                                        note_in_flight(p, a, p->file, &fi);
+                                continue;
+                        }
                         r = visit(p, p->acct, p->file, &fi);
                         if (r < 0) {
                                 *ret_error = r;

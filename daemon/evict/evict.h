@@ -31,6 +31,8 @@ typedef struct EvictPlan {
         int64_t oldest_kept;     /* oldest mtime of an evictable file that stays (0: none stay) */
         uint64_t evictable_files, evictable_bytes;
         uint64_t beyond_table;   /* a purge by writer: entries whose writer is not known (may match) */
+        uint64_t inflight_bytes; /* Σ blocks·512 of ccache's temporaries in use (evict_in_flight): not
+                                  * victims, and gone by themselves soon */
 } EvictPlan;
 
 /* May this file (fi from account_file_info, name its file name) be evicted at
@@ -38,6 +40,16 @@ typedef struct EvictPlan {
  * layout only in an entry directory, account_entry_dir); other files in
  * tmp/ after two days, except ccache's inode cache and sweep stamp. */
 bool evict_eligible(const Account *a, const FileInfo *fi, const char *name, int64_t now);
+
+/* Is this file (not eligible) one of ccache's temporaries still in use at
+ * time now: a *.tmp.* file or a file in tmp/, younger than
+ * EVICT_TMP_MIN_AGE_SEC, other than the inode cache and the sweep stamp
+ * (which stay for good)? A compile removes its own when it ends; each of
+ * several ccache starting at once on a new cache writes an inode cache of
+ * its own (some 6 MB, tmp/inode-cache-*.tmp.*) and all but one remove theirs
+ * within a second (ccache/README.md §1). Such bytes may put a cache over its
+ * cap for a moment, and no trim can help. */
+bool evict_in_flight(const Account *a, const FileInfo *fi, const char *name, int64_t now);
 
 /* Plans the eviction of the least recently used eligible files, oldest mtime
  * first across the whole account, until at least need_bytes are freed (or

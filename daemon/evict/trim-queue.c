@@ -39,6 +39,9 @@ struct TrimQueue {
         TrimOrder *queue;                 /* what waits for it */
         size_t n_queue;
         usec_t backoff_until;             /* monotonic: after a cap trim that evicted nothing */
+        bool backoff_for_entries;         /* ... and found nothing to evict: the first entry stored ends it */
+        usec_t inflight_since;            /* monotonic: over the cap by ccache's temporaries in use
+                                           * since (0: not), and said in the journal */
         bool failed_alerted;              /* cache-trim-failed raised, its recovery not yet */
         bool cap_again;                   /* the last cap trim was outpaced: the next is due */
         sd_event_source *source, *timer;  /* the slices; the retry of held locks */
@@ -83,15 +86,56 @@ static void record(TrimQueue *q, const TrimResult *r, TrimReason reason, usec_t 
         h->last_over_cap = trim_queue_over_cap(q);
 }
 
+/* The cap trim r found nothing to evict, and ccache's temporaries in use
+ * (r->inflight_bytes) make all of the excess over the cap: the builds of
+ * the moment. Several ccache starting at once on a new cache each write an
+ * inode cache of some 6 MB and all but one remove theirs a moment later
+ * (evict_in_flight): alerting then would say the cap cannot be held while
+ * it is about to be. */
+static bool over_by_inflight(TrimQueue *q, const TrimResult *r) {
+        return r->planned_files == 0 &&
+               account_totals(q->account)->bytes <= q->config->max_size_bytes + r->inflight_bytes;
+}
+
+/* The cache is over its cap by ccache's temporaries in use (at now), and
+ * has been for less than TRIM_INFLIGHT_GRACE_USEC: a line in the journal
+ * (once), the cap tried again when the grace ends or an entry is stored.
+ * Returns false when the grace is over: a failure. */
+static bool inflight_grace(TrimQueue *q, const TrimResult *r, usec_t now) {
+        char f[32], k[32], t[32];
+
+        if (q->inflight_since == 0) {
+                q->inflight_since = now;
+                log_notice("%s %s is over its cap (%s of %s) by ccache's temporaries in use (%s), with no entry "
+                           "to evict: tried again as soon as one is stored, alerted if still so in %llu s.",
+                           cache_config_what(q->config), q->config->name,
+                           format_size(account_totals(q->account)->bytes, f, sizeof(f)),
+                           format_size(q->config->max_size_bytes, k, sizeof(k)),
+                           format_size(r->inflight_bytes, t, sizeof(t)),
+                           (unsigned long long) (TRIM_INFLIGHT_GRACE_USEC / USEC_PER_SEC));
+        }
+        if (now - q->inflight_since >= TRIM_INFLIGHT_GRACE_USEC)
+                return false;
+        q->backoff_until = q->inflight_since + TRIM_INFLIGHT_GRACE_USEC;
+        return true;
+}
+
 /* The cap trim r left the cache over its cap without evicting anything or
- * learning anything: everything left is locked, in use or unreadable. Said (once per failure:
- * the alert stands until a trim gets the cache under its cap), and not
+ * learning anything: everything left is locked, in use or unreadable. Not
  * tried again for TRIM_BACKOFF_USEC unless something changes (a reload, a
- * manual trim). A trim that made progress but was outpaced by writers is
- * no failure: the next one starts at once (start_next). */
+ * manual trim; when r found nothing at all to evict, the first entry stored
+ * since: every entry may go as soon as it is there). Said as
+ * cache-trim-failed (once per failure: the alert stands until a trim gets
+ * the cache under its cap), unless ccache's temporaries in use make the
+ * excess, for less than TRIM_INFLIGHT_GRACE_USEC (inflight_grace). A trim
+ * that made progress but was outpaced by writers is no failure: the next one
+ * starts at once (start_next). */
 static void cap_not_reached(TrimQueue *q, const TrimResult *r, usec_t now) {
         char f[32], k[32], why[256], message[512];
 
+        q->backoff_for_entries = r->planned_files == 0;
+        if (!q->failed_alerted && over_by_inflight(q, r) && inflight_grace(q, r, now))
+                return;
         q->backoff_until = now + TRIM_BACKOFF_USEC;
         if (q->failed_alerted)
                 return;
@@ -306,7 +350,17 @@ void trim_queue_check_cap(TrimQueue *q) {
          * (which anyone may ask for, so they cannot hold it off). */
         if (q->failed_alerted && q->started && !trim_queue_over_cap(q))
                 cap_reached(q);   /* by a trim, a reload, or ccache's own cleanup */
-        if (!trim_queue_over_cap(q) || event_now(q->event, CLOCK_MONOTONIC) < q->backoff_until ||
+        if (!trim_queue_over_cap(q)) {
+                q->inflight_since = 0;
+                return;
+        }
+        /* Backing off after a trim that found nothing to evict: an entry
+         * stored since may go at once (account_entry_files is a sum of 4). */
+        if (q->backoff_for_entries && account_entry_files(q->account) > 0) {
+                q->backoff_until = 0;
+                q->backoff_for_entries = false;
+        }
+        if (event_now(q->event, CLOCK_MONOTONIC) < q->backoff_until ||
             (q->trim && (!trim_result(q->trim)->dry_run || dry_run_yield(q) < 0)))
                 return;
         if (begin(q, &(TrimOrder) { .reason = TRIM_REASON_CAP }) < 0)

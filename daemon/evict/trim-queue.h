@@ -25,6 +25,15 @@
  * that evicted but was outpaced by writers is followed by the next at once. */
 #define TRIM_BACKOFF_USEC (60 * USEC_PER_SEC)
 
+/* A cache over its cap with nothing to evict, by ccache's temporaries in
+ * use (evict_in_flight), is no failure for this long: the inode cache race
+ * of ccache starting at once on a new cache lasts under a second, a
+ * compile's temporaries go with it. Longer, the cap is smaller than what
+ * the builds hold in flight, or someone keeps a file there young: said as
+ * cache-trim-failed. The cap is tried again at once when an entry is stored,
+ * and at the end of this. */
+#define TRIM_INFLIGHT_GRACE_USEC (10 * USEC_PER_SEC)
+
 /* The cap trim's slices run at the inotify sources' priority (WATCH_PRIORITY,
  * checked where both are known): a flood of events takes turns with them,
  * never starves them. Other trims run at idle priority. */

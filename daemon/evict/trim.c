@@ -52,6 +52,7 @@ static void plan_ready(Trim *t) {
         t->result.planned_files = t->plan.n;
         t->result.planned_bytes = t->plan.bytes;
         t->result.oldest_kept = t->plan.oldest_kept;
+        t->result.inflight_bytes = t->plan.inflight_bytes;
         if (t->result.dry_run) {
                 t->result.files = t->plan.n;
                 t->result.bytes = t->plan.bytes;
@@ -350,7 +351,7 @@ const TrimResult *trim_result(const Trim *t) {
 }
 
 const char *trim_result_why(const TrimResult *r, char *buf, size_t len) {
-        char a[32], b[32];
+        char a[32], b[32], c[32], rest[128] = "";
 
         if (r->errors > 0)
                 snprintf(buf, len, "I/O error: %llu file%s could not be deleted (%s)", (unsigned long long) r->errors,
@@ -358,10 +359,14 @@ const char *trim_result_why(const TrimResult *r, char *buf, size_t len) {
         else if (r->locked_dirs > 0)
                 snprintf(buf, len, "locked: ccache kept %llu director%s locked throughout",
                          (unsigned long long) r->locked_dirs, r->locked_dirs == 1 ? "y" : "ies");
-        else if (r->planned_bytes < r->need_bytes)
+        else if (r->planned_bytes < r->need_bytes) {
+                if (r->inflight_bytes > 0)
+                        snprintf(rest, sizeof(rest), "; %s of the rest are temporaries less than an hour old "
+                                 "(ccache's while a compile runs)", format_size(r->inflight_bytes, c, sizeof(c)));
                 snprintf(buf, len, "nothing more evictable: %s had to go, but only %s of it were ccache entries "
-                         "or stale temporaries", format_size(r->need_bytes, a, sizeof(a)),
-                         format_size(r->planned_bytes, b, sizeof(b)));
+                         "or stale temporaries%s", format_size(r->need_bytes, a, sizeof(a)),
+                         format_size(r->planned_bytes, b, sizeof(b)), rest);
+        }
         else if (r->saved > 0)
                 snprintf(buf, len, "%llu of the files chosen were used again or changed before they could go",
                          (unsigned long long) r->saved);

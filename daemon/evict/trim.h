@@ -39,6 +39,7 @@ typedef struct TrimResult {
         uint64_t errors;                     /* files that could not be deleted */
         int first_error;                     /* the first one's -errno */
         int64_t oldest_kept;                 /* oldest mtime of an evictable file that stays */
+        uint64_t inflight_bytes;             /* ccache's temporaries in use when planned (EvictPlan) */
         uint64_t stats_updates, stats_failures;
         int stats_error;                     /* the first failure's -errno ... */
         char stats_failed_dir[2];            /* ... and its level-1 directory */
@@ -91,7 +92,8 @@ int trim_step(Trim *t, const TrimEnv *env);
 const TrimResult *trim_result(const Trim *t);
 /* Why a finished trim r did not reach its target, in a few words a person
  * can act on, into buf: an I/O error (the first one), directories ccache
- * kept locked, nothing more that may be evicted, files used again meanwhile.
+ * kept locked, nothing more that may be evicted (and how much of the rest
+ * was ccache's temporaries in use), files used again meanwhile.
  * Returns buf. */
 const char *trim_result_why(const TrimResult *r, char *buf, size_t len);
 Trim *trim_free(Trim *t);

@@ -1100,6 +1100,11 @@ const AccountTotals *account_totals(Account *a) {
         return &a->totals;
 }
 
+uint64_t account_entry_files(Account *a) {
+        purge_files(a);
+        return entry_count(a);
+}
+
 void account_entry_mtime_span(Account *a, int64_t *ret_oldest, int64_t *ret_newest) {
         purge_files(a);
         if (!a->span_valid) {

@@ -181,6 +181,8 @@ size_t account_scan_sweep(Account *a, uint32_t gen);
 /* The totals, exact: the files of directories forgotten since the last call
  * are dropped first (one pass over all files, however many there were). */
 const AccountTotals *account_totals(Account *a);
+/* ccache's entries among them (every kind of entry), as exact. */
+uint64_t account_entry_files(Account *a);
 /* Oldest and newest mtime over ccache entries (0, 0 when there are none),
  * exact: kept as entries come and go, but an entry at either edge that
  * leaves (evicted, or hit: its mtime moves) takes a pass over the files to

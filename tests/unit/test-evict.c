@@ -365,6 +365,59 @@ static void test_lock_dir_never_eligible(void **state) {
         assert_true(evict_eligible(a, &fi, "stats.tmp.AbC123.tmp", NOW));
 }
 
+/* ccache's temporaries in use: young *.tmp.* files and young files in tmp/
+ * (each parallel ccache's inode cache temporary among them), never the
+ * inode cache itself nor its sweep stamp, nor what lock/ holds; counted by a
+ * plan (inflight_bytes), never planned. An inode cache temporary a killed
+ * ccache left goes after two days, as any file in tmp/. */
+static void test_in_flight(void **state) {
+        static const struct {
+                const char *dir, *name;
+                int64_t age;
+                bool in_flight, eligible;
+        } f[] = {
+                { "tmp", "inode-cache-64.v2.tmp.AbC123.tmp", 0, true, false },
+                { "tmp", "cpp_stdout.tmp.AbC123.i", EVICT_TMP_MIN_AGE_SEC - 1, true, false },
+                { "tmp", "cpp_stdout.tmp.AbC124.i", EVICT_TMP_MIN_AGE_SEC, false, false },   /* a leftover */
+                { "tmp", "inode-cache-64.v2.tmp.XyZ123.tmp", EVICT_TMPDIR_MIN_AGE_SEC, false, true },
+                { "tmp", "inode-cache-64.v2", 0, false, false },
+                { "tmp", "inode-cache-64.v2", EVICT_TMPDIR_MIN_AGE_SEC, false, false },
+                { "tmp", ".cleaned", 0, false, false },
+                { "b/4", "2kitabcR.tmp.AbC123.tmp", 0, true, false },
+                { "b/4", "2kitabcR.tmp.AbC124.tmp", EVICT_TMP_MIN_AGE_SEC, false, true },
+                { "b", "stats.tmp.AbC123.tmp", 0, true, false },
+                { "b", "stats", 0, false, false },
+                { "lock", "subdir_b4.tmp.AbC123.tmp", 0, false, false },
+                { "b/4", ".nfs000123", 0, false, false },
+        };
+        Account *a = *state;
+        uint64_t want = 0;
+        EvictPlan p;
+
+        for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+                DirId d = DIR_ROOT, tmp;
+                char path[16], *part, *save;
+                FileInfo fi;
+
+                snprintf(path, sizeof(path), "%s", f[i].dir);
+                for (part = strtok_r(path, "/", &save); part; part = strtok_r(NULL, "/", &save)) {
+                        assert_true(account_dir_add(a, d, part, &tmp) >= 0);
+                        d = tmp;
+                }
+                assert_true(account_file_set(a, d, f[i].name, 8 * (i + 1), NOW - f[i].age) >= 0);
+                assert_int_equal(account_file_info(a, account_file_find(a, d, f[i].name), &fi), 0);
+                if (evict_in_flight(a, &fi, f[i].name, NOW) != f[i].in_flight ||
+                    evict_eligible(a, &fi, f[i].name, NOW) != f[i].eligible)
+                        fail_msg("%s/%s: in flight %d, eligible %d", f[i].dir, f[i].name, !f[i].in_flight,
+                                 evict_eligible(a, &fi, f[i].name, NOW));
+                want += f[i].in_flight ? 8 * (i + 1) * 512 : 0;
+        }
+        assert_int_equal(evict_plan(a, UINT64_MAX, NOW, &p), 0);
+        assert_int_equal(p.inflight_bytes, want);
+        assert_int_equal(p.n, 2);
+        evict_plan_done(&p);
+}
+
 /* A file planted in a remote-layout account, and whether it may go. */
 typedef struct Planted {
         const char *dir;         /* "" for the root */
@@ -517,6 +570,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_planner_with_changes_between_steps, setup_two_accounts, teardown_two_accounts),
                 cmocka_unit_test_setup_teardown(test_unlink_rechecks, setup_test_dir, teardown_test_dir),
                 cmocka_unit_test_setup_teardown(test_lock_dir_never_eligible, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_in_flight, setup_account, teardown_account),
                 cmocka_unit_test_setup_teardown(test_remote_subdirs_eligible, setup_account, teardown_account),
                 cmocka_unit_test_setup_teardown(test_remote_flat_eligible, setup_account, teardown_account),
         };

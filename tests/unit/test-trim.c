@@ -36,6 +36,11 @@ static void test_why(void **state) {
                                "locked: ccache kept 2 directories locked throughout"));
         assert_non_null(strstr(trim_result_why(&(TrimResult) { .need_bytes = 5000000, .planned_bytes = 1000000 },
                                                buf, sizeof(buf)), "nothing more evictable: 5.0M had to go, but only 1.0M"));
+        assert_null(strstr(buf, "temporaries less than an hour old"));   /* none were */
+        assert_non_null(strstr(trim_result_why(&(TrimResult) { .need_bytes = 5000000, .inflight_bytes = 6000000 },
+                                               buf, sizeof(buf)),
+                               "but only 0B of it were ccache entries or stale temporaries; 6.0M of the rest are "
+                               "temporaries less than an hour old (ccache's while a compile runs)"));
         assert_non_null(strstr(trim_result_why(&(TrimResult) { .need_bytes = 5, .planned_bytes = 5, .saved = 7 },
                                                buf, sizeof(buf)), "7 of the files chosen were used again"));
         assert_non_null(strstr(trim_result_why(&(TrimResult) { 0 }, buf, sizeof(buf)), "grew"));
