@@ -82,6 +82,7 @@
 #define STATUS_CACHE_MERGE              "merge"         /* FROM's and TO's, while a merge runs: STATUS_MERGE_* */
 #define STATUS_CACHE_MODE_REPAIRS       "mode_repairs"
 #define STATUS_CACHE_CCACHE_CONF_MAX_SIZE "ccache_conf_max_size"      /* what the daemon wrote; null when it does not */
+#define STATUS_CACHE_CCACHE_CLEANUPS_TOTAL "ccache_cleanups_total"   /* ccache's own cleanups seen since the start */
 #define STATUS_CACHE_ENTRY_FILES        "entry_files"   /* ccache's entries, not its stats, locks, tmp */
 #define STATUS_CACHE_ENTRY_BYTES        "entry_bytes"
 #define STATUS_CACHE_OLDEST_ENTRY_MTIME "oldest_entry_mtime"

@@ -11,7 +11,9 @@
 
 #include "base/log.h"
 #include "cache/cache-activity.h"
+#include "cache/cache-alert.h"
 #include "cache/cache-internal.h"
+#include "ccache/ccache-conf.h"
 #include "insight/state-file.h"
 
 static int stats_slot(const Cache *c, DirId d) {
@@ -76,6 +78,44 @@ static bool zeroing(const Cache *c) {
         return false;
 }
 
+/* ccache's own cleanup ran (its cleanups_performed counter, summed over
+ * the stats files at total, moved since the last feed): deletions the
+ * daemon did not decide, in a cache whose ccache.conf should keep them out
+ * (ccache_conf_max_size). Counted, and alerted with what to set. A total
+ * that went down (ccache -z, a stats file gone) is a new baseline. */
+static void cleanups_check(Cache *c, uint64_t total) {
+        const CacheConfig *cc = c->config;
+        unsigned long long n = total - c->fed_cleanups;
+        char want[32];
+
+        if (!c->cleanups_known || total <= c->fed_cleanups) {
+                c->cleanups_known = true;
+                c->fed_cleanups = total;
+                return;
+        }
+        c->fed_cleanups = total;
+        c->ccache_cleanups += n;
+        ccache_conf_max_size(cc->max_size_bytes, want, sizeof(want));
+        if (cc->manage_ccache_conf)
+                cache_alert(c, ALERT_CACHE_CCACHE_CLEANUP, LOG_WARNING,
+                            "Cache %s: ccache's own cleanup ran %llu time%s (its cleanups_performed counter), deleting "
+                            "what the daemon keeps (removals by others); %s/ccache.conf says max_size = %s, which no "
+                            "directory of the cache reaches under its cap: a writer's ccache went by another "
+                            "(CCACHE_MAXSIZE or CCACHE_CONFIGPATH in its environment) or ran ccache -c; unset them, "
+                            "or set CCACHE_MAXSIZE=%s.", cc->name, n, n == 1 ? "" : "s", cc->path, want, want);
+        else
+                cache_alert(c, ALERT_CACHE_CCACHE_CLEANUP, LOG_WARNING,
+                            "Cache %s: ccache's own cleanup ran %llu time%s (its cleanups_performed counter), deleting "
+                            "what the daemon keeps (removals by others); its ccache.conf is the admin's "
+                            "(ccache_conf = false): set max_size = 0 there, or %s (ccache 4.7 cleans a first-level "
+                            "directory past max_size/16), and no CCACHE_MAXSIZE in the writers' environment.",
+                            cc->name, n, n == 1 ? "" : "s", want);
+}
+
+uint64_t cache_activity_ccache_cleanups(const Cache *c) {
+        return c->ccache_cleanups;
+}
+
 void cache_activity_feed(Cache *c, usec_t now) {
         uint64_t totals[ACTIVITY_CCACHE_TOTALS];
 
@@ -89,6 +129,7 @@ void cache_activity_feed(Cache *c, usec_t now) {
                                   c->config->name);
         } else if (c->stats_stale || c->stats_gen != c->fed_gen) {
                 stats_totals(c, totals);
+                cleanups_check(c, totals[CCACHE_STAT_CLEANUPS_PERFORMED]);
                 c->fed_zeroed = totals[31];
                 c->zero_waits = 0;
                 if (activity_counters(c->activity, totals, now) == 0)
@@ -341,6 +382,7 @@ void cache_activity_lost(Cache *c) {
         activity_counters_rebase(c->activity);
         c->stats_stale = true;
         c->moved_cookie = 0;
+        c->cleanups_known = false;
         /* Its size is looked at again from nothing once it is back. */
         c->fed_size = ACTIVITY_SIZE_UNKNOWN;
         c->bal_up = c->bal_down = c->bal_other_down = 0;

@@ -53,6 +53,9 @@ void cache_activity_balance(Cache *c);
  * is it plus the stores, adjusted up and other added, less the evictions,
  * removals, adjusted down and other removed. */
 int64_t cache_activity_size_base(const Cache *c);
+/* How many times ccache's own cleanup ran in the cache since the start
+ * (its cleanups_performed counter; each run alerted: cache-ccache-cleanup). */
+uint64_t cache_activity_ccache_cleanups(const Cache *c);
 
 
 /* Bytes a cache's activity takes: its buckets and the stats files' counters

@@ -153,6 +153,11 @@ struct Cache {
         uint64_t bal_up, bal_down, bal_other_down;
         uint64_t evicting_files, evicting_bytes, evicting_other_bytes;
         int64_t size_base;
+        /* ccache's own cleanups (CCACHE_STAT_CLEANUPS_PERFORMED summed) as
+         * last fed, and how many ran since the start (status): each one
+         * an alert of what to set. */
+        uint64_t fed_cleanups, ccache_cleanups;
+        bool cleanups_known;
         bool activity_dirty;              /* changed since the history file was written */
         bool regret_dirty;                /* regret changed since its file was written */
         int history_error;                /* the last save's failure, logged once */

@@ -323,6 +323,7 @@ json_object *cache_status_json(Cache *c) {
         JSON_ADD(o, STATUS_CACHE_MODE_REPAIRS, JSON_U64(c->mode_repairs));
         JSON_ADD(o, STATUS_CACHE_CCACHE_CONF_MAX_SIZE, c->config->manage_ccache_conf && c->ccache_max_size[0]
                                                     ? json_object_new_string(c->ccache_max_size) : NULL);
+        JSON_ADD(o, STATUS_CACHE_CCACHE_CLEANUPS_TOTAL, JSON_U64(cache_activity_ccache_cleanups(c)));
         JSON_ADD(o, STATUS_CACHE_ENTRY_FILES, JSON_U64(entry_files));
         JSON_ADD(o, STATUS_CACHE_ENTRY_BYTES, JSON_U64(entry_bytes));
         JSON_ADD(o, STATUS_CACHE_OLDEST_ENTRY_MTIME, JSON_U64(oldest));

@@ -5,8 +5,10 @@
 # big entries (HIP objects) holds far more than 1/16 of itself in one
 # directory. With the max_size the daemon writes into ccache.conf, neither
 # 4.7 nor 4.9/4.12 (which clean only past max_size for the whole cache) ever
-# cleans while the daemon holds the cap.
-# tests/run: takes 17 s
+# cleans while the daemon holds the cap. A writer that goes by a max_size
+# of its own (CCACHE_MAXSIZE) is told of: status and an alert say what to
+# set.
+# tests/run: takes 25 s
 load helper
 
 CCACHE47=/usr/bin/ccache
@@ -14,7 +16,12 @@ CCACHE49=/opt/ccache-4.9/bin/ccache
 CCACHE412=/opt/ccache-4.12/bin/ccache
 
 setup() {
-        setup_compile_cache 4M
+        ALERTS=$BATS_TEST_TMPDIR/alerts.log
+        write_alert_command "$ALERTS" "$BATS_TEST_TMPDIR/alert.sh"
+        # ccache's counters reach the daemon every second (cachekeeperd.8).
+        export CACHEKEEPER_TEST_FEED=1s
+        setup_compile_cache 4M "" "alert_command = [ \"$BATS_TEST_TMPDIR/alert.sh\", \"$ALERTS\" ];" \
+                'alert_min_interval = "0s";'
         # ccache.conf's max_size is the one that counts here, not the
         # helper's CCACHE_MAXSIZE=0; uncompressed, so that a big object
         # stays big in the cache.
@@ -67,9 +74,25 @@ largest_l1() {
         [ "$(largest_l1)" -gt 300000 ]
         [ "$(cache_field t removed_files_total)" -eq 0 ]
         [ "$(cache_field t evicted_files_total)" -eq 0 ]
+        [ "$(cache_field t ccache_cleanups_total)" -eq 0 ]
+        ! grep -qs '^cache-ccache-cleanup ' "$ALERTS" || false
         # Every object is still a hit.
         for i in 1 2 3 4; do
                 CCACHE_DIR=$CACHE "$CCACHE47" gcc -c "$SRC/big$i.c" -o "$SRC/big$i.o"
         done
         [ "$(CCACHE_DIR=$CACHE "$CCACHE47" --print-stats | awk '$1 == "direct_cache_hit" { print $2 }')" -eq 4 ]
+}
+
+@test "a writer whose own CCACHE_MAXSIZE makes ccache clean: status counts it, an alert says what to set" {
+        start_ready
+        wait_for "grep -q '^max_size = 80M$' '$CACHE/ccache.conf'"
+        [ "$(cache_field t ccache_cleanups_total)" -eq 0 ]
+        with "$CCACHE47" small1 1000
+        # A container with its own limit: 4.7 cleans the level-1 directory
+        # of every store past 1M/16.
+        CCACHE_MAXSIZE=1M with "$CCACHE47" big1 400000
+        [ "$(cleanups)" -ge 1 ]
+        wait_for '[ "$(cache_field t ccache_cleanups_total)" -ge 1 ]'
+        wait_for "grep -q '^cache-ccache-cleanup ' '$ALERTS'"
+        grep '^cache-ccache-cleanup ' "$ALERTS" | grep -q "t .*ccache's own cleanup ran .*max_size = 80M.*CCACHE_MAXSIZE.*set CCACHE_MAXSIZE=80M"
 }
