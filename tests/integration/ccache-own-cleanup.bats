@@ -67,7 +67,7 @@ largest_l1() {
         with "$CCACHE412" big412 200000
         with "$CCACHE47" big4 350000
         wait_exact t "$CACHE"
-        echo "cache: $(cache_field t size_bytes) bytes, largest level-1 directory: $(largest_l1) bytes; max_size: $(grep '^max_size' "$CACHE/ccache.conf")" >&3
+        echo "cache: $(cache_field t size_bytes) bytes, largest level-1 directory: $(largest_l1) bytes; $(grep '^max_size' "$CACHE/ccache.conf"); ccache cleanups: $(cleanups)" >&3
         # The daemon holds the cap: no eviction was due, none was made.
         [ "$(cache_field t size_bytes)" -lt 4000000 ]
         [ "$(cleanups)" -eq 0 ]
