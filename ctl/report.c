@@ -318,6 +318,19 @@ static const Metric cache_metrics[] = {
           STATUS_CACHE_REMOVED_FILES_TOTAL, NULL, NULL },
         { "cachekeeper_cache_removed_bytes_total", "counter", "Bytes of entries removed by others than the daemon.",
           STATUS_CACHE_REMOVED_BYTES_TOTAL, NULL, NULL },
+        { "cachekeeper_cache_other_added_bytes_total", "counter",
+          "Bytes of files that are no entries (ccache's temporaries...) that came or grew.",
+          STATUS_CACHE_OTHER_ADDED_BYTES_TOTAL, NULL, NULL },
+        { "cachekeeper_cache_other_removed_bytes_total", "counter",
+          "Bytes of files that are no entries that went or shrank (but by an eviction).",
+          STATUS_CACHE_OTHER_REMOVED_BYTES_TOTAL, NULL, NULL },
+        { "cachekeeper_cache_adjusted_up_bytes_total", "counter",
+          "Bytes of entries that came or grew with no store seen.", STATUS_CACHE_ADJUSTED_UP_BYTES_TOTAL, NULL, NULL },
+        { "cachekeeper_cache_adjusted_down_bytes_total", "counter",
+          "Bytes of entries that went or shrank with no eviction or removal seen.",
+          STATUS_CACHE_ADJUSTED_DOWN_BYTES_TOTAL, NULL, NULL },
+        { "cachekeeper_cache_ccache_cleanups_total", "counter", "Times ccache's own cleanup ran in the cache.",
+          STATUS_CACHE_CCACHE_CLEANUPS_TOTAL, NULL, NULL },
         { "cachekeeper_cache_oldest_entry_timestamp_seconds", "gauge", "mtime of the least recently used entry.",
           STATUS_CACHE_OLDEST_ENTRY_MTIME, NULL, cache_without_entries },
         { "cachekeeper_cache_mode_repairs_total", "counter", "Modes repaired.", STATUS_CACHE_MODE_REPAIRS, NULL, NULL },
@@ -713,6 +726,10 @@ char *report_metrics(json_object *status) {
 }
 
 #define HISTORY_TIME_WIDTH 11           /* "MM-DD HH:MM" */
+/* A row of the table: 80 columns at most with every figure of its usual
+ * width (HISTORY_HEAD the same widths). */
+#define HISTORY_COLUMNS "%-*s %7llu %7llu %7llu %4s %6llu %6llu %7llu %7s %8s"
+#define HISTORY_HEAD    "%-*s %7s %7s %7s %4s %6s %6s %7s %7s %8s"
 
 /* The TIME column of a row starting at unix time start, of seconds. */
 static void history_time(uint64_t start, uint64_t seconds, char *buf, size_t size) {
@@ -736,9 +753,26 @@ static const char *history_percent(uint64_t hits, uint64_t misses, char *buf, si
         return buf;
 }
 
+/* The OTHER column: the rest of a row's change of size (files that are
+ * no entries, entries changed with no store, eviction or removal), signed:
+ * "+1.2M", "-3.4k", "0". */
+static const char *history_other(json_object *row, char *buf, size_t size) {
+        uint64_t up = protocol_field_u64(row, PROTOCOL_ROW_OTHER_ADDED_BYTES) +
+                      protocol_field_u64(row, PROTOCOL_ROW_ADJUSTED_UP_BYTES);
+        uint64_t down = protocol_field_u64(row, PROTOCOL_ROW_OTHER_REMOVED_BYTES) +
+                        protocol_field_u64(row, PROTOCOL_ROW_ADJUSTED_DOWN_BYTES);
+        char n[32];
+
+        if (up == down)
+                return "0";
+        format_size(up > down ? up - down : down - up, n, sizeof(n));
+        snprintf(buf, size, "%c%s", up > down ? '+' : '-', n);
+        return buf;
+}
+
 static void history_line(FILE *f, json_object *row) {
         uint64_t hits = protocol_field_u64(row, PROTOCOL_ROW_HITS), misses = protocol_field_u64(row, PROTOCOL_ROW_MISSES);
-        char when[32], rate[16], size[32];
+        char when[32], rate[16], size[32], other[40];
 
         history_time(protocol_field_u64(row, PROTOCOL_ROW_START), protocol_field_u64(row, PROTOCOL_ROW_SECONDS), when,
                      sizeof(when));
@@ -746,12 +780,13 @@ static void history_line(FILE *f, json_object *row) {
                 format_size(protocol_field_u64(row, PROTOCOL_ROW_SIZE_BYTES), size, sizeof(size));
         else
                 snprintf(size, sizeof(size), "-");
-        fprintf(f, "%-*s %8llu %8llu %8llu %5s %7llu %7llu %7llu %8s\n", HISTORY_TIME_WIDTH, when,
+        fprintf(f, HISTORY_COLUMNS "\n", HISTORY_TIME_WIDTH, when,
                 (unsigned long long) protocol_field_u64(row, PROTOCOL_ROW_STORES), (unsigned long long) hits,
                 (unsigned long long) misses, history_percent(hits, misses, rate, sizeof(rate)),
                 (unsigned long long) protocol_field_u64(row, PROTOCOL_ROW_EVICTIONS),
                 (unsigned long long) protocol_field_u64(row, PROTOCOL_ROW_REGRETTED),
-                (unsigned long long) protocol_field_u64(row, PROTOCOL_ROW_REMOVALS), size);
+                (unsigned long long) protocol_field_u64(row, PROTOCOL_ROW_REMOVALS),
+                history_other(row, other, sizeof(other)), size);
 }
 
 /* One line: the label, then a block per group of rows (the newest on the
@@ -805,8 +840,8 @@ char *report_history(json_object *history, bool sparkline) {
         else {
                 fprintf(f, "%s: %zu row%s, one per %s\n", protocol_field_str(history, PROTOCOL_HISTORY_CACHE), n,
                         n == 1 ? "" : "s", history_unit(history));
-                fprintf(f, "%-*s %8s %8s %8s %5s %7s %7s %7s %8s\n", HISTORY_TIME_WIDTH, "TIME", "STORES", "HITS",
-                        "MISSES", "HIT%", "EVICT", "REGRET", "REMOVED", "SIZE");
+                fprintf(f, HISTORY_HEAD "\n", HISTORY_TIME_WIDTH, "TIME", "STORES", "HITS", "MISSES", "HIT%",
+                        "EVICT", "REGRET", "REMOVED", "OTHER", "SIZE");
                 for (size_t i = 0; i < n; i++)
                         history_line(f, protocol_field_item(history, PROTOCOL_HISTORY_BUCKETS, i));
                 if (sparkline)

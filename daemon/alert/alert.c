@@ -67,6 +67,7 @@ static const struct {
         [ALERT_REMOTE_LEVEL] = { "remote-level", "9e2d4c6a8b1f4a37b5c0d2e4f6a8c1e3" },
         [ALERT_REMOTE_ERRORS] = { "remote-errors", "3a7c9e1b5d4f4b2a8c6e0f2a4b6d8e19" },
         [ALERT_REMOTE_AUTH_REFUSED] = { "remote-auth-refused", "c804c9c38f824661b90070e6fab07f70" },
+        [ALERT_CACHE_CCACHE_CLEANUP] = { "cache-ccache-cleanup", "7b3e0c5a1f9d4e28a6c4b2d8e0f1a357" },
 };
 
 const char *alert_kind_name(AlertKind k) {

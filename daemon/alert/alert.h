@@ -42,6 +42,8 @@ typedef enum AlertKind {
                                    * timeouts within remote_errors_window ("warning"), or none since ("ok") */
         ALERT_REMOTE_AUTH_REFUSED, /* "remote-auth-refused": the socket a redis remote's password would go to is
                                     * not held by root or server_user ("critical"), or is again ("ok") */
+        ALERT_CACHE_CCACHE_CLEANUP, /* "cache-ccache-cleanup": ccache's own cleanup ran in a cache the daemon
+                                     * keeps (its cleanups_performed counter moved): what to set */
         _ALERT_KIND_MAX,
 } AlertKind;
 

@@ -481,6 +481,10 @@ json_object *protocol_history_row(const ProtocolHistoryRow *r) {
                 { PROTOCOL_ROW_REMOTE_HITS, r->remote_hits },
                 { PROTOCOL_ROW_REMOTE_MISSES, r->remote_misses },
                 { PROTOCOL_ROW_REMOTE_ERRORS, r->remote_errors },
+                { PROTOCOL_ROW_OTHER_ADDED_BYTES, r->other_added_bytes },
+                { PROTOCOL_ROW_OTHER_REMOVED_BYTES, r->other_removed_bytes },
+                { PROTOCOL_ROW_ADJUSTED_UP_BYTES, r->adjusted_up_bytes },
+                { PROTOCOL_ROW_ADJUSTED_DOWN_BYTES, r->adjusted_down_bytes },
         };
         json_object *o = json_object_new_object();
 
@@ -519,7 +523,8 @@ size_t protocol_history_row_text(const ProtocolHistoryRow *r, char *buf) {
         const uint64_t counts[] = {
                 r->refreshed, r->evictions, r->removals, r->stored_bytes, r->evicted_bytes, r->removed_bytes,
                 r->regretted, r->regretted_bytes, r->uncacheable, r->errors, r->remote_hits, r->remote_misses,
-                r->remote_errors,
+                r->remote_errors, r->other_added_bytes, r->other_removed_bytes, r->adjusted_up_bytes,
+                r->adjusted_down_bytes,
         };
         /* protocol_history_row's keys of counts[], in its order. */
         static const char *const keys[] = {
@@ -528,7 +533,9 @@ size_t protocol_history_row_text(const ProtocolHistoryRow *r, char *buf) {
                 ROW_KEY(PROTOCOL_ROW_REMOVED_BYTES), ROW_KEY(PROTOCOL_ROW_REGRETTED),
                 ROW_KEY(PROTOCOL_ROW_REGRETTED_BYTES), ROW_KEY(PROTOCOL_ROW_UNCACHEABLE),
                 ROW_KEY(PROTOCOL_ROW_ERRORS), ROW_KEY(PROTOCOL_ROW_REMOTE_HITS), ROW_KEY(PROTOCOL_ROW_REMOTE_MISSES),
-                ROW_KEY(PROTOCOL_ROW_REMOTE_ERRORS),
+                ROW_KEY(PROTOCOL_ROW_REMOTE_ERRORS), ROW_KEY(PROTOCOL_ROW_OTHER_ADDED_BYTES),
+                ROW_KEY(PROTOCOL_ROW_OTHER_REMOVED_BYTES), ROW_KEY(PROTOCOL_ROW_ADJUSTED_UP_BYTES),
+                ROW_KEY(PROTOCOL_ROW_ADJUSTED_DOWN_BYTES),
         };
         char rate[32], *p = buf;
         double unused;

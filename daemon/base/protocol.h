@@ -89,7 +89,7 @@
 #define PROTOCOL_HISTORY_DAYS_MAX    90U
 /* Rows in one reply, over every cache it holds: a request for more (count
  * times the caches asked for) is refused. Two caches' 90 days of hours;
- * a row is at most 635 bytes on the wire, so a reply stays well under
+ * a row is at most 803 bytes on the wire, so a reply stays well under
  * PROTOCOL_REPLY_MAX. */
 #define PROTOCOL_HISTORY_ROWS_MAX (2U * PROTOCOL_HISTORY_HOURS_MAX)
 
@@ -119,6 +119,14 @@
 #define PROTOCOL_ROW_REMOTE_HITS   "remote_hits"
 #define PROTOCOL_ROW_REMOTE_MISSES "remote_misses"
 #define PROTOCOL_ROW_REMOTE_ERRORS "remote_errors"
+/* The rest of a change of size (activity.h): files that are no entries
+ * (ccache's temporaries, stats files, locks) come or grown, gone or shrunk;
+ * entries that came, went or changed size with no store, eviction or
+ * removal seen (a manifest rewritten, a merge's moves, a rescan's finds). */
+#define PROTOCOL_ROW_OTHER_ADDED_BYTES   "other_added_bytes"
+#define PROTOCOL_ROW_OTHER_REMOVED_BYTES "other_removed_bytes"
+#define PROTOCOL_ROW_ADJUSTED_UP_BYTES    "adjusted_up_bytes"
+#define PROTOCOL_ROW_ADJUSTED_DOWN_BYTES  "adjusted_down_bytes"
 
 /* Lines the daemon sends: {"ok":true,"result":R,"protocol":1},
  * {"ok":false,"error":"...","protocol":1}, with "busy":true before
@@ -183,6 +191,11 @@ typedef struct ProtocolHistoryRow {
         uint64_t stored_bytes, evicted_bytes, removed_bytes;
         uint64_t regretted, regretted_bytes;
         uint64_t uncacheable, errors, remote_hits, remote_misses, remote_errors;
+        /* The rest of the row's change of size (activity.h): stored_bytes +
+         * adjusted_up_bytes + other_added_bytes - evicted_bytes -
+         * removed_bytes - adjusted_down_bytes - other_removed_bytes is
+         * size_bytes less the size at the end of the row before. */
+        uint64_t other_added_bytes, other_removed_bytes, adjusted_up_bytes, adjusted_down_bytes;
         bool size_known;
         uint64_t size_bytes;
 } ProtocolHistoryRow;
@@ -258,7 +271,7 @@ json_object *protocol_history_row(const ProtocolHistoryRow *r);
  * serialises to, written to buf (PROTOCOL_HISTORY_ROW_TEXT_MAX bytes) with
  * its NUL; returns its length. No allocation: for replies of thousands of
  * rows, written a slice at a time (control_reply_stream). */
-#define PROTOCOL_HISTORY_ROW_TEXT_MAX 768U      /* a row of every figure at its widest is 635 bytes */
+#define PROTOCOL_HISTORY_ROW_TEXT_MAX 896U      /* a row of every figure at its widest is 803 bytes */
 size_t protocol_history_row_text(const ProtocolHistoryRow *r, char *buf);
 
 /* An ok reply written in pieces: PROTOCOL_OK_HEAD, the result's JSON, then

@@ -68,11 +68,21 @@
 #define STATUS_CACHE_REFRESHED_FILES_TOTAL "refreshed_files_total"     /* entries a hit refreshed */
 #define STATUS_CACHE_REMOVED_FILES_TOTAL  "removed_files_total"        /* by others than the daemon */
 #define STATUS_CACHE_REMOVED_BYTES_TOTAL  "removed_bytes_total"
+/* The rest of the size's changes since the start (activity.h): files that
+ * are no entries (ccache's temporaries...), entries with no store, eviction
+ * or removal seen; size_bytes = size_base_bytes + stored + adjusted_up +
+ * other_added - evicted - removed - adjusted_down - other_removed. */
+#define STATUS_CACHE_OTHER_ADDED_BYTES_TOTAL   "other_added_bytes_total"
+#define STATUS_CACHE_OTHER_REMOVED_BYTES_TOTAL "other_removed_bytes_total"
+#define STATUS_CACHE_ADJUSTED_UP_BYTES_TOTAL   "adjusted_up_bytes_total"
+#define STATUS_CACHE_ADJUSTED_DOWN_BYTES_TOTAL "adjusted_down_bytes_total"
+#define STATUS_CACHE_SIZE_BASE_BYTES      "size_base_bytes"            /* null until the first scan is over */
 #define STATUS_CACHE_TRIM               "trim"          /* only while one runs: STATUS_TRIM_* */
 #define STATUS_CACHE_LAST_TRIM          "last_trim"     /* only after one: STATUS_TRIM_* */
 #define STATUS_CACHE_MERGE              "merge"         /* FROM's and TO's, while a merge runs: STATUS_MERGE_* */
 #define STATUS_CACHE_MODE_REPAIRS       "mode_repairs"
 #define STATUS_CACHE_CCACHE_CONF_MAX_SIZE "ccache_conf_max_size"      /* what the daemon wrote; null when it does not */
+#define STATUS_CACHE_CCACHE_CLEANUPS_TOTAL "ccache_cleanups_total"   /* ccache's own cleanups seen since the start */
 #define STATUS_CACHE_ENTRY_FILES        "entry_files"   /* ccache's entries, not its stats, locks, tmp */
 #define STATUS_CACHE_ENTRY_BYTES        "entry_bytes"
 #define STATUS_CACHE_OLDEST_ENTRY_MTIME "oldest_entry_mtime"
@@ -294,6 +304,11 @@
 #define STATUS_SHARE_REFRESHED_FILES_TOTAL STATUS_CACHE_REFRESHED_FILES_TOTAL
 #define STATUS_SHARE_REMOVED_FILES_TOTAL   STATUS_CACHE_REMOVED_FILES_TOTAL
 #define STATUS_SHARE_REMOVED_BYTES_TOTAL   STATUS_CACHE_REMOVED_BYTES_TOTAL
+#define STATUS_SHARE_OTHER_ADDED_BYTES_TOTAL   STATUS_CACHE_OTHER_ADDED_BYTES_TOTAL
+#define STATUS_SHARE_OTHER_REMOVED_BYTES_TOTAL STATUS_CACHE_OTHER_REMOVED_BYTES_TOTAL
+#define STATUS_SHARE_ADJUSTED_UP_BYTES_TOTAL   STATUS_CACHE_ADJUSTED_UP_BYTES_TOTAL
+#define STATUS_SHARE_ADJUSTED_DOWN_BYTES_TOTAL STATUS_CACHE_ADJUSTED_DOWN_BYTES_TOTAL
+#define STATUS_SHARE_SIZE_BASE_BYTES       STATUS_CACHE_SIZE_BASE_BYTES
 #define STATUS_SHARE_TRIM                  STATUS_CACHE_TRIM
 #define STATUS_SHARE_LAST_TRIM             STATUS_CACHE_LAST_TRIM
 #define STATUS_SHARE_KINDS                 STATUS_CACHE_KINDS

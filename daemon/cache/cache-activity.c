@@ -11,7 +11,9 @@
 
 #include "base/log.h"
 #include "cache/cache-activity.h"
+#include "cache/cache-alert.h"
 #include "cache/cache-internal.h"
+#include "ccache/ccache-conf.h"
 #include "insight/state-file.h"
 
 static int stats_slot(const Cache *c, DirId d) {
@@ -76,9 +78,46 @@ static bool zeroing(const Cache *c) {
         return false;
 }
 
+/* ccache's own cleanup ran (its cleanups_performed counter, summed over
+ * the stats files at total, moved since the last feed): deletions the
+ * daemon did not decide, in a cache whose ccache.conf should keep them out
+ * (ccache_conf_max_size). Counted, and alerted with what to set. A total
+ * that went down (ccache -z, a stats file gone) is a new baseline. */
+static void cleanups_check(Cache *c, uint64_t total) {
+        const CacheConfig *cc = c->config;
+        unsigned long long n = total - c->fed_cleanups;
+        char want[32];
+
+        if (!c->cleanups_known || total <= c->fed_cleanups) {
+                c->cleanups_known = true;
+                c->fed_cleanups = total;
+                return;
+        }
+        c->fed_cleanups = total;
+        c->ccache_cleanups += n;
+        ccache_conf_max_size(cc->max_size_bytes, want, sizeof(want));
+        if (cc->manage_ccache_conf)
+                cache_alert(c, ALERT_CACHE_CCACHE_CLEANUP, LOG_WARNING,
+                            "Cache %s: ccache's own cleanup ran %llu time%s (its cleanups_performed counter), deleting "
+                            "what the daemon keeps (removals by others); %s/ccache.conf says max_size = %s, which no "
+                            "directory of the cache reaches under its cap: a writer's ccache went by another "
+                            "(CCACHE_MAXSIZE or CCACHE_CONFIGPATH in its environment) or ran ccache -c; unset them, "
+                            "or set CCACHE_MAXSIZE=%s.", cc->name, n, n == 1 ? "" : "s", cc->path, want, want);
+        else
+                cache_alert(c, ALERT_CACHE_CCACHE_CLEANUP, LOG_WARNING,
+                            "Cache %s: ccache's own cleanup ran %llu time%s (its cleanups_performed counter), deleting "
+                            "what the daemon keeps (removals by others); its ccache.conf is the admin's "
+                            "(ccache_conf = false): set max_size = 0 there, or %s (ccache 4.7 cleans a first-level "
+                            "directory past max_size/16), and no CCACHE_MAXSIZE in the writers' environment.",
+                            cc->name, n, n == 1 ? "" : "s", want);
+}
+
+uint64_t cache_activity_ccache_cleanups(const Cache *c) {
+        return c->ccache_cleanups;
+}
+
 void cache_activity_feed(Cache *c, usec_t now) {
-        const TrimRecord *h = trim_queue_record(c->trims);
-        uint64_t size, totals[ACTIVITY_CCACHE_TOTALS];
+        uint64_t totals[ACTIVITY_CCACHE_TOTALS];
 
         activity_advance(c->activity, now);
         /* Only whole sums: the first scan has read every stats file. */
@@ -90,6 +129,7 @@ void cache_activity_feed(Cache *c, usec_t now) {
                                   c->config->name);
         } else if (c->stats_stale || c->stats_gen != c->fed_gen) {
                 stats_totals(c, totals);
+                cleanups_check(c, totals[CCACHE_STAT_CLEANUPS_PERFORMED]);
                 c->fed_zeroed = totals[31];
                 c->zero_waits = 0;
                 if (activity_counters(c->activity, totals, now) == 0)
@@ -97,19 +137,7 @@ void cache_activity_feed(Cache *c, usec_t now) {
                 c->fed_gen = c->stats_gen;
                 c->stats_stale = false;
         }
-        if (h->evicted_files > c->fed_evicted_files || h->evicted_bytes > c->fed_evicted_bytes) {
-                (void) activity_add(c->activity, ACTIVITY_EVICTION, h->evicted_files - c->fed_evicted_files,
-                                    h->evicted_bytes - c->fed_evicted_bytes, now);
-                c->fed_evicted_files = h->evicted_files;
-                c->fed_evicted_bytes = h->evicted_bytes;
-                c->activity_dirty = true;
-        }
-        size = account_totals(c->account)->bytes;
-        if (size != c->fed_size) {
-                activity_set_size(c->activity, size, now);
-                c->fed_size = size;
-                c->activity_dirty = true;
-        }
+        cache_activity_balance(c);
 }
 
 size_t cache_activity_memory(const Cache *c) {
@@ -124,11 +152,97 @@ static usec_t realtime(const Cache *c) {
         return event_now(c->event, CLOCK_REALTIME);
 }
 
-static void count(Cache *c, ActivityKind kind, uint64_t bytes) {
-        (void) activity_add(c->activity, kind, 1, bytes, realtime(c));
+/* n files of kind, bytes in all, counted at now (seen_* too). */
+static void count_n(Cache *c, ActivityKind kind, uint64_t n, uint64_t bytes, usec_t now) {
+        (void) activity_add(c->activity, kind, n, bytes, now);
         c->activity_dirty = true;
-        c->seen_files[kind]++;
+        c->seen_files[kind] += n;
         c->seen_bytes[kind] += bytes;
+}
+
+/* The account's bytes of entries, and of every other file (ccache's
+ * temporaries, stats files, locks, ccache.conf): its size in two parts. */
+static void size_parts(Cache *c, uint64_t *ret_entries, uint64_t *ret_other) {
+        const AccountTotals *t = account_totals(c->account);
+        uint64_t e = 0;
+
+        for (int k = 0; k < _CCACHE_KIND_MAX; k++)
+                if (ccache_kind_is_entry((CcacheKind) k))
+                        e += t->kind_bytes[k];
+        *ret_entries = e;
+        *ret_other = t->bytes - e;
+}
+
+/* What took a part from was to is that no event explained: into up or
+ * down, bytes only. */
+static void count_rest(Cache *c, ActivityKind up, ActivityKind down, uint64_t was, uint64_t is, usec_t now) {
+        if (is > was)
+                count_n(c, up, 0, is - was, now);
+        else if (is < was)
+                count_n(c, down, 0, was - is, now);
+}
+
+/* The parts' net since the start: what size_base is the size less. */
+static int64_t seen_net(const Cache *c) {
+        const uint64_t *b = c->seen_bytes;
+
+        return (int64_t) (b[ACTIVITY_STORE] + b[ACTIVITY_ADJUSTED_UP] + b[ACTIVITY_OTHER_ADDED]) -
+               (int64_t) (b[ACTIVITY_EVICTION] + b[ACTIVITY_REMOVAL] + b[ACTIVITY_ADJUSTED_DOWN] +
+                          b[ACTIVITY_OTHER_REMOVED]);
+}
+
+void cache_activity_balance(Cache *c) {
+        usec_t now = realtime(c);
+        uint64_t entries, other;
+
+        if (!c->available || !scan_queue_scanned(c->scans))
+                return;
+        /* The trims' evictions since: the account has forgotten them. */
+        if (c->evicting_files > 0) {
+                count_n(c, ACTIVITY_EVICTION, c->evicting_files, c->evicting_bytes + c->evicting_other_bytes, now);
+                c->bal_down += c->evicting_bytes;
+                c->bal_other_down += c->evicting_other_bytes;
+                c->evicting_files = c->evicting_bytes = c->evicting_other_bytes = 0;
+        }
+        size_parts(c, &entries, &other);
+        /* An entry moved away whose fate the next event decides (a rename
+         * within the cache, or a removal): here until then. */
+        if (c->moved_cookie != 0)
+                entries += c->moved_bytes;
+        if (c->fed_size == ACTIVITY_SIZE_UNKNOWN)
+                /* The first look (or the first since the cache was lost and
+                 * came back): what changed before it has no parts. */
+                c->size_base = (int64_t) (entries + other) - seen_net(c);
+        else {
+                count_rest(c, ACTIVITY_OTHER_ADDED, ACTIVITY_OTHER_REMOVED, c->fed_other, other + c->bal_other_down, now);
+                count_rest(c, ACTIVITY_ADJUSTED_UP, ACTIVITY_ADJUSTED_DOWN, c->fed_entries + c->bal_up,
+                           entries + c->bal_down, now);
+        }
+        c->bal_up = c->bal_down = c->bal_other_down = 0;
+        c->fed_entries = entries;
+        c->fed_other = other;
+        if (entries + other != c->fed_size) {
+                activity_set_size(c->activity, entries + other, now);
+                c->fed_size = entries + other;
+                c->activity_dirty = true;
+        }
+}
+
+int64_t cache_activity_size_base(const Cache *c) {
+        return c->size_base;
+}
+
+/* One event of kind, of bytes, at now: a store or a removal is part of the
+ * size's change, counted in the same bucket as it (balanced at once). */
+static void count(Cache *c, ActivityKind kind, uint64_t bytes) {
+        count_n(c, kind, 1, bytes, realtime(c));
+        if (kind == ACTIVITY_STORE)
+                c->bal_up += bytes;
+        else if (kind == ACTIVITY_REMOVAL)
+                c->bal_down += bytes;
+        else
+                return;
+        cache_activity_balance(c);
 }
 
 /* An entry of key (0: unknown) and bytes was removed by someone else:
@@ -142,8 +256,8 @@ static void removed(Cache *c, uint64_t key, uint64_t bytes) {
 void cache_activity_settle(Cache *c) {
         if (c->moved_cookie == 0)
                 return;
+        c->moved_cookie = 0;   /* first: a removal now, no longer here (cache_activity_balance) */
         removed(c, c->moved_key, c->moved_bytes);
-        c->moved_cookie = 0;
 }
 
 /* The fingerprint of entry name of directory d (regret.h), or 0 when its
@@ -167,11 +281,19 @@ void cache_activity_removed(Cache *c, DirId d, const char *name, uint64_t bytes,
         c->moved_key = key;
 }
 
-void cache_activity_evicted(void *userdata, TrimReason reason, DirId d, const char *name, uint64_t bytes,
-                            int64_t mtime) {
+void cache_activity_evicted(void *userdata, TrimReason reason, DirId d, const char *name, CcacheKind kind,
+                            uint64_t bytes, int64_t mtime) {
         Cache *c = userdata;
-        uint64_t key = entry_key(c, d, name), now = realtime(c) / USEC_PER_SEC;
+        uint64_t key, now = realtime(c) / USEC_PER_SEC;
 
+        /* Counted at the next balance, once the account has forgotten it. */
+        c->evicting_files++;
+        if (!ccache_kind_is_entry(kind)) {
+                c->evicting_other_bytes += bytes;
+                return;
+        }
+        c->evicting_bytes += bytes;
+        key = entry_key(c, d, name);
         if (!key)
                 return;
         switch (reason) {
@@ -260,6 +382,10 @@ void cache_activity_lost(Cache *c) {
         activity_counters_rebase(c->activity);
         c->stats_stale = true;
         c->moved_cookie = 0;
+        c->cleanups_known = false;
+        /* Its size is looked at again from nothing once it is back. */
+        c->fed_size = ACTIVITY_SIZE_UNKNOWN;
+        c->bal_up = c->bal_down = c->bal_other_down = 0;
 }
 
 int cache_activity_init(Cache *c) {

@@ -35,11 +35,27 @@ void cache_activity_removed(Cache *c, DirId d, const char *name, uint64_t bytes,
 bool cache_activity_appeared(Cache *c, DirId d, CcacheKind kind, const char *name, uint64_t bytes, uint32_t cookie);
 void cache_activity_refreshed(Cache *c, uint64_t bytes);
 void cache_activity_settle(Cache *c);
-/* The daemon evicted entry name of directory d, of bytes, by a trim for
- * reason (TrimQueueEnv.evicted): regret's, or (a purge by writer) only
+/* The daemon evicted file name of directory d, of kind and bytes, by a
+ * trim for reason (TrimQueueEnv.evicted): counted at the next
+ * cache_activity_balance; an entry is regret's, or (a purge by writer) only
  * remembered as left. */
-void cache_activity_evicted(void *userdata, TrimReason reason, DirId d, const char *name, uint64_t bytes,
-                            int64_t mtime);
+void cache_activity_evicted(void *userdata, TrimReason reason, DirId d, const char *name, CcacheKind kind,
+                            uint64_t bytes, int64_t mtime);
+/* The cache's size into the activity, with the parts of its change since
+ * the last call that no event explained: files that are no entries (ccache's
+ * temporaries...) as other, entries as adjusted; evictions told since are
+ * counted here too. Every change of size goes through here with its parts
+ * in the same bucket, so a bucket's parts add up to its change (activity.h).
+ * Called on every store and removal, after each loop iteration and at each
+ * feed; nothing before the first scan is over. */
+void cache_activity_balance(Cache *c);
+/* The size the parts counted since the start began from (status): the size
+ * is it plus the stores, adjusted up and other added, less the evictions,
+ * removals, adjusted down and other removed. */
+int64_t cache_activity_size_base(const Cache *c);
+/* How many times ccache's own cleanup ran in the cache since the start
+ * (its cleanups_performed counter; each run alerted: cache-ccache-cleanup). */
+uint64_t cache_activity_ccache_cleanups(const Cache *c);
 
 
 /* Bytes a cache's activity takes: its buckets and the stats files' counters

@@ -141,7 +141,23 @@ struct Cache {
         bool stats_stale;                 /* the sums were read from nothing again: a new baseline */
         uint64_t fed_zeroed;              /* ccache -z's newest timestamp in the sums fed last */
         unsigned zero_waits;              /* feeds put off for a ccache -z half done */
-        uint64_t fed_evicted_files, fed_evicted_bytes, fed_size;
+        /* The size as the activity last had it (fed_size: entries and the
+         * rest, fed_entries + fed_other; ACTIVITY_SIZE_UNKNOWN before the
+         * first look), and what events explained of the change since:
+         * entries stored (bal_up) and evicted or removed (bal_down), stale
+         * temporaries evicted (bal_other_down); evictions not yet counted
+         * (the trim's, told before the account forgets each file):
+         * cache_activity_balance. size_base: the size the parts counted
+         * since the start (seen_bytes) began from. */
+        uint64_t fed_size, fed_entries, fed_other;
+        uint64_t bal_up, bal_down, bal_other_down;
+        uint64_t evicting_files, evicting_bytes, evicting_other_bytes;
+        int64_t size_base;
+        /* ccache's own cleanups (CCACHE_STAT_CLEANUPS_PERFORMED summed) as
+         * last fed, and how many ran since the start (status): each one
+         * an alert of what to set. */
+        uint64_t fed_cleanups, ccache_cleanups;
+        bool cleanups_known;
         bool activity_dirty;              /* changed since the history file was written */
         bool regret_dirty;                /* regret changed since its file was written */
         int history_error;                /* the last save's failure, logged once */
@@ -153,7 +169,8 @@ struct Cache {
         uint64_t moved_bytes;
         uint64_t moved_key;               /* its regret_key, 0 when unknown */
         /* What the events showed since the daemon started (status, metrics):
-         * files and bytes by kind (ACTIVITY_STORE, _HIT, _REMOVAL). */
+         * files and bytes by kind (ACTIVITY_STORE, _HIT, _EVICTION,
+         * _REMOVAL; bytes only for _OTHER_* and _ADJUSTED_*). */
         uint64_t seen_files[_ACTIVITY_EVENT_MAX], seen_bytes[_ACTIVITY_EVENT_MAX];
         Regret *regret;                   /* the daemon's evictions, and the stores of them */
 

@@ -161,13 +161,23 @@ static void status_trims(Cache *c, json_object *o) {
         const char *reason;
         const TrimResult *r = trim_queue_current(c->trims, &reason);
 
-        JSON_ADD(o, STATUS_CACHE_EVICTED_FILES_TOTAL, JSON_U64(h->evicted_files));
-        JSON_ADD(o, STATUS_CACHE_EVICTED_BYTES_TOTAL, JSON_U64(h->evicted_bytes));
+        /* Every part as the activity counted it (cache_activity_balance),
+         * so that they add up to the size: the evictions as each went,
+         * not at the end of each trim. */
+        cache_activity_balance(c);
+        JSON_ADD(o, STATUS_CACHE_EVICTED_FILES_TOTAL, JSON_U64(c->seen_files[ACTIVITY_EVICTION]));
+        JSON_ADD(o, STATUS_CACHE_EVICTED_BYTES_TOTAL, JSON_U64(c->seen_bytes[ACTIVITY_EVICTION]));
         JSON_ADD(o, STATUS_CACHE_STORED_FILES_TOTAL, JSON_U64(c->seen_files[ACTIVITY_STORE]));
         JSON_ADD(o, STATUS_CACHE_STORED_BYTES_TOTAL, JSON_U64(c->seen_bytes[ACTIVITY_STORE]));
         JSON_ADD(o, STATUS_CACHE_REFRESHED_FILES_TOTAL, JSON_U64(c->seen_files[ACTIVITY_HIT]));
         JSON_ADD(o, STATUS_CACHE_REMOVED_FILES_TOTAL, JSON_U64(c->seen_files[ACTIVITY_REMOVAL]));
         JSON_ADD(o, STATUS_CACHE_REMOVED_BYTES_TOTAL, JSON_U64(c->seen_bytes[ACTIVITY_REMOVAL]));
+        JSON_ADD(o, STATUS_CACHE_OTHER_ADDED_BYTES_TOTAL, JSON_U64(c->seen_bytes[ACTIVITY_OTHER_ADDED]));
+        JSON_ADD(o, STATUS_CACHE_OTHER_REMOVED_BYTES_TOTAL, JSON_U64(c->seen_bytes[ACTIVITY_OTHER_REMOVED]));
+        JSON_ADD(o, STATUS_CACHE_ADJUSTED_UP_BYTES_TOTAL, JSON_U64(c->seen_bytes[ACTIVITY_ADJUSTED_UP]));
+        JSON_ADD(o, STATUS_CACHE_ADJUSTED_DOWN_BYTES_TOTAL, JSON_U64(c->seen_bytes[ACTIVITY_ADJUSTED_DOWN]));
+        JSON_ADD(o, STATUS_CACHE_SIZE_BASE_BYTES, c->fed_size == ACTIVITY_SIZE_UNKNOWN
+                                                          ? NULL : json_object_new_int64(cache_activity_size_base(c)));
         if (r)
                 JSON_ADD(o, STATUS_CACHE_TRIM, trim_result_json(r, reason, 0, 0));
         if (h->has_last) {
@@ -314,6 +324,7 @@ json_object *cache_status_json(Cache *c) {
         JSON_ADD(o, STATUS_CACHE_MODE_REPAIRS, JSON_U64(c->mode_repairs));
         JSON_ADD(o, STATUS_CACHE_CCACHE_CONF_MAX_SIZE, c->config->manage_ccache_conf && c->ccache_max_size[0]
                                                     ? json_object_new_string(c->ccache_max_size) : NULL);
+        JSON_ADD(o, STATUS_CACHE_CCACHE_CLEANUPS_TOTAL, JSON_U64(cache_activity_ccache_cleanups(c)));
         JSON_ADD(o, STATUS_CACHE_ENTRY_FILES, JSON_U64(entry_files));
         JSON_ADD(o, STATUS_CACHE_ENTRY_BYTES, JSON_U64(entry_bytes));
         JSON_ADD(o, STATUS_CACHE_OLDEST_ENTRY_MTIME, JSON_U64(oldest));

@@ -9,10 +9,11 @@
 #include "ccache/upkeep.h"
 #include "tree/account.h"
 
-/* Modes and ccache.conf (ccache.conf's max_size is 1.2 x the
- * cap: ccache trims only past it, so while the daemon keeps the cache under
- * the cap ccache's own cleanup never competes; if the daemon stops, ccache
- * still bounds the cache) */
+/* Modes and ccache.conf (ccache.conf's max_size is 20 x the cap,
+ * ccache_conf_max_size: ccache 4.7 trims a level-1 directory only past
+ * max_size/16, 4.8+ the cache only past max_size, so while the daemon keeps
+ * the cache under the cap ccache's own cleanup never competes, however the
+ * cache is spread; if the daemon stops, ccache still bounds the cache) */
 void cache_on_repair(const UpkeepReport *r, void *userdata);
 /* The mode repairs since the last call, in one alert (a count and the
  * first few directories): called after each loop iteration. */

@@ -57,6 +57,7 @@ static int on_post(sd_event_source *s, void *userdata) {
         trim_queue_check_cap(c->trims);
         cache_repairs_report(c);
         cache_activity_settle(c);
+        cache_activity_balance(c);
         close_iteration_fds(c);
         return 0;
 }

@@ -436,8 +436,8 @@ char *ccache_format_size(uint64_t bytes, char *buf, size_t len) {
 }
 
 char *ccache_conf_max_size(uint64_t cap, char *buf, size_t len) {
-        uint64_t fifth = cap / 5 + (cap % 5 != 0);
-        uint64_t v = cap > CCACHE_CONF_MAX_SIZE_MAX - fifth ? CCACHE_CONF_MAX_SIZE_MAX : cap + fifth;
+        uint64_t v = cap > CCACHE_CONF_MAX_SIZE_MAX / CCACHE_CONF_MAX_SIZE_TIMES ? CCACHE_CONF_MAX_SIZE_MAX
+                                                                                : cap * CCACHE_CONF_MAX_SIZE_TIMES;
 
         return ccache_format_size(v, buf, len);
 }

@@ -67,9 +67,18 @@ char *ccache_format_size(uint64_t bytes, char *buf, size_t len);
  * garbage or 0, which means no limit at all. */
 #define CCACHE_CONF_MAX_SIZE_MAX 18000000000000000000ULL   /* "18000000T" */
 
-/* The max_size for ccache.conf of a cache capped at cap bytes: 1.2 x cap,
- * rounded up, saturating at CCACHE_CONF_MAX_SIZE_MAX. Formatted into buf as
- * ccache_format_size does; returns buf. */
+/* The max_size for ccache.conf of a cache capped at cap bytes: 20 x cap,
+ * saturating at CCACHE_CONF_MAX_SIZE_MAX. ccache 4.7 cleans one level-1
+ * directory whenever its counter passes max_size/16 (ccache/README.md §5),
+ * and one directory may hold the whole cache (a small cache, a few big
+ * entries): max_size/16 = 1.25 x cap stays above any directory of a cache
+ * the daemon holds under its cap, with a quarter to spare for a burst the
+ * trim has not caught up with. ccache 4.8+ cleans only past max_size for the
+ * whole cache: never either. The threshold cannot follow the largest
+ * directory instead: 4.7 checks right after its own store, before the
+ * daemon sees it. Formatted into buf as ccache_format_size does; returns
+ * buf. */
+#define CCACHE_CONF_MAX_SIZE_TIMES 20U
 char *ccache_conf_max_size(uint64_t cap, char *buf, size_t len);
 
 /* The settings of text (a ccache.conf as ccache_conf_update writes it: one

@@ -17,6 +17,7 @@
 #define CCACHE_STAT_FILES_IN_CACHE         11
 #define CCACHE_STAT_CACHE_SIZE_KIBIBYTE    12
 #define CCACHE_STAT_DIRECT_CACHE_HIT       22
+#define CCACHE_STAT_CLEANUPS_PERFORMED     29   /* ccache's own cleanups (a level-1 dir, or -c) */
 #define CCACHE_STAT_SUBDIR_FILES_BASE      49   /* 4.8+: 49+i files in L2 subdir i */
 #define CCACHE_STAT_SUBDIR_SIZE_KIBIBYTE_BASE 65 /* 4.8+: 65+i KiB in L2 subdir i */
 #define CCACHE_STATS_MAX                   128  /* lines we keep; ccache writes up to 85 */

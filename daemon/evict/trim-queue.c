@@ -249,10 +249,10 @@ static void start_next(TrimQueue *q, bool cap_first);
 static int on_source(sd_event_source *s, void *userdata);
 
 /* TrimEnv.evicted: the queue's, which adds the running trim's reason. */
-static void evicted(void *userdata, DirId dir, const char *name, uint64_t bytes, int64_t mtime) {
+static void evicted(void *userdata, DirId dir, const char *name, CcacheKind kind, uint64_t bytes, int64_t mtime) {
         TrimQueue *q = userdata;
 
-        q->env.evicted(q->env.userdata, q->order.reason, dir, name, bytes, mtime);
+        q->env.evicted(q->env.userdata, q->order.reason, dir, name, kind, bytes, mtime);
 }
 
 static void run(TrimQueue *q) {

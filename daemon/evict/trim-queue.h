@@ -73,10 +73,10 @@ typedef struct TrimQueueEnv {
         /* An alert about the cache (level NULL, or "ok" for a recovery),
          * message for a person. */
         void (*alert)(void *userdata, AlertKind kind, int priority, const char *level, const char *message);
-        /* A ccache entry was evicted (TrimEnv.evicted) by a trim for reason;
-         * may be NULL. */
-        void (*evicted)(void *userdata, TrimReason reason, DirId dir, const char *name, uint64_t bytes,
-                        int64_t mtime);
+        /* A file was evicted (TrimEnv.evicted: an entry, or a stale
+         * temporary) by a trim for reason; may be NULL. */
+        void (*evicted)(void *userdata, TrimReason reason, DirId dir, const char *name, CcacheKind kind,
+                        uint64_t bytes, int64_t mtime);
         /* Whether the account's times are atimes now (TrimEnv.atime); NULL: never. */
         bool (*atime)(void *userdata);
         void *userdata;

@@ -32,7 +32,7 @@ typedef struct StepEnv {
         usec_t now, realtime;   /* the caller's, for the decisions */
         SliceBudget slice;            /* TRIM_SLICE_USEC from when the step began */
         bool atime;             /* the account's times are atimes */
-        void (*evicted)(void *userdata, DirId dir, const char *name, uint64_t bytes, int64_t mtime);
+        void (*evicted)(void *userdata, DirId dir, const char *name, CcacheKind kind, uint64_t bytes, int64_t mtime);
         void *userdata;
 } StepEnv;
 
@@ -227,9 +227,9 @@ static int do_group(Trim *t, StepEnv *env, const char *rel, size_t start, size_t
                 if (ccache_kind_is_entry(fi.kind)) {
                         files++;
                         kib += fi.blocks / 2;
-                        if (env->evicted)
-                                env->evicted(env->userdata, v->dir, fname, fi.blocks * 512, fi.mtime);
                 }
+                if (env->evicted)
+                        env->evicted(env->userdata, v->dir, fname, fi.kind, fi.blocks * 512, fi.mtime);
                 (void) account_file_remove(env->account, v->dir, fname);
         }
         if (dirfd < 0) {

@@ -73,9 +73,10 @@ typedef struct TrimEnv {
         usec_t now;                          /* monotonic: how long a locked directory waited */
         usec_t realtime;                     /* realtime: the staleness of ccache's locks */
         bool atime;                          /* the account's times are atimes (a remote's clock) */
-        /* Told of each ccache entry evicted (name in directory dir of the
-         * account, bytes), after the unlink; may be NULL. */
-        void (*evicted)(void *userdata, DirId dir, const char *name, uint64_t bytes, int64_t mtime);
+        /* Told of each file evicted (name in directory dir of the account,
+         * of kind: a ccache entry, or a stale temporary; bytes), after the
+         * unlink, before the account forgets it; may be NULL. */
+        void (*evicted)(void *userdata, DirId dir, const char *name, CcacheKind kind, uint64_t bytes, int64_t mtime);
         void *userdata;
 } TrimEnv;
 

@@ -5,9 +5,15 @@
  * Pure: fixed rings allocated once, no I/O, no clock reads (now is realtime
  * usec, passed in), never logs.
  *
- * Memory: sizeof(Activity) = 346,312 bytes per cache on x86-64
- * (3600 buckets of 96 bytes, the counter baseline and a few words); nothing
- * is allocated after activity_new. test-activity checks the figure. */
+ * Memory: sizeof(Activity) = 519,112 bytes per cache on x86-64
+ * (3600 buckets of 144 bytes, the counter baseline and a few words); nothing
+ * is allocated after activity_new. test-activity checks the figure.
+ *
+ * A bucket's parts add up to its change of size: size_bytes at its end less
+ * that at the end of the one before is stored + adjusted_up + other_added -
+ * evicted - removed - adjusted_down - other_removed (bytes), as long as the
+ * caller counts each change of size in the bucket it sets the size in
+ * (cache-activity.c: cache_activity_balance). */
 #pragma once
 
 #include <stdbool.h>
@@ -30,9 +36,18 @@ typedef enum ActivityKind {
         /* Seen by the daemon; these carry bytes too. */
         ACTIVITY_STORE,                 /* a new entry appeared */
         ACTIVITY_HIT,                   /* an entry's timestamps were refreshed by ccache */
-        ACTIVITY_EVICTION,              /* removed by the daemon */
+        ACTIVITY_EVICTION,              /* removed by the daemon (entries, stale temporaries) */
         ACTIVITY_REMOVAL,               /* removed by someone else (ccache's cleanup, rm) */
         ACTIVITY_REGRET,                /* a store of an entry the daemon had evicted (regret.h) */
+        /* The rest of a change of the cache's size, bytes only (n stays 0):
+         * what is no entry (ccache's temporaries, stats files, locks), and
+         * entries that came, went or changed size with no store, eviction
+         * or removal seen: a manifest rewritten under its name, a merge's
+         * moves, what a scan found (or found gone) that no event told. */
+        ACTIVITY_OTHER_ADDED,           /* bytes of files that are no entries, come or grown */
+        ACTIVITY_OTHER_REMOVED,         /* ... gone or shrunk (but by an eviction) */
+        ACTIVITY_ADJUSTED_UP,           /* bytes of entries, come or grown without a store */
+        ACTIVITY_ADJUSTED_DOWN,         /* ... gone or shrunk without an eviction or removal */
         _ACTIVITY_EVENT_MAX,
         /* Deltas of ccache's counters (activity_counters). */
         ACTIVITY_CCACHE_HITS = _ACTIVITY_EVENT_MAX, /* direct + preprocessed hits */
@@ -141,7 +156,7 @@ bool activity_hit_rate(const Activity *a, usec_t window, usec_t now, double *ret
 /* Encoding for the state file (state-file.c adds the envelope): the
  * newest minute, the first minute counted, then the minute buckets and the
  * hour buckets, each oldest first, every bucket ACTIVITY_BUCKET_BYTES:
- * size_bytes, bytes[5] (u64), n[12] (u32), all little-endian. An encoding
+ * size_bytes, bytes[9] (u64), n[16] (u32), all little-endian. An encoding
  * of an older build has fewer daemon kinds (events) before the same ccache
  * kinds: ACTIVITY_BUCKET_BYTES_OF and ACTIVITY_ENCODED_BYTES_OF give its
  * sizes, activity_decode reads it. */

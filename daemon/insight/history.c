@@ -32,6 +32,10 @@ void history_row_from_activity(const ActivityRow *a, ProtocolHistoryRow *ret) {
                 .remote_hits = c->n[ACTIVITY_CCACHE_REMOTE_HITS],
                 .remote_misses = c->n[ACTIVITY_CCACHE_REMOTE_MISSES],
                 .remote_errors = c->n[ACTIVITY_CCACHE_REMOTE_ERRORS],
+                .other_added_bytes = c->bytes[ACTIVITY_OTHER_ADDED],
+                .other_removed_bytes = c->bytes[ACTIVITY_OTHER_REMOVED],
+                .adjusted_up_bytes = c->bytes[ACTIVITY_ADJUSTED_UP],
+                .adjusted_down_bytes = c->bytes[ACTIVITY_ADJUSTED_DOWN],
                 .size_known = c->size_bytes != ACTIVITY_SIZE_UNKNOWN,
                 .size_bytes = c->size_bytes != ACTIVITY_SIZE_UNKNOWN ? c->size_bytes : 0,
         };

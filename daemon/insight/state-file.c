@@ -31,15 +31,18 @@ typedef struct Format {
         const char *empty;              /* "history starts empty" */
         uint8_t magic[8];
         size_t n_versions;
-        FileVersion versions[2];
+        FileVersion versions[3];
 } Format;
 
-/* Version 1 predates ACTIVITY_REGRET: its buckets hold one daemon kind less. */
+/* Version 1 predates ACTIVITY_REGRET: its buckets hold one daemon kind
+ * less; version 2 predates the rest of a size change (ACTIVITY_OTHER_ADDED
+ * and after): four less than version 3's. */
 #define HISTORY_LAYOUT(events) { STATE_FILE_HEADER_BYTES, ACTIVITY_MINUTES, ACTIVITY_HOURS, \
                                  ACTIVITY_BUCKET_BYTES_OF(events), ACTIVITY_ENCODED_BYTES_OF(events) }
 static const Format history_format = {
-        "history file", "History file", "history starts empty", { 0x89, 'C', 'K', 'H', 'I', 'S', 'T', '\n' }, 2,
-        { { 1, HISTORY_LAYOUT(ACTIVITY_REGRET) }, { ACTIVITY_FILE_VERSION, HISTORY_LAYOUT(_ACTIVITY_EVENT_MAX) } },
+        "history file", "History file", "history starts empty", { 0x89, 'C', 'K', 'H', 'I', 'S', 'T', '\n' }, 3,
+        { { 1, HISTORY_LAYOUT(ACTIVITY_REGRET) }, { 2, HISTORY_LAYOUT(ACTIVITY_OTHER_ADDED) },
+          { ACTIVITY_FILE_VERSION, HISTORY_LAYOUT(_ACTIVITY_EVENT_MAX) } },
 };
 /* Version 1 predates the reasons and the other departures (regret.h). */
 #define REGRET_LAYOUT(bytes) { STATE_FILE_HEADER_BYTES, REGRET_KEYS, REGRET_HOURS, REGRET_RETURNS, bytes }
@@ -50,7 +53,7 @@ static const Format regret_format = {
 
 /* The daemon kinds of the buckets of history format version vi (an index). */
 static unsigned history_events(size_t vi) {
-        return vi == 0 ? ACTIVITY_REGRET : _ACTIVITY_EVENT_MAX;
+        return vi == 0 ? ACTIVITY_REGRET : vi == 1 ? ACTIVITY_OTHER_ADDED : _ACTIVITY_EVENT_MAX;
 }
 
 /* The size of a whole file of version vi of f. */

@@ -9,13 +9,16 @@
  *
  * Layout (integers little-endian), ACTIVITY_FILE_BYTES in all:
  *   0   8  magic "\x89" "CKHIST\n"
- *   8   4  version (2; version 1, whose buckets lack ACTIVITY_REGRET, is
- *          read too: its regret reads as 0, and the next save is version 2)
+ *   8   4  version (3; version 2, whose buckets lack ACTIVITY_OTHER_ADDED
+ *          and the three kinds after it, and version 1, which also lacks
+ *          ACTIVITY_REGRET, are read too: what they lack reads as 0, and
+ *          the next save is version 3)
  *   12  4  header bytes (32)
  *   16  4  minute buckets (1440)
  *   20  4  hour buckets (2160)
- *   24  4  bytes per bucket (ACTIVITY_BUCKET_BYTES, 96; version 1: 84)
- *   28  4  payload bytes (ACTIVITY_ENCODED_BYTES, 345,624; version 1: 302,424)
+ *   24  4  bytes per bucket (ACTIVITY_BUCKET_BYTES, 144; version 2: 96; version 1: 84)
+ *   28  4  payload bytes (ACTIVITY_ENCODED_BYTES, 518,424; version 2: 345,624;
+ *          version 1: 302,424)
  *   32  payload: activity_encode (newest minute, first minute, flags, then
  *       the minute and the hour buckets, oldest first)
  *   end-4  4  CRC-32 of every byte before it (zlib's crc32: python3 -c
@@ -28,7 +31,7 @@
 #include "insight/activity.h"
 #include "insight/regret.h"
 
-#define ACTIVITY_FILE_VERSION 2U
+#define ACTIVITY_FILE_VERSION 3U
 /* The regret file: the same envelope, magic "\x89" "CKRGRT\n", its layout
  * (32, REGRET_KEYS, REGRET_HOURS, REGRET_RETURNS, REGRET_ENCODED_BYTES) and
  * regret_encode's payload: 2,773,020 bytes in all. Version 2 (the

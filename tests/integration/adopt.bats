@@ -41,13 +41,13 @@ teardown() {
 @test "the first takeover of a cache logs what it changed in ccache.conf and the previous values; later rewrites do not claim it" {
         printf 'max_size = 5G\numask = 022\ncompression_level = 3\n' > "$CACHE/ccache.conf"
         start_ready
-        grep -q "Cache t: took over $CACHE/ccache.conf: umask = 000 (was 022), max_size = 1200M (was 5G); its other safe settings are kept." \
+        grep -q "Cache t: took over $CACHE/ccache.conf: umask = 000 (was 022), max_size = 20G (was 5G); its other safe settings are kept." \
                 "$BATS_TEST_TMPDIR/daemon.log"
-        [ "$(cat "$CACHE/ccache.conf")" = "$(printf 'max_size = 1200M\numask = 000\ncompression_level = 3')" ]
+        [ "$(cat "$CACHE/ccache.conf")" = "$(printf 'max_size = 20G\numask = 000\ncompression_level = 3')" ]
         # a new cap is no takeover
         write_config 2G
         ctl reload
-        wait_for "grep -q 'wrote umask = 000 and max_size = 2400M to ccache.conf (max_size was 1200M)' '$BATS_TEST_TMPDIR/daemon.log'" 5
+        wait_for "grep -q 'wrote umask = 000 and max_size = 40G to ccache.conf (max_size was 20G)' '$BATS_TEST_TMPDIR/daemon.log'" 5
         [ "$(grep -c 'took over' "$BATS_TEST_TMPDIR/daemon.log")" -eq 1 ]
         # nor is a restart on a file the daemon wrote: nothing to write
         stop_daemon
@@ -57,11 +57,11 @@ teardown() {
 
 @test "a cache without ccache.conf: the daemon says it wrote one; unset settings are said to be unset" {
         start_ready
-        grep -q "Cache t: wrote $CACHE/ccache.conf, there was none: umask = 000, max_size = 1200M." "$BATS_TEST_TMPDIR/daemon.log"
+        grep -q "Cache t: wrote $CACHE/ccache.conf, there was none: umask = 000, max_size = 20G." "$BATS_TEST_TMPDIR/daemon.log"
         stop_daemon
         printf 'compression = true\n' > "$CACHE/ccache.conf"
         start_ready
-        grep -q "Cache t: took over $CACHE/ccache.conf: umask = 000 (was unset), max_size = 1200M (was unset)" "$BATS_TEST_TMPDIR/daemon.log"
+        grep -q "Cache t: took over $CACHE/ccache.conf: umask = 000 (was unset), max_size = 20G (was unset)" "$BATS_TEST_TMPDIR/daemon.log"
 }
 
 @test "--describe-conf says what each cache's ccache.conf keeps once the daemon is gone (for make uninstall, a purge)" {
@@ -72,7 +72,7 @@ teardown() {
         rm -f "$BATS_TEST_TMPDIR/other/ccache.conf"
         run --separate-stderr "$CKD" --describe-conf -c "$BATS_TEST_TMPDIR/ck.conf"
         [ "$status" -eq 0 ]
-        [ "${lines[0]}" = "t: $CACHE/ccache.conf keeps umask = 000 (what ccache writes stays writable by every user) and max_size = 1200M (ccache's own cleanup trims the cache there); ccache goes on using the cache with them" ]
+        [ "${lines[0]}" = "t: $CACHE/ccache.conf keeps umask = 000 (what ccache writes stays writable by every user) and max_size = 20G (ccache's own cleanup trims the cache there); ccache goes on using the cache with them" ]
         [ "${lines[1]}" = "o: $BATS_TEST_TMPDIR/other/ccache.conf: none; ccache's defaults apply" ]
         # a symlink there is not followed
         ln -s "$CACHE/ccache.conf" "$BATS_TEST_TMPDIR/other/ccache.conf"

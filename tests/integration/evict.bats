@@ -230,17 +230,17 @@ entries() {
         printf 'compression_level = 3\nmax_size = 5G\n  umask = 022\n' > "$CACHE/ccache.conf"
         config 100G
         start_ready
-        [ "$(cat "$CACHE/ccache.conf")" = "$(printf 'compression_level = 3\nmax_size = 120G\numask = 000')" ]
+        [ "$(cat "$CACHE/ccache.conf")" = "$(printf 'compression_level = 3\nmax_size = 2T\numask = 000')" ]
         [ "$(stat -c '%U %a' "$CACHE/ccache.conf")" = "root 644" ]
         CCACHE_DIR=$CACHE ccache -M 5G > /dev/null           # someone resets it
-        wait_for "grep -q '^max_size = 120G$' '$CACHE/ccache.conf'" 2
+        wait_for "grep -q '^max_size = 2T$' '$CACHE/ccache.conf'" 2
         CCACHE_DIR=$CACHE ccache -o sloppiness=time_macros > /dev/null
-        wait_for "grep -q '^max_size = 120G$' '$CACHE/ccache.conf'" 2
+        wait_for "grep -q '^max_size = 2T$' '$CACHE/ccache.conf'" 2
         grep -q '^sloppiness = time_macros$' "$CACHE/ccache.conf"
         grep -q '^compression_level = 3$' "$CACHE/ccache.conf"
         [ "$(grep -c '^[[:space:]]' "$CACHE/ccache.conf")" -eq 0 ]
-        [ "$(CCACHE_DIR=$CACHE env -u CCACHE_MAXSIZE ccache -k max_size)" = 120.0G ] ||
-                [ "$(CCACHE_DIR=$CACHE env -u CCACHE_MAXSIZE ccache -k max_size)" = 120G ]
+        [ "$(CCACHE_DIR=$CACHE env -u CCACHE_MAXSIZE ccache -k max_size)" = 2000.0G ] ||
+                [ "$(CCACHE_DIR=$CACHE env -u CCACHE_MAXSIZE ccache -k max_size)" = 2T ]
         [ "$(CCACHE_DIR=$CACHE ccache -k umask)" = 000 ]
 
         # ccache_conf = false: the file is the admin's

@@ -106,7 +106,7 @@ plant_after_delete() {
         # only the safe lines of nobody's file survive, one line each
         grep -qx 'sloppiness = time_macros' "$C/ccache.conf"
         grep -qx 'umask = 000' "$C/ccache.conf"
-        grep -qx 'max_size = 1200M' "$C/ccache.conf"
+        grep -qx 'max_size = 20G' "$C/ccache.conf"
         # the alert names the keys and the owner
         wait_for "grep -q '^cache-conf-unsafe|t|' '$ALERTS'"
         grep '^cache-conf-unsafe|t|' "$ALERTS" | grep -q 'prefix_command'
@@ -276,12 +276,12 @@ plant_after_delete() {
 @test "reload: a new max_size reaches ccache.conf at once" {
         config
         start_ready
-        grep -qx 'max_size = 1200M' "$C/ccache.conf"
+        grep -qx 'max_size = 20G' "$C/ccache.conf"
         sed -i 's/max_size = "1G"/max_size = "50G"/' "$BATS_TEST_TMPDIR/ck.conf"
         ctl reload
-        grep -qx 'max_size = 60G' "$C/ccache.conf"
-        [ "$(cache_field t ccache_conf_max_size)" = 60G ]
-        [ "$(CCACHE_DIR=$C env -u CCACHE_MAXSIZE ccache -k max_size)" = 60.0G ]
+        grep -qx 'max_size = 1T' "$C/ccache.conf"
+        [ "$(cache_field t ccache_conf_max_size)" = 1T ]
+        [ "$(CCACHE_DIR=$C env -u CCACHE_MAXSIZE ccache -k max_size)" = 1000.0G ]
 }
 
 @test "a sticky directory moved into a kept slot is left alone: nobody cannot unlock root's files with it" {

@@ -321,20 +321,23 @@ static void test_format_size(void **state) {
         assert_string_equal(ccache_format_size(UINT64_MAX, buf, sizeof(buf)), "18446744073709552k");
 }
 
-/* 1.2 x the cap, and for caps near 2^64 the largest size every ccache
- * parses: never 0, which ccache reads as "no limit". */
+/* 20 x the cap (ccache 4.7's threshold for one level-1 directory,
+ * max_size/16, at 1.25 x the cap), and for caps near 2^64 the largest size
+ * every ccache parses: never 0, which ccache reads as "no limit". */
 static void test_max_size_saturates(void **state) {
         char buf[32];
 
-        assert_string_equal(ccache_conf_max_size(100000000000ULL, buf, sizeof(buf)), "120G");
-        assert_string_equal(ccache_conf_max_size(40000000000ULL, buf, sizeof(buf)), "48G");
-        assert_string_equal(ccache_conf_max_size(1073741824ULL, buf, sizeof(buf)), "1288491k");  /* 1Gi */
+        assert_string_equal(ccache_conf_max_size(100000000000ULL, buf, sizeof(buf)), "2T");
+        assert_string_equal(ccache_conf_max_size(40000000000ULL, buf, sizeof(buf)), "800G");
+        assert_string_equal(ccache_conf_max_size(2000000ULL, buf, sizeof(buf)), "40M");
+        assert_string_equal(ccache_conf_max_size(1073741824ULL, buf, sizeof(buf)), "21474837k");  /* 1Gi */
         assert_string_equal(ccache_conf_max_size(1, buf, sizeof(buf)), "1k");
-        assert_string_equal(ccache_conf_max_size(15000000000000000000ULL, buf, sizeof(buf)), "18000000T");
-        assert_string_equal(ccache_conf_max_size(16000000000000000000ULL, buf, sizeof(buf)), "18000000T");
+        assert_string_equal(ccache_conf_max_size(800000000000000000ULL, buf, sizeof(buf)), "16000000T");
+        assert_string_equal(ccache_conf_max_size(900000000000000000ULL, buf, sizeof(buf)), "18000000T");
+        assert_string_equal(ccache_conf_max_size(900000000000000001ULL, buf, sizeof(buf)), "18000000T");
+        assert_string_equal(ccache_conf_max_size(10000000000000000000ULL, buf, sizeof(buf)), "18000000T");
         assert_string_equal(ccache_conf_max_size(UINT64_MAX, buf, sizeof(buf)), "18000000T");
         assert_string_equal(ccache_conf_max_size(UINT64_MAX / 6 * 5, buf, sizeof(buf)), "18000000T");
-        assert_string_equal(ccache_conf_max_size(10000000000000000000ULL, buf, sizeof(buf)), "12000000T");
 }
 
 /* The settings someone may change, and the change in words (the silent-miss

@@ -228,7 +228,7 @@ static void test_row_on_the_wire(void **state) {
         s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
         assert_non_null(strstr(s, "\"hit_rate\":0.9,"));
         assert_non_null(strstr(s, "\"size_bytes\":null"));
-        assert_int_equal(json_object_object_length(o), 20);
+        assert_int_equal(json_object_object_length(o), 24);
         json_object_put(o);
 
         r.hits = r.misses = 0;
@@ -241,6 +241,7 @@ static void test_row_on_the_wire(void **state) {
         big.stored_bytes = big.evicted_bytes = big.removed_bytes = UINT64_MAX;
         big.regretted = big.regretted_bytes = UINT64_MAX;
         big.uncacheable = big.errors = big.remote_hits = big.remote_misses = big.remote_errors = UINT64_MAX;
+        big.other_added_bytes = big.other_removed_bytes = big.adjusted_up_bytes = big.adjusted_down_bytes = UINT64_MAX;
         big.hits = UINT64_MAX / 3;
         big.misses = UINT64_MAX / 3;
         o = protocol_history_row(&big);
@@ -272,6 +273,8 @@ static void test_row_text_is_json_cs(void **state) {
         rows[4].stored_bytes = rows[4].evicted_bytes = rows[4].removed_bytes = UINT64_MAX;
         rows[4].regretted = rows[4].regretted_bytes = rows[4].uncacheable = rows[4].errors = UINT64_MAX;
         rows[4].remote_hits = rows[4].remote_misses = rows[4].remote_errors = UINT64_MAX;
+        rows[4].other_added_bytes = rows[4].other_removed_bytes = UINT64_MAX;
+        rows[4].adjusted_up_bytes = rows[4].adjusted_down_bytes = UINT64_MAX;
         for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
                 size_t n = protocol_history_row_text(&rows[i], text);
 

@@ -180,7 +180,11 @@ static json_object *history(unsigned n, unsigned seconds, uint64_t start, const 
                 ProtocolHistoryRow r = { .start = start + (uint64_t) i * seconds, .seconds = seconds,
                                          .hits = hits ? (uint64_t) hits[i] : 0, .misses = misses ? (uint64_t) misses[i] : 0,
                                          .stores = i, .evictions = 2 * i, .removals = 3 * i, .regretted = 5 * i,
-                                         .size_known = i > 0, .size_bytes = 1000ULL * i };
+                                         .size_known = i > 0, .size_bytes = 1000ULL * i,
+                                         .other_added_bytes = i == 1 ? 2000 : 0,
+                                         .other_removed_bytes = i == 2 ? 11400000 : 0,
+                                         .adjusted_up_bytes = i == 3 ? 1500 : 0,
+                                         .adjusted_down_bytes = i == 3 ? 500 : 0 };
                 json_object_array_add(rows, protocol_history_row(&r));
         }
         json_object_object_add(o, "cache", json_object_new_string("mi210"));
@@ -211,11 +215,13 @@ static void test_history_table(void **state) {
         n = split(text, lines, 16);
         assert_int_equal(n, 6);
         assert_string_equal(lines[0], "mi210: 4 rows, one per minute");
-        assert_string_equal(lines[1], "TIME          STORES     HITS   MISSES  HIT%   EVICT  REGRET REMOVED     SIZE");
-        assert_string_equal(lines[2], "22:58              0        0        0     -       0       0       0        -");
-        assert_string_equal(lines[3], "22:59              1        9        1   90%       2       5       3     1.0k");
-        assert_string_equal(lines[4], "23:00              2        0        5    0%       4      10       6     2.0k");
-        assert_string_equal(lines[5], "23:01              3        1        0  100%       6      15       9     3.0k");
+        /* OTHER: the rest of the change of size, signed (other files and
+         * entries adjusted, net). */
+        assert_string_equal(lines[1], "TIME         STORES    HITS  MISSES HIT%  EVICT REGRET REMOVED   OTHER     SIZE");
+        assert_string_equal(lines[2], "22:58             0       0       0    -      0      0       0       0        -");
+        assert_string_equal(lines[3], "22:59             1       9       1  90%      2      5       3   +2.0k     1.0k");
+        assert_string_equal(lines[4], "23:00             2       0       5   0%      4     10       6  -11.4M     2.0k");
+        assert_string_equal(lines[5], "23:01             3       1       0 100%      6     15       9   +1.0k     3.0k");
         free(text);
 
         /* The sparkline: a space without calls, then 90 %, 0 %, 100 %. */

@@ -351,13 +351,13 @@ static void test_garbage_version_checksum(void **state) {
         write_file(dfd, NAME, junk, ACTIVITY_FILE_BYTES + 10);
         expect_bad(dfd, STATE_FILE_GARBAGE, ".2", "after its end");
 
-        /* Version 3, its checksum right. */
+        /* Version 4, its checksum right. */
         memcpy(junk, img, ACTIVITY_FILE_BYTES);
-        junk[8] = 3;
+        junk[8] = 4;
         v = state_file_crc32(junk, ACTIVITY_FILE_BYTES - 4);
         memcpy(junk + ACTIVITY_FILE_BYTES - 4, &v, 4);          /* little-endian host */
         write_file(dfd, NAME, junk, ACTIVITY_FILE_BYTES);
-        expect_bad(dfd, STATE_FILE_WRONG_VERSION, ".3", "version 3");
+        expect_bad(dfd, STATE_FILE_WRONG_VERSION, ".3", "version 4");
 
         /* Another minute count. */
         memcpy(junk, img, ACTIVITY_FILE_BYTES);
@@ -395,20 +395,28 @@ static void test_garbage_version_checksum(void **state) {
         write_file(dfd, NAME, junk, ACTIVITY_FILE_BYTES);
         snprintf(suffix, sizeof(suffix), ".%u", aside++);
         expect_bad(dfd, STATE_FILE_BAD_LAYOUT, suffix, "layout");
+        /* Version 2 with this version's layout: neither did version 2. */
+        memcpy(junk, img, ACTIVITY_FILE_BYTES);
+        junk[8] = 2;
+        v = state_file_crc32(junk, ACTIVITY_FILE_BYTES - 4);
+        memcpy(junk + ACTIVITY_FILE_BYTES - 4, &v, 4);
+        write_file(dfd, NAME, junk, ACTIVITY_FILE_BYTES);
+        snprintf(suffix, sizeof(suffix), ".%u", aside++);
+        expect_bad(dfd, STATE_FILE_BAD_LAYOUT, suffix, "layout");
         free(img);
         free(junk);
 }
 
-/* A version 1 file (before regret was counted), as that build wrote it:
- * read with every count where it was and regret 0; the next save is the
- * current version, and reads back the same. */
-static void test_version1_read(void **state) {
+/* A file of an older version, whose buckets held the first events daemon
+ * kinds, as that build wrote it (want_n bytes): read with every count where
+ * it was and the kinds it lacked 0; the next save is the current version,
+ * and reads back the same. */
+static void older_read(Fixture *f, uint32_t version, unsigned events, size_t want_n) {
         static uint8_t enc[ACTIVITY_ENCODED_BYTES], again[ACTIVITY_ENCODED_BYTES];
-        const uint32_t header[8] = { 0, 0, 1, STATE_FILE_HEADER_BYTES, ACTIVITY_MINUTES, ACTIVITY_HOURS,
-                                     ACTIVITY_BUCKET_BYTES_OF(ACTIVITY_V1_EVENTS), ACTIVITY_V1_ENCODED_BYTES };
-        const size_t n = STATE_FILE_HEADER_BYTES + ACTIVITY_V1_ENCODED_BYTES + 4;
+        const uint32_t header[8] = { 0, 0, version, STATE_FILE_HEADER_BYTES, ACTIVITY_MINUTES, ACTIVITY_HOURS,
+                                     ACTIVITY_BUCKET_BYTES_OF(events), ACTIVITY_ENCODED_BYTES_OF(events) };
+        const size_t n = STATE_FILE_HEADER_BYTES + ACTIVITY_ENCODED_BYTES_OF(events) + 4;
         uint8_t *img = malloc(n);
-        Fixture *f = *state;
         Activity *a = f->a, *b = f->b;
         ActivityCounts ca, cb;
         char message[256];
@@ -420,19 +428,21 @@ static void test_version1_read(void **state) {
         activity_encode(a, enc);
         memcpy(img, header, sizeof(header));                    /* little-endian host */
         memcpy(img, "\x89" "CKHIST\n", 8);
-        activity_encoding_v1(enc, img + STATE_FILE_HEADER_BYTES);
+        activity_encoding_older(enc, img + STATE_FILE_HEADER_BYTES, events);
         v = state_file_crc32(img, n - 4);
         memcpy(img + n - 4, &v, 4);
-        assert_int_equal(n, 302460);                            /* what version 1 wrote */
+        assert_int_equal(n, want_n);                            /* what that version wrote */
         write_file(dfd, NAME, img, n);
 
         assert_int_equal(activity_file_load(dfd, NAME, b, T0 + 3 * DAY, message, sizeof(message)), STATE_FILE_OK);
         activity_sum(a, 0, UINT64_MAX, &ca);
         activity_sum(b, 0, UINT64_MAX, &cb);
-        assert_true(ca.n[ACTIVITY_REGRET] > 0);                 /* fill_busy counted some */
-        assert_int_equal(cb.n[ACTIVITY_REGRET], 0);
-        assert_int_equal(cb.bytes[ACTIVITY_REGRET], 0);
-        ca.n[ACTIVITY_REGRET] = ca.bytes[ACTIVITY_REGRET] = 0;
+        for (unsigned k = events; k < _ACTIVITY_EVENT_MAX; k++) {
+                assert_true(ca.n[k] > 0);                       /* fill_busy counted some */
+                assert_int_equal(cb.n[k], 0);
+                assert_int_equal(cb.bytes[k], 0);
+                ca.n[k] = ca.bytes[k] = 0;
+        }
         assert_memory_equal(&ca, &cb, sizeof(ca));
 
         /* Saved again: the current version, and what it read. */
@@ -445,6 +455,16 @@ static void test_version1_read(void **state) {
         activity_encode(a, again);
         assert_memory_equal(enc, again, sizeof(enc));
         free(img);
+}
+
+/* Version 1: before regret was counted. */
+static void test_version1_read(void **state) {
+        older_read(*state, 1, ACTIVITY_V1_EVENTS, 302460);
+}
+
+/* Version 2: before the rest of a size change (other, adjusted) was. */
+static void test_version2_read(void **state) {
+        older_read(*state, 2, ACTIVITY_V2_EVENTS, 345660);
 }
 
 /* The regret file: the same envelope, its own magic. Saved and loaded, the
@@ -631,6 +651,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_truncated_at_every_length, setup_test, teardown_test),
                 cmocka_unit_test_setup_teardown(test_garbage_version_checksum, setup_test, teardown_test),
                 cmocka_unit_test_setup_teardown(test_version1_read, setup_test, teardown_test),
+                cmocka_unit_test_setup_teardown(test_version2_read, setup_test, teardown_test),
                 cmocka_unit_test_setup_teardown(test_regret_file, setup_regrets, teardown_test),
                 cmocka_unit_test_setup_teardown(test_regret_version1_read, setup_regrets, teardown_test),
                 cmocka_unit_test_setup_teardown(test_huge_is_not_read, setup_test, teardown_test),
