@@ -14,6 +14,7 @@
 #include "base/log.h"
 #include "base/slice.h"
 #include "base/status-keys.h"
+#include "ccache/ccache.h"
 #include "ccache/families.h"
 #include "evict/evict.h"
 #include "evict/move.h"
@@ -335,16 +336,6 @@ static void count_error(Merge *j, int r) {
                 j->first_error = r;
 }
 
-/* The level-2 directory rel is in ("a/b/..."), as hex digit values; false
- * for any other directory. */
-static bool level2(const char *rel, unsigned *l1, unsigned *l2) {
-        if (hex_digit(rel[0]) < 0 || rel[1] != '/' || hex_digit(rel[2]) < 0 || (rel[3] && rel[3] != '/'))
-                return false;
-        *l1 = (unsigned) hex_digit(rel[0]);
-        *l2 = (unsigned) hex_digit(rel[2]);
-        return true;
-}
-
 typedef struct Slice {
         Cache *from, *to;
         Account *fa, *ta;
@@ -564,7 +555,7 @@ static void settle(Merge *j, Slice *s, const char *rel, int from_fd, int to_fd, 
                 commit_one(j, s, from_fd, to_dir, &j->placed[k], &g);
         if (g.moved_any)
                 j->cap_tries = 0;
-        if (level2(rel, &l1, &l2)) {
+        if (ccache_level2_of(rel, &l1, &l2)) {
                 cache_counters_moved(s->from, l1, l2, 0, 0, g.sub_files, g.sub_kib);
                 cache_counters_moved(s->to, l1, l2, g.add_files, g.add_kib, 0, 0);
         }

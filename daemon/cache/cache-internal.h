@@ -51,36 +51,9 @@
 #define JSON_ADD(o, k, v) json_object_object_add((o), (k), (v))
 #define JSON_U64(v) json_object_new_uint64((uint64_t) (v))
 
-/* Who wrote an entry: the tag byte the account keeps for each file. */
-#define CACHE_WRITER_UNREAD  0            /* header not read yet */
-#define CACHE_WRITER_UNKNOWN 1            /* no header that parses (raw files too) */
-#define CACHE_WRITER_OTHER   2            /* a writer beyond the table's CACHE_WRITERS_MAX */
-#define CACHE_WRITER_FIRST   3            /* (version, namespace) number tag - CACHE_WRITER_FIRST */
-#define CACHE_WRITERS_MAX    32           /* distinct writers kept apart: a user's planted headers cannot grow it */
-#define CACHE_WRITER_TAGS    (CACHE_WRITER_FIRST + CACHE_WRITERS_MAX)
 /* Directories named in the one line that sums up a round of mode repairs. */
 #define CACHE_REPAIR_EXAMPLES 3
-/* The header pass over existing entries: a slice's time, headers read
- * between two looks at the clock, and files looked at (their tag byte) at
- * most. */
-#define CACHE_WRITERS_SLICE_USEC  SLICE_USEC
-#define CACHE_WRITERS_SLICE_EVERY 4
-#define CACHE_WRITERS_LOOK        65536
-/* The pass runs after every other job (trims, merges at idle priority):
- * who wrote what can wait, a trim someone asked for cannot. */
-#define CACHE_WRITERS_PRIORITY    (SD_EVENT_PRIORITY_IDLE + 1)
-/* A full table gives the slots of writers whose entries are all gone to new
- * ones, after a count of the entries by tag (a pass over the account): at
- * most this often when a header finds the table full; at every purge. */
-#define CACHE_WRITERS_RECLAIM_USEC (60 * USEC_PER_SEC)
-
-typedef struct CacheWriter {
-        bool used;                        /* the slot names a writer (tags from CACHE_WRITER_FIRST) */
-        char version[256], ns[256];       /* "" for the tags below CACHE_WRITER_FIRST */
-        struct {
-                uint32_t hour, stores, hits;
-        } hours[24];                      /* by unix hour % 24 */
-} CacheWriter;
+typedef struct CacheWriter CacheWriter;   /* cache-writers.c's */
 
 struct Cache {
         sd_event *event;
@@ -175,12 +148,12 @@ struct Cache {
         Regret *regret;                   /* the daemon's evictions, and the stores of them */
 
         /* cache-writers.c: who wrote the entries (their headers) */
-        CacheWriter *writers;             /* CACHE_WRITER_TAGS, by tag */
+        CacheWriter *writers;             /* the table of writers, by tag (cache-writers.c) */
         size_t n_writers;                 /* tags from CACHE_WRITER_FIRST handed out (some freed since: !used) */
         sd_event_source *writers_pass;    /* reads the headers of entries not read yet, at idle priority */
         FileId writers_next;
         bool writers_again;               /* scans found entries while the pass ran: once more from 0 */
-        bool writers_retry_other;         /* slots were freed: the pass reads CACHE_WRITER_OTHER's again */
+        bool writers_retry_other;         /* slots were freed: the pass reads the entries beyond the table again */
         usec_t writers_reclaim_at;        /* monotonic: the next reclaim a full table may run */
         uint64_t tag_files[256], tag_bytes[256];  /* entries by tag, counted with the working set */
         bool cap_small;                   /* a cache-cap-small alert stands */

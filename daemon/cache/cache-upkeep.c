@@ -15,6 +15,7 @@
 #include "cache/cache-alert.h"
 #include "cache/cache-internal.h"
 #include "cache/cache-upkeep.h"
+#include "ccache/ccache.h"
 #include "ccache/upkeep.h"
 #include "os/sandbox.h"
 
@@ -282,7 +283,7 @@ void cache_upkeep_event(Cache *c, int root, DirId d, const char *name) {
                 cache_upkeep_conf(c, root);   /* a directory planted there */
                 return;
         }
-        if (event_path(c, d, name, rel, sizeof(rel)) == 0 && upkeep_is_kept_dir(rel))
+        if (event_path(c, d, name, rel, sizeof(rel)) == 0 && ccache_is_top_dir(rel))
                 (void) upkeep_dir(root, rel, cache_on_repair, c);
 }
 
@@ -300,7 +301,7 @@ void cache_upkeep_file_event(Cache *c, int root, DirId d, const char *name, uint
                 return;
         if (conf)
                 cache_upkeep_conf(c, root);
-        else if (event_path(c, d, name, rel, sizeof(rel)) == 0 && upkeep_is_kept_dir(rel))
+        else if (event_path(c, d, name, rel, sizeof(rel)) == 0 && ccache_is_top_dir(rel))
                 (void) upkeep_dir(root, rel, cache_on_repair, c);
 }
 

@@ -29,6 +29,14 @@
 #include "evict/evict.h"
 #include "os/beneath.h"
 
+struct CacheWriter {
+        bool used;                        /* the slot names a writer (tags from CACHE_WRITER_FIRST) */
+        char version[256], ns[256];       /* "" for the tags below CACHE_WRITER_FIRST */
+        struct {
+                uint32_t hour, stores, hits;
+        } hours[24];                      /* by unix hour % 24 */
+};
+
 /* Frees the slots of the writers that hold no entry any more (counted now:
  * one pass over the account), their 24 h figures with them. When one is
  * freed and entries are counted beyond the table, the pass reads those

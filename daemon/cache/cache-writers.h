@@ -8,10 +8,32 @@
 #include <json-c/json.h>
 #include <systemd/sd-event.h>
 
+#include "base/slice.h"
 #include "cache/cache.h"
 #include "ccache/ccache.h"
 #include "evict/evict.h"
 #include "tree/account.h"
+
+/* Who wrote an entry: the tag byte the account keeps for each file. */
+#define CACHE_WRITER_UNREAD  0            /* header not read yet */
+#define CACHE_WRITER_UNKNOWN 1            /* no header that parses (raw files too) */
+#define CACHE_WRITER_OTHER   2            /* a writer beyond the table's CACHE_WRITERS_MAX */
+#define CACHE_WRITER_FIRST   3            /* (version, namespace) number tag - CACHE_WRITER_FIRST */
+#define CACHE_WRITERS_MAX    32           /* distinct writers kept apart: a user's planted headers cannot grow it */
+#define CACHE_WRITER_TAGS    (CACHE_WRITER_FIRST + CACHE_WRITERS_MAX)
+/* The header pass over existing entries: a slice's time, headers read
+ * between two looks at the clock, and files looked at (their tag byte) at
+ * most. */
+#define CACHE_WRITERS_SLICE_USEC  SLICE_USEC
+#define CACHE_WRITERS_SLICE_EVERY 4
+#define CACHE_WRITERS_LOOK        65536
+/* The pass runs after every other job (trims, merges at idle priority):
+ * who wrote what can wait, a trim someone asked for cannot. */
+#define CACHE_WRITERS_PRIORITY    (SD_EVENT_PRIORITY_IDLE + 1)
+/* A full table gives the slots of writers whose entries are all gone to new
+ * ones, after a count of the entries by tag (a pass over the account): at
+ * most this often when a header finds the table full; at every purge. */
+#define CACHE_WRITERS_RECLAIM_USEC (60 * USEC_PER_SEC)
 
 /* The headers of new entries are read as they are stored (dirfd: their
  * directory), of hit ones not read yet at their hit, and of those the

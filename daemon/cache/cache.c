@@ -147,7 +147,7 @@ static int scan_on_dir(DirId d, int fd, void *userdata) {
         /* ccache's own directories, created before we could watch them (a
          * new level-1 directory's subdirectories): their mode, right away. */
         if (!c->remote && d != DIR_ROOT && dir->depth <= 2 && account_dir_path(c->account, d, rel, sizeof(rel)) == 0 &&
-            upkeep_is_kept_dir(rel))
+            ccache_is_top_dir(rel))
                 (void) upkeep_dir_fd(fd, rel, cache_on_repair, c);
         if (dir->wd < 0 && !c->poll && ccache_shaped(c, dir))
                 watch_dir(c, dir, d, fd);

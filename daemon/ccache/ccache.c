@@ -297,3 +297,26 @@ bool ccache_hit_times(const struct statx_timestamp *m, const struct statx_timest
               (int64_t) c->tv_nsec - (int64_t) m->tv_nsec;
         return gap >= 0 && (uint64_t) gap <= 2 * tick_nsec;
 }
+
+bool ccache_is_level_name(const char *name) {
+        return hex_digit(name[0]) >= 0 && name[1] == '\0';
+}
+
+bool ccache_level2_of(const char *rel, unsigned *l1, unsigned *l2) {
+        if (hex_digit(rel[0]) < 0 || rel[1] != '/' || hex_digit(rel[2]) < 0 || (rel[3] && rel[3] != '/'))
+                return false;
+        if (l1)
+                *l1 = (unsigned) hex_digit(rel[0]);
+        if (l2)
+                *l2 = (unsigned) hex_digit(rel[2]);
+        return true;
+}
+
+bool ccache_is_top_dir(const char *rel) {
+        return strcmp(rel, CCACHE_TMP_DIR) == 0 || strcmp(rel, CCACHE_LOCK_DIR) == 0 ||
+               (hex_digit(rel[0]) >= 0 && (rel[1] == '\0' || (ccache_level2_of(rel, NULL, NULL) && rel[3] == '\0')));
+}
+
+bool ccache_is_remote_subdir_name(const char *name) {
+        return hex_digit(name[0]) >= 0 && hex_digit(name[1]) >= 0 && name[2] == '\0';
+}

@@ -31,6 +31,24 @@ const char *ccache_kind_name(CcacheKind k);
 #define CCACHE_DEPTH_MIN 2
 #define CCACHE_DEPTH_MAX 4
 
+/* ccache's directories (ccache/README.md §1), the one place their names are
+ * spelled: at the root, tmp/ (temporaries, the inode cache), lock/ (4.8+:
+ * the content locks) and the level directories, one hex digit each; a path
+ * "rel" is relative to the cache's root. */
+#define CCACHE_TMP_DIR  "tmp"
+#define CCACHE_LOCK_DIR "lock"
+/* Is name a level directory's name (one lower-case hex digit)? */
+bool ccache_is_level_name(const char *name);
+/* Is rel a level-2 directory or below one ("a/b", "a/b/c")? Its two digits'
+ * values into *l1 and *l2 (either may be NULL) when so. */
+bool ccache_level2_of(const char *rel, unsigned *l1, unsigned *l2);
+/* Is rel one of the directories ccache keeps at the top of a cache: tmp,
+ * lock, a level-1 ("a") or a level-2 ("a/b") directory? */
+bool ccache_is_top_dir(const char *rel);
+/* Is name a directory of a `file:` remote storage's layout subdirs (the
+ * first CCACHE_REMOTE_DIR_CHARS_SUBDIRS key chars, hex)? */
+bool ccache_is_remote_subdir_name(const char *name);
+
 /* A packed entry name: 20 bytes plus a 4-bit code, exact and reversible. */
 #define CCACHE_PACKED_SIZE 20
 #define CCACHE_NAME_MAX    48   /* longest entry file name + NUL, with room */

@@ -14,6 +14,7 @@
 
 #include "base/util.h"
 #include "ccache/ccache-lock.h"
+#include "ccache/ccache.h"
 #include "ccache/upkeep.h"
 #include "os/beneath.h"
 
@@ -175,7 +176,7 @@ int upkeep_all_dirs(int root_fd, upkeep_report_t report, void *userdata) {
 
                 /* tmp, lock, then each level-1 directory before its 16 level-2 ones */
                 if (i < 0)
-                        snprintf(rel, sizeof(rel), "%s", i == -2 ? "tmp" : "lock");
+                        snprintf(rel, sizeof(rel), "%s", i == -2 ? CCACHE_TMP_DIR : CCACHE_LOCK_DIR);
                 else if (i % 17 == 0)
                         snprintf(rel, sizeof(rel), "%c", hex[i / 17]);
                 else
@@ -187,13 +188,6 @@ int upkeep_all_dirs(int root_fd, upkeep_report_t report, void *userdata) {
                         n += r;
         }
         return first < 0 ? first : n;
-}
-
-bool upkeep_is_kept_dir(const char *rel) {
-        if (strcmp(rel, "tmp") == 0 || strcmp(rel, "lock") == 0)
-                return true;
-        return hex_digit(rel[0]) >= 0 &&
-               (rel[1] == '\0' || (rel[1] == '/' && hex_digit(rel[2]) >= 0 && rel[3] == '\0'));
 }
 
 static const char *const found_names[_UPKEEP_CONF_FOUND_MAX] = {

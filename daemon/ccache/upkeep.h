@@ -58,9 +58,6 @@ int upkeep_dir_fd(int fd, const char *rel, upkeep_report_t report, void *userdat
  * -errno of the first failure once all were tried. */
 int upkeep_all_dirs(int root_fd, upkeep_report_t report, void *userdata);
 
-/* Is rel (relative to the root) one of the directories upkeep_all_dirs keeps? */
-bool upkeep_is_kept_dir(const char *rel);
-
 /* What stood at ccache.conf. */
 typedef enum UpkeepConfFound {
         UPKEEP_CONF_MISSING,

@@ -69,7 +69,7 @@ void counters_recount(Counters *k, unsigned l1, unsigned l2) {
 
 unsigned counters_recover(Counters *k, int root_fd) {
         unsigned found = 0;
-        int lockdir = beneath_open_dir(root_fd, "lock");
+        int lockdir = beneath_open_dir(root_fd, CCACHE_LOCK_DIR);
 
         for (unsigned i = 0; i < 16; i++) {
                 char rel[2] = { "0123456789abcdef"[i], '\0' }, name[16];
@@ -155,7 +155,7 @@ static void note_failure(CountersFlush *ret, unsigned l1, int r) {
 static bool take_content_locks(Counters *k, int root_fd, unsigned l1, uint64_t now, CcacheLock locks[16],
                                bool taken[16], int *ret_lockdir, CountersFlush *ret) {
         bool any = false;
-        int lockdir = beneath_open_dir(root_fd, "lock");
+        int lockdir = beneath_open_dir(root_fd, CCACHE_LOCK_DIR);
 
         for (unsigned j = 0; j < 16; j++) {
                 Owed *o = &k->owed[l1][j];

@@ -124,7 +124,7 @@ static int content_lock(Trim *t, const StepEnv *env, const char *rel, CcacheLock
         char name[32];
         int r;
 
-        *ret_lockdir = beneath_open_dir(env->root_fd, "lock");
+        *ret_lockdir = beneath_open_dir(env->root_fd, CCACHE_LOCK_DIR);
         if (*ret_lockdir < 0)
                 return 1;
         snprintf(name, sizeof(name), "subdir_%c%c", rel[0], rel[2]);
@@ -147,10 +147,12 @@ static void count_error(Trim *t, int r) {
  * (ccache/README.md §7); a held stats.lock leaves them owed, paid later. */
 static void fix_counters(Trim *t, const StepEnv *env, const char *rel, uint64_t files, uint64_t kib) {
         CountersFlush f = { 0 };
-        int l1 = hex_digit(rel[0]);
+        unsigned l1, l2;
 
-        counters_subtract(env->counters, (unsigned) l1, (unsigned) hex_digit(rel[2]), files, kib);
-        if (counters_flush(env->counters, env->account, env->root_fd, l1, true, env->realtime, &f) > 0)
+        if (!ccache_level2_of(rel, &l1, &l2))
+                return;   /* only a level-2 directory's deletions are counted (do_group) */
+        counters_subtract(env->counters, l1, l2, files, kib);
+        if (counters_flush(env->counters, env->account, env->root_fd, (int) l1, true, env->realtime, &f) > 0)
                 t->result.stats_deferred++;
         t->result.stats_updates += f.written;
         if (f.failed > 0 && t->result.stats_failures == 0) {
@@ -185,7 +187,7 @@ static int do_group(Trim *t, StepEnv *env, const char *rel, size_t start, size_t
                     size_t *ret_next) {
         CcacheLock lock = { 0 };
         uint64_t files = 0, kib = 0;
-        bool l2 = hex_digit(rel[0]) >= 0 && rel[1] == '/' && hex_digit(rel[2]) >= 0;
+        bool l2 = ccache_level2_of(rel, NULL, NULL);
         int dirfd, lockdir = -1, r;
         size_t i = start;
 

@@ -912,12 +912,12 @@ static void dir_set_flags(const Account *a, Dir *x, const Dir *p) {
         switch (a->layout) {
         case ACCOUNT_LAYOUT_LOCAL:
                 /* Only ccache's levels are hex. */
-                x->hex = p->depth < CCACHE_DEPTH_MAX && (top || p->hex) && hex_digit(x->name[0]) >= 0 && !x->name[1];
-                x->in_tmp = p->in_tmp || (top && strcmp(x->name, "tmp") == 0);
-                x->in_lock = p->in_lock || (top && strcmp(x->name, "lock") == 0);
+                x->hex = p->depth < CCACHE_DEPTH_MAX && (top || p->hex) && ccache_is_level_name(x->name);
+                x->in_tmp = p->in_tmp || (top && strcmp(x->name, CCACHE_TMP_DIR) == 0);
+                x->in_lock = p->in_lock || (top && strcmp(x->name, CCACHE_LOCK_DIR) == 0);
                 break;
         case ACCOUNT_LAYOUT_REMOTE_SUBDIRS:
-                x->hex = top && hex_digit(x->name[0]) >= 0 && hex_digit(x->name[1]) >= 0 && !x->name[2];
+                x->hex = top && ccache_is_remote_subdir_name(x->name);
                 break;
         default:
                 break;

@@ -20,6 +20,7 @@
 #include "alert/alert.h"
 #include "base/slice.h"
 #include "cache/cache-internal.h"
+#include "cache/cache-writers.h"
 #include "cache/cache.h"
 #include "config/config.h"
 #include "evict/trim.h"

@@ -306,8 +306,38 @@ static void test_hit_times(void **state) {
         assert_true(ccache_clock_tick_nsec() > 0 && ccache_clock_tick_nsec() <= 10000000);
 }
 
+/* ccache's directories, spelled in one place: level names, the level-2
+ * directory of a path, the directories at the top, a remote's subdirs. */
+static void test_layout_names(void **state) {
+        unsigned l1 = 99, l2 = 99;
+
+        assert_true(ccache_is_level_name("0") && ccache_is_level_name("f"));
+        assert_false(ccache_is_level_name("g") || ccache_is_level_name("ab") || ccache_is_level_name("") ||
+                     ccache_is_level_name("A"));
+        assert_true(ccache_level2_of("a/b", &l1, &l2));
+        assert_int_equal(l1, 10);
+        assert_int_equal(l2, 11);
+        assert_true(ccache_level2_of("3/f/0/1", &l1, &l2));   /* below one: 4.7's deeper levels */
+        assert_int_equal(l1, 3);
+        assert_int_equal(l2, 15);
+        l1 = l2 = 99;
+        assert_false(ccache_level2_of("a", &l1, &l2) || ccache_level2_of("a/bc", &l1, &l2) ||
+                     ccache_level2_of("tmp/x", &l1, &l2) || ccache_level2_of("a/", &l1, &l2) ||
+                     ccache_level2_of("x/b", &l1, &l2));
+        assert_int_equal(l1, 99);   /* untouched when false */
+        assert_true(ccache_level2_of("0/0", NULL, NULL));
+        assert_true(ccache_is_top_dir("tmp") && ccache_is_top_dir("lock") && ccache_is_top_dir("a") &&
+                    ccache_is_top_dir("a/b"));
+        assert_false(ccache_is_top_dir("a/b/c") || ccache_is_top_dir("tmpx") || ccache_is_top_dir("lock/a") ||
+                     ccache_is_top_dir("ab") || ccache_is_top_dir(""));
+        assert_true(ccache_is_remote_subdir_name("0f"));
+        assert_false(ccache_is_remote_subdir_name("0") || ccache_is_remote_subdir_name("0fa") ||
+                     ccache_is_remote_subdir_name("0g"));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_layout_names),
                 cmocka_unit_test(test_legacy_names),
                 cmocka_unit_test(test_v413_names),
                 cmocka_unit_test(test_not_entries),
