@@ -15,8 +15,8 @@
 
 #include "base/protocol.h"
 #include "base/util.h"
-#include "explain-internal.h"
-#include "explain.h"
+#include "build/explain-internal.h"
+#include "build/explain.h"
 
 static const char *const cause_names[_CAUSE_MAX] = {
         [CAUSE_EVICTED] = "evicted",

@@ -29,9 +29,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "explain-internal.h"
-#include "explain.h"
-#include "readfile.h"
+#include "build/explain-internal.h"
+#include "build/explain.h"
+#include "core/readfile.h"
 
 /* The settings that enter a key (ccache's hash_common_info and the mode
  * it runs in): what `config` verdicts compare. direct_mode is kept too,

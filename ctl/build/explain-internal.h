@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "readfile.h"
+#include "core/readfile.h"
 
 /* A value longer than this is kept as its digest: a record stays small. */
 #define ITEM_MAX 1024

@@ -22,10 +22,10 @@
 #include "base/protocol.h"
 #include "base/status-keys.h"
 #include "base/text.h"
-#include "client.h"
-#include "explain.h"
-#include "measure.h"
-#include "statslog.h"
+#include "build/explain.h"
+#include "build/measure.h"
+#include "build/statslog.h"
+#include "core/client.h"
 
 /* Missed sources listed on a terminal; --json lists all. */
 #define MISSED_SHOWN 20

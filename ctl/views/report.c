@@ -13,7 +13,7 @@
 #include "base/protocol.h"
 #include "base/status-keys.h"
 #include "base/util.h"
-#include "report.h"
+#include "views/report.h"
 
 /* Problems found, the worst first when printed. */
 typedef struct Findings {

@@ -27,10 +27,10 @@
 #include "base/protocol.h"
 #include "base/status-keys.h"
 #include "base/text.h"
-#include "client.h"
-#include "doctor.h"
-#include "readfile.h"
-#include "statslog.h"
+#include "build/doctor.h"
+#include "build/statslog.h"
+#include "core/client.h"
+#include "core/readfile.h"
 
 /* A line of a build file longer than this is cut (its rest skipped): the
  * part doctor reads (a rule's command, an edge's rule) comes first. */
