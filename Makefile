@@ -143,8 +143,9 @@ $(B)/ctl/%.o $(B)/asan/ctl/%.o $(B)/dead/ctl/%.o: CPPFLAGS += -Ictl
 CTL_UNIT_TESTS := test-report test-statslog test-explain-record test-readfile test-status-table
 $(foreach t,$(CTL_UNIT_TESTS),$(B)/tests/unit/$(t).o $(B)/asan/tests/unit/$(t).o): CPPFLAGS += -Ictl
 # Each links the client modules it is about.
-$(B)/tests/test-report: $(B)/ctl/views/report.o
-$(B)/asan/tests/test-report: $(B)/asan/ctl/views/report.o
+REPORT_SRCS := ctl/views/report-check.c ctl/views/report-metrics.c ctl/views/report-history.c
+$(B)/tests/test-report: $(REPORT_SRCS:%.c=$(B)/%.o)
+$(B)/asan/tests/test-report: $(REPORT_SRCS:%.c=$(B)/asan/%.o)
 $(B)/tests/test-statslog: $(B)/ctl/build/statslog.o
 $(B)/asan/tests/test-statslog: $(B)/asan/ctl/build/statslog.o
 $(B)/tests/test-explain-record: $(B)/ctl/build/explain-record.o $(B)/ctl/core/readfile.o

@@ -96,12 +96,12 @@ make_print() {
 
 @test "cachectl: a daemon header beyond base/, a bare name, or a folder that is no layer fails it" {
         copy_tree
-        echo '#include "tree/scan.h"' >> "$T/ctl/views/report.c"
+        echo '#include "tree/scan.h"' >> "$T/ctl/views/report-check.c"
         echo '#include "client.h"' >> "$T/ctl/build/measure.c"
         mkdir "$T/ctl/commands"
         run "$T/tests/check-layers" --tree ctl --on daemon/base $CTL_LAYERS
         [ "$status" -eq 1 ]
-        [[ "$output" == *'ctl/views/report.c includes "tree/scan.h", which is no file below ctl/ nor daemon/base/'* ]]
+        [[ "$output" == *'ctl/views/report-check.c includes "tree/scan.h", which is no file below ctl/ nor daemon/base/'* ]]
         [[ "$output" == *'ctl/build/measure.c includes "client.h", which is no file below ctl/ nor daemon/base/'* ]]
         [[ "$output" == *"ctl/commands/ is no layer"* ]]
 }

@@ -32,10 +32,10 @@ copy_tree() {
 
 @test "a key spelled out in cachectl or in a writer of the status fails it, naming where" {
         copy_tree
-        sed -i 's/protocol_field_u64(c, STATUS_CACHE_SIZE_BYTES)/protocol_field_u64(c, "size_bytes")/' "$T/ctl/views/report.c"
+        sed -i 's/protocol_field_u64(c, STATUS_CACHE_SIZE_BYTES)/protocol_field_u64(c, "size_bytes")/' "$T/ctl/views/report-check.c"
         run "$T/tests/check-status-keys"
         [ "$status" -eq 1 ]
-        [[ "$output" == *'ctl/views/report.c:'*': the status key "size_bytes" spelled out'* ]]
+        [[ "$output" == *'ctl/views/report-check.c:'*': the status key "size_bytes" spelled out'* ]]
 
         # a key made of a window
         copy_tree
@@ -65,7 +65,7 @@ copy_tree() {
 
         # In a comment, or marked as no key, it is no key.
         copy_tree
-        echo '/* a cache'"'"'s "size_bytes" */' >> "$T/ctl/views/report.c"
+        echo '/* a cache'"'"'s "size_bytes" */' >> "$T/ctl/views/report-metrics.c"
         printf '/*\n * "mount"\n */\n' >> "$T/daemon/space/space.c"
         echo 'static const char *reason = "pressure";   /* not a status key */' >> "$T/daemon/space/space.c"
         run "$T/tests/check-status-keys"
@@ -195,7 +195,7 @@ teardown() {
         copy_tree
         sed -i 's|^#define STATUS_CACHE_MODE_OK .*|&\n#define STATUS_CACHE_POLICY "policy"\n#define STATUS_VOLUME_FILL "fill"|' \
                 "$T/daemon/base/status-keys.h"
-        echo 'static const char *planted[] = { STATUS_CACHE_POLICY, STATUS_VOLUME_FILL };' >> "$T/ctl/views/report.c"
+        echo 'static const char *planted[] = { STATUS_CACHE_POLICY, STATUS_VOLUME_FILL };' >> "$T/ctl/views/report-metrics.c"
         run keys_missing "$T" "$BATS_TEST_TMPDIR/status.json" "$BATS_TEST_TMPDIR/trim.json" "$BATS_TEST_TMPDIR/merge.json"
         [ "$status" -eq 1 ]
         [ "${#lines[@]}" -eq 2 ]
