@@ -148,8 +148,9 @@ $(B)/tests/test-report: $(REPORT_SRCS:%.c=$(B)/%.o)
 $(B)/asan/tests/test-report: $(REPORT_SRCS:%.c=$(B)/asan/%.o)
 $(B)/tests/test-statslog: $(B)/ctl/build/statslog.o
 $(B)/asan/tests/test-statslog: $(B)/asan/ctl/build/statslog.o
-$(B)/tests/test-explain-record: $(B)/ctl/build/explain-record.o $(B)/ctl/core/readfile.o
-$(B)/asan/tests/test-explain-record: $(B)/asan/ctl/build/explain-record.o $(B)/asan/ctl/core/readfile.o
+EXPLAIN_RECORD_SRCS := ctl/build/explain-record.c ctl/build/explain-digest.c ctl/build/explain-manifest.c ctl/core/readfile.c
+$(B)/tests/test-explain-record: $(EXPLAIN_RECORD_SRCS:%.c=$(B)/%.o)
+$(B)/asan/tests/test-explain-record: $(EXPLAIN_RECORD_SRCS:%.c=$(B)/asan/%.o)
 $(B)/tests/test-readfile: $(B)/ctl/core/readfile.o
 $(B)/asan/tests/test-readfile: $(B)/asan/ctl/core/readfile.o
 # test-status-table: with libsmartcols.
