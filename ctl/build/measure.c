@@ -1,306 +1,31 @@
 /* SPDX-License-Identifier: MIT */
-/* cachectl measure (measure.h). */
+/* cachectl measure (measure.h): the command: its arguments, the build run
+ * with ccache's statistics log (and debug records) in a private directory,
+ * the gate. What the daemon saw: measure-daemon.c; what is said:
+ * measure-print.c (measure-internal.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <inttypes.h>
-#include <limits.h>
 #include <math.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
 
-#include "base/human.h"
-#include "base/protocol.h"
-#include "base/status-keys.h"
 #include "base/text.h"
 #include "build/explain.h"
+#include "build/measure-internal.h"
 #include "build/measure.h"
 #include "build/statslog.h"
 #include "core/client.h"
 
-/* Missed sources listed on a terminal; --json lists all. */
-#define MISSED_SHOWN 20
-/* The daemon's figures settle when two looks this far apart agree. */
-#define SETTLE_STEP_USEC (300 * 1000ULL)
-#define SETTLE_MAX_USEC (5 * 1000 * 1000ULL)
 /* How long the build waits for the daemon's figures before it starts. */
 #define MEASURE_ASK_USEC (2 * USEC_PER_SEC)
-/* `ccache -k cache_dir` answers one path: more is not read. */
-#define CACHE_DIR_ASK_MAX_BYTES 8192
-
-/* Where the figures come from. */
-typedef enum Source {
-        SOURCE_STATSLOG,        /* the build's own calls, in its statistics log */
-        SOURCE_DAEMON,          /* none reached the log, the daemon saw the build's cache used: the fallback */
-        SOURCE_NOTHING,         /* none reached the log, and nothing says one ran elsewhere: nothing compiled */
-        SOURCE_UNKNOWN,         /* none reached the log, and the cache named cannot be looked at */
-} Source;
-
-/* What the daemon says of one cache at one moment. */
-typedef struct Figures {
-        uint64_t hits, misses;
-} Figures;
-
-/* The cache the build uses: what the fallback may count, and nothing else. */
-typedef struct BuildCache {
-        char *name;             /* the daemon's cache; NULL: none it keeps, or not known */
-        char *dir;              /* its directory as the build resolves it; NULL with CACHE, or not known */
-        const char *from;       /* where dir came from, for the text; NULL with CACHE */
-} BuildCache;
-
-typedef struct Measure {
-        const char *cache;        /* the CACHE argument, or NULL */
-        bool explain, json;
-        double min_hit_rate;      /* 0..1; < 0: none */
-        char **command;
-        char dir[4096];           /* private: the statistics log and the debug records */
-        /* With no call in the log: */
-        Source source;
-        BuildCache bc;
-        char *unchecked;          /* SOURCE_NOTHING, SOURCE_UNKNOWN: why no other place was looked at */
-        Figures before, after;    /* SOURCE_DAEMON: the build's cache, around the run */
-        double rate;              /* 0..1; < 0: none */
-} Measure;
-
-/* Asks the daemon quietly: no daemon is no error (measure needs none).
- * Returns its status, or NULL. */
-static json_object *daemon_status(void) {
-        json_object *status = NULL;
-        int r;
-
-        ctl_quiet = true;
-        r = ctl_fetch_status(&status);
-        ctl_quiet = false;
-        return r > 0 ? status : NULL;
-}
-
-/* The counters of the cache named name in status. Returns 0 or -ENOENT. */
-static int cache_figures(json_object *status, const char *name, Figures *ret) {
-        for (size_t i = 0; i < protocol_field_count(status, STATUS_CACHES); i++) {
-                json_object *c = protocol_field_item(status, STATUS_CACHES, i);
-                const char *n = protocol_field_str(c, STATUS_CACHE_NAME);
-
-                if (n && strcmp(n, name) == 0) {
-                        *ret = (Figures) { .hits = protocol_field_u64(c, STATUS_CACHE_HITS),
-                                           .misses = protocol_field_u64(c, STATUS_CACHE_MISSES) };
-                        return 0;
-                }
-        }
-        return -ENOENT;
-}
-
-static int cache_figures_now(const char *name, Figures *ret) {
-        json_object *status = daemon_status();
-        int r = status ? cache_figures(status, name, ret) : -ECONNREFUSED;
-
-        json_object_put(status);
-        return r;
-}
-
-/* Looks until two looks SETTLE_STEP_USEC apart agree: the last compiles'
- * counters reach the daemon through inotify, a moment after the build. */
-static int cache_figures_settled(const char *name, Figures *ret) {
-        usec_t deadline = now_usec(CLOCK_MONOTONIC) + SETTLE_MAX_USEC;
-        Figures prev;
-
-        if (cache_figures_now(name, &prev) < 0)
-                return -1;
-        for (;;) {
-                struct timespec ts = { 0, (long) SETTLE_STEP_USEC * 1000 };
-
-                nanosleep(&ts, NULL);
-                if (cache_figures_now(name, ret) < 0)
-                        return -1;
-                if ((ret->hits == prev.hits && ret->misses == prev.misses) || now_usec(CLOCK_MONOTONIC) >= deadline)
-                        return 0;
-                prev = *ret;
-        }
-}
-
-/* ccache's own answer to where the build's cache is: `ccache -k
- * cache_dir` in the build's environment (its config files,
- * CCACHE_CONFIGPATH, XDG_CACHE_HOME, the legacy ~/.ccache all weighed as
- * ccache weighs them). Returns a new string, or NULL when ccache cannot be
- * run here or answers no absolute path. */
-static char *ccache_cache_dir(void) {
-        char buf[CACHE_DIR_ASK_MAX_BYTES];
-        int pipefd[2], status = 0;
-        size_t len = 0;
-        pid_t pid;
-
-        if (pipe2(pipefd, O_CLOEXEC) < 0)
-                return NULL;
-        pid = fork();
-        if (pid == 0) {
-                int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-
-                if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(null, STDERR_FILENO) < 0 ||
-                    dup2(pipefd[1], STDOUT_FILENO) < 0)
-                        _exit(127);
-                execlp("ccache", "ccache", "-k", "cache_dir", (char *) NULL);
-                _exit(127);
-        }
-        close(pipefd[1]);
-        while (pid > 0 && len < sizeof(buf) - 1) {
-                ssize_t n = read(pipefd[0], buf + len, sizeof(buf) - 1 - len);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        break;
-                len += (size_t) n;
-        }
-        close(pipefd[0]);
-        if (pid < 0)
-                return NULL;
-        while (waitpid(pid, &status, 0) < 0)
-                if (errno != EINTR)
-                        return NULL;
-        buf[len] = '\0';
-        buf[strcspn(buf, "\n")] = '\0';
-        return WIFEXITED(status) && WEXITSTATUS(status) == 0 && buf[0] == '/' ? strdup(buf) : NULL;
-}
-
-/* Whether a and b name the same directory: the same inode, so that a
- * symlinked or bind-mounted spelling of a cache is that cache; where
- * either cannot be looked at, the same spelling. */
-static bool same_dir(const char *a, const char *b) {
-        struct stat sa, sb;
-
-        if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
-                return S_ISDIR(sa.st_mode) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-        return strcmp(a, b) == 0;
-}
-
-/* Which of the daemon's caches (status, NULL when it cannot be asked) the
- * build uses: the CACHE argument; else the one at the build's CCACHE_DIR;
- * else the one at ccache's cache_dir as ccache resolves it. Never all. */
-static void build_cache(const Measure *m, json_object *status, BuildCache *ret) {
-        const char *env = getenv("CCACHE_DIR");
-
-        *ret = (BuildCache) { 0 };
-        if (!m->cache && env && *env) {
-                ret->dir = strdup(env);
-                ret->from = "the build's CCACHE_DIR";
-        } else if (!m->cache) {
-                ret->dir = ccache_cache_dir();
-                ret->from = "ccache's cache_dir";
-        }
-        for (size_t i = 0; status && i < protocol_field_count(status, STATUS_CACHES); i++) {
-                json_object *c = protocol_field_item(status, STATUS_CACHES, i);
-                const char *name = protocol_field_str(c, STATUS_CACHE_NAME);
-                const char *path = protocol_field_str(c, STATUS_CACHE_PATH);
-
-                if (name && (m->cache ? strcmp(name, m->cache) == 0 : ret->dir && path && same_dir(ret->dir, path))) {
-                        ret->name = strdup(name);
-                        return;
-                }
-        }
-}
-
-/* No call of the build reached its log: nothing was compiled, unless the
- * daemon saw the build's cache used meanwhile (the build ran where this
- * environment does not reach; the cache's figures over the run stand in).
- * before: the daemon's status before the run, or NULL. Sets m->source. */
-static void judge_silent_build(Measure *m, json_object *before) {
-        const char *name;
-        int r;
-
-        build_cache(m, before, &m->bc);
-        name = m->bc.name;
-        m->source = m->cache ? SOURCE_UNKNOWN : SOURCE_NOTHING;   /* until the cache is looked at */
-        if (!before)
-                r = asprintf(&m->unchecked, "cachekeeperd cannot be asked");
-        else if (m->cache && !name)
-                r = asprintf(&m->unchecked, "cachekeeperd keeps no cache %s", m->cache);
-        else if (!name && m->bc.dir)
-                r = asprintf(&m->unchecked, "its cache, %s (%s), is none cachekeeperd keeps", m->bc.dir, m->bc.from);
-        else if (!name)
-                r = asprintf(&m->unchecked, "where its cache is is not known (CCACHE_DIR is unset, and ccache cannot "
-                                            "be asked here)");
-        else if (cache_figures(before, name, &m->before) < 0 || cache_figures_settled(name, &m->after) < 0)
-                r = asprintf(&m->unchecked, "cachekeeperd lost track of cache %s meanwhile", name);
-        else if (m->after.hits == m->before.hits && m->after.misses == m->before.misses) {
-                m->source = SOURCE_NOTHING;
-                return;
-        } else if (m->after.hits < m->before.hits || m->after.misses < m->before.misses)
-                r = asprintf(&m->unchecked, "the counters of cache %s went down meanwhile (zeroed?)", name);
-        else {
-                m->source = SOURCE_DAEMON;
-                return;
-        }
-        if (r < 0)
-                m->unchecked = NULL;
-}
-
-/* The daemon's answer to "which of these keys left cache_dir?"
- * (explain.h's ExplainAsk): its cache whose path is cache_dir, asked in
- * batches that fit a request line. */
-#define EVICTIONS_BATCH ((PROTOCOL_REQUEST_MAX - 128) / (PROTOCOL_EVICTIONS_KEY_MAX + 3))
-static int ask_evictions(void *userdata, const char *cache_dir, const char *const *keys, size_t n,
-                         ExplainEviction *out, char *cache) {
-        json_object *status = NULL;
-        const char *name = NULL;
-        int r;
-
-        ctl_quiet = true;
-        r = ctl_fetch_status(&status);
-        if (r <= 0) {
-                ctl_quiet = false;
-                return 0;
-        }
-        for (size_t i = 0; i < protocol_field_count(status, STATUS_CACHES) && !name; i++) {
-                json_object *c = protocol_field_item(status, STATUS_CACHES, i);
-                const char *path = protocol_field_str(c, STATUS_CACHE_PATH);
-                char real[PATH_MAX];
-
-                if (path && realpath(path, real) && strcmp(real, cache_dir) == 0)
-                        name = protocol_field_str(c, STATUS_CACHE_NAME);
-        }
-        if (!name) {
-                json_object_put(status);
-                ctl_quiet = false;
-                return 0;   /* a cache the daemon does not keep */
-        }
-        snprintf(cache, 64, "%s", name);
-        for (size_t i = 0; i < n; i++)
-                out[i] = (ExplainEviction) { .since = -1 };
-        for (size_t at = 0; at < n && r > 0; at += EVICTIONS_BATCH) {
-                size_t m = n - at < EVICTIONS_BATCH ? n - at : EVICTIONS_BATCH;
-                ProtocolEvictions req = { .cache = name, .keys = (const char **) keys + at, .n_keys = m };
-                json_object *result = NULL, *found;
-
-                r = ctl_ask(protocol_encode_evictions(&req), NULL, &result);
-                if (r <= 0 || !json_object_object_get_ex(result, PROTOCOL_EVICTIONS_KEYS, &found)) {
-                        json_object_put(result);
-                        break;
-                }
-                for (size_t j = 0; j < m; j++) {
-                        json_object *k, *since, *by;
-
-                        if (!json_object_object_get_ex(found, keys[at + j], &k))
-                                continue;
-                        if (json_object_object_get_ex(k, PROTOCOL_EVICTION_SINCE, &since))
-                                out[at + j].since = json_object_get_int64(since);
-                        if (json_object_object_get_ex(k, PROTOCOL_EVICTION_BY, &by) && by)
-                                snprintf(out[at + j].by, sizeof(out[at + j].by), "%s", json_object_get_string(by));
-                }
-                json_object_put(result);
-        }
-        ctl_quiet = false;
-        json_object_put(status);
-        (void) userdata;
-        return r > 0 ? 1 : 0;
-}
 
 /* Runs the command with ccache's per-build log (and debug records) in our
  * private directory. Returns its wait status, or -errno when it could not
@@ -360,7 +85,7 @@ out:
         return e < 0 ? e : status;
 }
 
-static int command_exit(int status) {
+int measure_command_exit(int status) {
         return WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
 }
 
@@ -381,7 +106,7 @@ static int parse_rate(const char *s, double *ret) {
  * characters no shell treats specially as it is, any other in single
  * quotes (a quote in it as '\''), an empty one as ''. Not yet escaped for
  * a terminal. Returns a new string, or NULL out of memory. */
-static char *command_line(char **argv) {
+char *measure_command_line(char **argv) {
         static const char plain[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789@%+=:,./-_";
         char *s = NULL;
         size_t len = 0;
@@ -408,312 +133,10 @@ static char *command_line(char **argv) {
         return s;
 }
 
-/* Prose: wrapped at 80 columns on a terminal, one line otherwise (for grep
- * and logs), the lines after the first indented by indent. Names in it
- * are the caller's to escape. */
-_printf_(3, 4)
-static void say(bool tty, size_t indent, const char *fmt, ...) {
-        char *line = NULL;
-        va_list ap;
-        int r;
-
-        va_start(ap, fmt);
-        r = vasprintf(&line, fmt, ap);
-        va_end(ap);
-        if (r < 0)
-                return;
-        if (tty)
-                print_wrapped(stdout, line, HUMAN_WIDTH, indent);
-        else
-                printf("%s\n", line);
-        free(line);
-}
-
-typedef struct Reason {
-        const char *id;
-        uint64_t n;
-} Reason;
-
-/* Counts the uncacheable calls by ccache's id; returns how many ids. */
-static size_t reasons(const StatsLog *l, Reason *out, size_t max) {
-        size_t n = 0;
-
-        for (size_t i = 0; i < l->n; i++) {
-                const char *id = l->calls[i].reason;
-                size_t j;
-
-                if (l->calls[i].outcome != STATS_UNCACHEABLE || !id)
-                        continue;
-                for (j = 0; j < n && strcmp(out[j].id, id) != 0; j++)
-                        ;
-                if (j == n) {
-                        if (n == max)
-                                continue;
-                        out[n++] = (Reason) { .id = id };
-                }
-                out[j].n++;
-        }
-        return n;
-}
-
-/* " (/var/cache/ccache, the build's CCACHE_DIR)": how the build's cache was
- * found, escaped; "" when it was named. Returns a new string or NULL. */
-static char *cache_whence(const BuildCache *bc) {
-        _cleanup_free_ char *dir = bc->dir ? text_escaped(bc->dir) : NULL;
-        char *s;
-
-        if (!dir || asprintf(&s, " (%s, %s)", dir, bc->from) < 0)
-                return strdup("");
-        return s;
-}
-
-/* The command, how long it took, how it ended: the first line. */
-static void print_header(const Measure *m, double seconds, int status) {
-        _cleanup_free_ char *line = command_line(m->command);
-        _cleanup_free_ char *cmd = text_escaped(line ? line : m->command[0]);
-
-        if (WIFSIGNALED(status))
-                printf("%s: %.1f s, killed by signal %d\n", cmd ?: "?", seconds, WTERMSIG(status));
-        else
-                printf("%s: %.1f s, exit status %d\n", cmd ?: "?", seconds, command_exit(status));
-}
-
-/* No call reached the log: what the daemon saw of the build's cache. */
-static void print_silent(const Measure *m, bool tty) {
-        _cleanup_free_ char *name = m->bc.name ? text_escaped(m->bc.name) : NULL;
-        _cleanup_free_ char *whence = cache_whence(&m->bc);
-        _cleanup_free_ char *why = m->unchecked ? text_escaped(m->unchecked) : NULL;
-
-        if (m->source == SOURCE_NOTHING && !m->unchecked)
-                say(tty, 2, "Nothing was compiled: no ccache call reached this build's statistics log, and "
-                            "cachekeeperd saw none meanwhile in the build's cache, %s%s.", name ?: "?", whence ?: "");
-        else if (m->source == SOURCE_NOTHING)
-                say(tty, 2, "Nothing was compiled: no ccache call reached this build's statistics log (%s, so "
-                            "calls made out of its sight could not be looked for).", why ?: "?");
-        if (m->source != SOURCE_DAEMON)
-                return;
-        say(tty, 0, "No ccache call of this build reached its statistics log, but cachekeeperd saw calls meanwhile "
-                    "in the build's cache, %s%s: the build ran where this environment does not reach (a container?). "
-                    "From the daemon's figures of cache %s over the command's run instead, which include every "
-                    "other build in that window:", name ?: "?", whence ?: "", name ?: "?");
-        printf("  Hits          %8llu\n  Misses        %8llu\n",
-               (unsigned long long) (m->after.hits - m->before.hits),
-               (unsigned long long) (m->after.misses - m->before.misses));
-        if (m->rate >= 0)
-                printf("  Hit rate      %7.1f %%\n", m->rate * 100);
-}
-
-/* The build's own calls, from its log. */
-static void print_calls(const Measure *m, const StatsLog *l, const StatsSummary *s) {
-        Reason rs[64];
-        size_t nr;
-
-        printf("  Cacheable calls %6llu", (unsigned long long) s->cacheable);
-        if (s->cacheable == 0)
-                printf("   %s", s->recache ? "recaches only: no hit rate"
-                                           : "nothing was compiled that the cache could serve: no hit rate");
-        printf("\n    Hits          %6llu", (unsigned long long) s->hits);
-        if (m->rate >= 0)
-                printf("   %5.1f %%", m->rate * 100);
-        printf("   (direct %llu, preprocessed %llu, remote %llu)\n", (unsigned long long) s->direct_hits,
-               (unsigned long long) s->preprocessed_hits, (unsigned long long) s->remote_hits);
-        printf("    Misses        %6llu\n", (unsigned long long) s->misses);
-        if (s->recache)
-                printf("  Recache         %6llu   (CCACHE_RECACHE: stored anew without a lookup; "
-                       "not in the hit rate)\n", (unsigned long long) s->recache);
-        nr = reasons(l, rs, 64);
-        printf("  Uncacheable     %6llu", (unsigned long long) s->uncacheable);
-        for (size_t i = 0; i < nr; i++) {
-                printf("%s", i ? ", " : "   (");
-                text_put(stdout, rs[i].id);   /* an id from the statistics log */
-                printf(" %llu", (unsigned long long) rs[i].n);
-        }
-        printf("%s\n", nr ? ")" : "");
-}
-
-/* What --explain did not read of the files the build names: nothing was
- * claimed of them. */
-static void print_unread(const Explained *ex, bool tty) {
-        _cleanup_free_ char *unread = ex->first_unread ? text_escaped(ex->first_unread) : NULL;
-        _cleanup_free_ char *odd = ex->first_not_regular ? text_escaped(ex->first_not_regular) : NULL;
-
-        if (ex->unread_files > 0)
-                say(tty, 2, "The read budget was reached (%llu MiB, %d files in all): %" PRIu64 " file%s the build "
-                            "names not read, so nothing is claimed of them (first: %s).", EXPLAIN_READ_MAX_BYTES >> 20,
-                    EXPLAIN_FILES_MAX, ex->unread_files, ex->unread_files == 1 ? "" : "s", unread ?: "?");
-        if (ex->not_regular > 0)
-                say(tty, 2, "%" PRIu64 " file%s the build names %s not a regular file, never opened (first: %s).",
-                    ex->not_regular, ex->not_regular == 1 ? "" : "s", ex->not_regular == 1 ? "is" : "are", odd ?: "?");
-}
-
-static void print_text(const Measure *m, const StatsLog *l, const StatsSummary *s, const Explained *ex,
-                       double seconds, int status) {
-        size_t shown = 0, total_missed;
-        bool tty = isatty(STDOUT_FILENO);
-
-        print_header(m, seconds, status);
-        if (m->source == SOURCE_UNKNOWN)
-                return;   /* said on stderr */
-        if (m->source != SOURCE_STATSLOG) {
-                print_silent(m, tty);
-                return;
-        }
-        print_calls(m, l, s);
-        if (ex && ex->n > 0) {
-                char fix[1024];
-
-                printf("Why they missed:\n");
-                for (int c = 0; c < _CAUSE_MAX; c++) {
-                        const char *f;
-
-                        char line[1400];
-
-                        if (ex->counts[c] == 0)
-                                continue;
-                        f = explain_cause_fix((ExplainCause) c, ex, fix, sizeof(fix));
-                        snprintf(line, sizeof(line), "  %-16s %5zu%s%s", explain_cause_name((ExplainCause) c),
-                                 ex->counts[c],
-                                 c == CAUSE_INCLUDE ? "   a real change: correctly recompiled"
-                                 : c == CAUSE_FIRST_BUILD ? "   nothing to compare with yet: explain the next build"
-                                 : c == CAUSE_CONFIG ? "   a changed setting: expected once"
-                                 : f ? "   fix: " : "",
-                                 c == CAUSE_INCLUDE || c == CAUSE_FIRST_BUILD || c == CAUSE_CONFIG || !f ? "" : f);
-                        {
-                                _cleanup_free_ char *shown_line = text_escaped(line);   /* the fix names paths */
-
-                                say(tty, 28, "%s", shown_line ?: line);
-                        }
-                }
-        }
-        if (ex)
-                print_unread(ex, tty);
-        total_missed = ex ? ex->n : s->misses;
-        if (total_missed == 0)
-                return;
-        printf("Missed (%zu):\n", total_missed);
-        if (ex) {
-                /* one line each, never wrapped: grep finds a source with its cause */
-                for (size_t i = 0; i < ex->n && (!tty || shown < MISSED_SHOWN); i++, shown++) {
-                        printf("  ");
-                        text_put(stdout, ex->misses[i].source);
-                        printf("   %s: ", explain_cause_name(ex->misses[i].cause));
-                        text_put(stdout, ex->misses[i].detail);
-                        putchar('\n');
-                }
-        } else {
-                for (size_t i = 0; i < l->n && (!tty || shown < MISSED_SHOWN); i++)
-                        if (l->calls[i].outcome == STATS_MISS) {
-                                printf("  ");
-                                text_put(stdout, l->calls[i].input);
-                                putchar('\n');
-                                shown++;
-                        }
-        }
-        if (shown < total_missed)
-                printf("  ... and %zu more (--json lists all)\n", total_missed - shown);
-}
-
-static json_object *json_u64_or_null(bool known, uint64_t v) {
-        return known ? json_object_new_uint64(v) : NULL;
-}
-
-static void print_json(const Measure *m, const StatsLog *l, const StatsSummary *s, const Explained *ex,
-                       double seconds, int status) {
-        json_object *o = json_object_new_object(), *cmd = json_object_new_array(), *calls = json_object_new_object(),
-                    *unc = json_object_new_object(), *missed = json_object_new_array();
-        bool fallback = m->source == SOURCE_DAEMON;
-        uint64_t hits = fallback ? m->after.hits - m->before.hits : s->hits;
-        uint64_t misses = fallback ? m->after.misses - m->before.misses : s->misses;
-        Reason rs[64];
-        size_t nr;
-
-        for (char **a = m->command; *a; a++)
-                json_object_array_add(cmd, json_object_new_string(*a));
-        json_object_object_add(o, "command", cmd);
-        json_object_object_add(o, "exit_status", json_object_new_int(command_exit(status)));
-        {
-                char text[32];
-
-                snprintf(text, sizeof(text), "%.3f", seconds);
-                json_object_object_add(o, "seconds", json_object_new_double_s(seconds, text));   /* not a status key: measure's JSON */
-        }
-        json_object_object_add(o, "source", json_object_new_string(fallback ? "daemon" : "statslog"));
-        /* the cache whose figures were looked at: the fallback's, or the one that saw nothing */
-        json_object_object_add(o, "cache", m->bc.name && (fallback || (m->source == SOURCE_NOTHING && !m->unchecked))
-                                                   ? json_object_new_string(m->bc.name) : NULL);
-        json_object_object_add(calls, "cacheable", json_object_new_uint64(hits + misses));
-        json_object_object_add(calls, "hits", json_object_new_uint64(hits));   /* not a status key: measure's JSON */
-        json_object_object_add(calls, "direct_hits", json_u64_or_null(!fallback, s->direct_hits));
-        json_object_object_add(calls, "preprocessed_hits", json_u64_or_null(!fallback, s->preprocessed_hits));
-        json_object_object_add(calls, "remote_hits", json_u64_or_null(!fallback, s->remote_hits));
-        json_object_object_add(calls, "misses", json_object_new_uint64(misses));   /* not a status key: measure's JSON */
-        json_object_object_add(calls, "recache", json_u64_or_null(!fallback, s->recache));
-        nr = fallback ? 0 : reasons(l, rs, 64);
-        for (size_t i = 0; i < nr; i++)
-                json_object_object_add(unc, rs[i].id, json_object_new_uint64(rs[i].n));
-        json_object_object_add(calls, "uncacheable", fallback ? (json_object_put(unc), NULL) : unc);
-        json_object_object_add(o, "calls", calls);
-        if (m->rate >= 0) {
-                char text[32];
-
-                snprintf(text, sizeof(text), "%.4f", m->rate);
-                json_object_object_add(o, "hit_rate", json_object_new_double_s(m->rate, text));
-        } else
-                json_object_object_add(o, "hit_rate", NULL);
-        if (ex) {
-                json_object *causes = json_object_new_array();
-
-                for (size_t i = 0; i < ex->n; i++) {
-                        json_object *e = json_object_new_object();
-
-                        json_object_object_add(e, "source", json_object_new_string(ex->misses[i].source));
-                        json_object_object_add(e, "cause",
-                                               json_object_new_string(explain_cause_name(ex->misses[i].cause)));
-                        json_object_object_add(e, "detail", json_object_new_string(ex->misses[i].detail));
-                        json_object_object_add(e, "object",
-                                               ex->misses[i].object ? json_object_new_string(ex->misses[i].object) : NULL);
-                        json_object_object_add(e, "since", ex->misses[i].since >= 0
-                                                                   ? json_object_new_int64(ex->misses[i].since)
-                                                                   : NULL);
-                        json_object_object_add(e, "by", ex->misses[i].by ? json_object_new_string(ex->misses[i].by) : NULL);
-                        json_object_array_add(missed, e);
-                }
-                for (int c = 0; c < _CAUSE_MAX; c++) {
-                        json_object *e;
-                        char fix[1024];
-                        const char *f;
-
-                        if (ex->counts[c] == 0)
-                                continue;
-                        e = json_object_new_object();
-                        f = explain_cause_fix((ExplainCause) c, ex, fix, sizeof(fix));
-                        json_object_object_add(e, "cause", json_object_new_string(explain_cause_name((ExplainCause) c)));
-                        json_object_object_add(e, "count", json_object_new_uint64(ex->counts[c]));
-                        json_object_object_add(e, "fix", f ? json_object_new_string(f) : NULL);
-                        json_object_array_add(causes, e);
-                }
-                json_object_object_add(o, "missed", missed);
-                json_object_object_add(o, "causes", causes);
-                json_object_object_add(o, "files_unread", json_object_new_uint64(ex->unread_files));
-                json_object_object_add(o, "files_not_regular", json_object_new_uint64(ex->not_regular));
-        } else {
-                for (size_t i = 0; !fallback && i < l->n; i++)
-                        if (l->calls[i].outcome == STATS_MISS) {
-                                json_object *e = json_object_new_object();
-
-                                json_object_object_add(e, "source", json_object_new_string(l->calls[i].input));
-                                json_object_array_add(missed, e);
-                        }
-                json_object_object_add(o, "missed", missed);
-        }
-        text_put_json(stdout, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
-        json_object_put(o);
-}
-
 /* The hit rate (0..1) of the build's calls, or of its cache over the
  * run in the fallback; -1 when nothing the cache could serve was called
  * (recaches are neither hits nor misses). */
-static double hit_rate(const Measure *m, const StatsSummary *s) {
+double measure_hit_rate(const Measure *m, const StatsSummary *s) {
         uint64_t h = s->hits, n = s->cacheable;
 
         if (m->source == SOURCE_DAEMON) {
@@ -815,7 +238,7 @@ int cmd_measure(int argc, char **argv) {
                 usec_t t = ctl_timeout_usec;
 
                 ctl_timeout_usec = t < MEASURE_ASK_USEC ? t : MEASURE_ASK_USEC;
-                before = daemon_status();
+                before = measure_daemon_status();
                 ctl_timeout_usec = t;
         }
         start = now_usec(CLOCK_MONOTONIC);
@@ -835,27 +258,27 @@ int cmd_measure(int argc, char **argv) {
                 fprintf(stderr, "cachectl: cannot read the build's statistics log %s: %s\n", log, strerror(-r));
                 json_object_put(before);
                 statslog_dir_remove(m.dir);
-                return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? CTL_EXIT_REFUSED : command_exit(status);
+                return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? CTL_EXIT_REFUSED : measure_command_exit(status);
         }
         statslog_summarize(&l, &s);
         if (l.n == 0)
-                judge_silent_build(&m, before);
+                measure_judge_silent_build(&m, before);
         json_object_put(before);
         if (m.source == SOURCE_UNKNOWN)
                 say_unknown(&m);
         if (m.explain && m.source == SOURCE_STATSLOG) {
                 snprintf(debug, sizeof(debug), "%s/debug", m.dir);
-                r = explain_run(debug, store, ask_evictions, NULL, (int64_t) time(NULL), &ex);
+                r = explain_run(debug, store, measure_ask_evictions, NULL, (int64_t) time(NULL), &ex);
                 if (r < 0)
                         fprintf(stderr, "cachectl: cannot explain the misses: %s\n", strerror(-r));
                 have_explained = r == 0;
         }
-        m.rate = hit_rate(&m, &s);
+        m.rate = measure_hit_rate(&m, &s);
         if (m.json)
-                print_json(&m, &l, &s, have_explained ? &ex : NULL, (double) (end - start) / USEC_PER_SEC, status);
+                measure_print_json(&m, &l, &s, have_explained ? &ex : NULL, (double) (end - start) / USEC_PER_SEC, status);
         else
-                print_text(&m, &l, &s, have_explained ? &ex : NULL, (double) (end - start) / USEC_PER_SEC, status);
-        ret = command_exit(status);
+                measure_print_text(&m, &l, &s, have_explained ? &ex : NULL, (double) (end - start) / USEC_PER_SEC, status);
+        ret = measure_command_exit(status);
         if (ret == 0 && below_gate(&m))
                 ret = MEASURE_EXIT_BELOW;
         statslog_done(&l);
