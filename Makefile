@@ -58,7 +58,13 @@ LAYERS      := base os ccache alert control config tree insight evict cache spac
 # Every daemon module except main.c: linked into the daemon and each unit test.
 DAEMON_SRCS := $(foreach l,$(LAYERS),$(wildcard daemon/$(l)/*.c)) $(filter-out daemon/main.c,$(wildcard daemon/*.c))
 DAEMON_HDRS := $(foreach l,$(LAYERS),$(wildcard daemon/$(l)/*.h)) $(wildcard daemon/*.h)
-CTL_SRCS    := ctl/cachectl.c ctl/client.c ctl/doctor.c ctl/explain.c ctl/explain-record.c ctl/explain-store.c ctl/measure.c ctl/merge.c ctl/readfile.c ctl/statslog.c ctl/report.c ctl/status-table.c daemon/base/protocol.c daemon/base/human.c daemon/base/text.c
+# cachectl's layers, lowest first (ctl/README.md), on daemon/base/: the same
+# rule, checked by the same script; the top (ctl/ itself: main, the commands)
+# includes any. Its headers are named by their path below ctl/ ("core/client.h").
+CTL_LAYERS  := core views build
+CTL_SRCS    := $(foreach l,$(CTL_LAYERS),$(wildcard ctl/$(l)/*.c)) $(wildcard ctl/*.c) \
+               daemon/base/protocol.c daemon/base/human.c daemon/base/text.c
+CTL_HDRS    := $(foreach l,$(CTL_LAYERS),$(wildcard ctl/$(l)/*.h)) $(wildcard ctl/*.h)
 UNIT_SRCS   := $(wildcard tests/unit/test-*.c)
 UNIT_TESTS  := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 SAN_TESTS   := $(UNIT_SRCS:tests/unit/%.c=$(B)/asan/tests/%)
@@ -93,18 +99,19 @@ $(B)/asan/%.o: %.c | $(B)/.deps-ok
 $(B)/daemon/config/builtin.o $(B)/asan/daemon/config/builtin.o: etc/cachekeeper.conf
 
 # No layer includes a higher one: checked before anything is linked.
-$(B)/.layers-ok: tests/check-layers $(DAEMON_SRCS) $(DAEMON_HDRS) daemon/main.c
+$(B)/.layers-ok: tests/check-layers $(DAEMON_SRCS) $(DAEMON_HDRS) daemon/main.c $(CTL_SRCS) $(CTL_HDRS)
 	@tests/check-layers $(LAYERS)
+	@tests/check-layers --tree ctl --on daemon/base $(CTL_LAYERS)
 	@mkdir -p $(@D) && touch $@
 check-layers: $(B)/.layers-ok
 
 $(B)/cachekeeperd: $(B)/daemon/main.o $(DAEMON_SRCS:%.c=$(B)/%.o) | $(B)/.layers-ok
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
-$(B)/cachectl: $(CTL_SRCS:%.c=$(B)/%.o)
+$(B)/cachectl: $(CTL_SRCS:%.c=$(B)/%.o) | $(B)/.layers-ok
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(CTL_LIBS) -o $@
 $(B)/asan/cachekeeperd: $(B)/asan/daemon/main.o $(DAEMON_SRCS:%.c=$(B)/asan/%.o) | $(B)/.layers-ok
 	$(CC) $(SAN_LDFLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
-$(B)/asan/cachectl: $(CTL_SRCS:%.c=$(B)/asan/%.o)
+$(B)/asan/cachectl: $(CTL_SRCS:%.c=$(B)/asan/%.o) | $(B)/.layers-ok
 	$(CC) $(SAN_LDFLAGS) $(LDFLAGS) $^ $(CTL_LIBS) -o $@
 
 # No dead function (tests/check-dead): the programs built again without
@@ -130,28 +137,27 @@ $(B)/tests/test-%: $(B)/tests/unit/test-%.o $(DAEMON_SRCS:%.c=$(B)/%.o)
 $(B)/asan/tests/test-%: $(B)/asan/tests/unit/test-%.o $(DAEMON_SRCS:%.c=$(B)/asan/%.o)
 	@mkdir -p $(@D)
 	$(CC) $(SAN_LDFLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -lcmocka -o $@
-# test-report is about a client module: it links ctl/report.c too, and finds its header.
-$(B)/tests/test-report: $(B)/ctl/report.o
-$(B)/asan/tests/test-report: $(B)/asan/ctl/report.o
-$(B)/tests/unit/test-report.o $(B)/asan/tests/unit/test-report.o: CPPFLAGS += -Ictl
-# test-statslog: the same for ctl/statslog.c.
-$(B)/tests/test-statslog: $(B)/ctl/statslog.o
-$(B)/asan/tests/test-statslog: $(B)/asan/ctl/statslog.o
-$(B)/tests/unit/test-statslog.o $(B)/asan/tests/unit/test-statslog.o: CPPFLAGS += -Ictl
-# test-explain-record: the same for ctl/explain-record.c.
-$(B)/tests/test-explain-record: $(B)/ctl/explain-record.o $(B)/ctl/readfile.o
-$(B)/asan/tests/test-explain-record: $(B)/asan/ctl/explain-record.o $(B)/asan/ctl/readfile.o
-$(B)/tests/unit/test-explain-record.o $(B)/asan/tests/unit/test-explain-record.o: CPPFLAGS += -Ictl
-# test-readfile: the same for ctl/readfile.c.
-$(B)/tests/test-readfile: $(B)/ctl/readfile.o
-$(B)/asan/tests/test-readfile: $(B)/asan/ctl/readfile.o
-$(B)/tests/unit/test-readfile.o $(B)/asan/tests/unit/test-readfile.o: CPPFLAGS += -Ictl
-# test-status-table: the same for ctl/status-table.c, with libsmartcols.
-$(B)/tests/test-status-table: $(B)/ctl/status-table.o
-$(B)/asan/tests/test-status-table: $(B)/asan/ctl/status-table.o
+# cachectl's objects, and the unit tests of its modules, find its headers by
+# their path below ctl/.
+$(B)/ctl/%.o $(B)/asan/ctl/%.o $(B)/dead/ctl/%.o: CPPFLAGS += -Ictl
+CTL_UNIT_TESTS := test-report test-statslog test-explain-record test-readfile test-status-table
+$(foreach t,$(CTL_UNIT_TESTS),$(B)/tests/unit/$(t).o $(B)/asan/tests/unit/$(t).o): CPPFLAGS += -Ictl
+# Each links the client modules it is about.
+REPORT_SRCS := ctl/views/report-check.c ctl/views/report-metrics.c ctl/views/report-history.c
+$(B)/tests/test-report: $(REPORT_SRCS:%.c=$(B)/%.o)
+$(B)/asan/tests/test-report: $(REPORT_SRCS:%.c=$(B)/asan/%.o)
+$(B)/tests/test-statslog: $(B)/ctl/build/statslog.o
+$(B)/asan/tests/test-statslog: $(B)/asan/ctl/build/statslog.o
+EXPLAIN_RECORD_SRCS := ctl/build/explain-record.c ctl/build/explain-digest.c ctl/build/explain-manifest.c ctl/core/readfile.c
+$(B)/tests/test-explain-record: $(EXPLAIN_RECORD_SRCS:%.c=$(B)/%.o)
+$(B)/asan/tests/test-explain-record: $(EXPLAIN_RECORD_SRCS:%.c=$(B)/asan/%.o)
+$(B)/tests/test-readfile: $(B)/ctl/core/readfile.o
+$(B)/asan/tests/test-readfile: $(B)/asan/ctl/core/readfile.o
+# test-status-table: with libsmartcols.
+$(B)/tests/test-status-table: $(B)/ctl/views/status-table.o
+$(B)/asan/tests/test-status-table: $(B)/asan/ctl/views/status-table.o
 $(B)/tests/test-status-table $(B)/asan/tests/test-status-table: PKG_LIBS += $(shell pkg-config --libs $(CTL_PKGS))
-$(B)/tests/unit/test-status-table.o $(B)/asan/tests/unit/test-status-table.o: CPPFLAGS += -Ictl
-$(B)/ctl/status-table.o $(B)/asan/ctl/status-table.o $(B)/dead/ctl/status-table.o: PKG_CFLAGS += $(CTL_CFLAGS)
+$(B)/ctl/views/status-table.o $(B)/asan/ctl/views/status-table.o $(B)/dead/ctl/views/status-table.o: PKG_CFLAGS += $(CTL_CFLAGS)
 
 $(B)/tests/helpers/%: $(B)/tests/helpers/%.o
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
@@ -242,7 +248,7 @@ uninstall:
 # made of changes.
 DEB_ARCH = $(shell dpkg --print-architecture)
 DEB      = $(B)/deb/cachekeeper_$(VERSION)_$(DEB_ARCH).deb
-DEB_SRCS := Makefile README.md LICENSE $(wildcard .ci/* daemon/* daemon/*/* ctl/* etc/* etc/*/* systemd/* debian/* debian/*/*)
+DEB_SRCS := Makefile README.md LICENSE $(wildcard .ci/* daemon/* daemon/*/* ctl/* ctl/*/* etc/* etc/*/* systemd/* debian/* debian/*/*)
 deb: $(DEB)
 $(DEB): $(DEB_SRCS) | $(B)/.deps-test-ok
 	@v=$$(dpkg-parsechangelog -S Version) && [ "$$v" = $(VERSION) ] || \

@@ -18,12 +18,12 @@
 #include "base/protocol.h"
 #include "base/status-keys.h"
 #include "base/text.h"
-#include "client.h"
-#include "doctor.h"
-#include "measure.h"
+#include "build/doctor.h"
+#include "build/measure.h"
+#include "core/client.h"
 #include "merge.h"
-#include "report.h"
-#include "status-table.h"
+#include "views/report.h"
+#include "views/status-table.h"
 
 static void help(void) {
         printf("Usage: cachectl [-s SOCKET] [-t T] COMMAND [ARGS]\n"

@@ -9,7 +9,7 @@
 #include "base/human.h"
 #include "base/protocol.h"
 #include "base/status-keys.h"
-#include "client.h"
+#include "core/client.h"
 #include "merge.h"
 
 const struct option merge_options[] = {

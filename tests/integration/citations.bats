@@ -117,7 +117,8 @@ file_cites() {
 
 # check_file_citations ROOT: fails, naming each, on a .c or .h file a
 # comment names that is in the tree neither as a path (from the top, from
-# daemon/ or from the citing file's folder) nor by its name alone, and is no
+# daemon/ or ctl/, as their includes name them, or from the citing file's
+# folder) nor by its name alone, and is no
 # other project's (EXTERNAL); a placeholder in capitals (FILE.c, test-X.c) is
 # no citation. Also fails when it finds too few (a parser gone blind).
 check_file_citations() {
@@ -129,7 +130,7 @@ check_file_citations() {
                 base=${name##*/}
                 [[ "$base" =~ (^|-)[A-Z]+\.[ch]$ ]] && continue
                 [[ "$ext" == *" $name "* ]] && continue
-                [ -f "$root/$name" ] || [ -f "$root/daemon/$name" ] || [ -f "$root/$(dirname "${where%%:*}")/$name" ] ||
+                [ -f "$root/$name" ] || [ -f "$root/daemon/$name" ] || [ -f "$root/ctl/$name" ] || [ -f "$root/$(dirname "${where%%:*}")/$name" ] ||
                         { [[ "$name" != */* ]] && grep -qxF "$base" <<<"$names"; } ||
                         { echo "$where: cites $name, which is not in the tree" >&2; bad=1; }
         done < <(file_cites "$root")

@@ -57,7 +57,7 @@ print('\n'.join(bad))
 sys.exit(1 if bad else 0)
 PY
         # The critical over-cap factor is cachectl check's.
-        factor=$(sed -n 's/^#define REPORT_OVER_CAP_CRITICAL //p' "$TOP/ctl/report.h")
+        factor=$(sed -n 's/^#define REPORT_OVER_CAP_CRITICAL //p' "$TOP/ctl/views/report.h")
         [ -n "$factor" ]
         [ "$(grep -c "> $factor \* cachekeeper_cache_max_size_bytes" "$RULES")" -eq 2 ]
 }

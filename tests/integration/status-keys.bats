@@ -3,7 +3,7 @@
 # daemon/base/status-keys.h, and both ends use it: tests/check-status-keys
 # passes on the tree and bites on a copy with a key spelled out in cachectl
 # or in a writer of the status; every key cachectl reads (each STATUS_*
-# macro in ctl/*.c) is in the status of a real daemon, in the object its
+# macro in ctl/*.c, ctl/*/*.c) is in the status of a real daemon, in the object its
 # macro names: a cache on a tmpfs of real ccache entries with a trim behind
 # it, a cache that is unavailable, a file: share real ccache stored into, a
 # redis remote (redis-server on a Unix socket) polled; and in a trim result.
@@ -32,17 +32,17 @@ copy_tree() {
 
 @test "a key spelled out in cachectl or in a writer of the status fails it, naming where" {
         copy_tree
-        sed -i 's/protocol_field_u64(c, STATUS_CACHE_SIZE_BYTES)/protocol_field_u64(c, "size_bytes")/' "$T/ctl/report.c"
+        sed -i 's/protocol_field_u64(c, STATUS_CACHE_SIZE_BYTES)/protocol_field_u64(c, "size_bytes")/' "$T/ctl/views/report-check.c"
         run "$T/tests/check-status-keys"
         [ "$status" -eq 1 ]
-        [[ "$output" == *'ctl/report.c:'*': the status key "size_bytes" spelled out'* ]]
+        [[ "$output" == *'ctl/views/report-check.c:'*': the status key "size_bytes" spelled out'* ]]
 
         # a key made of a window
         copy_tree
-        sed -i 's/STATUS_CACHE_HIT_RATE_24H/"hit_rate_24h"/' "$T/ctl/status-table.c"
+        sed -i 's/STATUS_CACHE_HIT_RATE_24H/"hit_rate_24h"/' "$T/ctl/views/status-table.c"
         run "$T/tests/check-status-keys"
         [ "$status" -eq 1 ]
-        [[ "$output" == *'ctl/status-table.c:'*'"hit_rate_24h"'* ]]
+        [[ "$output" == *'ctl/views/status-table.c:'*'"hit_rate_24h"'* ]]
 
         # the daemon's side
         copy_tree
@@ -65,7 +65,7 @@ copy_tree() {
 
         # In a comment, or marked as no key, it is no key.
         copy_tree
-        echo '/* a cache'"'"'s "size_bytes" */' >> "$T/ctl/report.c"
+        echo '/* a cache'"'"'s "size_bytes" */' >> "$T/ctl/views/report-metrics.c"
         printf '/*\n * "mount"\n */\n' >> "$T/daemon/space/space.c"
         echo 'static const char *reason = "pressure";   /* not a status key */' >> "$T/daemon/space/space.c"
         run "$T/tests/check-status-keys"
@@ -108,7 +108,7 @@ object_of() {
 EXEMPT="STATUS_SCAN_FILES STATUS_SCAN_DIRS STATUS_TRIM_BEYOND_TABLE_FILES STATUS_WRITER_HEADER"
 EXEMPT+=" STATUS_MERGE_STOPPED STATUS_MERGE_MIXED_FILES STATUS_MERGE_MIXED_BYTES"
 
-# keys_missing ROOT STATUS TRIM MERGE: each STATUS_* macro ROOT/ctl/*.c uses
+# keys_missing ROOT STATUS TRIM MERGE: each STATUS_* macro ROOT/ctl/*.c and ROOT/ctl/*/*.c uses
 # whose key (by ROOT's header) is in none of the objects of the status (file
 # STATUS) it names, or in every remote for STATUS_REMOTE_*, or in none of
 # the trim result's (file TRIM) or the merge result's (file MERGE); fails if
@@ -125,7 +125,7 @@ keys_missing() {
                 [[ "$macro" != STATUS_REMOTE_* || "$macro" == STATUS_REMOTE_ERRORS_* ]] || test=all
                 jq -e --arg k "$key" "[$path | objects | has(\$k)] | length > 0 and $test" "$json" > /dev/null ||
                         { echo "cachectl reads $macro (\"$key\"), not in $path"; bad=1; }
-        done < <(join <(grep -oh 'STATUS_[A-Z0-9_]*' "$root"/ctl/*.c | sort -u) \
+        done < <(join <(grep -oh 'STATUS_[A-Z0-9_]*' "$root"/ctl/*.c "$root"/ctl/*/*.c | sort -u) \
                       <("$root/tests/check-status-keys" --list "$root" | sort))
         return $bad
 }
@@ -187,7 +187,7 @@ teardown() {
         [ "$status" -eq 0 ]
         [ -z "$output" ]
         # It reads many of them: the table, check, metrics, trim's report.
-        [ "$(grep -oh 'STATUS_[A-Z0-9_]*' "$TOP"/ctl/*.c | sort -u | wc -l)" -gt 100 ]
+        [ "$(grep -oh 'STATUS_[A-Z0-9_]*' "$TOP"/ctl/*.c "$TOP"/ctl/*/*.c | sort -u | wc -l)" -gt 100 ]
 
         # It bites: a key cachectl would read where the daemon does not
         # write it (a redis remote's "policy" read from a cache), and a key
@@ -195,7 +195,7 @@ teardown() {
         copy_tree
         sed -i 's|^#define STATUS_CACHE_MODE_OK .*|&\n#define STATUS_CACHE_POLICY "policy"\n#define STATUS_VOLUME_FILL "fill"|' \
                 "$T/daemon/base/status-keys.h"
-        echo 'static const char *planted[] = { STATUS_CACHE_POLICY, STATUS_VOLUME_FILL };' >> "$T/ctl/report.c"
+        echo 'static const char *planted[] = { STATUS_CACHE_POLICY, STATUS_VOLUME_FILL };' >> "$T/ctl/views/report-metrics.c"
         run keys_missing "$T" "$BATS_TEST_TMPDIR/status.json" "$BATS_TEST_TMPDIR/trim.json" "$BATS_TEST_TMPDIR/merge.json"
         [ "$status" -eq 1 ]
         [ "${#lines[@]}" -eq 2 ]

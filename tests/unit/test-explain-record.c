@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* ctl/explain-record.c: one ccache call read from its debug record, with
+/* ctl/build/explain-record.c: one ccache call read from its debug record, with
  * every path turned into one identity. The records are written here as
  * ccache 4.7.5 writes them: the lines and sections of a real call, cut to
  * what is read. */
@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "explain-internal.h"
+#include "build/explain-internal.h"
 
 static char dir[128];   /* short: every path below it fits its buffer */
 

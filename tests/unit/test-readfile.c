@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The client's one reader of a build tree's files (ctl/readfile.h): only
+/* The client's one reader of a build tree's files (ctl/core/readfile.h): only
  * regular files are ever opened (inotify sees every open but an O_PATH
  * one), each once, within a budget that says what it left unread. */
 #include <errno.h>
@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "base/util.h"
-#include "readfile.h"
+#include "core/readfile.h"
 
 static char dir[] = "/tmp/test-readfile.XXXXXX";
 

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "base/protocol.h"
-#include "report.h"
+#include "views/report.h"
 
 static bool starts(const char *s, const char *prefix) {
         if (strncmp(s, prefix, strlen(prefix)) == 0)

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "statslog.h"
+#include "build/statslog.h"
 
 static const char LOG[] =
         "# a.c\n"

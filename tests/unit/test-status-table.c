@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "status-table.h"
+#include "views/status-table.h"
 
 /* The shipped config's caches, as a big build host sees them. */
 #define MI210(name, files) \

@@ -1,15 +1,23 @@
 /* SPDX-License-Identifier: MIT */
-/* What explain.c, explain-record.c and explain-store.c share: one ccache
- * call as its debug mode recorded it, with every path it names turned into
- * one identity (its normalised real path), and the store that keeps the
- * last explained call of each source and object per user. */
+/* What the parts of explain (explain.h) share, one file each:
+ *
+ *   explain.c           a run: the debug records walked, each miss explained, kept
+ *   explain-compare.c   one miss against the record of the same source and object
+ *   explain-record.c    one ccache call read from its debug records (Call)
+ *   explain-digest.c    one identity per path, one digest per file (Digests)
+ *   explain-manifest.c  a manifest read through `ccache --inspect` (Manifest)
+ *   explain-store.c     the store that keeps the last explained call of each
+ *                       source and object per user
+ */
 #pragma once
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "readfile.h"
+#include "build/explain.h"
+#include "core/readfile.h"
 
 /* A value longer than this is kept as its digest: a record stays small. */
 #define ITEM_MAX 1024
@@ -76,6 +84,8 @@ void call_done(Call *c);
 /* Appends a copy of s's first len bytes to the array *v of *n strings.
  * Returns 0 or -ENOMEM. */
 int strv_add(char ***v, size_t *n, const char *s, size_t len);
+/* Frees the n strings of v, and v. */
+void strv_free(char **v, size_t n);
 
 /* Files' digests by path, each file read once a run; and each path as
  * normalise_path turns it, resolved once a run (nothing moves under a
@@ -111,6 +121,12 @@ int call_read(const char *log_path, Digests *digests, Call *ret);
  * resolved; symlinks resolved too where the path exists. Into buf. */
 const char *normalise_path(const char *dir, const char *path, char *buf, size_t len);
 
+/* normalise_path() through d: each path resolved once a run (explain-digest.c). */
+const char *digests_normalise(Digests *d, const char *dir, const char *path, char *buf, size_t len);
+/* The digest of the file at the normalised path, read once a run within
+ * d's budget; 0 when it is no regular file or the budget left it unread. */
+uint64_t digests_of(Digests *d, const char *path);
+
 /* The value of a config line "key=value" in c, or NULL. */
 const char *call_setting(const Call *c, const char *key);
 
@@ -123,3 +139,59 @@ int record_load(const char *store_dir, const Call *c, Call *ret);
 int record_save(const char *store_dir, const Call *c, const Call *files_from, int64_t now);
 /* Keeps the store under EXPLAIN_STORE_MAX_BYTES: the oldest go first. */
 void record_bound(const char *store_dir);
+
+/* The verdict of one miss: the cause of most weight (the first in
+ * ExplainCause's order) with what it is, the others named after it. */
+typedef struct Verdict {
+        ExplainCause cause;
+        char detail[1024];
+        unsigned also;          /* bits of the other causes found */
+        int64_t since;
+        char by[16];
+} Verdict;
+
+/* Weighs cause c, with its detail, into v: the cause of most weight keeps
+ * the detail, the others are named in v->also. */
+void verdict(Verdict *v, ExplainCause c, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Their working directories with the components they end in alike taken
+ * off (b1/sub and b2/sub: b1 and b2), so that any path below either maps. */
+typedef struct Roots {
+        char from[PATH_MAX], to[PATH_MAX];
+        bool differ;
+} Roots;
+
+/* The miss new against the record old of the same source and object, into
+ * v; the build directories of the two runs into r. now: for "ago". */
+void call_compare(const Call *old, const Call *new, int64_t now, Verdict *v, Roots *r);
+/* The deepest directory above a, b and c ("/" at least), malloc'd; NULL on ENOMEM. */
+char *common_dir(const char *a, const char *b, const char *c);
+/* "3 min ago", "2 h ago", "5 d ago" (into buf). */
+const char *explain_ago(int64_t then, int64_t now, char *buf, size_t len);
+/* What removed an entry, as the daemon's evictions request names it
+ * (PROTOCOL_EVICTED_BY_*), in words. */
+const char *evicted_by_what(const char *by);
+
+/* ccache's manifest as `ccache --inspect PATH` prints it (4.7 to 4.12):
+ *
+ *   File paths (2):
+ *     0: ../proj/inc/v.h
+ *   File infos (7):
+ *     0:
+ *       Path index: 0
+ *       Hash: 6fe126fa1smd3h5gtd95dfv8l3g770ebc
+ *
+ * Each info's digest is what depend mode hashes as "### include": the
+ * manifest names the file behind each digest. */
+typedef struct Manifest {
+        char **paths;
+        size_t n_paths;
+        size_t *info_path;      /* each info's path index */
+        char **info_hash;
+        size_t n_infos;
+} Manifest;
+/* Runs `ccache --inspect` on the manifest at path with the ccache the call
+ * named; its output read into m. 0 (m may be empty: it could not be read)
+ * or -ENOMEM. */
+int manifest_read(const char *ccache, const char *path, Manifest *m);
+void manifest_done(Manifest *m);

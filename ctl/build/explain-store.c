@@ -15,8 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "explain-internal.h"
-#include "explain.h"
+#include "build/explain-internal.h"
+#include "build/explain.h"
 
 #define RECORD_MAGIC "cachekeeper-explain-record 2"
 

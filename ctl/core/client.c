@@ -14,7 +14,7 @@
 
 #include "base/human.h"
 #include "base/protocol.h"
-#include "client.h"
+#include "core/client.h"
 
 const char *ctl_socket_path = PROTOCOL_SOCKET_DEFAULT;
 usec_t ctl_timeout_usec = CTL_TIMEOUT_DEFAULT_USEC;

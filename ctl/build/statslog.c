@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "statslog.h"
+#include "build/statslog.h"
 
 /* The ids that say how a lookup went, not what the call was: counted by
  * the outcome ids, or not at all (ccache's core/statistics.cpp). */

@@ -15,7 +15,7 @@
 #include "base/protocol.h"
 #include "base/status-keys.h"
 #include "base/util.h"
-#include "status-table.h"
+#include "views/status-table.h"
 
 #define COLOR_GOOD "\033[32m"   /* green */
 #define COLOR_BUSY "\033[33m"   /* yellow: working, or a warning */

@@ -29,13 +29,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "explain-internal.h"
-#include "explain.h"
-#include "readfile.h"
+#include "build/explain-internal.h"
+#include "build/explain.h"
+#include "core/readfile.h"
 
 /* The settings that enter a key (ccache's hash_common_info and the mode
  * it runs in): what `config` verdicts compare. direct_mode is kept too,
- * though it never changes a result key: explain.c says so. */
+ * though it never changes a result key: explain-compare.c says so. */
 static const char *const key_settings[] = {
         "base_dir", "hash_dir", "sloppiness", "compiler_check", "depend_mode", "direct_mode",
         "namespace", "run_second_cpp",   /* not a status key: ccache's settings */ "keep_comments_cpp", "extra_files_to_hash", "ignore_options",
@@ -53,7 +53,7 @@ uint64_t explain_fnv(uint64_t h, const void *s, size_t n) {
         return h;
 }
 
-static void free_strv(char **v, size_t n) {
+void strv_free(char **v, size_t n) {
         for (size_t i = 0; i < n; i++)
                 free(v[i]);
         free(v);
@@ -62,7 +62,7 @@ static void free_strv(char **v, size_t n) {
 void call_done(Call *c) {
         free(c->version);
         free(c->cache_dir);
-        free_strv(c->config, c->n_config);
+        strv_free(c->config, c->n_config);
         free(c->workdir);
         free(c->source);
         free(c->source_path);
@@ -70,18 +70,18 @@ void call_done(Call *c) {
         free(c->object_rel);
         free(c->build_root);
         free(c->files_root);
-        free_strv(c->missing, c->n_missing);
+        strv_free(c->missing, c->n_missing);
         free(c->depfile);
         free(c->manifest_key);
-        free_strv(c->result_keys, c->n_result_keys);
+        strv_free(c->result_keys, c->n_result_keys);
         free(c->manifest_result);
         free(c->manifest_path);
         free(c->ccache);
         for (size_t i = 0; c->include_paths && i < c->n_include_hashes; i++)
                 free(c->include_paths[i]);
         free(c->include_paths);
-        free_strv(c->items, c->n_items);
-        free_strv(c->include_hashes, c->n_include_hashes);
+        strv_free(c->items, c->n_items);
+        strv_free(c->include_hashes, c->n_include_hashes);
         for (size_t i = 0; i < c->n_files; i++)
                 free(c->files[i].path);
         free(c->files);
@@ -109,240 +109,6 @@ const char *call_setting(const Call *c, const char *key) {
         return NULL;
 }
 
-/* Lexically: "." and ".." and "//" gone. path is absolute. */
-static void lexical(const char *path, char *buf, size_t len) {
-        size_t o = 0;
-        const char *p = path;
-
-        buf[0] = '\0';
-        while (*p) {
-                const char *e;
-                size_t l;
-
-                while (*p == '/')
-                        p++;
-                e = strchrnul(p, '/');
-                l = (size_t) (e - p);
-                if (l == 0 || (l == 1 && p[0] == '.')) {
-                        p = e;
-                        continue;
-                }
-                if (l == 2 && p[0] == '.' && p[1] == '.') {
-                        while (o > 0 && buf[o - 1] != '/')
-                                o--;
-                        if (o > 0)
-                                o--;   /* the slash */
-                        buf[o] = '\0';
-                        p = e;
-                        continue;
-                }
-                if (o + l + 2 > len)
-                        break;
-                buf[o++] = '/';
-                memcpy(buf + o, p, l);
-                o += l;
-                buf[o] = '\0';
-                p = e;
-        }
-        if (o == 0)
-                snprintf(buf, len, "/");
-}
-
-/* joined (absolute) resolved: realpath(), or where that fails lexically.
- * Returns whether realpath() did. */
-static bool resolve(const char *joined, char *buf, size_t len) {
-        char real[PATH_MAX];
-
-        if (realpath(joined, real)) {
-                snprintf(buf, len, "%s", real);
-                return true;
-        }
-        lexical(joined[0] == '/' ? joined : "/", buf, len);
-        return false;
-}
-
-static void join(const char *dir, const char *path, char *buf, size_t len) {
-        if (path[0] == '/' || !dir)
-                snprintf(buf, len, "%s", path);
-        else
-                snprintf(buf, len, "%s/%s", dir, path);
-}
-
-const char *normalise_path(const char *dir, const char *path, char *buf, size_t len) {
-        char joined[PATH_MAX * 2];
-
-        join(dir, path, joined, sizeof(joined));
-        resolve(joined, buf, len);
-        return buf;
-}
-
-static struct Resolved *resolved_slot(Digests *d, const char *joined, uint64_t h) {
-        size_t i;
-
-        if (d->n_paths + 1 > d->cap_paths / 2) {
-                size_t cap = d->cap_paths ? d->cap_paths * 2 : 1024;
-                struct Resolved *paths = calloc(cap, sizeof(*paths));
-
-                if (!paths)
-                        return NULL;
-                for (size_t j = 0; j < d->cap_paths; j++)
-                        if (d->paths[j].joined) {
-                                uint64_t hj = explain_fnv(FNV_INIT, d->paths[j].joined, strlen(d->paths[j].joined));
-
-                                for (i = hj & (cap - 1); paths[i].joined; i = (i + 1) & (cap - 1))
-                                        ;
-                                paths[i] = d->paths[j];
-                        }
-                free(d->paths);
-                d->paths = paths;
-                d->cap_paths = cap;
-        }
-        for (i = h & (d->cap_paths - 1); d->paths[i].joined; i = (i + 1) & (d->cap_paths - 1))
-                if (strcmp(d->paths[i].joined, joined) == 0)
-                        break;
-        return &d->paths[i];
-}
-
-/* Directories above a path resolved through resolve_once, at most: a
- * deeper one (a name in a build's text is anyone's) goes to realpath()
- * whole, and the stack stays small. */
-#define RESOLVE_DEPTH 32
-
-/* resolve(), each path once a run; a path whose directory resolved before
- * and whose last part is no symlink costs one lstat (the same answer as
- * realpath's, which reads every part of it). */
-static bool resolve_once(Digests *d, const char *joined, char *buf, size_t len, unsigned depth) {
-        char dir[PATH_MAX * 2], cand[PATH_MAX * 2];
-        uint64_t h = explain_fnv(FNV_INIT, joined, strlen(joined));
-        struct Resolved *slot = resolved_slot(d, joined, h);
-        const char *base = strrchr(joined, '/');
-        struct stat st;
-        bool real = false, done = false;
-
-        if (slot && slot->joined) {
-                snprintf(buf, len, "%s", slot->norm);
-                return slot->real;
-        }
-        if (depth < RESOLVE_DEPTH && base && base > joined && strcmp(base, "/.") != 0 && strcmp(base, "/..") != 0 &&
-            base[1]) {
-                snprintf(dir, sizeof(dir), "%.*s", (int) (base - joined), joined);
-                if (resolve_once(d, dir, cand, sizeof(cand), depth + 1)) {
-                        size_t l = strlen(cand);
-
-                        snprintf(cand + l, sizeof(cand) - l, "%s%s", strcmp(cand, "/") == 0 ? "" : "/", base + 1);
-                        if (lstat(cand, &st) == 0 && !S_ISLNK(st.st_mode) && strlen(cand) < PATH_MAX) {
-                                snprintf(buf, len, "%s", cand);
-                                real = done = true;
-                        }
-                }
-                /* resolve_once grew the table: the slot moved */
-                slot = resolved_slot(d, joined, h);
-        }
-        if (!done)
-                real = resolve(joined, buf, len);
-        if (slot && !slot->joined && (slot->joined = strdup(joined))) {
-                if ((slot->norm = strdup(buf))) {
-                        slot->real = real;
-                        d->n_paths++;
-                } else {
-                        free(slot->joined);
-                        slot->joined = NULL;
-                }
-        }
-        return real;
-}
-
-/* normalise_path(), each path resolved once a run. */
-static const char *normalise(Digests *d, const char *dir, const char *path, char *buf, size_t len) {
-        char joined[PATH_MAX * 2];
-
-        join(dir, path, joined, sizeof(joined));
-        if (!d || joined[0] != '/')
-                resolve(joined, buf, len);
-        else
-                resolve_once(d, joined, buf, len, 0);
-        return buf;
-}
-
-/* What a file holds now: 0 when it is no regular file we may read, or
- * the budget left it unread (readfile.h): nothing is claimed of it then. */
-static uint64_t content_digest(ReadBudget *b, const char *path) {
-        char buf[65536];
-        uint64_t h = FNV_INIT;
-        ReadFile f;
-        ssize_t n;
-        bool whole;
-
-        if (readfile_begin(&f, b, path, CONTENT_MAX_BYTES) < 0)
-                return 0;
-        if ((unsigned long long) f.st.st_size > CONTENT_MAX_BYTES) {
-                h = explain_fnv(h, &f.st.st_size, sizeof(f.st.st_size));
-                h = explain_fnv(h, &f.st.st_mtim, sizeof(f.st.st_mtim));
-                readfile_end(&f);
-                return h ?: 1;
-        }
-        while ((n = readfile_read(&f, buf, sizeof(buf))) > 0)
-                h = explain_fnv(h, buf, (size_t) n);
-        whole = n == 0 && !readfile_cut(&f);
-        readfile_end(&f);
-        return whole ? (h ?: 1) : 0;
-}
-
-/* The digest of the file at the normalised path, read once a run. */
-static uint64_t digest_of(Digests *d, const char *path) {
-        uint64_t h = explain_fnv(FNV_INIT, path, strlen(path));
-        size_t i;
-
-        if (d->n + 1 > d->cap / 2) {
-                size_t cap = d->cap ? d->cap * 2 : 1024;
-                struct Digest *slots = calloc(cap, sizeof(*slots));
-
-                if (!slots)
-                        return content_digest(&d->budget, path);   /* no memory to remember: read again */
-                for (size_t j = 0; j < d->cap; j++)
-                        if (d->slots[j].path) {
-                                uint64_t hj = explain_fnv(FNV_INIT, d->slots[j].path, strlen(d->slots[j].path));
-
-                                for (i = hj & (cap - 1); slots[i].path; i = (i + 1) & (cap - 1))
-                                        ;
-                                slots[i] = d->slots[j];
-                        }
-                free(d->slots);
-                d->slots = slots;
-                d->cap = cap;
-        }
-        for (i = h & (d->cap - 1); d->slots[i].path; i = (i + 1) & (d->cap - 1))
-                if (strcmp(d->slots[i].path, path) == 0)
-                        return d->slots[i].digest;
-        d->slots[i].path = strdup(path);
-        d->slots[i].digest = content_digest(&d->budget, path);
-        if (d->slots[i].path)
-                d->n++;
-        return d->slots[i].digest;
-}
-
-void digests_init(Digests *d) {
-        *d = (Digests) { 0 };
-        readfile_budget_init(&d->budget, EXPLAIN_READ_MAX_BYTES, EXPLAIN_FILES_MAX, false);
-}
-
-void digests_done(Digests *d) {
-        for (size_t i = 0; i < d->cap; i++)
-                free(d->slots[i].path);
-        free(d->slots);
-        for (size_t i = 0; i < sizeof(d->roots) / sizeof(d->roots[0]); i++) {
-                free(d->roots[i].dir);
-                free(d->roots[i].root);
-        }
-        for (size_t i = 0; i < d->cap_paths; i++) {
-                free(d->paths[i].joined);
-                free(d->paths[i].norm);
-        }
-        free(d->paths);
-        readfile_budget_done(&d->budget);
-        *d = (Digests) { 0 };
-}
-
 /* Adds the file the call read at path (as the text or the dependency file
  * spells it), once by its normalised path. */
 static int add_file(Call *c, Digests *d, const char *path) {
@@ -355,11 +121,11 @@ static int add_file(Call *c, Digests *d, const char *path) {
                 return 0;   /* <built-in>, <command-line> */
         if (path[strlen(path) - 1] == '/' || strcmp(path, ".") == 0)
                 return 0;   /* gcc's working-directory marker (-g): a directory, not a file read */
-        normalise(d, c->workdir, path, norm, sizeof(norm));
+        digests_normalise(d, c->workdir, path, norm, sizeof(norm));
         for (size_t i = c->n_files; i > 0; i--)
                 if (strcmp(c->files[i - 1].path, norm) == 0)
                         return 0;
-        digest = digest_of(d, norm);
+        digest = digests_of(d, norm);
         if (digest == 0 && stat(norm, &st) == 0 && S_ISDIR(st.st_mode))
                 return 0;   /* gcc's working-directory marker (-g), as ccache hashes it: no file read */
         files = realloc(c->files, (c->n_files + 1) * sizeof(CallFile));
@@ -556,7 +322,7 @@ static int read_depfile(Call *c, Digests *d) {
         size_t len;
         int r = 0;
 
-        normalise(d, c->workdir, c->depfile, path, sizeof(path));
+        digests_normalise(d, c->workdir, c->depfile, path, sizeof(path));
         if (readfile_begin(&f, &d->budget, path, RECORD_MAX_BYTES) < 0)
                 return 0;   /* gone, no regular file, or the budget spent: nothing known of what it read */
         c->has_files = true;
@@ -566,124 +332,6 @@ static int read_depfile(Call *c, Digests *d) {
         if (r == 0)
                 r = token_end(c, d, &t);
         readfile_end(&f);
-        return r;
-}
-
-/* ccache's manifest as `ccache --inspect PATH` prints it (4.7 to 4.12):
- *
- *   File paths (2):
- *     0: ../proj/inc/v.h
- *   File infos (7):
- *     0:
- *       Path index: 0
- *       Hash: 6fe126fa1smd3h5gtd95dfv8l3g770ebc
- *
- * Each info's digest is what depend mode hashes as "### include": the
- * manifest names the file behind each digest. */
-#define INSPECT_MAX_BYTES (16U << 20)
-
-typedef struct Manifest {
-        char **paths;
-        size_t n_paths;
-        size_t *info_path;      /* each info's path index */
-        char **info_hash;
-        size_t n_infos;
-} Manifest;
-
-static void manifest_done(Manifest *m) {
-        free_strv(m->paths, m->n_paths);
-        free_strv(m->info_hash, m->n_infos);
-        free(m->info_path);
-        *m = (Manifest) { 0 };
-}
-
-static int manifest_line(Manifest *m, int *section, const char *line) {
-        const char *p = line;
-        char *end;
-
-        if (strncmp(line, "File paths (", 12) == 0)
-                *section = 1;
-        else if (strncmp(line, "File infos (", 12) == 0)
-                *section = 2;
-        else if (line[0] != ' ')
-                *section = 0;
-        else if (*section == 1) {
-                while (*p == ' ')
-                        p++;
-                strtoul(p, &end, 10);
-                if (end != p && end[0] == ':' && end[1] == ' ')
-                        return strv_add(&m->paths, &m->n_paths, end + 2, strlen(end + 2));
-        } else if (*section == 2) {
-                while (*p == ' ')
-                        p++;
-                if (strncmp(p, "Path index: ", 12) == 0) {
-                        size_t *ip = realloc(m->info_path, (m->n_infos + 1) * sizeof(size_t));
-                        char **ih = realloc(m->info_hash, (m->n_infos + 1) * sizeof(char *));
-
-                        if (ip)
-                                m->info_path = ip;
-                        if (ih)
-                                m->info_hash = ih;
-                        if (!ip || !ih)
-                                return -ENOMEM;
-                        m->info_path[m->n_infos] = strtoul(p + 12, NULL, 10);
-                        m->info_hash[m->n_infos++] = NULL;
-                } else if ((strncmp(p, "Hash: ", 6) == 0 || strncmp(p, "Digest: ", 8) == 0) && m->n_infos > 0 &&
-                           !m->info_hash[m->n_infos - 1]) {
-                        const char *h = strchr(p, ' ') + 1;
-
-                        if (!(m->info_hash[m->n_infos - 1] = strdup(h)))
-                                return -ENOMEM;
-                }
-        }
-        return 0;
-}
-
-/* Runs `ccache --inspect`, its output read into m. The manifest is
- * anyone's in a shared cache: ccache is given it as its standard input
- * ("/dev/stdin"), opened here as a regular file (readfile_open), so that a
- * FIFO or a device put at its name cannot block or act. Returns 0 (m may
- * be empty: it could not be read) or -ENOMEM. */
-static int manifest_read(const char *ccache, const char *path, Manifest *m) {
-        char *argv[] = { (char *) ccache, (char *) "--inspect", (char *) "/dev/stdin", NULL };
-        posix_spawn_file_actions_t fa;
-        int pipefd[2], status, section = 0, r = 0, mfd;
-        char *line = NULL;
-        size_t cap = 0, total = 0;
-        ssize_t n;
-        pid_t pid;
-        FILE *fp;
-
-        if ((mfd = readfile_open(path, NULL)) < 0)
-                return 0;
-        if (pipe2(pipefd, O_CLOEXEC) < 0) {
-                close(mfd);
-                return 0;
-        }
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDOUT_FILENO);
-        posix_spawn_file_actions_adddup2(&fa, mfd, STDIN_FILENO);
-        posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-        if (posix_spawnp(&pid, ccache, &fa, NULL, argv, environ) != 0)
-                pid = -1;
-        posix_spawn_file_actions_destroy(&fa);
-        close(mfd);
-        close(pipefd[1]);
-        if (pid < 0 || !(fp = fdopen(pipefd[0], "r"))) {
-                close(pipefd[0]);
-                if (pid > 0)
-                        waitpid(pid, &status, 0);
-                return 0;
-        }
-        while (r == 0 && (n = getline(&line, &cap, fp)) >= 0 && (total += (size_t) n) <= INSPECT_MAX_BYTES) {
-                if (n > 0 && line[n - 1] == '\n')
-                        line[n - 1] = '\0';
-                r = manifest_line(m, &section, line);
-        }
-        free(line);
-        fclose(fp);
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-                ;
         return r;
 }
 
@@ -707,7 +355,7 @@ static int include_paths(Call *c, Digests *d) {
                             m.info_path[j] < m.n_paths) {
                                 char norm[PATH_MAX];
 
-                                normalise(d, c->workdir, m.paths[m.info_path[j]], norm, sizeof(norm));
+                                digests_normalise(d, c->workdir, m.paths[m.info_path[j]], norm, sizeof(norm));
                                 if (!(c->include_paths[i] = strdup(norm))) {
                                         r = -ENOMEM;
                                         goto out;
@@ -933,7 +581,7 @@ static int identify(Call *c, Digests *d) {
         size_t w;
 
         if (c->cache_dir) {
-                normalise(d, NULL, c->cache_dir, buf, sizeof(buf));
+                digests_normalise(d, NULL, c->cache_dir, buf, sizeof(buf));
                 free(c->cache_dir);
                 if (!(c->cache_dir = strdup(buf)))
                         return -ENOMEM;
@@ -947,15 +595,15 @@ static int identify(Call *c, Digests *d) {
         }
         if (!c->source || !c->workdir)
                 return 0;
-        if (!(c->source_path = strdup(normalise(d, c->workdir, c->source, buf, sizeof(buf)))))
+        if (!(c->source_path = strdup(digests_normalise(d, c->workdir, c->source, buf, sizeof(buf)))))
                 return -ENOMEM;
         if (c->object_path) {
-                normalise(d, c->workdir, c->object_path, buf, sizeof(buf));
+                digests_normalise(d, c->workdir, c->object_path, buf, sizeof(buf));
                 free(c->object_path);
                 if (!(c->object_path = strdup(buf)))
                         return -ENOMEM;
                 /* Below the build directory as it really is (a symlinked one too). */
-                normalise(d, NULL, c->workdir, wd, sizeof(wd));
+                digests_normalise(d, NULL, c->workdir, wd, sizeof(wd));
                 if (!(c->build_root = strdup(build_root(d, wd, buf, sizeof(buf)))))
                         return -ENOMEM;
                 w = strlen(buf);

@@ -1,241 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* cachectl check and cachectl metrics, computed from the status object;
- * cachectl history's table, from a history object. */
-#include <stdarg.h>
+/* cachectl metrics (views/report.h): a status object as Prometheus text
+ * exposition, one family after another as cachectl(1) METRICS lists them. */
 #include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "base/human.h"
 #include "base/protocol.h"
 #include "base/status-keys.h"
 #include "base/util.h"
-#include "report.h"
-
-/* Problems found, the worst first when printed. */
-typedef struct Findings {
-        char text[3][1024];     /* per level: "; "-joined */
-        ReportLevel worst;
-} Findings;
-
-_printf_(3, 4)
-static void find(Findings *f, ReportLevel level, const char *fmt, ...) {
-        char *t = f->text[level];
-        size_t n = strlen(t);
-        va_list ap;
-
-        if (n > 0 && n + 2 < sizeof(f->text[level]))
-                n += (size_t) snprintf(t + n, sizeof(f->text[level]) - n, "; ");
-        va_start(ap, fmt);
-        if (n < sizeof(f->text[level]))
-                vsnprintf(t + n, sizeof(f->text[level]) - n, fmt, ap);
-        va_end(ap);
-        if (level > f->worst)
-                f->worst = level;
-}
-
-/* part of whole, both fields of o, in percent; 0 when whole is. */
-static double percent(json_object *o, const char *part, const char *whole) {
-        uint64_t w = protocol_field_u64(o, whole);
-
-        return w ? 100.0 * (double) protocol_field_u64(o, part) / (double) w : 0;
-}
-
-static void check_volume(Findings *f, json_object *v) {
-        const char *alert = protocol_field_str(v, STATUS_VOLUME_ALERT);
-        char in[32];
-
-        if (strcmp(alert, "critical") == 0 || strcmp(alert, "warning") == 0) {
-                bool inodes = strcmp(protocol_field_str(v, STATUS_VOLUME_INODES_LEVEL), alert) == 0 &&
-                              strcmp(protocol_field_str(v, STATUS_VOLUME_BYTES_LEVEL), alert) != 0;
-                if (inodes)
-                        find(f, alert[0] == 'c' ? REPORT_CRITICAL : REPORT_WARNING, "volume %s %s: %.1f%% of inodes free",
-                             protocol_field_str(v, STATUS_VOLUME_MOUNT), alert,
-                             percent(v, STATUS_VOLUME_AVAIL_INODES, STATUS_VOLUME_TOTAL_INODES));
-                else
-                        find(f, alert[0] == 'c' ? REPORT_CRITICAL : REPORT_WARNING, "volume %s %s: %.1f%% free",
-                             protocol_field_str(v, STATUS_VOLUME_MOUNT), alert,
-                             percent(v, STATUS_VOLUME_AVAIL_BYTES, STATUS_VOLUME_TOTAL_BYTES));
-        }
-        if (protocol_field_flag(v, STATUS_VOLUME_FULL_SOON))
-                find(f, REPORT_WARNING, "volume %s full in ~%s", protocol_field_str(v, STATUS_VOLUME_MOUNT),
-                     format_duration(protocol_field_u64(v, STATUS_VOLUME_FULL_IN_SECONDS) * USEC_PER_SEC, in,
-                                     sizeof(in)));
-        if (protocol_field_flag(v, STATUS_VOLUME_PRESSURE_CACHES_EMPTY))
-                find(f, REPORT_WARNING, "volume %s below min_free with its caches empty",
-                     protocol_field_str(v, STATUS_VOLUME_MOUNT));
-}
-
-static void check_cache(Findings *f, json_object *c) {
-        const char *state = protocol_field_str(c, STATUS_CACHE_STATE);
-        uint64_t size = protocol_field_u64(c, STATUS_CACHE_SIZE_BYTES);
-        uint64_t cap = protocol_field_u64(c, STATUS_CACHE_MAX_SIZE_BYTES);
-        char s1[32], s2[32];
-
-        if (strcmp(state, "unavailable") == 0)
-                find(f, REPORT_WARNING, "cache %s unavailable: %s", protocol_field_str(c, STATUS_CACHE_NAME),
-                     protocol_field_str(c, STATUS_CACHE_REASON));
-        else if (strcmp(state, "over_cap") == 0)
-                find(f, (double) size > (double) cap * REPORT_OVER_CAP_CRITICAL ? REPORT_CRITICAL : REPORT_WARNING,
-                     "cache %s over its cap: %s of %s", protocol_field_str(c, STATUS_CACHE_NAME),
-                     format_size(size, s1, sizeof(s1)), format_size(cap, s2, sizeof(s2)));
-        if (strcmp(state, "unavailable") != 0 && protocol_field_false(c, STATUS_CACHE_MODE_OK))
-                find(f, REPORT_WARNING, "cache %s root mode is not %s", protocol_field_str(c, STATUS_CACHE_NAME),
-                     protocol_field_str(c, STATUS_CACHE_MODE));
-}
-
-/* Whether the list "alerts" of remote o names kind. */
-static bool alert_stands(json_object *o, const char *kind) {
-        for (size_t i = 0; i < protocol_field_count(o, STATUS_REMOTE_ALERTS); i++)
-                if (strcmp(json_object_get_string(protocol_field_item(o, STATUS_REMOTE_ALERTS, i)) ?: "", kind) == 0)
-                        return true;
-        return false;
-}
-
-/* A file: remote (a share): not kept here (warning: kept elsewhere is no
- * finding), over its cap and not trimmable (critical), a blind clock. */
-static void check_share(Findings *f, json_object *r) {
-        const char *name = protocol_field_str(r, STATUS_REMOTE_NAME);
-        char s1[32], s2[32];
-
-        if (strcmp(protocol_field_str(r, STATUS_REMOTE_STATE), "unavailable") == 0 &&
-            !protocol_field_get(r, STATUS_SHARE_KEPT_BY))
-                find(f, REPORT_WARNING, "remote %s unavailable: %s", name, protocol_field_str(r, STATUS_SHARE_REASON));
-        if (strcmp(protocol_field_str(r, STATUS_REMOTE_LEVEL), "critical") == 0)
-                find(f, REPORT_CRITICAL, "remote %s over its cap and cannot be trimmed: %s of %s", name,
-                     format_size(protocol_field_u64(r, STATUS_SHARE_SIZE_BYTES), s1, sizeof(s1)),
-                     format_size(protocol_field_u64(r, STATUS_SHARE_MAX_SIZE_BYTES), s2, sizeof(s2)));
-        if (*protocol_field_str(r, STATUS_SHARE_CLOCK_WARNING))
-                find(f, REPORT_WARNING, "remote %s: %s", name, protocol_field_str(r, STATUS_SHARE_CLOCK_WARNING));
-}
-
-/* A remote: unreachable or refused (its password not sent: critical), a redis that will fill and refuse
- * stores (remote-policy, warning), its memory level under such a policy. */
-static void check_remote(Findings *f, json_object *r) {
-        const char *name = protocol_field_str(r, STATUS_REMOTE_NAME);
-        const char *level = protocol_field_str(r, STATUS_REMOTE_LEVEL);
-        char s1[32], s2[32];
-
-        if (strcmp(protocol_field_str(r, STATUS_REMOTE_KIND), "file") == 0) {
-                check_share(f, r);
-                return;
-        }
-        if (strcmp(protocol_field_str(r, STATUS_REMOTE_STATE), "unreachable") == 0)
-                find(f, REPORT_CRITICAL, "remote %s unreachable: %s", name,
-                     protocol_field_str(r, STATUS_REMOTE_LAST_ERROR));
-        if (strcmp(protocol_field_str(r, STATUS_REMOTE_STATE), "refused") == 0)
-                find(f, REPORT_CRITICAL, "remote %s refused: %s", name,
-                     protocol_field_str(r, STATUS_REMOTE_LAST_ERROR));
-        if (alert_stands(r, "remote-policy"))
-                find(f, REPORT_WARNING, "remote %s will fill and refuse stores (maxmemory %s, policy %s)", name,
-                     format_size(protocol_field_u64(r, STATUS_REDIS_MAXMEMORY_BYTES), s1, sizeof(s1)),
-                     json_object_get_string(protocol_field_get(r, STATUS_REDIS_POLICY)) ?: "unknown");
-        if (strcmp(level, "warning") == 0 || strcmp(level, "critical") == 0)
-                find(f, level[0] == 'c' ? REPORT_CRITICAL : REPORT_WARNING, "remote %s memory %s: %s of %s", name,
-                     level, format_size(protocol_field_u64(r, STATUS_REDIS_USED_MEMORY_BYTES), s1, sizeof(s1)),
-                     format_size(protocol_field_u64(r, STATUS_REDIS_MAXMEMORY_BYTES), s2, sizeof(s2)));
-}
-
-/* A cache whose ccache counts remote storage errors (remote-errors). */
-static void check_remote_errors(Findings *f, json_object *c) {
-        json_object *e = protocol_field_get(c, STATUS_CACHE_REMOTE_ERRORS);
-
-        if (protocol_field_flag(e, STATUS_REMOTE_ERRORS_ALERT))
-                find(f, REPORT_WARNING, "cache %s: %llu remote storage errors in %llus",
-                     protocol_field_str(c, STATUS_CACHE_NAME),
-                     (unsigned long long) protocol_field_u64(e, STATUS_REMOTE_ERRORS_ERRORS),
-                     (unsigned long long) protocol_field_u64(e, STATUS_REMOTE_ERRORS_WINDOW_SECONDS));
-}
-
-static bool cache_is(json_object *c, const char *state) {
-        return strcmp(protocol_field_str(c, STATUS_CACHE_STATE), state) == 0;
-}
-
-ReportLevel report_check(json_object *status, char *buf, size_t len) {
-        static const char *const names[] = { "OK", "WARNING", "CRITICAL" };
-        Findings f = { .worst = REPORT_OK };
-        size_t n;
-
-        /* Whatever answered is not a cachekeeperd we understand. */
-        if (!json_object_is_type(protocol_field_get(status, STATUS_CACHES), json_type_array)) {
-                snprintf(buf, len, "CACHEKEEPER UNKNOWN - the reply is not a status (no list of caches)");
-                return REPORT_UNKNOWN;
-        }
-
-        for (size_t i = 0; i < protocol_field_count(status, STATUS_VOLUMES); i++)
-                check_volume(&f, protocol_field_item(status, STATUS_VOLUMES, i));
-        for (size_t i = 0; i < protocol_field_count(status, STATUS_CACHES); i++)
-                check_cache(&f, protocol_field_item(status, STATUS_CACHES, i));
-        for (size_t i = 0; i < protocol_field_count(status, STATUS_CACHES); i++)
-                check_remote_errors(&f, protocol_field_item(status, STATUS_CACHES, i));
-        for (size_t i = 0; i < protocol_field_count(status, STATUS_REMOTES); i++)
-                check_remote(&f, protocol_field_item(status, STATUS_REMOTES, i));
-        n = (size_t) snprintf(buf, len, "CACHEKEEPER %s - ", names[f.worst]);
-        if (f.worst != REPORT_OK) {
-                bool first = true;
-
-                for (int l = REPORT_CRITICAL; l >= REPORT_WARNING && n < len; l--)
-                        if (f.text[l][0]) {
-                                n += (size_t) snprintf(buf + n, len - n, "%s%s", first ? "" : "; ", f.text[l]);
-                                first = false;
-                        }
-        } else {
-                /* All well: the figures, briefly. */
-                for (size_t i = 0; i < protocol_field_count(status, STATUS_CACHES) && n < len; i++) {
-                        json_object *c = protocol_field_item(status, STATUS_CACHES, i);
-                        char s1[32], s2[32];
-                        n += (size_t) snprintf(buf + n, len - n, "%s%s %s/%s", i ? ", " : "",
-                                               protocol_field_str(c, STATUS_CACHE_NAME),
-                                               format_size(protocol_field_u64(c, STATUS_CACHE_SIZE_BYTES), s1,
-                                                           sizeof(s1)),
-                                               format_size(protocol_field_u64(c, STATUS_CACHE_MAX_SIZE_BYTES), s2,
-                                                           sizeof(s2)));
-                }
-                for (size_t i = 0; i < protocol_field_count(status, STATUS_VOLUMES) && n < len; i++) {
-                        json_object *v = protocol_field_item(status, STATUS_VOLUMES, i);
-                        n += (size_t) snprintf(buf + n, len - n, "%s%s %.1f%% free", i ? ", " : "; ",
-                                               protocol_field_str(v, STATUS_VOLUME_MOUNT),
-                                               percent(v, STATUS_VOLUME_AVAIL_BYTES, STATUS_VOLUME_TOTAL_BYTES));
-                }
-        }
-        /* Performance data, for the graphs of Nagios-style monitors:
-         * 'label'=value[UOM];warn;crit;min;max ("N:" alerts below N). */
-        bool perf = false;
-        for (size_t i = 0; i < protocol_field_count(status, STATUS_CACHES) && n < len; i++) {
-                json_object *c = protocol_field_item(status, STATUS_CACHES, i);
-                uint64_t cap = protocol_field_u64(c, STATUS_CACHE_MAX_SIZE_BYTES);
-
-                char value[32];
-
-                if (cache_is(c, "unavailable"))
-                        continue;
-                /* Still in its first scan: the size so far is no figure ("U": not known yet). */
-                if (cache_is(c, "scanning"))
-                        snprintf(value, sizeof(value), "U");
-                else
-                        snprintf(value, sizeof(value), "%lluB",
-                                 (unsigned long long) protocol_field_u64(c, STATUS_CACHE_SIZE_BYTES));
-                n += (size_t) snprintf(buf + n, len - n, "%s'%s'=%s;%llu;%llu;0;", perf ? " " : " | ",
-                                       protocol_field_str(c, STATUS_CACHE_NAME), value, (unsigned long long) cap,
-                                       (unsigned long long) ((double) cap * REPORT_OVER_CAP_CRITICAL));
-                perf = true;
-        }
-        for (size_t i = 0; i < protocol_field_count(status, STATUS_VOLUMES) && n < len; i++) {
-                json_object *v = protocol_field_item(status, STATUS_VOLUMES, i);
-
-                n += (size_t) snprintf(buf + n, len - n, "%s'%s'=%lluB;%llu:;%llu:;0;%llu", perf ? " " : " | ",
-                                       protocol_field_str(v, STATUS_VOLUME_MOUNT),
-                                       (unsigned long long) protocol_field_u64(v, STATUS_VOLUME_AVAIL_BYTES),
-                                       (unsigned long long) protocol_field_u64(v, STATUS_VOLUME_WARN_FREE_BYTES),
-                                       (unsigned long long) protocol_field_u64(v, STATUS_VOLUME_CRIT_FREE_BYTES),
-                                       (unsigned long long) protocol_field_u64(v, STATUS_VOLUME_TOTAL_BYTES));
-                perf = true;
-        }
-        return f.worst;
-}
+#include "views/report-internal.h"
+#include "views/report.h"
 
 /* One metric family: HELP, TYPE, then a sample per cache or volume. */
 typedef struct Metric {
@@ -246,15 +21,15 @@ typedef struct Metric {
 } Metric;
 
 static double cache_available(json_object *c) {
-        return !cache_is(c, "unavailable");
+        return !report_cache_is(c, "unavailable");
 }
 
 static double cache_scanning(json_object *c) {
-        return cache_is(c, "scanning");
+        return report_cache_is(c, "scanning");
 }
 
 static double cache_trimming(json_object *c) {
-        return cache_is(c, "trimming");
+        return report_cache_is(c, "trimming");
 }
 
 static double cache_mode_ok(json_object *c) {
@@ -265,7 +40,7 @@ static double cache_mode_ok(json_object *c) {
  * daemon cannot see it) or not yet scanned (they are partial): no sample,
  * not a 0 that a graph or a rate would take for an emptied cache. */
 static bool cache_unmeasured(json_object *c) {
-        return cache_is(c, "unavailable") || cache_is(c, "scanning");
+        return report_cache_is(c, "unavailable") || report_cache_is(c, "scanning");
 }
 
 static bool cache_without_entries(json_object *c) {
@@ -273,7 +48,7 @@ static bool cache_without_entries(json_object *c) {
 }
 
 static bool cache_unseen(json_object *c) {
-        return cache_is(c, "unavailable");
+        return report_cache_is(c, "unavailable");
 }
 
 static double volume_level(json_object *v) {
@@ -718,135 +493,6 @@ char *report_metrics(json_object *status) {
         for (size_t i = 0; i < ELEMENTSOF(volume_metrics); i++)
                 family(f, status, STATUS_VOLUMES, "mountpoint", STATUS_VOLUME_MOUNT, &volume_metrics[i]);
         remote_families(f, status);
-        if (fclose(f) != 0) {
-                free(out);
-                return NULL;
-        }
-        return out;
-}
-
-#define HISTORY_TIME_WIDTH 11           /* "MM-DD HH:MM" */
-/* A row of the table: 80 columns at most with every figure of its usual
- * width (HISTORY_HEAD the same widths). */
-#define HISTORY_COLUMNS "%-*s %7llu %7llu %7llu %4s %6llu %6llu %7llu %7s %8s"
-#define HISTORY_HEAD    "%-*s %7s %7s %7s %4s %6s %6s %7s %7s %8s"
-
-/* The TIME column of a row starting at unix time start, of seconds. */
-static void history_time(uint64_t start, uint64_t seconds, char *buf, size_t size) {
-        time_t t = (time_t) start;
-        struct tm tm;
-
-        /* A day is a UTC day: its UTC date, whatever the local zone. */
-        if (seconds >= PROTOCOL_HISTORY_DAY ? !gmtime_r(&t, &tm) : !localtime_r(&t, &tm)) {
-                snprintf(buf, size, "?");
-                return;
-        }
-        strftime(buf, size, seconds >= PROTOCOL_HISTORY_DAY ? "%Y-%m-%d" : seconds >= PROTOCOL_HISTORY_HOUR ? "%m-%d %H:%M"
-                                                                                                       : "%H:%M", &tm);
-}
-
-/* hits / (hits + misses) as a whole percent, "-" without calls. */
-static const char *history_percent(uint64_t hits, uint64_t misses, char *buf, size_t size) {
-        if (hits + misses == 0)
-                return "-";
-        snprintf(buf, size, "%.0f%%", 100.0 * (double) hits / (double) (hits + misses));
-        return buf;
-}
-
-/* The OTHER column: the rest of a row's change of size (files that are
- * no entries, entries changed with no store, eviction or removal), signed:
- * "+1.2M", "-3.4k", "0". */
-static const char *history_other(json_object *row, char *buf, size_t size) {
-        uint64_t up = protocol_field_u64(row, PROTOCOL_ROW_OTHER_ADDED_BYTES) +
-                      protocol_field_u64(row, PROTOCOL_ROW_ADJUSTED_UP_BYTES);
-        uint64_t down = protocol_field_u64(row, PROTOCOL_ROW_OTHER_REMOVED_BYTES) +
-                        protocol_field_u64(row, PROTOCOL_ROW_ADJUSTED_DOWN_BYTES);
-        char n[32];
-
-        if (up == down)
-                return "0";
-        format_size(up > down ? up - down : down - up, n, sizeof(n));
-        snprintf(buf, size, "%c%s", up > down ? '+' : '-', n);
-        return buf;
-}
-
-static void history_line(FILE *f, json_object *row) {
-        uint64_t hits = protocol_field_u64(row, PROTOCOL_ROW_HITS), misses = protocol_field_u64(row, PROTOCOL_ROW_MISSES);
-        char when[32], rate[16], size[32], other[40];
-
-        history_time(protocol_field_u64(row, PROTOCOL_ROW_START), protocol_field_u64(row, PROTOCOL_ROW_SECONDS), when,
-                     sizeof(when));
-        if (json_object_is_type(protocol_field_get(row, PROTOCOL_ROW_SIZE_BYTES), json_type_int))
-                format_size(protocol_field_u64(row, PROTOCOL_ROW_SIZE_BYTES), size, sizeof(size));
-        else
-                snprintf(size, sizeof(size), "-");
-        fprintf(f, HISTORY_COLUMNS "\n", HISTORY_TIME_WIDTH, when,
-                (unsigned long long) protocol_field_u64(row, PROTOCOL_ROW_STORES), (unsigned long long) hits,
-                (unsigned long long) misses, history_percent(hits, misses, rate, sizeof(rate)),
-                (unsigned long long) protocol_field_u64(row, PROTOCOL_ROW_EVICTIONS),
-                (unsigned long long) protocol_field_u64(row, PROTOCOL_ROW_REGRETTED),
-                (unsigned long long) protocol_field_u64(row, PROTOCOL_ROW_REMOVALS),
-                history_other(row, other, sizeof(other)), size);
-}
-
-/* One line: the label, then a block per group of rows (the newest on the
- * right), its height the group's hit rate; a space for a group without
- * calls. */
-static void history_sparkline(FILE *f, json_object *history) {
-        static const char *const blocks[8] = { "\u2581", "\u2582", "\u2583", "\u2584",
-                                               "\u2585", "\u2586", "\u2587", "\u2588" };
-        size_t n = protocol_field_count(history, PROTOCOL_HISTORY_BUCKETS);
-        size_t cells = REPORT_HISTORY_WIDTH - 1 - (HISTORY_TIME_WIDTH + 1);
-        size_t per = n > cells ? (n + cells - 1) / cells : 1;
-
-        fprintf(f, "%-*s ", HISTORY_TIME_WIDTH, REPORT_SPARK_LABEL);
-        /* Groups end at the newest row: the oldest group may be short. */
-        for (size_t end = n % per ? n % per : per, start = 0; start < n; start = end, end += per) {
-                uint64_t hits = 0, calls = 0;
-
-                for (size_t i = start; i < end && i < n; i++) {
-                        json_object *row = protocol_field_item(history, PROTOCOL_HISTORY_BUCKETS, i);
-                        uint64_t h = protocol_field_u64(row, PROTOCOL_ROW_HITS);
-
-                        hits += h;
-                        calls += h + protocol_field_u64(row, PROTOCOL_ROW_MISSES);
-                }
-                if (calls == 0)
-                        fputc(' ', f);
-                else {
-                        size_t level = (size_t) ((double) hits / (double) calls * 8);
-                        fputs(blocks[level > 7 ? 7 : level], f);
-                }
-        }
-        fputc('\n', f);
-}
-
-/* "minute", "hour", "day": what one row of history spans. */
-static const char *history_unit(json_object *history) {
-        uint64_t s = protocol_field_u64(protocol_field_item(history, PROTOCOL_HISTORY_BUCKETS, 0), PROTOCOL_ROW_SECONDS);
-
-        return s >= PROTOCOL_HISTORY_DAY ? "day (UTC)" : s >= PROTOCOL_HISTORY_HOUR ? "hour" : "minute";
-}
-
-char *report_history(json_object *history, bool sparkline) {
-        size_t n = protocol_field_count(history, PROTOCOL_HISTORY_BUCKETS), size = 0;
-        char *out = NULL;
-        FILE *f = open_memstream(&out, &size);
-
-        if (!f)
-                return NULL;
-        if (n == 0)
-                fprintf(f, "%s: nothing observed over this span yet\n", protocol_field_str(history, PROTOCOL_HISTORY_CACHE));
-        else {
-                fprintf(f, "%s: %zu row%s, one per %s\n", protocol_field_str(history, PROTOCOL_HISTORY_CACHE), n,
-                        n == 1 ? "" : "s", history_unit(history));
-                fprintf(f, HISTORY_HEAD "\n", HISTORY_TIME_WIDTH, "TIME", "STORES", "HITS", "MISSES", "HIT%",
-                        "EVICT", "REGRET", "REMOVED", "OTHER", "SIZE");
-                for (size_t i = 0; i < n; i++)
-                        history_line(f, protocol_field_item(history, PROTOCOL_HISTORY_BUCKETS, i));
-                if (sparkline)
-                        history_sparkline(f, history);
-        }
         if (fclose(f) != 0) {
                 free(out);
                 return NULL;

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "base/util.h"
-#include "readfile.h"
+#include "core/readfile.h"
 
 void readfile_budget_init(ReadBudget *b, uint64_t bytes, uint64_t files, bool once) {
         *b = (ReadBudget) { .bytes_left = bytes, .files_left = files, .once = once };
