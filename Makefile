@@ -12,7 +12,7 @@
 #   make deb        the Debian package, in build/deb/ (checked by lintian)
 # make, make run and make install install only the build dependencies
 # (.ci/deps build); the test targets and make deb install the test set too.
-VERSION    := 0.1.0
+VERSION    := 0.2.0
 PREFIX     ?= /usr/local
 SYSCONFDIR ?= /etc
 BINDIR     ?= $(PREFIX)/bin

@@ -705,6 +705,23 @@ int control_socket_owner(const char *path, pid_t *ret_pid) {
         return 1;
 }
 
+/* Makes path's directory (0755) when it is missing, as systemd does for a
+ * socket unit's ListenStream=: the default socket has a directory of its
+ * own under /run, which is empty at boot. Only the last component: a
+ * missing grandparent is a mistake in the config, left to bind() to say. */
+static void make_parent(const char *path) {
+        char dir[sizeof(((struct sockaddr_un *) 0)->sun_path)];
+        char *slash;
+
+        snprintf(dir, sizeof(dir), "%s", path);
+        slash = strrchr(dir, '/');
+        if (!slash || slash == dir)
+                return;
+        *slash = '\0';
+        if (mkdir(dir, 0755) == 0)
+                log_info("Created %s for the control socket.", dir);
+}
+
 /* Returns a listening socket bound to path, or -errno (-EADDRINUSE: a
  * server answers there, and its socket is left alone). */
 static int listen_path(const char *path) {
@@ -727,6 +744,8 @@ static int listen_path(const char *path) {
                         return -errno;
         } else if (errno != ENOENT)
                 return -errno;
+        else
+                make_parent(path);
 
         fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (fd < 0 || bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)

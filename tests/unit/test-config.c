@@ -204,7 +204,7 @@ static void test_defaults(void **state) {
         Config *c = NULL;
 
         assert_int_equal(load_text(CACHE_A, path, sizeof(path), err, sizeof(err), &c), 0);
-        assert_string_equal(c->socket_path, "/run/cachekeeper.sock");
+        assert_string_equal(c->socket_path, "/run/cachekeeper/cachekeeper.sock");
         assert_string_equal(c->state_dir, "/var/lib/cachekeeper");
         assert_string_equal(c->admin_group, "root");
         assert_null(c->alert_argv);

@@ -1,0 +1,112 @@
+#!/usr/bin/env bats
+# cachectl in a build container: the container is a process in a mount
+# namespace of its own (unshare -m), with a /run of its own (tmpfs) into
+# which the host's socket directory is bind-mounted, as
+# `docker run -v /run/cachekeeper:/run/cachekeeper` does. The daemon runs
+# as systemd would run it: systemd-socket-activate holds the socket in a
+# directory of its own (tests/boot/run does the same with the real units).
+load helper
+
+setup() {
+        require_root
+        write_config
+        SOCKDIR=$BATS_TEST_TMPDIR/run-cachekeeper      # the host's /run/cachekeeper
+        mkdir -p "$SOCKDIR"
+}
+
+teardown() {
+        [ -z "${CONT_PID:-}" ] || { kill "$CONT_PID" 2>/dev/null; wait "$CONT_PID" 2>/dev/null; }
+        if [ -n "${DAEMON_PID:-}" ] && kill -0 "$DAEMON_PID" 2>/dev/null; then
+                kill -TERM "$DAEMON_PID"
+                wait "$DAEMON_PID" 2>/dev/null
+        fi
+        return 0
+}
+
+# The daemon on $SOCKDIR/cachekeeper.sock, as the socket unit starts it.
+start_activated() {
+        systemd-socket-activate -l "$SOCKDIR/cachekeeper.sock" --fdname=control \
+                "$CKD" -c "$BATS_TEST_TMPDIR/ck.conf" 2>> "$BATS_TEST_TMPDIR/daemon.log" 3>&- &
+        DAEMON_PID=$!
+        wait_for "[ -S '$SOCKDIR/cachekeeper.sock' ]"
+}
+
+# A restart of the service and of its socket: the daemon goes, systemd
+# removes the socket file (RemoveOnStop=yes) and binds a new one in the
+# same directory.
+restart_activated() {
+        kill -TERM "$DAEMON_PID"
+        wait "$DAEMON_PID"
+        rm "$SOCKDIR/cachekeeper.sock"
+        start_activated
+}
+
+# A container: a process in a mount namespace of its own with a private
+# /run; $1 is a shell script run inside to set up its mounts. in_container
+# runs a command there.
+start_container() {
+        unshare -m --propagation private sh -c 'mount -t tmpfs tmpfs /run && eval "$1" && exec sleep 600' \
+                sh "$1" 3>&- &
+        CONT_PID=$!
+        wait_for "[ \"\$(readlink /proc/$CONT_PID/ns/mnt)\" != \"\$(readlink /proc/self/ns/mnt)\" ] &&
+                  [ \"\$(readlink /proc/$CONT_PID/exe)\" = \"\$(readlink -f /usr/bin/sleep)\" ]"
+}
+
+in_container() {
+        nsenter -t "$CONT_PID" -m -- "$@"
+}
+
+@test "a container that mounted the socket directory reaches the daemon after it and its socket restart; one that mounted the socket file does not" {
+        start_activated
+        # The directory at the default path, and (the old way) the socket file itself.
+        start_container "mkdir /run/cachekeeper && mount --bind '$SOCKDIR' /run/cachekeeper &&
+                         touch /run/old.sock && mount --bind '$SOCKDIR/cachekeeper.sock' /run/old.sock"
+        run in_container "$CTL" status --json
+        [ "$status" -eq 0 ]
+        [ "$(jq -r '.caches[0].name' <<< "$output")" = t ]
+        in_container "$CTL" -s /run/old.sock status > /dev/null
+        ino=$(stat -c %i "$SOCKDIR/cachekeeper.sock")
+
+        restart_activated
+        [ "$(stat -c %i "$SOCKDIR/cachekeeper.sock")" != "$ino" ]
+        run in_container "$CTL" status --json
+        [ "$status" -eq 0 ]
+        [ "$(jq -r '.caches[0].name' <<< "$output")" = t ]
+        # The mounted file is the first socket's inode: nobody listens there any more.
+        run in_container "$CTL" -s /run/old.sock status
+        echo "$output"
+        [ "$status" -eq 3 ]
+        [[ "$output" == *"cannot reach cachekeeperd at /run/old.sock: Connection refused"* ]]
+}
+
+@test "cachectl's default socket is /run/cachekeeper/cachekeeper.sock, then the old /run/cachekeeper.sock; -s and \$CACHEKEEPER_SOCKET never fall back" {
+        start_activated
+        # Only the old path, as a container made for 0.1.0 has it.
+        start_container "mkdir /run/elsewhere && mount --bind '$SOCKDIR' /run/elsewhere &&
+                         ln -s /run/elsewhere/cachekeeper.sock /run/cachekeeper.sock"
+        run in_container "$CTL" status --json
+        [ "$status" -eq 0 ]
+        [ "$(jq -r '.caches[0].name' <<< "$output")" = t ]
+        run in_container env CACHEKEEPER_SOCKET=/run/cachekeeper/cachekeeper.sock "$CTL" status
+        [ "$status" -eq 3 ]
+        [[ "$output" == *"cannot reach cachekeeperd at /run/cachekeeper/cachekeeper.sock: No such file or directory"* ]]
+        run in_container "$CTL" -s /run/cachekeeper/cachekeeper.sock status
+        [ "$status" -eq 3 ]
+        # Neither path: the message names the default.
+        in_container rm /run/cachekeeper.sock
+        run in_container "$CTL" status
+        echo "$output"
+        [ "$status" -eq 3 ]
+        [[ "$output" == *"cannot reach cachekeeperd at /run/cachekeeper/cachekeeper.sock: No such file or directory"* ]]
+        # The help names the default.
+        "$CTL" --help | grep -q '/run/cachekeeper/cachekeeper.sock'
+}
+
+@test "a daemon that binds its socket itself makes the socket's missing directory (0755)" {
+        write_config 1G "" "socket = \"$BATS_TEST_TMPDIR/made/ck.sock\";"
+        sed -i '1d' "$BATS_TEST_TMPDIR/ck.conf"       # write_config's own socket line
+        start_daemon
+        wait_for "[ -S '$BATS_TEST_TMPDIR/made/ck.sock' ]"
+        [ "$(stat -c %a "$BATS_TEST_TMPDIR/made")" = 755 ]
+        "$CTL" -s "$BATS_TEST_TMPDIR/made/ck.sock" status > /dev/null
+}
