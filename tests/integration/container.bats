@@ -29,6 +29,7 @@ start_activated() {
                 "$CKD" -c "$BATS_TEST_TMPDIR/ck.conf" 2>> "$BATS_TEST_TMPDIR/daemon.log" 3>&- &
         DAEMON_PID=$!
         wait_for "[ -S '$SOCKDIR/cachekeeper.sock' ]"
+        chmod 0666 "$SOCKDIR/cachekeeper.sock"          # the unit's SocketMode=
 }
 
 # A restart of the service and of its socket: the daemon goes, systemd
@@ -109,4 +110,67 @@ in_container() {
         wait_for "[ -S '$BATS_TEST_TMPDIR/made/ck.sock' ]"
         [ "$(stat -c %a "$BATS_TEST_TMPDIR/made")" = 755 ]
         "$CTL" -s "$BATS_TEST_TMPDIR/made/ck.sock" status > /dev/null
+}
+
+# ------------------------------------------------------------ rights of a container
+
+# The daemon on the socket directory, a container with it mounted at the
+# host's path, a few real entries in the cache.
+container_with_cache() {
+        setup_compile_cache "$@"
+        compile "$CACHE" 3
+        start_activated
+        start_container "mkdir /run/cachekeeper && mount --bind '$SOCKDIR' /run/cachekeeper"
+        wait_for "[ \"\$(cache_field_at ready)\" = true ]"
+}
+
+@test "root in a container is refused trim, reload and merge, whatever its uid; its status, history and dry run are answered; root on the host trims" {
+        container_with_cache
+        for req in "trim --to 1k" reload "merge u --into t"; do
+                run in_container "$CTL" $req
+                echo "$req: $output"
+                [ "$status" -eq 1 ]
+                [[ "$output" == *"permission denied: ${req%% *} is not allowed from a container (pid "*" is in another mount namespace; container_rights lists what is)"* ]]
+        done
+        files=$(cache_field_at files)
+        [ "$files" -gt 0 ]
+        run in_container "$CTL" trim --dry-run --to 1k
+        echo "$output"
+        [ "$status" -eq 0 ]
+        in_container "$CTL" status --json | jq -e '.caches[0].name == "t"'
+        in_container "$CTL" history t > /dev/null
+        [ "$(cache_field_at files)" = "$files" ]
+        # The same request from the host's root is a real trim.
+        "$CTL" -s "$SOCKDIR/cachekeeper.sock" trim --to 1k
+        wait_for "[ \"\$(cache_field_at files)\" -lt $files ]"
+}
+
+@test "container_rights sets what a container may ask: without dry-run its dry run is refused; with trim its root trims and its nobody does not" {
+        container_with_cache 1G "" 'container_rights = [ "status" ];'
+        run in_container "$CTL" trim --dry-run
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"permission denied: dry-run is not allowed from a container"* ]]
+        run in_container "$CTL" history t
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"permission denied: history is not allowed from a container"* ]]
+        in_container "$CTL" status > /dev/null
+        kill -TERM "$DAEMON_PID"; wait "$DAEMON_PID"; rm "$SOCKDIR/cachekeeper.sock"
+
+        write_config 1G "" 'container_rights = [ "status", "trim" ];'
+        start_activated
+        wait_for "[ \"\$(cache_field_at ready)\" = true ]"
+        files=$(cache_field_at files)
+        run in_container "${AS_NOBODY[@]}" "$CTL" trim --to 1k
+        echo "$output"
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"permission denied: trim is for root and members of 'root'"* ]]
+        in_container "$CTL" trim --to 1k
+        wait_for "[ \"\$(cache_field_at files)\" -lt $files ]"
+}
+
+# cache_field_at FIELD: cache t's FIELD ("ready": the daemon's), asked on the host's socket.
+cache_field_at() {
+        local f=".caches[0].$1"
+        [ "$1" != ready ] || f=.ready
+        "$CTL_LOOK" -s "$SOCKDIR/cachekeeper.sock" status --json 2>/dev/null | jq -r "$f"
 }
