@@ -257,12 +257,20 @@ static int ask_evictions(void *userdata, const char *cache_dir, const char *cons
                 ctl_quiet = false;
                 return 0;
         }
+        /* By its path, or in a container where the cache is mounted
+         * elsewhere (-v /var/cache/x:/ccache) by its root's device and inode. */
+        struct stat st;
+        char id[48] = "";
+        if (stat(cache_dir, &st) == 0)
+                snprintf(id, sizeof(id), "%llu:%llu", (unsigned long long) st.st_dev, (unsigned long long) st.st_ino);
         for (size_t i = 0; i < protocol_field_count(status, STATUS_CACHES) && !name; i++) {
                 json_object *c = protocol_field_item(status, STATUS_CACHES, i);
                 const char *path = protocol_field_str(c, STATUS_CACHE_PATH);
+                const char *root_id = protocol_field_str(c, STATUS_CACHE_ROOT_ID);
                 char real[PATH_MAX];
 
-                if (path && realpath(path, real) && strcmp(real, cache_dir) == 0)
+                if ((path && realpath(path, real) && strcmp(real, cache_dir) == 0) ||
+                    (root_id && id[0] && strcmp(root_id, id) == 0))
                         name = protocol_field_str(c, STATUS_CACHE_NAME);
         }
         if (!name) {

@@ -174,3 +174,32 @@ cache_field_at() {
         [ "$1" != ready ] || f=.ready
         "$CTL_LOOK" -s "$SOCKDIR/cachekeeper.sock" status --json 2>/dev/null | jq -r "$f"
 }
+
+# ------------------------------------------------------------ cachectl inside
+
+@test "measure --explain inside a container, the cache mounted at /ccache: the daemon's eviction is named, found by the cache's root_id" {
+        setup_compile_cache
+        start_activated
+        wait_for "[ \"\$(cache_field_at ready)\" = true ]"
+        "$CTL_LOOK" -s "$SOCKDIR/cachekeeper.sock" status --json | jq -e '.caches[0].root_id | test("^[0-9]+:[0-9]+$")'
+        # The cache at another path, as docker run -v /var/cache/mi210-ccache:/ccache mounts it.
+        start_container "mkdir /run/cachekeeper /run/ccache && mount --bind '$SOCKDIR' /run/cachekeeper &&
+                         mount --bind '$CACHE' /run/ccache"
+        P=$BATS_TEST_TMPDIR/proj
+        mkdir -p "$P"
+        printf 'int a(void) { return 1; }\n' > "$P/a.c"
+        build="cd '$P' && ccache gcc -O1 -c a.c -o a.o"
+        inside_explain() {
+                run --separate-stderr in_container env CCACHE_DIR=/run/ccache XDG_CACHE_HOME="$BATS_TEST_TMPDIR/xdg" \
+                        "$CTL" measure --explain --json -- sh -c "$build"
+                [ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
+        }
+        inside_explain
+        wait_for "[ \"\$(cache_field_at stored_files_total)\" = 2 ]"
+        rm -rf "$BATS_TEST_TMPDIR/xdg"           # nothing kept: the daemon alone knows
+        "$CTL" -s "$SOCKDIR/cachekeeper.sock" trim t --to 1k > /dev/null
+        inside_explain
+        echo "$output" | jq -c '.missed'
+        jq -e '[.missed[] | .cause == "evicted" and .by == "cap"] | all and length == 1' <<<"$output"
+        jq -e '.missed[0].detail | test("^evicted [0-9]+ s ago by the cap trim of t$")' <<<"$output"
+}
