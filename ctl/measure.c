@@ -245,6 +245,9 @@ static void judge_silent_build(Measure *m, json_object *before) {
  * (explain.h's ExplainAsk): its cache whose path is cache_dir, asked in
  * batches that fit a request line. */
 #define EVICTIONS_BATCH ((PROTOCOL_REQUEST_MAX - 128) / (PROTOCOL_EVICTIONS_KEY_MAX + 3))
+/* Why the daemon could not be asked which entries it evicted ("" when it
+ * was, or never needed): said once, after the explanation. */
+static char evictions_unasked[CTL_PROBLEM_MAX];
 static int ask_evictions(void *userdata, const char *cache_dir, const char *const *keys, size_t n,
                          ExplainEviction *out, char *cache) {
         json_object *status = NULL;
@@ -254,6 +257,7 @@ static int ask_evictions(void *userdata, const char *cache_dir, const char *cons
         ctl_quiet = true;
         r = ctl_fetch_status(&status);
         if (r <= 0) {
+                snprintf(evictions_unasked, sizeof(evictions_unasked), "%s", ctl_problem);
                 ctl_quiet = false;
                 return 0;
         }
@@ -834,6 +838,11 @@ int cmd_measure(int argc, char **argv) {
                 if (r < 0)
                         fprintf(stderr, "cachectl: cannot explain the misses: %s\n", strerror(-r));
                 have_explained = r == 0;
+                /* Evicted, but when and by what only the daemon knows. */
+                if (evictions_unasked[0])
+                        fprintf(stderr, "cachectl: entries left the cache, and the daemon could not be asked when "
+                                "or why: %s (in a container: mount the host's /run/cachekeeper there)\n",
+                                evictions_unasked);
         }
         m.rate = hit_rate(&m, &s);
         if (m.json)

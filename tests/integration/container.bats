@@ -177,7 +177,7 @@ cache_field_at() {
 
 # ------------------------------------------------------------ cachectl inside
 
-@test "measure --explain inside a container, the cache mounted at /ccache: the daemon's eviction is named, found by the cache's root_id" {
+@test "measure --explain inside a container, the cache mounted elsewhere: the daemon's eviction is named, found by the cache's root_id; without the socket directory it says why not" {
         setup_compile_cache
         start_activated
         wait_for "[ \"\$(cache_field_at ready)\" = true ]"
@@ -202,4 +202,14 @@ cache_field_at() {
         echo "$output" | jq -c '.missed'
         jq -e '[.missed[] | .cause == "evicted" and .by == "cap"] | all and length == 1' <<<"$output"
         jq -e '.missed[0].detail | test("^evicted [0-9]+ s ago by the cap trim of t$")' <<<"$output"
+
+        # A container without the socket directory: the miss is still an
+        # eviction, and cachectl says plainly why it cannot say more.
+        kill "$CONT_PID"; wait "$CONT_PID" || true
+        start_container "mkdir /run/ccache && mount --bind '$CACHE' /run/ccache"
+        "$CTL" -s "$SOCKDIR/cachekeeper.sock" trim t --to 1k > /dev/null
+        inside_explain
+        echo "$stderr"
+        jq -e '[.missed[] | .cause == "evicted" and .by == null] | all and length == 1' <<<"$output"
+        [[ "$stderr" == *"cachectl: entries left the cache, and the daemon could not be asked when or why: cachekeeperd at /run/cachekeeper/cachekeeper.sock cannot be reached: No such file or directory (in a container: mount the host's /run/cachekeeper there)"* ]]
 }
