@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -159,17 +160,20 @@ int process_cgroup(pid_t pid, char *ret) {
         if (!f)
                 return -errno;
         ret[0] = '\0';
-        /* A line of at most PEER_CGROUP_MAX bytes: a longer path is no unit's. */
-        while (fgets(line, sizeof(line), f))
-                if (strncmp(line, "0::", 3) == 0) {
-                        size_t n = strcspn(line + 3, "\n");
+        /* Whole lines only: a path longer than the buffer is no unit's, and
+         * a piece of one (a delegated subtree's names can hold "0::") must
+         * never be read as a line of its own. */
+        for (bool at_start = true; fgets(line, sizeof(line), f);) {
+                size_t n = strlen(line);
+                bool whole = n > 0 && line[n - 1] == '\n';
 
-                        if (n < PEER_CGROUP_MAX) {
-                                memcpy(ret, line + 3, n);
-                                ret[n] = '\0';
-                        }
+                if (at_start && whole && strncmp(line, "0::", 3) == 0 && n - 4 < PEER_CGROUP_MAX) {
+                        memcpy(ret, line + 3, n - 4);
+                        ret[n - 4] = '\0';
                         break;
                 }
+                at_start = whole;
+        }
         fclose(f);
         return 0;
 }
