@@ -12,7 +12,7 @@
 #   make deb        the Debian package, in build/deb/ (checked by lintian)
 # make, make run and make install install only the build dependencies
 # (.ci/deps build); the test targets and make deb install the test set too.
-VERSION    := 0.1.0
+VERSION    := 0.2.0
 PREFIX     ?= /usr/local
 SYSCONFDIR ?= /etc
 BINDIR     ?= $(PREFIX)/bin
@@ -29,10 +29,13 @@ PKGS := libsystemd libconfig json-c hiredis
 # Recursive (=) on purpose: evaluated when a recipe runs, after deps are installed.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS)) -linotifytools -lm
-# cachectl alone lays out tables with libsmartcols (util-linux).
+# cachectl alone lays out tables with libsmartcols (util-linux). It links
+# only what it uses (json-c, smartcols, libm), not the daemon's libraries:
+# the client package (cachekeeper-client, for build containers) then
+# depends on libc6, libjson-c5 and libsmartcols1 only.
 CTL_PKGS  := smartcols
 CTL_CFLAGS = $(shell pkg-config --cflags $(CTL_PKGS))
-CTL_LIBS   = $(PKG_LIBS) $(shell pkg-config --libs $(CTL_PKGS))
+CTL_LIBS   = $(shell pkg-config --libs json-c $(CTL_PKGS)) -lm
 
 CFLAGS   ?= -O2 -g
 WERROR   ?= -Werror
@@ -248,6 +251,8 @@ uninstall:
 # made of changes.
 DEB_ARCH = $(shell dpkg --print-architecture)
 DEB      = $(B)/deb/cachekeeper_$(VERSION)_$(DEB_ARCH).deb
+# The client package, cachectl alone, made by the same build.
+DEB_CLIENT = $(B)/deb/cachekeeper-client_$(VERSION)_$(DEB_ARCH).deb
 DEB_SRCS := Makefile README.md LICENSE $(wildcard .ci/* daemon/* daemon/*/* ctl/* ctl/*/* etc/* etc/*/* systemd/* debian/* debian/*/*)
 deb: $(DEB)
 $(DEB): $(DEB_SRCS) | $(B)/.deps-test-ok
@@ -255,7 +260,8 @@ $(DEB): $(DEB_SRCS) | $(B)/.deps-test-ok
 		{ echo "debian/changelog is at $$v, the Makefile at $(VERSION): add a changelog entry (dch -v $(VERSION))" >&2; exit 1; }
 	rm -rf $(B)/deb && mkdir -p $(B)/deb/src/cachekeeper-$(VERSION)
 	tar -c --exclude=./build --exclude=./$(B) --exclude=./.git --exclude='*.o' --exclude='*.d' \
-		--exclude=./debian/build --exclude=./debian/cachekeeper --exclude=./debian/cachekeeper-dbgsym \
+		--exclude=./debian/build --exclude=./debian/tmp --exclude=./debian/cachekeeper --exclude=./debian/cachekeeper-dbgsym \
+		--exclude=./debian/cachekeeper-client --exclude=./debian/cachekeeper-client-dbgsym \
 		--exclude=./debian/.debhelper --exclude=./debian/files --exclude=./debian/debhelper-build-stamp \
 		--exclude='./debian/*.substvars' --exclude='./debian/*.debhelper*' . | \
 		tar -x -C $(B)/deb/src/cachekeeper-$(VERSION)
@@ -265,7 +271,7 @@ $(DEB): $(DEB_SRCS) | $(B)/.deps-test-ok
 	rm -rf $(B)/deb/src
 	lintian --fail-on error,warning $(B)/deb/cachekeeper_$(VERSION)_$(DEB_ARCH).changes || \
 		{ rm -f $@; exit 1; }
-	@echo "Built $@"
+	@echo "Built $@ and $(DEB_CLIENT)"
 
 # Boots a minimal Debian with real systemd in systemd-nspawn, installs the
 # package into it with apt-get, and checks the units, notify, reload,
@@ -273,7 +279,7 @@ $(DEB): $(DEB_SRCS) | $(B)/.deps-test-ok
 # CK_BOOT_ROOTFS (default /var/cache/cachekeeper-test-rootfs) and built
 # when absent.
 test-boot: $(DEB) | $(B)/.deps-test-ok
-	@CK_DEB=$(abspath $(DEB)) tests/boot/run
+	@CK_DEB=$(abspath $(DEB)) CK_DEB_CLIENT=$(abspath $(DEB_CLIENT)) tests/boot/run
 
 clean:
 	rm -rf $(B)

@@ -55,7 +55,8 @@ static void help(void) {
                "                                 does this compiler shim really cache?\n\n"
                "Options:\n"
                "  -s, --socket PATH   the daemon's socket (default $CACHEKEEPER_SOCKET,\n"
-               "                      else %s)\n"
+               "                      else %s,\n"
+               "                      else %s if that does not exist)\n"
                "  -t, --timeout T     wait at most T for the daemon (default 10s, 8s for\n"
                "                      check; a trim's or a merge's progress restarts\n"
                "                      it): seconds or a duration (500ms, 1m); then exit 3\n"
@@ -65,7 +66,7 @@ static void help(void) {
                "3 the daemon cannot be reached, turned the connection away (too many),\n"
                "closed it without a whole reply, or answered in a newer protocol.\n"
                "See cachectl(1).\n",
-               PROTOCOL_SOCKET_DEFAULT);
+               PROTOCOL_SOCKET_DEFAULT, PROTOCOL_SOCKET_LEGACY);
 }
 
 static int cmd_reload(int argc, char **argv) {

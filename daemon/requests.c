@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The control requests: status, history and evictions for anyone; trim
  * (dry runs for anyone) and reload for root and admin_group, decided from
- * the peer's credentials. */
+ * the peer's credentials; a peer in a container (another mount namespace)
+ * only what container_rights lists besides. */
 #include <assert.h>
 #include <errno.h>
 #include <stdio.h>
@@ -40,7 +41,7 @@ typedef struct TrimCall {
  * or one of the supplementary groups the socket gave at accept (as for file
  * access, a user added to the group must log in again). No NSS lookup: the
  * manager resolved the group at load, reload or on its timer. */
-static bool peer_is_admin(const Manager *m, const ControlPeer *peer) {
+static bool uid_is_admin(const Manager *m, const ControlPeer *peer) {
         if (peer->uid == 0)
                 return true;
         if (!m->admin_gid_known)
@@ -53,8 +54,37 @@ static bool peer_is_admin(const Manager *m, const ControlPeer *peer) {
         return false;
 }
 
+/* An admin on the host. A container's root is not one, whatever its uid:
+ * it takes no reserved slot and has no dry-run exemption, and what it may
+ * change is container_rights' (peer_may). */
+static bool peer_is_admin(const Manager *m, const ControlPeer *peer) {
+        return !peer->in_container && uid_is_admin(m, peer);
+}
+
 bool manager_peer_is_admin(const ControlPeer *peer, void *userdata) {
         return peer_is_admin(userdata, peer);
+}
+
+/* Whether peer may make a request that needs right (ConfigRight): anyone
+ * on the host as far as right goes (the handlers check admin_group), a
+ * container peer only what container_rights lists; else refuses req. */
+static bool container_allows(Manager *m, ControlRequest *req, unsigned right) {
+        const ControlPeer *peer = control_request_peer(req);
+        unsigned k = 0;
+
+        if (!peer->in_container || (m->config->container_rights & right))
+                return true;
+        while (config_right_names[k + 1] && (1u << k) != right)
+                k++;
+        control_reply_error(req, "permission denied: %s is not allowed from a container (pid %d is in another "
+                            "mount namespace; container_rights lists what is)", config_right_names[k],
+                            (int) peer->pid);
+        return false;
+}
+
+/* root or admin_group, allowed right from where it is (a container). */
+static bool peer_may_change(Manager *m, const ControlPeer *peer, unsigned right) {
+        return uid_is_admin(m, peer) && (!peer->in_container || (m->config->container_rights & right));
 }
 
 static Cache *find_cache(Manager *m, const char *name) {
@@ -323,7 +353,9 @@ static void handle_reload(Manager *m, ControlRequest *req) {
         const ControlPeer *peer = control_request_peer(req);
         char err[CONFIG_ERROR_MAX];
 
-        if (!peer_is_admin(m, peer)) {
+        if (!container_allows(m, req, CONFIG_RIGHT_RELOAD))
+                return;
+        if (!peer_may_change(m, peer, CONFIG_RIGHT_RELOAD)) {
                 control_reply_error(req, "permission denied: reload is for root and members of '%s'",
                                     m->config->admin_group);
                 return;
@@ -497,7 +529,9 @@ static void handle_trim(Manager *m, ControlRequest *req, json_object *request) {
         }
         to = asked.to_bytes;
         dry_run = asked.dry_run;
-        if (!dry_run && !peer_is_admin(m, peer)) {
+        if (!container_allows(m, req, dry_run ? CONFIG_RIGHT_DRY_RUN : CONFIG_RIGHT_TRIM))
+                return;
+        if (!dry_run && !peer_may_change(m, peer, CONFIG_RIGHT_TRIM)) {
                 control_reply_error(req, "permission denied: trim is for root and members of '%s'",
                                     m->config->admin_group);
                 return;
@@ -634,7 +668,9 @@ static void handle_merge(Manager *m, ControlRequest *req, json_object *request) 
                 control_reply_error(req, "%s", err);
                 return;
         }
-        if (!asked.dry_run && !peer_is_admin(m, peer)) {
+        if (!container_allows(m, req, asked.dry_run ? CONFIG_RIGHT_DRY_RUN : CONFIG_RIGHT_MERGE))
+                return;
+        if (!asked.dry_run && !peer_may_change(m, peer, CONFIG_RIGHT_MERGE)) {
                 control_reply_error(req, "permission denied: merge is for root and members of '%s' (--dry-run is "
                                     "for anyone)", m->config->admin_group);
                 return;
@@ -674,18 +710,24 @@ static void handle_merge(Manager *m, ControlRequest *req, json_object *request) 
 void manager_on_request(ControlRequest *req, const char *cmd, json_object *request, void *userdata) {
         Manager *m = userdata;
 
-        if (strcmp(cmd, PROTOCOL_CMD_STATUS) == 0)
-                handle_status(m, req, request);
+        if (strcmp(cmd, PROTOCOL_CMD_STATUS) == 0) {
+                if (container_allows(m, req, CONFIG_RIGHT_STATUS))
+                        handle_status(m, req, request);
+        }
         else if (strcmp(cmd, PROTOCOL_CMD_RELOAD) == 0)
                 handle_reload(m, req);
         else if (strcmp(cmd, PROTOCOL_CMD_TRIM) == 0)
                 handle_trim(m, req, request);
-        else if (strcmp(cmd, PROTOCOL_CMD_HISTORY) == 0)
-                handle_history(m, req, request);
+        else if (strcmp(cmd, PROTOCOL_CMD_HISTORY) == 0) {
+                if (container_allows(m, req, CONFIG_RIGHT_HISTORY))
+                        handle_history(m, req, request);
+        }
         else if (strcmp(cmd, PROTOCOL_CMD_MERGE) == 0)
                 handle_merge(m, req, request);
-        else if (strcmp(cmd, PROTOCOL_CMD_EVICTIONS) == 0)
-                handle_evictions(m, req, request);
+        else if (strcmp(cmd, PROTOCOL_CMD_EVICTIONS) == 0) {
+                if (container_allows(m, req, CONFIG_RIGHT_EVICTIONS))
+                        handle_evictions(m, req, request);
+        }
         else
                 control_reply_error(req, "unknown command '%s'", cmd);
 }

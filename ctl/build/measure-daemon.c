@@ -202,6 +202,7 @@ void measure_judge_silent_build(Measure *m, json_object *before) {
  * (explain.h's ExplainAsk): its cache whose path is cache_dir, asked in
  * batches that fit a request line. */
 #define EVICTIONS_BATCH ((PROTOCOL_REQUEST_MAX - 128) / (PROTOCOL_EVICTIONS_KEY_MAX + 3))
+char measure_evictions_unasked[CTL_PROBLEM_MAX];
 int measure_ask_evictions(void *userdata, const char *cache_dir, const char *const *keys, size_t n,
                          ExplainEviction *out, char *cache) {
         json_object *status = NULL;
@@ -211,15 +212,24 @@ int measure_ask_evictions(void *userdata, const char *cache_dir, const char *con
         ctl_quiet = true;
         r = ctl_fetch_status(&status);
         if (r <= 0) {
+                snprintf(measure_evictions_unasked, sizeof(measure_evictions_unasked), "%s", ctl_problem);
                 ctl_quiet = false;
                 return 0;
         }
+        /* By its path, or in a container where the cache is mounted
+         * elsewhere (-v /var/cache/x:/ccache) by its root's device and inode. */
+        struct stat st;
+        char id[48] = "";
+        if (stat(cache_dir, &st) == 0)
+                snprintf(id, sizeof(id), "%llu:%llu", (unsigned long long) st.st_dev, (unsigned long long) st.st_ino);
         for (size_t i = 0; i < protocol_field_count(status, STATUS_CACHES) && !name; i++) {
                 json_object *c = protocol_field_item(status, STATUS_CACHES, i);
                 const char *path = protocol_field_str(c, STATUS_CACHE_PATH);
+                const char *root_id = protocol_field_str(c, STATUS_CACHE_ROOT_ID);
                 char real[PATH_MAX];
 
-                if (path && realpath(path, real) && strcmp(real, cache_dir) == 0)
+                if ((path && realpath(path, real) && strcmp(real, cache_dir) == 0) ||
+                    (root_id && id[0] && strcmp(root_id, id) == 0))
                         name = protocol_field_str(c, STATUS_CACHE_NAME);
         }
         if (!name) {

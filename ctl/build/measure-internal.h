@@ -16,6 +16,7 @@
 #include "base/util.h"
 #include "build/explain.h"
 #include "build/statslog.h"
+#include "core/client.h"
 
 /* Where the figures come from. */
 typedef enum Source {
@@ -67,6 +68,9 @@ json_object *measure_daemon_status(void);
  * from what the daemon saw of the build's cache since before. */
 void measure_judge_silent_build(Measure *m, json_object *before);
 /* ExplainAskEvictions for explain_run(): asks the daemon which of keys left cache_dir. */
+/* Why the daemon could not be asked which entries it evicted ("" when it
+ * was, or never needed): said once, after the explanation. */
+extern char measure_evictions_unasked[CTL_PROBLEM_MAX];
 int measure_ask_evictions(void *userdata, const char *cache_dir, const char *const *keys, size_t n,
                           ExplainEviction *out, char *cache);
 

@@ -272,6 +272,11 @@ int cmd_measure(int argc, char **argv) {
                 if (r < 0)
                         fprintf(stderr, "cachectl: cannot explain the misses: %s\n", strerror(-r));
                 have_explained = r == 0;
+                /* Evicted, but when and by what only the daemon knows. */
+                if (measure_evictions_unasked[0])
+                        fprintf(stderr, "cachectl: entries left the cache, and the daemon could not be asked when "
+                                "or why: %s (in a container: mount the host's /run/cachekeeper there)\n",
+                                measure_evictions_unasked);
         }
         m.rate = measure_hit_rate(&m, &s);
         if (m.json)

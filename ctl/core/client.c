@@ -16,7 +16,8 @@
 #include "base/protocol.h"
 #include "core/client.h"
 
-const char *ctl_socket_path = PROTOCOL_SOCKET_DEFAULT;
+static const char socket_default[] = PROTOCOL_SOCKET_DEFAULT;
+const char *ctl_socket_path = socket_default;
 usec_t ctl_timeout_usec = CTL_TIMEOUT_DEFAULT_USEC;
 const char *ctl_waiting_for = "a reply";
 char ctl_problem[CTL_PROBLEM_MAX];
@@ -109,18 +110,49 @@ static int connect_timed(int fd, const struct sockaddr_un *sa) {
         }
 }
 
-static int connect_daemon(void) {
+/* A connected socket to path, or -1 with errno set. */
+static int connect_path(const char *path) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int fd;
+
+        strcpy(sa.sun_path, path);   /* the caller checked its length */
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0 || connect_timed(fd, &sa) == 0)
+                return fd;
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+}
+
+/* Where the default socket does not exist (a daemon older than its
+ * directory, or a container that mounted the old socket file), the old
+ * path: only when neither -s nor $CACHEKEEPER_SOCKET chose one. Returns
+ * the socket or -1, errno still the default path's. */
+static int connect_legacy(void) {
+        int fd;
+
+        if (ctl_socket_path != socket_default || errno != ENOENT)
+                return -1;
+        fd = connect_path(PROTOCOL_SOCKET_LEGACY);
+        if (fd >= 0)
+                ctl_socket_path = PROTOCOL_SOCKET_LEGACY;   /* what later messages name */
+        errno = ENOENT;
+        return fd;
+}
+
+static int connect_daemon(void) {
+        struct sockaddr_un sa;
         int fd, e = 0;
 
         if (strlen(ctl_socket_path) >= sizeof(sa.sun_path))
                 return broken("cannot be reached: the socket path is too long");
-        strcpy(sa.sun_path, ctl_socket_path);
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (fd < 0 || connect_timed(fd, &sa) < 0)
+        fd = connect_path(ctl_socket_path);
+        if (fd < 0)
+                fd = connect_legacy();
+        if (fd < 0)
                 e = errno;
         if (e == ETIMEDOUT) {
-                close(fd);
                 ctl_waiting_for = "the connection to be accepted";
                 return timed_out();
         }
@@ -130,8 +162,6 @@ static int connect_daemon(void) {
                 if (!ctl_quiet)
                         fprintf(stderr, "cachectl: cannot reach cachekeeperd at %s: %s\n", ctl_socket_path,
                                 strerror(e));
-                if (fd >= 0)
-                        close(fd);
                 return -1;
         }
         return fd;

@@ -19,7 +19,13 @@
  * format, version 1 less the field. */
 #define PROTOCOL_VERSION 1
 
-#define PROTOCOL_SOCKET_DEFAULT  "/run/cachekeeper.sock"  /* where the daemon listens unless told */
+/* Where the daemon listens unless told: in a directory of its own, so that
+ * a container that bind-mounts the directory keeps reaching every socket
+ * made there after it (a bind mount of the socket file pins one inode). */
+#define PROTOCOL_SOCKET_DEFAULT  "/run/cachekeeper/cachekeeper.sock"
+/* Where it listened up to 0.1.0: the socket unit keeps a symlink there
+ * (Symlinks=), and cachectl tries it when the default does not exist. */
+#define PROTOCOL_SOCKET_LEGACY   "/run/cachekeeper.sock"
 #define PROTOCOL_REQUEST_MAX     4096          /* bytes in one request line, newline included */
 #define PROTOCOL_REPLY_MAX       (4u << 20)    /* bytes in one reply line (history: 2 x 2160 rows) */
 #define PROTOCOL_TRIM_CACHES_MAX 64            /* cache names in one trim request */

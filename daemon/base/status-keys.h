@@ -33,6 +33,9 @@
 /* A cache, an element of "caches". */
 #define STATUS_CACHE_NAME               "name"
 #define STATUS_CACHE_PATH               "path"
+/* The root's "DEV:INO" (decimal st_dev, st_ino), while available: the same
+ * cache at another path, a container's bind mount of it, has the same. */
+#define STATUS_CACHE_ROOT_ID            "root_id"
 #define STATUS_CACHE_STATE              "state"         /* cache_state_name */
 #define STATUS_CACHE_REASON             "reason"        /* only while unavailable: why */
 #define STATUS_CACHE_SIZE_BYTES         "size_bytes"    /* sum of st_blocks * 512 of the regular files */

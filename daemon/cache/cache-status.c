@@ -310,8 +310,14 @@ json_object *cache_status_json(Cache *c) {
         JSON_ADD(o, STATUS_CACHE_MAX_SIZE_TEXT, json_object_new_string(cc->max_size_text));
         JSON_ADD(o, STATUS_CACHE_TRIM_TO, json_double(cc->trim_to));
         JSON_ADD(o, STATUS_CACHE_MODE, json_object_new_string(mode));
-        JSON_ADD(o, STATUS_CACHE_MODE_OK, json_object_new_boolean(c->available && lstat(cc->path, &st) == 0 &&
-                                                        (st.st_mode & 07777) == cc->mode));
+        bool have_root = c->available && lstat(cc->path, &st) == 0;
+        JSON_ADD(o, STATUS_CACHE_MODE_OK, json_object_new_boolean(have_root && (st.st_mode & 07777) == cc->mode));
+        if (have_root) {
+                char id[48];
+
+                snprintf(id, sizeof(id), "%llu:%llu", (unsigned long long) st.st_dev, (unsigned long long) st.st_ino);
+                JSON_ADD(o, STATUS_CACHE_ROOT_ID, json_object_new_string(id));
+        }
         JSON_ADD(o, STATUS_CACHE_MOUNT, c->available ? json_object_new_string(c->mount) : NULL);
         JSON_ADD(o, STATUS_CACHE_HITS, JSON_U64(t->hits));
         JSON_ADD(o, STATUS_CACHE_MISSES, JSON_U64(t->misses));

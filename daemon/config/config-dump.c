@@ -181,6 +181,11 @@ void config_dump(const Config *c, FILE *f) {
         dump_duration(f, "", "alert_timeout", c->alert_timeout_usec);
         dump_duration(f, "", "alert_min_interval", c->alert_min_interval_usec);
         dump_duration(f, "", "audit_interval", c->audit_interval_usec);
+        fputs("container_rights = [", f);
+        for (unsigned k = 0, n = 0; config_right_names[k]; k++)
+                if (c->container_rights & (1u << k))
+                        fprintf(f, "%s\"%s\"", n++ ? ", " : " ", config_right_names[k]);
+        fputs(" ];\n", f);
         fputs("volumes = {\n", f);
         dump_duration(f, "  ", "check_interval", c->check_interval_usec);
         dump_limits(f, "  ", &c->volume_defaults);

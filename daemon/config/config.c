@@ -53,7 +53,11 @@
 
 static const char *const top_keys[] = {
         "socket", "state_dir", "admin_group", "alert_command", "alert_timeout", "alert_min_interval",
-        "audit_interval", "volumes", "caches", "remotes", NULL,
+        "audit_interval", "container_rights", "volumes", "caches", "remotes", NULL,
+};
+
+const char *const config_right_names[] = {
+        "status", "history", "evictions", "dry-run", "trim", "merge", "reload", NULL,
 };
 static const char *const volumes_keys[] = {
         "check_interval", "warn_free", "crit_free", "warn_free_inodes", "crit_free_inodes",
@@ -121,6 +125,34 @@ static const char *conf_allow_refusal(const char *key, char *buf, size_t len) {
         default:
                 return NULL;   /* SAFE ones are kept anyway */
         }
+}
+
+/* container_rights = [ "status", ... ]: names of config_right_names, into
+ * bits; absent: the default. */
+static int get_container_rights(Ctx *ctx, const config_setting_t *root, unsigned *ret) {
+        const config_setting_t *s = config_setting_get_member(root, "container_rights");
+        const char *example = "e.g. [ \"status\", \"history\", \"evictions\", \"dry-run\" ]";
+        unsigned bits = 0;
+
+        *ret = CONFIG_DEFAULT_CONTAINER_RIGHTS;
+        if (!s)
+                return 0;
+        if (!config_setting_is_array(s) && !config_setting_is_list(s))
+                return cfg_fail(ctx, s, "'container_rights' must be a list of request names, %s", example);
+        for (int i = 0; i < config_setting_length(s); i++) {
+                const config_setting_t *e = config_setting_get_elem(s, (unsigned) i);
+                const char *name = config_setting_get_string(e);
+                int k = 0;
+
+                while (name && config_right_names[k] && strcmp(name, config_right_names[k]) != 0)
+                        k++;
+                if (!name || !config_right_names[k])
+                        return cfg_fail(ctx, e, "'container_rights': \"%s\" is none of status, history, evictions, "
+                                        "dry-run, trim, merge, reload", name ? name : "(not a string)");
+                bits |= 1u << k;
+        }
+        *ret = bits;
+        return 1;
 }
 
 /* ccache_conf_allow = [ "base_dir", ... ]: names of ccache settings. */
@@ -619,6 +651,7 @@ static int parse_root(Ctx *ctx, const config_setting_t *root, Config *c) {
         if (!(c->admin_group = strdup(r > 0 ? v : "root")))
                 return -ENOMEM;
         if ((r = get_alert_command(ctx, root, &c->alert_argv)) < 0 ||
+            (r = get_container_rights(ctx, root, &c->container_rights)) < 0 ||
             (r = cfg_get_duration(ctx, root, "alert_timeout", false, &c->alert_timeout_usec)) < 0 ||
             (r = get_alert_min_interval(ctx, root, &c->alert_min_interval_usec)) < 0 ||
             (r = cfg_get_duration(ctx, root, "audit_interval", true, &c->audit_interval_usec)) < 0 ||

@@ -15,6 +15,23 @@
 #define CONFIG_DEFAULT_FILE   "/etc/cachekeeper.conf"
 #define CONFIG_DEFAULT_SOCKET PROTOCOL_SOCKET_DEFAULT   /* cachectl's default too: one constant */
 #define CONFIG_DEFAULT_STATE_DIR "/var/lib/cachekeeper"
+
+/* container_rights: what a peer in a container (another mount namespace)
+ * may ask, one bit per name of config_right_names (in this order). A
+ * request its uid may not make on the host it may not make from a
+ * container either. */
+typedef enum ConfigRight {
+        CONFIG_RIGHT_STATUS    = 1u << 0,   /* "status" (check, metrics) */
+        CONFIG_RIGHT_HISTORY   = 1u << 1,   /* "history" */
+        CONFIG_RIGHT_EVICTIONS = 1u << 2,   /* "evictions" (measure --explain) */
+        CONFIG_RIGHT_DRY_RUN   = 1u << 3,   /* "dry-run": trim and merge --dry-run */
+        CONFIG_RIGHT_TRIM      = 1u << 4,   /* "trim" */
+        CONFIG_RIGHT_MERGE     = 1u << 5,   /* "merge" */
+        CONFIG_RIGHT_RELOAD    = 1u << 6,   /* "reload" */
+} ConfigRight;
+#define CONFIG_DEFAULT_CONTAINER_RIGHTS \
+        (CONFIG_RIGHT_STATUS | CONFIG_RIGHT_HISTORY | CONFIG_RIGHT_EVICTIONS | CONFIG_RIGHT_DRY_RUN)
+extern const char *const config_right_names[];   /* NULL-terminated */
 #define CONFIG_NAME_MAX       32
 #define CONFIG_ERROR_MAX      512
 /* The alarms' windows: a minute is the finest bucket; the history holds 90
@@ -184,6 +201,7 @@ typedef struct Config {
         char *state_dir;             /* absolute: each cache's history (state-file.h) */
         char *admin_group;
         char **alert_argv;           /* NULL-terminated, or NULL when unset */
+        unsigned container_rights;   /* ConfigRight bits */
         usec_t alert_timeout_usec;
         usec_t alert_min_interval_usec; /* per subject and kind; 0: every alert runs */
         usec_t audit_interval_usec;  /* 0: no periodic audit rescan */

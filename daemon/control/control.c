@@ -21,6 +21,7 @@
 #include "base/slice.h"
 #include "control/admission.h"
 #include "control/control.h"
+#include "os/peer.h"
 
 #define CONTROL_BACKLOG      128                   /* clients the kernel queues before we accept */
 #define CONTROL_ACCEPT_BATCH 16                    /* accepts per wakeup: a flood can't starve the loop */
@@ -79,6 +80,13 @@ struct Control {
         unsigned n_connections;
         usec_t idle_usec, line_usec;
         size_t output_max;
+        /* The host's mount namespaces: the daemon's own and PID 1's. */
+        uint64_t host_ns[2];
+        size_t n_host_ns;
+        /* The daemon's service cgroup ("/system.slice/cachekeeperd.service"),
+         * or "": a peer there is the unit's own process (ExecReload's
+         * cachectl, which systemd runs in a mount namespace of its own). */
+        char unit_cgroup[PEER_CGROUP_MAX];
 };
 
 /* The loop's idea of now: the time of its current iteration. */
@@ -561,6 +569,40 @@ static int peer_read(int fd, ControlPeer *ret, gid_t **ret_groups) {
         return 0;
 }
 
+/* Whether the peer on fd is in a container: a mount namespace that is not
+ * the host's, unless it is in the daemon's own unit; or one that cannot be
+ * read (failing closed: a peer that exited or hid gets the container's
+ * rights). */
+static bool peer_in_container(const Control *c, int fd, const ControlPeer *peer) {
+        char cgroup[PEER_CGROUP_MAX];
+        uint64_t ns;
+        int r;
+
+        r = peer_place(fd, peer->pid, &ns, cgroup);
+        if (r < 0) {
+                log_debug_errno(r, "Failed to read the mount namespace of control client pid %d (uid %u), "
+                                "taking it for a container: %m", (int) peer->pid, (unsigned) peer->uid);
+                return true;
+        }
+        for (size_t i = 0; i < c->n_host_ns; i++)
+                if (ns == c->host_ns[i])
+                        return false;
+        return !(c->unit_cgroup[0] && strcmp(cgroup, c->unit_cgroup) == 0);
+}
+
+/* The daemon's cgroup when it is a service's, a unit of its own under
+ * systemd: only the unit's processes are put there. Else (the root, a
+ * shell's scope, cgroup v1 alone) "". */
+static void read_unit_cgroup(Control *c) {
+        size_t n;
+
+        if (process_cgroup(0, c->unit_cgroup) < 0)
+                c->unit_cgroup[0] = '\0';
+        n = strlen(c->unit_cgroup);
+        if (n < strlen(".service") || strcmp(c->unit_cgroup + n - strlen(".service"), ".service") != 0)
+                c->unit_cgroup[0] = '\0';
+}
+
 /* Decides on a new connection (admission_decide over the open ones): NULL
  * to let it in (after closing *ret_displace, when set, to make room), else
  * why not (in buf). */
@@ -606,7 +648,8 @@ static void listener_admit(Control *c, int cfd) {
                 close(cfd);
                 return;
         }
-        privileged = c->privileged ? c->privileged(&peer, c->userdata) : peer.uid == 0;
+        peer.in_container = peer_in_container(c, cfd, &peer);
+        privileged = c->privileged ? c->privileged(&peer, c->userdata) : peer.uid == 0 && !peer.in_container;
         why = admission(c, &peer, privileged, &displace, buf, sizeof(buf));
         if (why) {
                 /* A new socket's buffer is empty: this neither blocks nor writes short. */
@@ -705,6 +748,23 @@ int control_socket_owner(const char *path, pid_t *ret_pid) {
         return 1;
 }
 
+/* Makes path's directory (0755) when it is missing, as systemd does for a
+ * socket unit's ListenStream=: the default socket has a directory of its
+ * own under /run, which is empty at boot. Only the last component: a
+ * missing grandparent is a mistake in the config, left to bind() to say. */
+static void make_parent(const char *path) {
+        char dir[sizeof(((struct sockaddr_un *) 0)->sun_path)];
+        char *slash;
+
+        snprintf(dir, sizeof(dir), "%s", path);
+        slash = strrchr(dir, '/');
+        if (!slash || slash == dir)
+                return;
+        *slash = '\0';
+        if (mkdir(dir, 0755) == 0)
+                log_info("Created %s for the control socket.", dir);
+}
+
 /* Returns a listening socket bound to path, or -errno (-EADDRINUSE: a
  * server answers there, and its socket is left alone). */
 static int listen_path(const char *path) {
@@ -727,6 +787,8 @@ static int listen_path(const char *path) {
                         return -errno;
         } else if (errno != ENOENT)
                 return -errno;
+        else
+                make_parent(path);
 
         fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (fd < 0 || bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
@@ -806,6 +868,12 @@ int control_new(sd_event *e, const char *path, int listen_fd, control_handler_t 
                          .userdata = userdata, .idle_usec = CONTROL_IDLE_USEC,
                          .line_usec = CONTROL_LINE_USEC, .output_max = CONTROL_OUTPUT_MAX };
 
+        if (process_mount_ns(0, &c->host_ns[0]) >= 0)
+                c->n_host_ns++;
+        /* Needs CAP_SYS_PTRACE when the daemon's capabilities are fewer than PID 1's (the unit's). */
+        if (process_mount_ns(1, &c->host_ns[c->n_host_ns]) >= 0)
+                c->n_host_ns++;
+        read_unit_cgroup(c);
         if (listen_fd >= 0) {
                 r = listen_inherited(listen_fd);
                 if (r < 0)

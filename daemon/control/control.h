@@ -39,6 +39,10 @@ typedef struct ControlPeer {
         gid_t gid;
         const gid_t *groups;            /* supplementary groups; owned by whoever hands out the peer */
         size_t n_groups;
+        /* In a mount namespace other than the daemon's and PID 1's (a
+         * container), or one the daemon could not read (os/peer.h:
+         * peer_place): the requests it may make are container_rights. */
+        bool in_container;
 } ControlPeer;
 
 /* Called once per request line. The handler must answer exactly once, now or

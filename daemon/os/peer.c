@@ -4,8 +4,13 @@
  * Non-logging. */
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <linux/inet_diag.h>
@@ -122,5 +127,91 @@ int peer_is_local(int fd) {
                 const struct in6_addr *a = &((struct sockaddr_in6 *) &peer)->sin6_addr;
                 return IN6_IS_ADDR_LOOPBACK(a) || (memcmp(a->s6_addr, mapped, 12) == 0 && a->s6_addr[12] == 127);
         }
+        return 0;
+}
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77         /* Linux 6.5; Debian 12's headers predate it */
+#endif
+
+int process_mount_ns(pid_t pid, uint64_t *ret_ns) {
+        char path[64];
+        struct stat st;
+
+        if (pid > 0)
+                snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int) pid);
+        else
+                snprintf(path, sizeof(path), "/proc/self/ns/mnt");
+        if (stat(path, &st) < 0)
+                return -errno;
+        *ret_ns = (uint64_t) st.st_ino;
+        return 0;
+}
+
+int process_cgroup(pid_t pid, char *ret) {
+        char path[64], line[PEER_CGROUP_MAX + 8];
+        FILE *f;
+
+        if (pid > 0)
+                snprintf(path, sizeof(path), "/proc/%d/cgroup", (int) pid);
+        else
+                snprintf(path, sizeof(path), "/proc/self/cgroup");
+        f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        ret[0] = '\0';
+        /* Whole lines only: a path longer than the buffer is no unit's, and
+         * a piece of one (a delegated subtree's names can hold "0::") must
+         * never be read as a line of its own. */
+        for (bool at_start = true; fgets(line, sizeof(line), f);) {
+                size_t n = strlen(line);
+                bool whole = n > 0 && line[n - 1] == '\n';
+
+                if (at_start && whole && strncmp(line, "0::", 3) == 0 && n - 4 < PEER_CGROUP_MAX) {
+                        memcpy(ret, line + 3, n - 4);
+                        ret[n - 4] = '\0';
+                        break;
+                }
+                at_start = whole;
+        }
+        fclose(f);
+        return 0;
+}
+
+/* A pidfd for fd's peer: the kernel's (the process that connected), else
+ * one for whoever holds pid now. */
+static int peer_pidfd(int fd, pid_t pid) {
+        int pidfd = -1;
+        socklen_t n = sizeof(pidfd);
+
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &n) == 0 && pidfd >= 0)
+                return pidfd;
+        if (errno != ENOPROTOOPT && errno != EINVAL)
+                return -errno;          /* ESRCH: the peer is gone */
+        pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        return pidfd < 0 ? -errno : pidfd;
+}
+
+int peer_place(int fd, pid_t pid, uint64_t *ret_ns, char *ret_cgroup) {
+        _cleanup_close_ int pidfd = -1;
+        struct pollfd p;
+        uint64_t ns;
+        int r;
+
+        if (pid <= 0)
+                return -ESRCH;
+        pidfd = peer_pidfd(fd, pid);
+        if (pidfd < 0)
+                return pidfd;
+        r = process_mount_ns(pid, &ns);
+        if (r >= 0)
+                r = process_cgroup(pid, ret_cgroup);
+        if (r < 0)
+                return r;
+        /* Readable once the process has exited: then pid may name another. */
+        p = (struct pollfd) { .fd = pidfd, .events = POLLIN };
+        if (poll(&p, 1, 0) != 0)
+                return -ESRCH;
+        *ret_ns = ns;
         return 0;
 }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* Whether fd's connection is up, not merely in progress or failed (SO_ERROR
@@ -27,3 +28,26 @@ int peer_owner(int fd, uid_t *ret_uid);
  * ::ffff:127.0.0.0/104) or a Unix socket: traffic that never leaves the
  * host. Returns 1, 0, or -errno. */
 int peer_is_local(int fd);
+
+#define PEER_CGROUP_MAX 512
+
+/* Where the process at the other end of fd is, fd a connected Unix stream
+ * socket whose SO_PEERCRED pid is pid: its mount namespace (the inode
+ * number of its /proc/PID/ns/mnt) in *ret_ns, and its cgroup (the unified
+ * hierarchy's path, "" when it has none) in ret_cgroup (PEER_CGROUP_MAX
+ * bytes). The process is pinned by a pidfd while they are read, and must
+ * still be alive after, so that the pid named no other process meanwhile. The pidfd is the kernel's own
+ * (SO_PEERPIDFD, Linux 6.5): exactly the process that connected. On older
+ * kernels it is pidfd_open(pid) at accept, which trusts that the pid was
+ * not reused between the peer's connect() and now (the listen queue).
+ * Reading another user's namespace takes CAP_SYS_PTRACE. Returns 0, or
+ * -errno (-ESRCH: the peer is gone; -EACCES, -EPERM: not allowed to look). */
+int peer_place(int fd, pid_t pid, uint64_t *ret_ns, char *ret_cgroup);
+
+/* The mount namespace of process pid (0: this one) into *ret_ns. Returns
+ * 0 or -errno. */
+int process_mount_ns(pid_t pid, uint64_t *ret_ns);
+
+/* The unified cgroup path of process pid (0: this one), "/system.slice/x.service",
+ * into ret (PEER_CGROUP_MAX bytes; "" when none). Returns 0 or -errno. */
+int process_cgroup(pid_t pid, char *ret);

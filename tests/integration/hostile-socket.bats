@@ -15,7 +15,11 @@ setup() {
         cp /etc/group "$BATS_TEST_TMPDIR/group"
         echo "ckadmin:x:$ADMIN_GID:" >> "$BATS_TEST_TMPDIR/group"
         mount --bind "$BATS_TEST_TMPDIR/group" /etc/group
-        write_config 1G "" 'admin_group = "ckadmin";'
+        # unstalled runs clients in a mount namespace of their own, which the
+        # daemon takes for a container: every right, so that what is tested
+        # here is the uid and group rule (container.bats tests the other).
+        write_config 1G "" 'admin_group = "ckadmin";' \
+                'container_rights = [ "status", "history", "evictions", "dry-run", "trim", "merge", "reload" ];'
         start_ready
 }
 

@@ -163,7 +163,12 @@ start_daemon_with_socket() {
         # ... and every writable path may be missing ("-").
         [ -n "$(grep '^ReadWritePaths=' "$S")" ]
         [ -z "$(grep '^ReadWritePaths=' "$S" | grep -E '(=| )/')" ]
-        grep -qx 'ListenStream=/run/cachekeeper.sock' "$UNITS/cachekeeperd.socket"
+        # The socket in a directory of its own (a container mounts the
+        # directory), the old path a symlink to it, removed with it.
+        grep -qx 'ListenStream=/run/cachekeeper/cachekeeper.sock' "$UNITS/cachekeeperd.socket"
+        grep -qx 'DirectoryMode=0755' "$UNITS/cachekeeperd.socket"
+        grep -qx 'Symlinks=/run/cachekeeper.sock' "$UNITS/cachekeeperd.socket"
+        grep -qx 'RemoveOnStop=yes' "$UNITS/cachekeeperd.socket"
         grep -qx 'SocketMode=0666' "$UNITS/cachekeeperd.socket"
 
         run systemd-analyze security --offline=yes --threshold=25 "$S"
@@ -256,7 +261,7 @@ start_daemon_with_socket() {
 
 # systemctl reload runs the unit's ExecReload and fails when it fails: the
 # installed command, run as systemd runs it (the socket from the
-# environment here, /run/cachekeeper.sock there), against a real daemon.
+# environment here, /run/cachekeeper/cachekeeper.sock there), against a real daemon.
 @test "the unit's ExecReload waits for the reload and fails when the config is refused; the running config stays" {
         P=$BATS_TEST_TMPDIR/p
         install_into "$P"

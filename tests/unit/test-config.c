@@ -98,6 +98,8 @@ static void test_errors_name_file_and_line(void **state) {
                 { "\nstate_dir = \"/srv/a/state\";\n" CACHE_A, 2, "'state_dir' (/srv/a/state) must not be inside cache a (/srv/a)" },
                 { "caches = (\n { name = \"a\"; path = \"/a/b\"; max_size = \"1G\";\n require_mount = \"a\"; }\n);\n", 3, "must be an absolute path" },
                 { "alert_command = \"page-me\";\n" CACHE_A, 1, "must start with an absolute path" },
+                { "container_rights = \"status\";\n" CACHE_A, 1, "'container_rights' must be a list of request names" },
+                { "container_rights = [ \"status\",\n \"purge\" ];\n" CACHE_A, 2, "\"purge\" is none of status, history" },
                 /* a command line in one string: the list it was meant to be */
                 { "alert_command = \"/usr/bin/logger -t  ck\";\n" CACHE_A, 1,
                   "'alert_command' is run without a shell, so \"/usr/bin/logger -t  ck\" names no program: give "
@@ -204,10 +206,13 @@ static void test_defaults(void **state) {
         Config *c = NULL;
 
         assert_int_equal(load_text(CACHE_A, path, sizeof(path), err, sizeof(err), &c), 0);
-        assert_string_equal(c->socket_path, "/run/cachekeeper.sock");
+        assert_string_equal(c->socket_path, "/run/cachekeeper/cachekeeper.sock");
         assert_string_equal(c->state_dir, "/var/lib/cachekeeper");
         assert_string_equal(c->admin_group, "root");
         assert_null(c->alert_argv);
+        /* A container may look and plan, not change anything. */
+        assert_int_equal(c->container_rights, CONFIG_RIGHT_STATUS | CONFIG_RIGHT_HISTORY | CONFIG_RIGHT_EVICTIONS |
+                                                      CONFIG_RIGHT_DRY_RUN);
         assert_int_equal(c->alert_min_interval_usec, 60 * USEC_PER_SEC);
         assert_int_equal(c->check_interval_usec, 10 * USEC_PER_SEC);
         assert_int_equal(c->volume_defaults.warn_free.kind, THRESHOLD_PERCENT);
