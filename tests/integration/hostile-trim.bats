@@ -21,18 +21,6 @@ teardown() {
         unmount_all
 }
 
-# Kills the background loops this test started, and only them: with
-# pid_max at 32768 a loop that ended early may have left its pid to another
-# process (the test runner, once), so a pid is killed only while it is still
-# a child of this shell.
-kill_keepers() {
-        local k
-        for k in "${KEEPERS[@]}"; do
-                [ "$(awk '/^PPid:/ { print $2 }' "/proc/$k/status" 2>/dev/null)" = "$BASHPID" ] || continue
-                kill "$k" 2>/dev/null || true
-        done
-}
-
 # config MAX_SIZE [extra cache settings]: no audit
 config() {
         write_config "$1" "${2:-}" 'audit_interval = "0s";'

@@ -15,12 +15,8 @@ setup() {
 }
 
 teardown() {
-        local k
         [ -z "${DAEMON_PID:-}" ] || kill -CONT "$DAEMON_PID" 2>/dev/null || true
-        for k in "${KEEPERS[@]}"; do
-                [ "$(awk '/^PPid:/ { print $2 }' "/proc/$k/status" 2>/dev/null)" = "$BASHPID" ] || continue
-                kill "$k" 2>/dev/null || true
-        done
+        kill_keepers
         stop_daemon
         unmount_all
 }

@@ -14,11 +14,7 @@ setup() {
 }
 
 teardown() {
-        local k
-        for k in "${KEEPERS[@]}"; do
-                [ "$(awk '/^PPid:/ { print $2 }' "/proc/$k/status" 2>/dev/null)" = "$BASHPID" ] || continue
-                kill "$k" 2>/dev/null || true
-        done
+        kill_keepers
         stop_daemon
         unmount_all
 }
