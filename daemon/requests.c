@@ -76,9 +76,15 @@ static bool container_allows(Manager *m, ControlRequest *req, unsigned right) {
                 return true;
         while (config_right_names[k + 1] && (1u << k) != right)
                 k++;
-        control_reply_error(req, "permission denied: %s is not allowed from a container (pid %d is in another "
-                            "mount namespace; container_rights lists what is)", config_right_names[k],
-                            (int) peer->pid);
+        if (peer->place_error)
+                control_reply_error(req, "permission denied: %s is not allowed from a container (the mount namespace "
+                                    "of pid %d could not be read: %s; such a peer counts as one; container_rights "
+                                    "lists what is)", config_right_names[k], (int) peer->pid,
+                                    strerror(-peer->place_error));
+        else
+                control_reply_error(req, "permission denied: %s is not allowed from a container (pid %d is in another "
+                                    "mount namespace; container_rights lists what is)", config_right_names[k],
+                                    (int) peer->pid);
         return false;
 }
 

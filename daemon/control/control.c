@@ -573,7 +573,7 @@ static int peer_read(int fd, ControlPeer *ret, gid_t **ret_groups) {
  * the host's, unless it is in the daemon's own unit; or one that cannot be
  * read (failing closed: a peer that exited or hid gets the container's
  * rights). */
-static bool peer_in_container(const Control *c, int fd, const ControlPeer *peer) {
+static bool peer_in_container(const Control *c, int fd, ControlPeer *peer) {
         char cgroup[PEER_CGROUP_MAX];
         uint64_t ns;
         int r;
@@ -582,6 +582,7 @@ static bool peer_in_container(const Control *c, int fd, const ControlPeer *peer)
         if (r < 0) {
                 log_debug_errno(r, "Failed to read the mount namespace of control client pid %d (uid %u), "
                                 "taking it for a container: %m", (int) peer->pid, (unsigned) peer->uid);
+                peer->place_error = r;
                 return true;
         }
         for (size_t i = 0; i < c->n_host_ns; i++)

@@ -43,6 +43,7 @@ typedef struct ControlPeer {
          * container), or one the daemon could not read (os/peer.h:
          * peer_place): the requests it may make are container_rights. */
         bool in_container;
+        int place_error;                /* why it could not be read (-errno), counted a container; else 0 */
 } ControlPeer;
 
 /* Called once per request line. The handler must answer exactly once, now or

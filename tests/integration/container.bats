@@ -169,6 +169,47 @@ container_with_cache() {
         wait_for "[ \"\$(cache_field_at files)\" -lt $files ]"
 }
 
+@test "without SO_PEERPIDFD (a kernel before 6.5, made here by seccomp) the peer is placed through pidfd_open: the host's root trims, a container's root is refused" {
+        # The filter itself: SO_PEERPIDFD fails under it, and works without it.
+        peerpidfd='import socket; a, b = socket.socketpair(); a.getsockopt(socket.SOL_SOCKET, 77)'
+        python3 -c "$peerpidfd"
+        run "$HELPERS/no-peerpidfd" python3 -c "$peerpidfd"
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"Protocol not available"* ]]
+
+        setup_compile_cache
+        compile "$CACHE" 3
+        systemd-socket-activate -l "$SOCKDIR/cachekeeper.sock" --fdname=control \
+                "$HELPERS/no-peerpidfd" "$CKD" -c "$BATS_TEST_TMPDIR/ck.conf" 2>> "$BATS_TEST_TMPDIR/daemon.log" 3>&- &
+        DAEMON_PID=$!
+        wait_for "[ -S '$SOCKDIR/cachekeeper.sock' ]"
+        start_container "mkdir /run/cachekeeper && mount --bind '$SOCKDIR' /run/cachekeeper"
+        wait_for "[ \"\$(cache_field_at ready)\" = true ]"
+        run in_container "$CTL" trim --to 1k
+        echo "$output"
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"permission denied: trim is not allowed from a container"* ]]
+        in_container "$CTL" trim --dry-run --to 1k > /dev/null
+        files=$(cache_field_at files)
+        [ "$files" -gt 0 ]
+        "$CTL" -s "$SOCKDIR/cachekeeper.sock" trim --to 1k
+        wait_for "[ \"\$(cache_field_at files)\" -lt $files ]"
+}
+
+@test "a peer the daemon cannot place (no SO_PEERPIDFD, no pidfd_open: before Linux 5.3) counts as a container, and the refusal says why" {
+        write_config
+        systemd-socket-activate -l "$SOCKDIR/cachekeeper.sock" --fdname=control \
+                "$HELPERS/no-peerpidfd" --no-pidfd-open "$CKD" -c "$BATS_TEST_TMPDIR/ck.conf" \
+                2>> "$BATS_TEST_TMPDIR/daemon.log" 3>&- &
+        DAEMON_PID=$!
+        wait_for "[ -S '$SOCKDIR/cachekeeper.sock' ]"
+        wait_for "[ \"\$(cache_field_at ready)\" = true ]"
+        run "$CTL" -s "$SOCKDIR/cachekeeper.sock" trim --to 1k
+        echo "$output"
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"permission denied: trim is not allowed from a container (the mount namespace of pid "*" could not be read: Function not implemented; such a peer counts as one;"* ]]
+}
+
 # cache_field_at FIELD: cache t's FIELD ("ready": the daemon's), asked on the host's socket.
 cache_field_at() {
         local f=".caches[0].$1"
