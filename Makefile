@@ -108,9 +108,13 @@ $(B)/.layers-ok: tests/check-layers $(DAEMON_SRCS) $(DAEMON_HDRS) daemon/main.c 
 	@mkdir -p $(@D) && touch $@
 check-layers: $(B)/.layers-ok
 
+# Nor does any object use what a higher layer defines (tests/check-calls
+# reads the objects' symbols with nm): checked as each program is linked.
 $(B)/cachekeeperd: $(B)/daemon/main.o $(DAEMON_SRCS:%.c=$(B)/%.o) | $(B)/.layers-ok
+	@tests/check-calls $(B) $(LAYERS)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -o $@
 $(B)/cachectl: $(CTL_SRCS:%.c=$(B)/%.o) | $(B)/.layers-ok
+	@tests/check-calls --tree ctl --on daemon/base $(B) $(CTL_LAYERS)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(CTL_LIBS) -o $@
 $(B)/asan/cachekeeperd: $(B)/asan/daemon/main.o $(DAEMON_SRCS:%.c=$(B)/asan/%.o) | $(B)/.layers-ok
 	$(CC) $(SAN_LDFLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -o $@

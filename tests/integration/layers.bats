@@ -2,7 +2,9 @@
 # The daemon's layers hold (daemon/README.md), and cachectl's (ctl/README.md):
 # tests/check-layers passes on the tree, and bites on a copy of it with an
 # include that reaches up, a folder that is no layer, a header named by a bare
-# name, and headers in a circle. Reads files only: no daemon, no build.
+# name, and headers in a circle. tests/check-calls passes on the build's
+# objects and bites on objects where a lower layer calls a higher one.
+# No daemon runs.
 # tests/run: takes 38 s
 load helper
 
@@ -104,4 +106,50 @@ make_print() {
         [[ "$output" == *'ctl/views/report-check.c includes "tree/scan.h", which is no file below ctl/ nor daemon/base/'* ]]
         [[ "$output" == *'ctl/build/measure.c includes "client.h", which is no file below ctl/ nor daemon/base/'* ]]
         [[ "$output" == *"ctl/commands/ is no layer"* ]]
+}
+
+@test "the call graph keeps the layers too: no object uses what a higher layer defines (nm on the build's objects)" {
+        run "$TOP/tests/check-calls" "$CK_BUILD" $LAYERS
+        [ "$status" -eq 0 ]
+        [ -z "$output" ]
+        run "$TOP/tests/check-calls" --tree ctl --on daemon/base "$CK_BUILD" $CTL_LAYERS
+        [ "$status" -eq 0 ]
+        [ -z "$output" ]
+        # The graph it read is the program's: layers below the top are used.
+        run "$TOP/tests/check-calls" --graph "$CK_BUILD" $LAYERS
+        [[ "$output" == *"top -> cache "* ]]
+        [[ "$output" == *"evict -> tree "* ]]
+        run "$TOP/tests/check-calls" --graph --tree ctl --on daemon/base "$CK_BUILD" $CTL_LAYERS
+        [[ "$output" == *"build -> core "* ]]
+}
+
+@test "a call that reaches up fails the call check, naming the object, the symbol and both layers, even with no include" {
+        O=$BATS_TEST_TMPDIR/objs
+        mkdir -p "$O/daemon/base" "$O/daemon/tree" "$O/ctl/core" "$O/ctl/views"
+        # Declared by hand: check-layers sees no include of tree/.
+        echo 'int tree_thing(void); int base_thing(void) { return tree_thing(); }' > "$BATS_TEST_TMPDIR/a.c"
+        echo 'int base_thing(void); int tree_thing(void) { return 1; } int tree_user(void) { return base_thing(); }' > "$BATS_TEST_TMPDIR/b.c"
+        cc -c "$BATS_TEST_TMPDIR/a.c" -o "$O/daemon/base/a.o"
+        cc -c "$BATS_TEST_TMPDIR/b.c" -o "$O/daemon/tree/b.o"
+        run "$TOP/tests/check-calls" "$O" base tree
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"check-calls: base/a.o uses tree_thing of tree/b.o: layer tree is above layer base"* ]]
+        # with the layers' order given the other way, tree's call to base reaches up
+        run "$TOP/tests/check-calls" "$O" tree base
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"tree/b.o uses base_thing of base/a.o: layer base is above layer tree"* ]]
+        # the downward call alone passes
+        rm "$O/daemon/base/a.o"
+        echo 'int base_thing(void) { return 2; }' > "$BATS_TEST_TMPDIR/a.c"
+        cc -c "$BATS_TEST_TMPDIR/a.c" -o "$O/daemon/base/a.o"
+        run "$TOP/tests/check-calls" "$O" base tree
+        [ "$status" -eq 0 ]
+        # cachectl: a core object calling a view
+        echo 'int view_thing(void); int core_thing(void) { return view_thing(); }' > "$BATS_TEST_TMPDIR/c.c"
+        echo 'int view_thing(void) { return 3; }' > "$BATS_TEST_TMPDIR/v.c"
+        cc -c "$BATS_TEST_TMPDIR/c.c" -o "$O/ctl/core/c.o"
+        cc -c "$BATS_TEST_TMPDIR/v.c" -o "$O/ctl/views/v.o"
+        run "$TOP/tests/check-calls" --tree ctl --on daemon/base "$O" core views
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"core/c.o uses view_thing of views/v.o: layer views is above layer core"* ]]
 }
