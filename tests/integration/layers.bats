@@ -124,32 +124,37 @@ make_print() {
 }
 
 @test "a call that reaches up fails the call check, naming the object, the symbol and both layers, even with no include" {
-        O=$BATS_TEST_TMPDIR/objs
+        O=$BATS_TEST_TMPDIR/objs S=$BATS_TEST_TMPDIR/src
         mkdir -p "$O/daemon/base" "$O/daemon/tree" "$O/ctl/core" "$O/ctl/views"
+        mkdir -p "$S/daemon/base" "$S/daemon/tree" "$S/ctl/core" "$S/ctl/views"
         # Declared by hand: check-layers sees no include of tree/.
-        echo 'int tree_thing(void); int base_thing(void) { return tree_thing(); }' > "$BATS_TEST_TMPDIR/a.c"
-        echo 'int base_thing(void); int tree_thing(void) { return 1; } int tree_user(void) { return base_thing(); }' > "$BATS_TEST_TMPDIR/b.c"
-        cc -c "$BATS_TEST_TMPDIR/a.c" -o "$O/daemon/base/a.o"
-        cc -c "$BATS_TEST_TMPDIR/b.c" -o "$O/daemon/tree/b.o"
-        run "$TOP/tests/check-calls" "$O" base tree
+        echo 'int tree_thing(void); int base_thing(void) { return tree_thing(); }' > "$S/daemon/base/a.c"
+        echo 'int base_thing(void); int tree_thing(void) { return 1; } int tree_user(void) { return base_thing(); }' > "$S/daemon/tree/b.c"
+        cc -c "$S/daemon/base/a.c" -o "$O/daemon/base/a.o"
+        cc -c "$S/daemon/tree/b.c" -o "$O/daemon/tree/b.o"
+        run "$TOP/tests/check-calls" --src "$S" "$O" base tree
         [ "$status" -eq 1 ]
         [[ "$output" == *"check-calls: base/a.o uses tree_thing of tree/b.o: layer tree is above layer base"* ]]
         # with the layers' order given the other way, tree's call to base reaches up
-        run "$TOP/tests/check-calls" "$O" tree base
+        run "$TOP/tests/check-calls" --src "$S" "$O" tree base
         [ "$status" -eq 1 ]
         [[ "$output" == *"tree/b.o uses base_thing of base/a.o: layer base is above layer tree"* ]]
         # the downward call alone passes
         rm "$O/daemon/base/a.o"
-        echo 'int base_thing(void) { return 2; }' > "$BATS_TEST_TMPDIR/a.c"
-        cc -c "$BATS_TEST_TMPDIR/a.c" -o "$O/daemon/base/a.o"
-        run "$TOP/tests/check-calls" "$O" base tree
+        echo 'int base_thing(void) { return 2; }' > "$S/daemon/base/a.c"
+        cc -c "$S/daemon/base/a.c" -o "$O/daemon/base/a.o"
+        run "$TOP/tests/check-calls" --src "$S" "$O" base tree
         [ "$status" -eq 0 ]
         # cachectl: a core object calling a view
-        echo 'int view_thing(void); int core_thing(void) { return view_thing(); }' > "$BATS_TEST_TMPDIR/c.c"
-        echo 'int view_thing(void) { return 3; }' > "$BATS_TEST_TMPDIR/v.c"
-        cc -c "$BATS_TEST_TMPDIR/c.c" -o "$O/ctl/core/c.o"
-        cc -c "$BATS_TEST_TMPDIR/v.c" -o "$O/ctl/views/v.o"
-        run "$TOP/tests/check-calls" --tree ctl --on daemon/base "$O" core views
+        echo 'int view_thing(void); int core_thing(void) { return view_thing(); }' > "$S/ctl/core/c.c"
+        echo 'int view_thing(void) { return 3; }' > "$S/ctl/views/v.c"
+        cc -c "$S/ctl/core/c.c" -o "$O/ctl/core/c.o"
+        cc -c "$S/ctl/views/v.c" -o "$O/ctl/views/v.o"
+        run "$TOP/tests/check-calls" --tree ctl --on daemon/base --src "$S" "$O" core views
         [ "$status" -eq 1 ]
         [[ "$output" == *"core/c.o uses view_thing of views/v.o: layer views is above layer core"* ]]
+        # an object whose source is gone is stale, and not read
+        rm "$S/ctl/core/c.c"
+        run "$TOP/tests/check-calls" --tree ctl --on daemon/base --src "$S" "$O" core views
+        [ "$status" -eq 0 ]
 }
