@@ -167,7 +167,7 @@ ensure_rootfs() {
         done
         mkdir -p "$(dirname "$ROOTFS")"
         exec 8> "$ROOTFS.lock"
-        flock 8
+        flock -n 8 || { note "root: waiting for the other runs on $ROOTFS to end"; flock 8; }
         if [ "${CK_BOOT_REBUILD:-0}" != 1 ] && [ -f "$ROOTFS/.ck-rootfs-stamp" ] &&
            [ "$(awk '{ print $NF }' "$ROOTFS/.ck-rootfs-stamp")" = "$SUITE" ]; then
                 lacks=$(rootfs_lacks "$need")
