@@ -7,7 +7,8 @@
 #   make fuzz       libFuzzer on the parsers, FUZZ_SECONDS each
 #   make soak       a compressed busy day against the daemon, SOAK_SECONDS long
 #                   (default 3600), SOAK_SEED to replay one (default random)
-#   make test-boot  boot a minimal Debian under systemd-nspawn, install the .deb there, test it
+#   make test-boot  boot a minimal Debian under systemd-nspawn, install the .deb there, test it;
+#                   then build containers with the client package inside, the daemon on the host
 #   make install    DESTDIR=, PREFIX=/usr/local, SYSCONFDIR=/etc
 #   make deb        the Debian package, in build/deb/ (checked by lintian)
 # make, make run and make install install only the build dependencies
@@ -279,11 +280,17 @@ $(DEB): $(DEB_SRCS) | $(B)/.deps-test-ok
 
 # Boots a minimal Debian with real systemd in systemd-nspawn, installs the
 # package into it with apt-get, and checks the units, notify, reload,
-# journal, watchdog, an upgrade and a purge there. The root is cached in
-# CK_BOOT_ROOTFS (default /var/cache/cachekeeper-test-rootfs) and built
-# when absent.
-test-boot: $(DEB) | $(B)/.deps-test-ok
-	@CK_DEB=$(abspath $(DEB)) CK_DEB_CLIENT=$(abspath $(DEB_CLIENT)) tests/boot/run
+# journal, watchdog, an upgrade and a purge there (tests/boot/run); then
+# build containers over the same root with the client package inside and
+# the daemon of the build on this host (tests/boot/containers). The root is
+# cached in CK_BOOT_ROOTFS (default /var/cache/cachekeeper-test-rootfs),
+# built when absent, and given the packages it lacks.
+test-boot: $(DEB) $(B)/cachekeeperd $(B)/cachectl | $(B)/.deps-test-ok
+	@rc=0; \
+	CK_DEB=$(abspath $(DEB)) CK_DEB_CLIENT=$(abspath $(DEB_CLIENT)) tests/boot/run || rc=1; \
+	CK_DEB_CLIENT=$(abspath $(DEB_CLIENT)) CK_DAEMON=$(abspath $(B)/cachekeeperd) CK_CTL=$(abspath $(B)/cachectl) \
+		tests/boot/containers || rc=1; \
+	exit $$rc
 
 clean:
 	rm -rf $(B)

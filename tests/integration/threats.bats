@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # daemon/THREATS.md cannot rot: every test its table cites exists by that
-# exact name, every test cell is citations, "none" or "n/a", and every
+# exact name (a boot script's check by its description in the script's TESTS), every test cell is citations, "none" or "n/a", and every
 # function it names as FILE.c:function is defined in that file. Reads files
 # only: no daemon, no build.
 load helper
@@ -24,6 +24,11 @@ check_threats() {
                                 file=$TOP/tests/integration/${BASH_REMATCH[1]} name=${BASH_REMATCH[2]}
                                 grep -qxF "@test \"$name\" {" "$file" 2>/dev/null ||
                                         { echo "no test \"$name\" in ${file#"$TOP"/}" >&2; bad=1; }
+                        elif [[ $item =~ ^tests/boot/([a-z0-9-]+):\ \"(.+)\"$ ]]; then
+                                # A check of a boot script: "function|description" in its TESTS.
+                                file=$TOP/tests/boot/${BASH_REMATCH[1]} name=${BASH_REMATCH[2]}
+                                sed -n 's/^[[:space:]]*"t_[a-z0-9_]*|\(.*\)"$/\1/p' "$file" 2>/dev/null | grep -qxF "$name" ||
+                                        { echo "no check \"$name\" in ${file#"$TOP"/}" >&2; bad=1; }
                         elif [[ $item =~ ^tests/unit/(test-[a-z0-9-]+\.c):\ (test_[a-z0-9_]+)$ ]]; then
                                 file=$TOP/tests/unit/${BASH_REMATCH[1]} name=${BASH_REMATCH[2]}
                                 grep -qE "cmocka_unit_test[a-z_]*\\($name[,)]" "$file" 2>/dev/null ||
@@ -64,10 +69,11 @@ check_code() {
         check_threats "$TOP/daemon/THREATS.md"
 }
 
-@test "the check bites: a renamed test, a missing unit test or fuzzer, an unreadable cell each fail it" {
+@test "the check bites: a renamed test or boot check, a missing unit test or fuzzer, an unreadable cell each fail it" {
         local t=$BATS_TEST_TMPDIR/THREATS.md
         sed -e '0,/hostile-socket.bats: "/s//hostile-socket.bats: "no such /' \
             -e '0,/test-remote.c: test_password_file/s//test-remote.c: test_no_such_test/' \
+            -e '0,/tests\/boot\/containers: "/s//tests\/boot\/containers: "no such /' \
             -e '0,/tests\/fuzz\/fuzz-config.c/s//tests\/fuzz\/fuzz-nothing.c/' \
             -e '0,/| n\/a |$/s//| tested somewhere |/' "$TOP/daemon/THREATS.md" > "$t"
         run check_threats "$t"
@@ -75,6 +81,7 @@ check_code() {
         [ "$status" -eq 1 ]
         [[ "$output" == *'no test "no such '*'" in tests/integration/hostile-socket.bats'* ]]
         [[ "$output" == *"no unit test test_no_such_test in tests/unit/test-remote.c"* ]]
+        [[ "$output" == *'no check "no such '*'" in tests/boot/containers'* ]]
         [[ "$output" == *"no fuzzer tests/fuzz/fuzz-nothing.c"* ]]
         [[ "$output" == *"cannot read this test cell item: tested somewhere"* ]]
         # a table the parser cannot see at all fails too
