@@ -21,6 +21,10 @@ setup() {
         mknod "$DEV/tape" c 1 3         # /dev/null's numbers: harmless if it were opened
         # an OSC sequence (retitles a terminal shown raw), then CSI as a C1 control in UTF-8
         NAME=$(printf 'fifo\033]0;owned\007\302\23331m')
+        # A cache directory of the test's own: doctor checks CCACHE_DIR, and
+        # a fresh machine's root has no ~/.cache/ccache (a FAIL, exit 2).
+        export CCACHE_DIR=$BATS_TEST_TMPDIR/ccache
+        mkdir -m 0777 "$CCACHE_DIR"
 }
 
 teardown() {
