@@ -149,14 +149,18 @@ dirs_equal() {
         for u in 65534 65533; do
                 wait_for "[ -n \"\$(find '$CACHE' -newer '$BATS_TEST_TMPDIR/before' -user $u | head -1)\" ]"
         done
-        read -r worst p95 median < <(python3 "$TOP/tests/helpers/status-latency.py" "$BATS_TEST_TMPDIR/ck.sock" 200 0.02)
-        echo "status under the flood: worst $worst ms, 95th percentile $p95 ms, median $median ms" >&3
+        # --echo: an echo server asked at the same moments tells the box's
+        # share of each wait (a core busy with other work) from the daemon's.
+        read -r worst p95 median _ echo_worst echo_p95 _ own_worst own_p95 _ \
+                < <(python3 "$TOP/tests/helpers/status-latency.py" --echo "$BATS_TEST_TMPDIR/ck.sock" 200 0.02)
+        echo "status under the flood: worst $worst ms, 95th percentile $p95 ms, median $median ms;" \
+             "the echo's worst $echo_worst, p95 $echo_p95; the daemon's own worst $own_worst, p95 $own_p95" >&3
         kill $BG_PIDS
         wait $BG_PIDS 2>/dev/null || true
         BG_PIDS=
-        # Within 100 ms, but for a few outliers of the machine's own making:
-        # four busy processes share two cores here, and others may be running.
-        awk -v p="$p95" -v w="$worst" 'BEGIN { exit !(p < 100 && w < 500) }'
+        # The daemon's own part within 100 ms, but for a few outliers: four
+        # busy processes share two cores here, and others may be running.
+        awk -v p="$own_p95" -v w="$own_worst" 'BEGIN { exit !(p < 100 && w < 500) }'
         wait_exact t "$CACHE" 20
         daemon_sound
 }

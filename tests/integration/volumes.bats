@@ -289,9 +289,13 @@ EOS
 
 @test "alert_command: one at a time per volume, killed after alert_timeout, failures logged, never fatal" {
         setup_volume 100M
-        # slow: records start and end; the first run hangs until killed
+        # slow: records start and end; the first run hangs until killed. Each
+        # run holds a lock while it lives (its sleep too): a run that finds it
+        # taken overlaps another, and says so.
         cat > "$BATS_TEST_TMPDIR/slow.sh" <<'EOS'
 #!/bin/sh
+exec 9>> "$1.lock"
+flock -n 9 || echo "overlap $CACHEKEEPER_LEVEL" >> "$1"
 echo "start $CACHEKEEPER_LEVEL" >> "$1"
 [ "$CACHEKEEPER_LEVEL" = warning ] && sleep 1000.123
 echo "end $CACHEKEEPER_LEVEL" >> "$1"
@@ -304,16 +308,17 @@ EOS
                 'volumes = { check_interval = "100ms"; warn_free = "20%"; crit_free = "10%"; hysteresis = "2%"; };'
         start_ready
         fill_to 15                                   # warning: the run that hangs
-        wait_for "grep -q '^start warning' '$ALERTS'" 5
+        wait_for "grep -q '^start warning' '$ALERTS'" 30
         fill_to 5                                    # critical: must wait for it
-        sleep 0.5
-        [ "$(grep -c '^start' "$ALERTS")" -eq 1 ]
-        wait_for "grep -q 'took too long and was killed' '$BATS_TEST_TMPDIR/daemon.log'" 5
+        # The daemon has seen the critical level; its run must not start
+        # before the hanging one is killed (no "overlap" line, below).
+        wait_for "[ \"\$(status_jq '.volumes[0].bytes_level')\" = critical ]" 30
+        wait_for "grep -q 'took too long and was killed' '$BATS_TEST_TMPDIR/daemon.log'" 30
         run pgrep -f 'sleep 1000.123'                # what it started was killed with it
         [ "$status" -eq 1 ]
-        wait_for "grep -q '^end critical' '$ALERTS'" 5
+        wait_for "grep -q '^end critical' '$ALERTS'" 30
         fill_to 60                                   # ok: a run that fails
-        wait_for "grep -q 'exited with status 3' '$BATS_TEST_TMPDIR/daemon.log'" 5
+        wait_for "grep -q 'exited with status 3' '$BATS_TEST_TMPDIR/daemon.log'" 30
         [ "$(cat "$ALERTS" | tr '\n' ' ')" = "start warning start critical end critical start ok end ok " ]
         kill -0 "$DAEMON_PID"
         run ctl check
