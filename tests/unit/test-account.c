@@ -268,10 +268,11 @@ static void test_dir_gen_tells_reused_ids_apart(void **state) {
         account_dir_remove(a, x);
         assert_int_equal(account_dirs_released(a), released + 2);
         assert_null(account_dir_check(a, x, xgen));
-        /* x/s's file is gone for everyone at once, and with it (the purge)
+        /* x/s's file is gone for everyone at once, and after the purge
          * the DirIds are free for others */
         assert_int_equal(account_file_info(a, account_file_find(a, xs, name), &fi), -ENOENT);
         assert_int_equal(account_totals(a)->files, 0);
+        account_purge_drain(a);
         assert_int_equal(account_dir_add(a, DIR_ROOT, "y", &y), 1);
         assert_int_equal(account_dir_add(a, y, "s", &ys), 1);
         assert_true((y == x || y == xs) && (ys == x || ys == xs));   /* the same DirIds again */

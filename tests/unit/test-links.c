@@ -23,12 +23,13 @@ typedef struct Names {
         size_t n;
 } Names;
 
-static void name_of(uint32_t id, uint32_t *ret_blocks, uint8_t *ret_kind, void *userdata) {
+static void name_of(uint32_t id, uint32_t *ret_blocks, uint8_t *ret_kind, uint32_t *ret_owner, void *userdata) {
         const Names *n = userdata;
 
         assert_true(id < n->n);
         *ret_blocks = n->blocks[id];
         *ret_kind = n->kind[id];
+        *ret_owner = 0;
 }
 
 static void names_init(Names *n, size_t count) {
@@ -110,7 +111,7 @@ static void run_model(uint64_t seed, size_t ids, size_t inodes, uint64_t ino_bas
 
         assert_non_null(model);
         names_init(&n, ids);
-        assert_non_null(l = links_new(seed * 7 + 1, name_of, &n));
+        assert_non_null(l = links_new(seed * 7 + 1, name_of, NULL, &n));
         for (size_t step = 0; step < steps; step++) {
                 uint32_t id = (uint32_t) (rng_next(&s) % ids);
                 LinksChange c;
@@ -190,7 +191,7 @@ static void test_one_name_each(void **state) {
                 Totals t = { 0 };
                 Links *l;
 
-                assert_non_null(l = links_new(b, name_of, &n));
+                assert_non_null(l = links_new(b, name_of, NULL, &n));
                 links_set_hint(l, N * 5 / 4 + 1);   /* the account's index, 80 % full */
                 for (uint32_t id = 0; id < N; id++) {
                         LinksChange c;
@@ -238,7 +239,7 @@ static void test_second_name(void **state) {
 
         (void) state;
         names_init(&n, 8);
-        assert_non_null(l = links_new(3, name_of, &n));
+        assert_non_null(l = links_new(3, name_of, NULL, &n));
         n.blocks[0] = 10, n.kind[0] = 2;
         assert_int_equal(links_attach(l, 0, 77, true, &c), 0);   /* seen by an event: waits */
         assert_int_equal(c.plus_blocks, 0);
