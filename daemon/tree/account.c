@@ -707,7 +707,9 @@ static void release_record(Account *a, FileId id) {
         file_release(a, id, index_find(a, &probe, file_hash(a, &probe)));
 }
 
-/* Removes every file whose directory satisfies pred; one pass over all files. */
+/* Removes every file whose directory satisfies pred; one pass over all files.
+ * Returns how many of them the totals counted (those of forgotten
+ * directories had left them already). */
 static size_t remove_files_where(Account *a, bool (*pred)(const Account *a, const File *f, uint32_t arg), uint32_t arg) {
         size_t removed = 0;
 
@@ -717,8 +719,8 @@ static size_t remove_files_where(Account *a, bool (*pred)(const Account *a, cons
 
                 if (form(f) == FORM_FREE || !pred(a, f, arg))
                         continue;
+                removed += a->dirs[f->dir].used;
                 release_record(a, id);
-                removed++;
         }
         return removed;
 }
@@ -1093,13 +1095,15 @@ static bool dir_waits(const Dir *x) {
 
 /* Unlinks d from its parent and forgets d and its subtree's directories:
  * their share of the totals leaves at once, their files wait for the purge
- * (account_purge_step). O(directories forgotten). */
-static void dir_release(Account *a, DirId d) {
+ * (account_purge_step). O(directories forgotten). Returns how many files
+ * they held. */
+static uint64_t dir_release(Account *a, DirId d) {
         Dir *x = &a->dirs[d];
+        uint64_t files = x->files;
         bool waits;
 
         while (x->first_child != DIR_NONE)
-                dir_release(a, x->first_child);
+                files += dir_release(a, x->first_child);
         if (x->prev_sibling != DIR_NONE)
                 a->dirs[x->prev_sibling].next_sibling = x->next_sibling;
         else
@@ -1125,12 +1129,13 @@ static void dir_release(Account *a, DirId d) {
         }
         a->totals.dirs--;
         a->dirs_released++;
+        return files;
 }
 
 void account_dir_remove(Account *a, DirId d) {
         if (d == DIR_ROOT || !account_dir(a, d))
                 return;
-        dir_release(a, d);
+        (void) dir_release(a, d);
 }
 
 int account_dir_path(const Account *a, DirId d, char *buf, size_t len) {
@@ -1179,7 +1184,7 @@ void account_scan_begin(Account *a) {
 }
 
 size_t account_scan_sweep(Account *a, uint32_t gen) {
-        size_t removed;
+        size_t removed = 0;
 
         /* Subdirectories of listed directories that the listing did not show.
          * Releasing one only unlinks it and its subtree (which become unused):
@@ -1188,9 +1193,9 @@ size_t account_scan_sweep(Account *a, uint32_t gen) {
                 const Dir *x = &a->dirs[d];
                 if (x->used && x->scan_gen != gen && a->dirs[x->parent].used && a->dirs[x->parent].scan_gen == gen &&
                     (int32_t) (x->gen - a->scan_begin_gen) <= 0)   /* not added (by an event) since the scan began */
-                        dir_release(a, d);
+                        removed += dir_release(a, d);
         }
-        removed = remove_files_where(a, gone_after_sweep, gen);
+        removed += remove_files_where(a, gone_after_sweep, gen);
         assert(a->dead_files == 0);   /* that pass took the forgotten directories' files too */
         purge_done(a);
         return removed;

@@ -194,8 +194,10 @@ void account_scan_begin(Account *a);
 /* After the scan that stamped gen into the scan_gen of the directories it
  * listed: removes their files not seen since account_scan_begin, and their
  * subdirectories the scan did not list (but for those added since
- * account_scan_begin: an event told of them after the listing). Returns the
- * number of files removed. */
+ * account_scan_begin: an event told of them after the listing), and the
+ * files of forgotten directories the purge has not reached. Returns the
+ * number of files the sweep found gone (not those of directories forgotten
+ * before it: they had left the totals already). */
 size_t account_scan_sweep(Account *a, uint32_t gen);
 
 /* The totals, exact, kept as files and directories come and go: O(1),

@@ -1012,6 +1012,37 @@ static void test_purge_in_bounded_steps(void **state) {
                 assert_int_equal(account_file_info(a, id, &(FileInfo) { 0 }), -ENOENT);
 }
 
+/* A sweep's count is the drift it found: not the files of a directory
+ * forgotten before it (they had left the totals at the removal), whose
+ * purge the sweep's pass finishes on its way. */
+static void test_sweep_counts_only_what_it_found_gone(void **state) {
+        Account *a = *state;
+        DirId l1, kept, gone, unlisted;
+        char name[64];
+
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "1", &l1), 1);
+        assert_int_equal(account_dir_add(a, l1, "2", &kept), 1);
+        assert_int_equal(account_dir_add(a, l1, "3", &gone), 1);
+        assert_int_equal(account_dir_add(a, l1, "4", &unlisted), 1);
+        for (unsigned i = 0; i < 30; i++) {
+                entry_name(i, 'R', name);
+                assert_int_equal(account_file_set(a, i < 10 ? kept : i < 20 ? gone : unlisted, name, 8, i), 1);
+        }
+        account_dir_remove(a, gone);                       /* moved out: an event told */
+        account_scan_begin(a);
+        account_dir(a, l1)->scan_gen = 5;
+        account_dir(a, kept)->scan_gen = 5;
+        for (unsigned i = 0; i < 5; i++) {                 /* half of kept's seen again */
+                entry_name(i, 'R', name);
+                account_file_set(a, kept, name, 8, i);
+        }
+        /* drift: kept's 5 unseen files, and unlisted's 10 */
+        assert_int_equal(account_scan_sweep(a, 5), 15);
+        assert_int_equal(account_totals(a)->files, 5);
+        assert_int_equal(account_purge_step(a, ACCOUNT_PURGE_STEP), 0);
+        check_totals(a);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_insert_update_remove, setup_account, teardown_account),
@@ -1035,6 +1066,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_dir_removal_totals_at_once_without_a_pass, setup_account,
                                                 teardown_account),
                 cmocka_unit_test_setup_teardown(test_purge_in_bounded_steps, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_sweep_counts_only_what_it_found_gone, setup_account,
+                                                teardown_account),
         };
         return cmocka_run_group_tests_name("account", tests, NULL, NULL);
 }
