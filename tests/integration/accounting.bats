@@ -153,16 +153,15 @@ check_counters() {
         cp -al "$CACHE/1/0" "$CACHE/1/keep"     # other names inside 1: their bytes go with it
         start_ready 30
         wait_exact t "$CACHE" 10
-        dirs=$(cache_field t dirs)
         mkdir "$VOL/out"
         for d in 0 1 2 3 4 5 6 7; do mv "$CACHE/$d" "$VOL/out/"; done
         wait_exact t "$CACHE" 10
-        # the account forgot 8 level-1 directories and their 128 level-2
-        # ones (and 1/keep): every figure follows, the kinds' bytes too
-        [ "$(cache_field t dirs)" -eq $((dirs - 8 - 128 - 1)) ]
+        # (the upkeep puts ccache's level directories back, empty)
         [ "$(cache_field t entry_files)" -eq "$(find "$CACHE"/[0-9a-f] -mindepth 2 -type f ! -name stats | wc -l)" ]
-        # two come back: found again, in the DirIds the purge freed
-        mv "$VOL/out/3" "$VOL/out/1" "$CACHE/"
+        # two come back under other names: found again, in the DirIds the
+        # purge freed
+        mv "$VOL/out/3" "$CACHE/back3"
+        mv "$VOL/out/1" "$CACHE/back1"
         wait_exact t "$CACHE" 10
         # two audits that began after all that: a fresh walk of the whole
         # cache that finds nothing to correct
