@@ -73,6 +73,11 @@ struct Cache {
         char mount[PATH_MAX];
         char lost_mount[PATH_MAX];        /* the volume it was on went away: wait for it */
         Account *account;
+        /* Forgets the files of forgotten directories (account_purge_step) in
+         * slices at idle priority, on from the moment a directory goes: the
+         * totals never wait for it. */
+        sd_event_source *purge;
+        usec_t purge_turn_usec;           /* of slices in its turn so far (slice_turn) */
 
         /* Opened for one loop iteration, closed by the post source. */
         int root_fd;

@@ -24,6 +24,7 @@
 
 #include "base/human.h"
 #include "base/log.h"
+#include "base/slice.h"
 #include "cache/cache-activity.h"
 #include "cache/cache-advice.h"
 #include "cache/cache-alarms.h"
@@ -165,6 +166,9 @@ static const ScanCallbacks scan_callbacks_default = {
 
 static void on_dir_released(DirId d, Dir *dir, void *userdata) {
         Cache *c = userdata;
+
+        /* Its files left the totals; the table forgets them in slices. */
+        (void) sd_event_source_set_enabled(c->purge, SD_EVENT_ON);
 
         if (dir->wd > 0) {
                 watch_remove(c->watch, dir->wd);
@@ -691,6 +695,23 @@ static int on_upkeep_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
+/* One slice of the purge: steps of ACCOUNT_PURGE_STEP records until its
+ * time is up (daemon/README.md §6), off once no forgotten file is left. */
+static int on_purge(sd_event_source *s, void *userdata) {
+        Cache *c = userdata;
+        SliceBudget slice;
+        size_t left;
+
+        slice_begin(&slice, SLICE_USEC, 1);
+        do
+                left = account_purge_step(c->account, ACCOUNT_PURGE_STEP);
+        while (left > 0 && !slice_over(&slice));
+        if (left == 0)
+                return sd_event_source_set_enabled(s, SD_EVENT_OFF);
+        slice_turn(&slice, &c->purge_turn_usec, &c->purge, on_purge, c);   /* the trims', the writers' pass */
+        return 0;
+}
+
 static int on_writers_pass(sd_event_source *s, void *userdata) {
         Cache *c = userdata;
 
@@ -812,6 +833,12 @@ int cache_new(sd_event *e, Watch *w, Alerter *alerter, const CacheConfig *config
         r = cache_writers_init(c, on_writers_pass);
         if (r < 0)
                 return r;
+        if ((r = sd_event_add_defer(e, &c->purge, on_purge, c)) < 0)
+                return r;
+        (void) sd_event_source_set_priority(c->purge, SD_EVENT_PRIORITY_IDLE);
+        (void) sd_event_source_set_description(c->purge, "cache-purge");
+        if ((r = sd_event_source_set_enabled(c->purge, SD_EVENT_OFF)) < 0)
+                return r;
         account_set_dir_hook(c->account, on_dir_released, c);
         r = trim_queue_new(e, c, c->account, config,
                            &(TrimQueueEnv) { .root = trims_root, .changed = trims_changed, .alert = trims_alert,
@@ -885,6 +912,7 @@ Cache *cache_free(Cache *c) {
         if (c->account && c->watch)
                 account_clear(c->account);   /* removes our watches */
         account_free(c->account);
+        sd_event_source_disable_unref(c->purge);
         cache_writers_done(c);
         cache_activity_done(c);
         sd_event_source_disable_unref(c->post);

@@ -73,11 +73,14 @@ struct Account {
         Dir *dirs;
         size_t n_dirs, dirs_cap;
         DirId free_dir;
-        /* Forgotten directories whose files are still in the table: their
-         * DirIds are free again only after purge_files() (until then no
-         * lookup can confuse a new directory with them). */
-        DirId limbo_dir;
-        bool purge_pending;
+        /* Forgotten directories whose files are still in the table (or
+         * that hold a linked inode's bytes: links.h's owner): their DirIds
+         * are free again only once the purge has forgotten those files
+         * (until then no lookup can confuse a new directory with them).
+         * limbo: forgotten since the purge's pass began; purging: before. */
+        DirId limbo_dir, purging_dir;
+        FileId purge_next;       /* where the purge's pass is (account_purge_step) */
+        uint64_t dead_files;     /* files of forgotten directories still in the table */
         uint32_t *dir_index;     /* DirId + 1 by (parent, name); 0 is empty */
         size_t dir_index_size;
         uint32_t last_gen;       /* the gen of the directory added last */
@@ -270,7 +273,7 @@ static int index_resize(Account *a, size_t size) {
         if (a->links)
                 links_set_hint(a->links, size);
         /* Every record in use has its slot, those of forgotten directories
-         * too (purge_files finds theirs). */
+         * too (the purge finds theirs). */
         for (FileId id = 0; id < a->limit; id++) {
                 const File *f = file_at(a, id);
                 uint64_t h;
@@ -397,21 +400,27 @@ static int file_alloc(Account *a, FileId *ret) {
         return 0;
 }
 
-/* A name counts in files; its bytes count here unless it is a linked name,
- * whose inode's bytes count once through link_attach/link_detach. */
+/* A name of a live directory counts in files, in the totals and in its
+ * directory's share of them; its bytes too unless it is a linked name,
+ * whose inode's bytes count once through link_attach/link_detach, held by
+ * the directory links.h calls its owner. */
 static void totals_add(Account *a, FileId id, const File *f, int sign) {
         uint64_t bytes = f->flags & FLAG_LINK ? 0 : (uint64_t) file_blocks(a, id, f) * 512;
         CcacheKind k = file_kind(f);
+        Dir *dir = &a->dirs[f->dir];
 
         if (sign > 0) {
                 a->totals.files++, a->totals.bytes += bytes;
                 a->totals.kind_files[k]++, a->totals.kind_bytes[k] += bytes;
-                a->dirs[f->dir].files++;
+                dir->files++, dir->kind_files[k]++, dir->kind_bytes[k] += bytes;
+                if (ccache_kind_is_entry(k)) {   /* bounds, never narrowed: see Dir */
+                        dir->entry_oldest = f->mtime < dir->entry_oldest ? f->mtime : dir->entry_oldest;
+                        dir->entry_newest = f->mtime > dir->entry_newest ? f->mtime : dir->entry_newest;
+                }
         } else {
                 a->totals.files--, a->totals.bytes -= bytes;
                 a->totals.kind_files[k]--, a->totals.kind_bytes[k] -= bytes;
-                if (a->dirs[f->dir].used)   /* else: purged after its directory */
-                        a->dirs[f->dir].files--;
+                dir->files--, dir->kind_files[k]--, dir->kind_bytes[k] -= bytes;
         }
 }
 
@@ -449,28 +458,56 @@ static void span_leave(Account *a, const File *f) {
                 a->span_valid = false;
 }
 
-/* The inode's bytes, blocks of kind k, enter (sign > 0) or leave the totals. */
-static void inode_bytes(Account *a, uint32_t blocks, uint8_t k, int sign) {
+/* The inode's bytes, blocks of kind k held by directory owner, enter
+ * (sign > 0) or leave the totals. */
+static void inode_bytes(Account *a, DirId owner, uint32_t blocks, uint8_t k, int sign) {
         uint64_t bytes = (uint64_t) blocks * 512;
+        Dir *o = &a->dirs[owner];
 
         if (sign > 0)
-                a->totals.bytes += bytes, a->totals.kind_bytes[k] += bytes;
+                a->totals.bytes += bytes, a->totals.kind_bytes[k] += bytes, o->kind_bytes[k] += bytes;
         else
-                a->totals.bytes -= bytes, a->totals.kind_bytes[k] -= bytes;
+                a->totals.bytes -= bytes, a->totals.kind_bytes[k] -= bytes, o->kind_bytes[k] -= bytes;
 }
 
-/* What the links table asks of a name: its blocks and kind (links.h). */
-static void link_name(uint32_t id, uint32_t *ret_blocks, uint8_t *ret_kind, void *userdata) {
+/* What the links table asks of a name: its blocks, kind and owner, its
+ * directory (links.h). */
+static void link_name(uint32_t id, uint32_t *ret_blocks, uint8_t *ret_kind, uint32_t *ret_owner, void *userdata) {
         const Account *a = userdata;
         const File *f = file_at(a, id);
 
         *ret_blocks = file_blocks(a, id, f);
         *ret_kind = (uint8_t) file_kind(f);
+        *ret_owner = f->dir;
 }
 
+/* The owner of an inode with names below x and below y: their nearest
+ * common ancestor, so that forgetting a directory takes the bytes of the
+ * inodes with every name below it. A forgotten x took the inode's bytes
+ * with it: y alone holds them again. Deeper than Dir.depth tells, the root
+ * holds them (never forgotten: the bytes leave with the last name). */
+static uint32_t link_join(uint32_t x, uint32_t y, void *userdata) {
+        const Account *a = userdata;
+        DirId p = x, q = y;
+
+        if (!a->dirs[p].used)
+                return q;
+        if (a->dirs[p].depth == UINT8_MAX || a->dirs[q].depth == UINT8_MAX)
+                return DIR_ROOT;
+        while (a->dirs[p].depth > a->dirs[q].depth)
+                p = a->dirs[p].parent;
+        while (a->dirs[q].depth > a->dirs[p].depth)
+                q = a->dirs[q].parent;
+        while (p != q)
+                p = a->dirs[p].parent, q = a->dirs[q].parent;
+        return p;
+}
+
+/* An owner forgotten took the bytes it held out of the totals then. */
 static void link_change(Account *a, const LinksChange *c) {
-        inode_bytes(a, c->minus_blocks, c->minus_kind, -1);
-        inode_bytes(a, c->plus_blocks, c->plus_kind, +1);
+        if (a->dirs[c->minus_owner].used)
+                inode_bytes(a, c->minus_owner, c->minus_blocks, c->minus_kind, -1);
+        inode_bytes(a, c->plus_owner, c->plus_blocks, c->plus_kind, +1);
 }
 
 /* Makes f (id) a linked name of inode ino, whose size is f's. unsure: f was
@@ -482,7 +519,7 @@ static bool link_attach(Account *a, File *f, FileId id, uint64_t ino, bool unsur
         LinksChange c;
 
         if (!a->links) {
-                if (!(a->links = links_new(a->seed, link_name, a)))
+                if (!(a->links = links_new(a->seed, link_name, link_join, a)))
                         return false;
                 links_set_hint(a->links, a->index_size);
         }
@@ -503,11 +540,16 @@ static void link_detach(Account *a, File *f, FileId id) {
         f->flags &= (uint8_t) ~FLAG_LINK;
 }
 
+/* Forgets file id (index slot slot). One of a forgotten directory left the
+ * totals with it (dir_release): only the table forgets it now. */
 static void file_release(Account *a, FileId id, size_t slot) {
         File *f = file_at(a, id);
 
-        totals_add(a, id, f, -1);
-        span_leave(a, f);
+        if (a->dirs[f->dir].used) {
+                totals_add(a, id, f, -1);
+                span_leave(a, f);
+        } else
+                a->dead_files--;
         if (f->flags & FLAG_LINK)
                 link_detach(a, f, id);
         if (f->blocks == BLOCKS_BIG)
@@ -629,7 +671,7 @@ int account_file_remove(Account *a, DirId d, const char *name) {
 int account_file_info(const Account *a, FileId id, FileInfo *ret) {
         const File *f;
 
-        /* A file of a forgotten directory is as good as gone (purge_files). */
+        /* A file of a forgotten directory is as good as gone (the purge). */
         if (id >= a->limit || form(f = file_at(a, id)) == FORM_FREE || !a->dirs[f->dir].used)
                 return -ENOENT;
         *ret = (FileInfo) { .dir = f->dir, .dir_gen = a->dirs[f->dir].gen, .kind = file_kind(f),
@@ -658,47 +700,80 @@ FileId account_file_limit(const Account *a) {
         return a->limit;
 }
 
-/* Removes every file whose directory satisfies pred; one pass over all files. */
+/* Forgets file id, found by its record. */
+static void release_record(Account *a, FileId id) {
+        File probe = *file_at(a, id);
+
+        file_release(a, id, index_find(a, &probe, file_hash(a, &probe)));
+}
+
+/* Removes every file whose directory satisfies pred; one pass over all files.
+ * Returns how many of them the totals counted (those of forgotten
+ * directories had left them already). */
 static size_t remove_files_where(Account *a, bool (*pred)(const Account *a, const File *f, uint32_t arg), uint32_t arg) {
         size_t removed = 0;
 
         a->passes++;
         for (FileId id = 0; id < a->limit; id++) {
                 File *f = file_at(a, id);
-                File probe;
 
                 if (form(f) == FORM_FREE || !pred(a, f, arg))
                         continue;
-                probe = *f;
-                file_release(a, id, index_find(a, &probe, file_hash(a, &probe)));
-                removed++;
+                removed += a->dirs[f->dir].used;
+                release_record(a, id);
         }
         return removed;
 }
 
-static bool in_unused_dir(const Account *a, const File *f, uint32_t arg) {
-        return !a->dirs[f->dir].used;
-}
+/* The DirIds of list *head (limbo or purging) are free again. */
+static void limbo_free(Account *a, DirId *head) {
+        while (*head != DIR_NONE) {
+                DirId d = *head;
 
-/* The forgotten directories' DirIds are free again. */
-static void limbo_free(Account *a) {
-        while (a->limbo_dir != DIR_NONE) {
-                DirId d = a->limbo_dir;
-
-                a->limbo_dir = a->dirs[d].next_sibling;
+                *head = a->dirs[d].next_sibling;
                 a->dirs[d].next_sibling = a->free_dir;
                 a->free_dir = d;
         }
 }
 
-/* Forgets the files of forgotten directories: one pass over all files for
- * however many directories were forgotten since the last one. */
-static void purge_files(Account *a) {
-        if (!a->purge_pending)
-                return;
-        remove_files_where(a, in_unused_dir, 0);
-        a->purge_pending = false;
-        limbo_free(a);
+/* No file of a forgotten directory is left: every DirId waiting is free. */
+static void purge_done(Account *a) {
+        limbo_free(a, &a->purging_dir);
+        limbo_free(a, &a->limbo_dir);
+        a->purge_next = 0;
+}
+
+size_t account_purge_step(Account *a, size_t max) {
+        FileId end;
+
+        if (a->dead_files == 0)
+                return 0;
+        if (a->purge_next == 0 && a->purging_dir == DIR_NONE) {   /* a pass begins */
+                a->purging_dir = a->limbo_dir;
+                a->limbo_dir = DIR_NONE;
+        }
+        end = max >= (size_t) (a->limit - a->purge_next) ? a->limit : a->purge_next + (FileId) max;
+        for (; a->purge_next < end && a->dead_files > 0; a->purge_next++) {
+                const File *f = file_at(a, a->purge_next);
+
+                if (form(f) != FORM_FREE && !a->dirs[f->dir].used)
+                        release_record(a, a->purge_next);
+        }
+        if (a->dead_files == 0)
+                purge_done(a);
+        else if (a->purge_next >= a->limit) {
+                /* Those forgotten before the pass began have no file left;
+                 * those forgotten since may have some behind it: another. */
+                limbo_free(a, &a->purging_dir);
+                a->purge_next = 0;
+        }
+        return (size_t) a->dead_files;
+}
+
+/* The whole purge at once: for what must not wait (a new layout). */
+static void purge_all(Account *a) {
+        while (account_purge_step(a, SIZE_MAX) > 0)
+                ;
 }
 
 /* After a sweep released directories: their files, and the files of the
@@ -766,7 +841,8 @@ static void dir_index_delete(Account *a, DirId d) {
 
 static Dir root_dir(uint32_t gen, int wd, uint32_t scan_gen) {
         return (Dir) { .parent = DIR_NONE, .first_child = DIR_NONE, .next_sibling = DIR_NONE,
-                       .prev_sibling = DIR_NONE, .gen = gen, .wd = wd, .scan_gen = scan_gen, .used = true };
+                       .prev_sibling = DIR_NONE, .gen = gen, .wd = wd, .scan_gen = scan_gen, .used = true,
+                       .entry_oldest = UINT32_MAX };
 }
 
 int account_new(Account **ret) {
@@ -775,7 +851,7 @@ int account_new(Account **ret) {
         if (!a)
                 return -ENOMEM;
         a->free_head = FILE_NONE;
-        a->free_dir = a->limbo_dir = DIR_NONE;
+        a->free_dir = a->limbo_dir = a->purging_dir = DIR_NONE;
         a->index_size = INDEX_MIN;
         a->index = index_map(a->index_size);
         a->dir_index_size = DIR_INDEX_MIN;
@@ -797,7 +873,7 @@ int account_new(Account **ret) {
 int account_set_layout(Account *a, AccountLayout layout) {
         if ((unsigned) layout >= _ACCOUNT_LAYOUT_MAX)
                 return -EINVAL;
-        purge_files(a);   /* the files of forgotten directories: gone, they hold nothing */
+        purge_all(a);   /* the files of forgotten directories: gone, they hold nothing */
         if (a->totals.dirs > 1 || a->n_files > 0)
                 return -EBUSY;   /* their kinds and flags were decided under the old layout */
         a->layout = layout;
@@ -857,8 +933,9 @@ void account_clear(Account *a) {
         memset(a->index, 0, a->index_size * sizeof(uint32_t));
         memset(a->dir_index, 0, a->dir_index_size * sizeof(uint32_t));
         a->n_dirs = 1;
-        a->free_dir = a->limbo_dir = DIR_NONE;
-        a->purge_pending = false;
+        a->free_dir = a->limbo_dir = a->purging_dir = DIR_NONE;
+        a->dead_files = 0;
+        a->purge_next = 0;
         a->dirs[DIR_ROOT] = root_dir(root.gen, root.wd, root.scan_gen);
         a->totals = (AccountTotals) { .dirs = 1 };
         a->oldest = a->newest = 0;   /* no entries: exact */
@@ -955,6 +1032,7 @@ int account_dir_add(Account *a, DirId parent, const char *name, DirId *ret) {
                 .prev_sibling = DIR_NONE, .hash = hash, .gen = a->last_gen,
                 /* Deeper than 255 counts as 255. */
                 .wd = -1, .depth = (uint8_t) (p->depth < UINT8_MAX ? p->depth + 1 : UINT8_MAX), .used = true,
+                .entry_oldest = UINT32_MAX,
         };
         dir_set_flags(a, &a->dirs[d], p);
         if (p->first_child != DIR_NONE)
@@ -985,11 +1063,44 @@ uint64_t account_dirs_released(const Account *a) {
         return a->dirs_released;
 }
 
-/* Unlinks d from its parent and forgets d and its subtree's directories;
- * returns the number of files they held (still in the table: purge_files()). */
+/* x's share leaves the totals, all at once: its files' and the linked
+ * inodes' bytes it holds (they stay in the table until the purge). The
+ * entries' span stays exact unless x's entries may have been at an edge. */
+static void dir_totals_leave(Account *a, const Dir *x) {
+        uint64_t entries = 0;
+
+        for (int k = 0; k < _CCACHE_KIND_MAX; k++) {
+                a->totals.files -= x->kind_files[k], a->totals.kind_files[k] -= x->kind_files[k];
+                a->totals.bytes -= x->kind_bytes[k], a->totals.kind_bytes[k] -= x->kind_bytes[k];
+                if (ccache_kind_is_entry((CcacheKind) k))
+                        entries += x->kind_files[k];
+        }
+        a->dead_files += x->files;
+        if (entries == 0 || !a->span_valid)
+                return;
+        if (entry_count(a) == 0)
+                a->oldest = a->newest = 0;
+        else if (x->entry_oldest <= a->oldest || x->entry_newest >= a->newest)
+                a->span_valid = false;
+}
+
+/* Whether x's DirId must wait for the purge: its files are in the table,
+ * or it holds a linked inode's bytes (a name below it will tell links.h so). */
+static bool dir_waits(const Dir *x) {
+        for (int k = 0; k < _CCACHE_KIND_MAX; k++)
+                if (x->kind_bytes[k])
+                        return true;
+        return x->files > 0;
+}
+
+/* Unlinks d from its parent and forgets d and its subtree's directories:
+ * their share of the totals leaves at once, their files wait for the purge
+ * (account_purge_step). O(directories forgotten). Returns how many files
+ * they held. */
 static uint64_t dir_release(Account *a, DirId d) {
         Dir *x = &a->dirs[d];
         uint64_t files = x->files;
+        bool waits;
 
         while (x->first_child != DIR_NONE)
                 files += dir_release(a, x->first_child);
@@ -1005,12 +1116,13 @@ static uint64_t dir_release(Account *a, DirId d) {
         account_dir_set_stats(a, d, 0, 0);
         a->names_bytes -= heap_size(x->name);
         free(x->name);
+        dir_totals_leave(a, x);
+        waits = dir_waits(x);
         /* Files left: the DirId waits in limbo until they are purged. */
         *x = (Dir) { .used = false, .wd = -1 };
-        if (files > 0) {
+        if (waits) {
                 x->next_sibling = a->limbo_dir;
                 a->limbo_dir = d;
-                a->purge_pending = true;
         } else {
                 x->next_sibling = a->free_dir;
                 a->free_dir = d;
@@ -1023,9 +1135,7 @@ static uint64_t dir_release(Account *a, DirId d) {
 void account_dir_remove(Account *a, DirId d) {
         if (d == DIR_ROOT || !account_dir(a, d))
                 return;
-        /* The files go at the next purge_files(): one pass over all files
-         * for all the directories forgotten until someone reads the totals. */
-        dir_release(a, d);
+        (void) dir_release(a, d);
 }
 
 int account_dir_path(const Account *a, DirId d, char *buf, size_t len) {
@@ -1074,7 +1184,7 @@ void account_scan_begin(Account *a) {
 }
 
 size_t account_scan_sweep(Account *a, uint32_t gen) {
-        size_t removed;
+        size_t removed = 0;
 
         /* Subdirectories of listed directories that the listing did not show.
          * Releasing one only unlinks it and its subtree (which become unused):
@@ -1083,11 +1193,11 @@ size_t account_scan_sweep(Account *a, uint32_t gen) {
                 const Dir *x = &a->dirs[d];
                 if (x->used && x->scan_gen != gen && a->dirs[x->parent].used && a->dirs[x->parent].scan_gen == gen &&
                     (int32_t) (x->gen - a->scan_begin_gen) <= 0)   /* not added (by an event) since the scan began */
-                        dir_release(a, d);
+                        removed += dir_release(a, d);
         }
-        removed = remove_files_where(a, gone_after_sweep, gen);
-        a->purge_pending = false;   /* that pass took the forgotten directories' files too */
-        limbo_free(a);
+        removed += remove_files_where(a, gone_after_sweep, gen);
+        assert(a->dead_files == 0);   /* that pass took the forgotten directories' files too */
+        purge_done(a);
         return removed;
 }
 
@@ -1095,25 +1205,27 @@ size_t account_links_unsure(const Account *a) {
         return a->links ? links_unsure(a->links) : 0;
 }
 
-const AccountTotals *account_totals(Account *a) {
-        purge_files(a);
+const AccountTotals *account_totals(const Account *a) {
         return &a->totals;
 }
 
-uint64_t account_entry_files(Account *a) {
-        purge_files(a);
+uint64_t account_entry_files(const Account *a) {
         return entry_count(a);
 }
 
+/* Is f an entry the totals count (not one of a forgotten directory's)? */
+static bool live_entry(const Account *a, const File *f) {
+        return form(f) == FORM_PACKED && (a->dead_files == 0 || a->dirs[f->dir].used);
+}
+
 void account_entry_mtime_span(Account *a, int64_t *ret_oldest, int64_t *ret_newest) {
-        purge_files(a);
         if (!a->span_valid) {
                 uint32_t lo = UINT32_MAX, hi = 0;
 
                 a->passes++;
                 for (FileId id = 0; id < a->limit; id++) {
                         const File *f = file_at(a, id);
-                        if (form(f) == FORM_PACKED) {
+                        if (live_entry(a, f)) {
                                 lo = f->mtime < lo ? f->mtime : lo;
                                 hi = f->mtime > hi ? f->mtime : hi;
                         }
@@ -1154,7 +1266,6 @@ void account_entry_counts(Account *a, const int64_t *since, size_t n, uint64_t *
                 s[k] = since[order[k]];
         memset(tag_files, 0, 256 * sizeof(*tag_files));
         memset(tag_bytes, 0, 256 * sizeof(*tag_bytes));
-        purge_files(a);
         a->passes++;
         for (FileId first = 0; first < a->limit; first += CHUNK_FILES) {
                 const File *chunk = a->chunks[first >> CHUNK_SHIFT];
@@ -1165,7 +1276,7 @@ void account_entry_counts(Account *a, const int64_t *since, size_t n, uint64_t *
                         uint64_t b;
                         size_t m = 0;
 
-                        if (form(f) != FORM_PACKED)
+                        if (!live_entry(a, f))
                                 continue;
                         b = (uint64_t) file_blocks(a, first + i, f) * 512;
                         for (size_t k = 0; k < n; k++)

@@ -4,7 +4,10 @@
  * entry name is packed into 20 bytes (ccache.h), a file costs 32 bytes (its
  * tag byte included) plus its 4-byte hash slot, files live in fixed chunks
  * so growth never copies, and the index grows in place. A hard-linked name
- * costs 12 bytes more (links.h). */
+ * costs 12 bytes more (links.h). Each directory keeps its share of the
+ * totals, so that forgetting one takes its subtree's files out of them at
+ * once; the table forgets those files later, in steps its owner runs
+ * (account_purge_step). Reading the totals never writes. */
 #pragma once
 
 #include <stdbool.h>
@@ -54,6 +57,16 @@ typedef struct Dir {
         bool in_tmp;             /* local layout: the root's tmp/ or below it */
         bool in_lock;            /* local layout: the root's lock/ or below it: ccache's locks, never evicted */
         uint64_t stats_hits, stats_misses;  /* from this directory's stats file */
+        /* Its share of the totals: the files directly in it by kind, and
+         * their bytes with those of the hard-linked inodes it holds (the
+         * nearest directory above all of an inode's names: links.h's owner).
+         * Σ kind_files is files. */
+        uint32_t kind_files[_CCACHE_KIND_MAX];
+        uint64_t kind_bytes[_CCACHE_KIND_MAX];
+        /* Bounds of its entries' mtimes (oldest > newest: none yet): they
+         * widen as entries come and never narrow, so that forgetting it
+         * keeps the span exact when they are inside it. */
+        uint32_t entry_oldest, entry_newest;
 } Dir;
 
 typedef struct AccountTotals {
@@ -84,7 +97,8 @@ static inline void account_freep(Account **a) {
 
 /* Sets where the entries are and how they are named (ACCOUNT_LAYOUT_LOCAL
  * for a new account). Only while the account holds the root alone, with no
- * file (after account_new or account_clear): returns 0, -EBUSY otherwise
+ * file (after account_new or account_clear; the files of forgotten
+ * directories are purged first, all at once): returns 0, -EBUSY otherwise
  * (nothing changes), -EINVAL for no such layout. account_clear keeps it.
  * In a remote layout, files directly in the entry directories (the root for
  * flat, a hex one for subdirs) that are bare keys are entries
@@ -119,8 +133,14 @@ void account_clear(Account *a);
  * existed, -ENOMEM, or -E2BIG past ACCOUNT_DIRS_MAX; *ret set when >= 0. */
 int account_dir_add(Account *a, DirId parent, const char *name, DirId *ret);
 DirId account_dir_find(const Account *a, DirId parent, const char *name);
-/* Removes d (not the root), its subdirectories and every file in them. O(1)
- * per directory: the files go at the next account_totals (or sweep). */
+/* Removes d (not the root), its subdirectories and every file in them:
+ * their share leaves the totals at once, O(1) per directory forgotten, never
+ * a pass over files. The files stay in the table, found by no lookup
+ * (account_file_info says -ENOENT), until account_purge_step has forgotten
+ * them; the DirIds of their directories are not given again until then. An
+ * inode with names both inside and outside d keeps its bytes; one whose
+ * every name is inside loses them (but for one that lost names since its
+ * owner was joined: the bytes then go when the purge reaches its last name). */
 void account_dir_remove(Account *a, DirId d);
 /* One past the highest DirId in use; account_dir() says which are. */
 DirId account_dir_limit(const Account *a);
@@ -174,19 +194,32 @@ void account_scan_begin(Account *a);
 /* After the scan that stamped gen into the scan_gen of the directories it
  * listed: removes their files not seen since account_scan_begin, and their
  * subdirectories the scan did not list (but for those added since
- * account_scan_begin: an event told of them after the listing). Returns the
- * number of files removed. */
+ * account_scan_begin: an event told of them after the listing), and the
+ * files of forgotten directories the purge has not reached. Returns the
+ * number of files the sweep found gone (not those of directories forgotten
+ * before it: they had left the totals already). */
 size_t account_scan_sweep(Account *a, uint32_t gen);
 
-/* The totals, exact: the files of directories forgotten since the last call
- * are dropped first (one pass over all files, however many there were). */
-const AccountTotals *account_totals(Account *a);
-/* ccache's entries among them (every kind of entry), as exact. */
-uint64_t account_entry_files(Account *a);
+/* The totals, exact, kept as files and directories come and go: O(1),
+ * writes nothing. */
+const AccountTotals *account_totals(const Account *a);
+/* ccache's entries among them (every kind of entry), as exact: a sum of 4. */
+uint64_t account_entry_files(const Account *a);
+/* One step of the purge: forgets the files of forgotten directories among
+ * the next max records of the table (at most max files), going round the
+ * table from where the last step stopped. Returns how many such files are
+ * left; at 0 every DirId forgotten is free again. The owner runs it in
+ * slices from its loop (daemon/README.md §6) after a directory is
+ * forgotten; nothing reads the totals through it. */
+/* Records a step looks at: half of them forgotten costs some 0.3-0.8 ms
+ * (an index deletion each), so a slice looks at its clock often enough. */
+#define ACCOUNT_PURGE_STEP 512
+size_t account_purge_step(Account *a, size_t max);
 /* Oldest and newest mtime over ccache entries (0, 0 when there are none),
  * exact: kept as entries come and go, but an entry at either edge that
- * leaves (evicted, or hit: its mtime moves) takes a pass over the files to
- * find the next one; so does account_entry_counts, on its way. */
+ * leaves (evicted, or hit: its mtime moves; or a forgotten directory whose
+ * entries' bounds reach an edge) takes a pass over the files to find the
+ * next one; so does account_entry_counts, on its way. */
 void account_entry_mtime_span(Account *a, int64_t *ret_oldest, int64_t *ret_newest);
 /* The same without the pass: exact as of the last account_entry_counts or
  * account_entry_mtime_span at least, as of the moment before an entry at
@@ -210,8 +243,8 @@ void account_file_set_tag(Account *a, FileId id, uint8_t tag);
  * names kept on the heap. */
 size_t account_memory(const Account *a);
 /* How many passes over every file the account has made (the working set,
- * the mtime span, the files of forgotten directories): tests, which show
- * what costs one. */
+ * the mtime span, a sweep): tests, which show what costs one. The purge's
+ * steps are not passes. */
 uint64_t account_passes(const Account *a);
 /* The longest run of occupied slots in the file index: what a lookup may
  * probe at worst (tests: names users plant must not pile up). */

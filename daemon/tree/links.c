@@ -34,14 +34,16 @@ typedef struct Shared {
         uint32_t names : 27;     /* names of it the account holds */
         uint32_t kind : 4;       /* the kind its bytes are counted under (its first name's) */
         uint32_t unsure : 1;     /* seen through events only: its bytes wait for a full scan */
+        uint32_t owner;          /* who holds its bytes: the join of its names' owners */
 } Shared;
 
-_Static_assert(sizeof(Shared) == 16, "Shared must stay 16 bytes");
+_Static_assert(sizeof(Shared) == 24, "Shared must stay 24 bytes");
 _Static_assert(LINKS_ID_MAX < (1u << 27), "names must fit");
 
 struct Links {
         uint64_t seed;
         links_name_fn name;
+        links_join_fn join;
         void *userdata;
         uint64_t **inos;         /* by name id, INO_CHUNK a chunk; set for linked names only */
         size_t n_ino_chunks;
@@ -228,11 +230,11 @@ static void shared_delete(Links *l, Shared *s) {
 
 /* ---- public ---------------------------------------------------------------- */
 
-Links *links_new(uint64_t seed, links_name_fn name, void *userdata) {
+Links *links_new(uint64_t seed, links_name_fn name, links_join_fn join, void *userdata) {
         Links *l = calloc(1, sizeof(Links));
 
         if (l)
-                *l = (Links) { .seed = seed, .name = name, .userdata = userdata };
+                *l = (Links) { .seed = seed, .name = name, .join = join, .userdata = userdata };
         return l;
 }
 
@@ -252,35 +254,58 @@ void links_set_hint(Links *l, size_t slots) {
         l->hint = slots;
 }
 
+/* What a shared inode counts in the totals now: its blocks (none while
+ * unsure), kind and owner; a change is the one before and the one after. */
+static void shared_counted(const Shared *s, uint32_t *ret_blocks, uint8_t *ret_kind, uint32_t *ret_owner) {
+        *ret_blocks = s->unsure ? 0 : s->blocks;
+        *ret_kind = (uint8_t) s->kind;
+        *ret_owner = s->owner;
+}
+
+static uint32_t join(const Links *l, uint32_t a, uint32_t b) {
+        return l->join ? l->join(a, b, l->userdata) : 0;
+}
+
+/* ino's record, made from its one name (head slot i) when it gets a
+ * second: it counts what that name counted, held by the same owner.
+ * *before is set to that. NULL: ENOMEM (nothing changed). */
+static Shared *shared_from_head(Links *l, uint64_t ino, size_t i, LinksChange *before) {
+        uint32_t head = head_id(l->heads[i]), blocks, owner;
+        bool unsure = l->heads[i] & HEAD_UNSURE;
+        uint8_t kind;
+        Shared *s;
+
+        l->name(head, &blocks, &kind, &owner, l->userdata);
+        if (!(s = shared_put(l, ino)))
+                return NULL;
+        *s = (Shared) { .ino = ino, .blocks = blocks, .kind = kind, .unsure = unsure, .owner = owner, .names = 1 };
+        l->shared_names++;
+        head_delete(l, i);
+        shared_counted(s, &before->minus_blocks, &before->minus_kind, &before->minus_owner);
+        return s;
+}
+
 int links_attach(Links *l, uint32_t id, uint64_t ino, bool unsure, LinksChange *ret) {
-        uint32_t blocks;
+        LinksChange c = { 0 };
+        uint32_t blocks, owner;
         uint8_t kind;
         Shared *s;
         uint64_t h;
         size_t i;
 
-        *ret = (LinksChange) { 0 };
+        *ret = c;
         if (id > LINKS_ID_MAX || ino == 0)
                 return -EINVAL;
         if (ino_set(l, id, ino) < 0)
                 return -ENOMEM;
-        l->name(id, &blocks, &kind, l->userdata);
+        l->name(id, &blocks, &kind, &owner, l->userdata);
         h = ino_hash(l, ino);
-        if (!(s = shared_get(l, ino)) && l->heads_count > 0 && l->heads[i = head_find(l, ino, h, UINT32_MAX)]) {
+        if ((s = shared_get(l, ino)))
+                shared_counted(s, &c.minus_blocks, &c.minus_kind, &c.minus_owner);
+        else if (l->heads_count > 0 && l->heads[i = head_find(l, ino, h, UINT32_MAX)]) {
                 /* A second name: the inode gets a record, as its one name left it. */
-                uint32_t head = head_id(l->heads[i]), head_blocks;
-                uint8_t head_kind;
-                bool head_unsure = l->heads[i] & HEAD_UNSURE;
-
-                l->name(head, &head_blocks, &head_kind, l->userdata);
-                if (!(s = shared_put(l, ino)))
+                if (!(s = shared_from_head(l, ino, i, &c)))
                         return -ENOMEM;
-                s->blocks = head_blocks;
-                s->kind = head_kind;
-                s->unsure = head_unsure;
-                s->names = 1;
-                l->shared_names++;
-                head_delete(l, i);
         }
         if (!s) {
                 /* A new inode, one name. */
@@ -291,22 +316,21 @@ int links_attach(Links *l, uint32_t id, uint64_t ino, bool unsure, LinksChange *
                 if (unsure)
                         l->unsure++;
                 else
-                        *ret = (LinksChange) { .plus_blocks = blocks, .plus_kind = kind };
+                        *ret = (LinksChange) { .plus_blocks = blocks, .plus_kind = kind, .plus_owner = owner };
                 return 0;
         }
         if (s->unsure && !unsure) {   /* a full scan vouches for it */
                 s->unsure = false;
                 l->unsure--;
-                s->blocks = blocks;
-                *ret = (LinksChange) { .plus_blocks = blocks, .plus_kind = s->kind };
-        } else if (s->blocks != blocks) {   /* the inode's size changed */
-                if (!s->unsure)
-                        *ret = (LinksChange) { .minus_blocks = s->blocks, .minus_kind = s->kind,
-                                               .plus_blocks = blocks, .plus_kind = s->kind };
-                s->blocks = blocks;
         }
+        s->blocks = blocks;   /* the inode's size, as this name saw it */
+        s->owner = join(l, s->owner, owner);
         s->names++;
         l->shared_names++;
+        shared_counted(s, &c.plus_blocks, &c.plus_kind, &c.plus_owner);
+        if (c.minus_blocks == c.plus_blocks && c.minus_owner == c.plus_owner)
+                c = (LinksChange) { 0 };   /* (the kind is the record's: it stays) */
+        *ret = c;
         return 0;
 }
 
@@ -322,11 +346,12 @@ void links_detach(Links *l, uint32_t id, LinksChange *ret) {
                 if (s->unsure)
                         l->unsure--;
                 else
-                        *ret = (LinksChange) { .minus_blocks = s->blocks, .minus_kind = s->kind };
+                        *ret = (LinksChange) { .minus_blocks = s->blocks, .minus_kind = s->kind,
+                                               .minus_owner = s->owner };
                 shared_delete(l, s);
         } else if (l->heads_count > 0) {
                 size_t i = head_find(l, ino, ino_hash(l, ino), id);
-                uint32_t blocks;
+                uint32_t blocks, owner;
                 uint8_t kind;
 
                 if (l->heads[i] == 0)
@@ -334,8 +359,8 @@ void links_detach(Links *l, uint32_t id, LinksChange *ret) {
                 if (l->heads[i] & HEAD_UNSURE)
                         l->unsure--;
                 else {
-                        l->name(id, &blocks, &kind, l->userdata);
-                        *ret = (LinksChange) { .minus_blocks = blocks, .minus_kind = kind };
+                        l->name(id, &blocks, &kind, &owner, l->userdata);
+                        *ret = (LinksChange) { .minus_blocks = blocks, .minus_kind = kind, .minus_owner = owner };
                 }
                 head_delete(l, i);
         }

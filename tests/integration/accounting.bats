@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # The daemon knows each cache's exact size and file count: after the first
 # scan, after real ccache churn, after the root is deleted, after inotify
-# lost events, and with directories it cannot watch.
+# lost events, with directories it cannot watch, and after level-1
+# directories of a big cache moved out and back.
 # tests/run: takes 98 s
 load helper
 
@@ -143,4 +144,29 @@ check_counters() {
         # with one a second, a loaded machine may poll after the next one.
         wait_for "grep -q 'Cache t: audit rescan corrected drift: 0 files added, 1 changed, 0 removed' \
                   '$BATS_TEST_TMPDIR/daemon.log'" 10
+}
+
+@test "level-1 directories moved out of a big cache, hard links across and inside them: exact at once, and the audits' fresh counts agree" {
+        config 2s
+        "$HELPERS/gencache" --tiny --quiet "$CACHE" 30000
+        cp -al "$CACHE/0" "$CACHE/keep0"        # other names of 0's inodes: their bytes stay
+        cp -al "$CACHE/1/0" "$CACHE/1/keep"     # other names inside 1: their bytes go with it
+        start_ready 30
+        wait_exact t "$CACHE" 10
+        mkdir "$VOL/out"
+        for d in 0 1 2 3 4 5 6 7; do mv "$CACHE/$d" "$VOL/out/"; done
+        wait_exact t "$CACHE" 10
+        # (the upkeep puts ccache's level directories back, empty)
+        [ "$(cache_field t entry_files)" -eq "$(find "$CACHE"/[0-9a-f] -mindepth 2 -type f ! -name stats | wc -l)" ]
+        # two come back under other names: found again, in the DirIds the
+        # purge freed
+        mv "$VOL/out/3" "$CACHE/back3"
+        mv "$VOL/out/1" "$CACHE/back1"
+        wait_exact t "$CACHE" 10
+        # two audits that began after all that: a fresh walk of the whole
+        # cache that finds nothing to correct
+        r=$(cache_field t scan.rescans)
+        wait_for "[ \"\$(cache_field t scan.rescans)\" -ge $((r + 2)) ]" 30
+        status_jq -e '.caches[0].scan.last | .reason == "audit" and .added == 0 and .changed == 0 and .removed == 0'
+        wait_exact t "$CACHE"
 }

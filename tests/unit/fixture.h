@@ -5,7 +5,7 @@
  * its teardown whatever the test did; rm_rf, which removes a tree in C,
  * never following a symlink nor leaving its filesystem; a ccache lock
  * planted as another holder would; an sd-event loop run until a condition
- * holds. Header-only and static, included after <cmocka.h>: a test uses what
+ * holds; an account's purge run to its end. Header-only and static, included after <cmocka.h>: a test uses what
  * it needs. */
 #pragma once
 
@@ -177,6 +177,17 @@ static inline int setup_account(void **state) {
 static inline int teardown_account(void **state) {
         account_free(*state);
         return 0;
+}
+
+/* Runs the account's purge to its end, as its owner's slices would
+ * (account_purge_step): the files of forgotten directories leave the table
+ * and their DirIds are free again. Returns how many steps it took. */
+static inline unsigned account_purge_drain(Account *a) {
+        unsigned steps = 0;
+
+        while (account_purge_step(a, ACCOUNT_PURGE_STEP) > 0)
+                steps++;
+        return steps + 1;
 }
 
 /* A new, empty activity record for a test: *state. */

@@ -268,10 +268,11 @@ static void test_dir_gen_tells_reused_ids_apart(void **state) {
         account_dir_remove(a, x);
         assert_int_equal(account_dirs_released(a), released + 2);
         assert_null(account_dir_check(a, x, xgen));
-        /* x/s's file is gone for everyone at once, and with it (the purge)
+        /* x/s's file is gone for everyone at once, and after the purge
          * the DirIds are free for others */
         assert_int_equal(account_file_info(a, account_file_find(a, xs, name), &fi), -ENOENT);
         assert_int_equal(account_totals(a)->files, 0);
+        account_purge_drain(a);
         assert_int_equal(account_dir_add(a, DIR_ROOT, "y", &y), 1);
         assert_int_equal(account_dir_add(a, y, "s", &ys), 1);
         assert_true((y == x || y == xs) && (ys == x || ys == xs));   /* the same DirIds again */
@@ -873,6 +874,175 @@ static void test_mtime_span_follows_entries(void **state) {
         }
 }
 
+/* A cache of 256 level-2 directories, N entries spread over them (blocks
+ * 1 + i % 50, mtime 1000 + i), and three hard-linked inodes: 801 with both
+ * its names below "b", 802 with one below "b" and one below "1", 803 with
+ * one name here (its other outside the cache). What lies below "b" is
+ * added up in *ret_b: files, bytes (an inode's once, if every name of it
+ * is below "b"), and by kind. */
+typedef struct Share {
+        uint64_t files, bytes, kind_files[_CCACHE_KIND_MAX], kind_bytes[_CCACHE_KIND_MAX];
+} Share;
+
+static void share_add(Share *s, CcacheKind k, uint64_t names, uint64_t blocks) {
+        s->files += names, s->kind_files[k] += names;
+        s->bytes += blocks * 512, s->kind_bytes[k] += blocks * 512;
+}
+
+static void build_cache_with_links(Account *a, unsigned n, Share *ret_b) {
+        DirId l1[16], l2[256];
+        char name[64];
+
+        *ret_b = (Share) { 0 };
+        for (unsigned i = 0; i < 256; i++) {
+                char n1[2] = { b32[i / 16], 0 }, n2[2] = { b32[i % 16], 0 };
+                assert_true(account_dir_add(a, DIR_ROOT, n1, &l1[i / 16]) >= 0);
+                assert_int_equal(account_dir_add(a, l1[i / 16], n2, &l2[i]), 1);
+        }
+        for (unsigned i = 0; i < n; i++) {
+                CcacheKind k = i % 3 ? CCACHE_KIND_RESULT : CCACHE_KIND_MANIFEST;
+
+                entry_name(i, i % 3 ? 'R' : 'M', name);
+                assert_int_equal(account_file_set(a, l2[i % 256], name, 1 + i % 50, 1000 + i), 1);
+                if (i % 256 / 16 == 0xb)
+                        share_add(ret_b, k, 1, 1 + i % 50);
+        }
+        entry_name(n + 1, 'R', name);
+        assert_int_equal(account_file_set_inode(a, l2[0xb0], name, 64, 1500, 801, 2, false), 1);
+        assert_int_equal(account_file_set_inode(a, l2[0xb7], name, 64, 1500, 801, 2, false), 1);
+        share_add(ret_b, CCACHE_KIND_RESULT, 2, 64);
+        entry_name(n + 2, 'R', name);
+        assert_int_equal(account_file_set_inode(a, l2[0xb1], name, 32, 1500, 802, 2, false), 1);
+        assert_int_equal(account_file_set_inode(a, l2[0x12], name, 32, 1500, 802, 2, false), 1);
+        share_add(ret_b, CCACHE_KIND_RESULT, 1, 0);      /* a name goes, the inode stays */
+        entry_name(n + 3, 'R', name);
+        assert_int_equal(account_file_set_inode(a, l2[0xb2], name, 16, 1500, 803, 2, false), 1);
+        share_add(ret_b, CCACHE_KIND_RESULT, 1, 16);
+}
+
+/* Level-1 directory "b" moved out of a big cache: the totals are exact at
+ * once, hard links inside it and across its edge counted right, and
+ * reading them makes no pass over the files (the old account purged the
+ * forgotten files from account_totals: a pass each time a status asked
+ * after a directory went). Once the purge is over, a recount agrees. */
+static void test_dir_removal_totals_at_once_without_a_pass(void **state) {
+        enum { N = 60000 };
+        Account *a = *state;
+        AccountTotals before, at_once;
+        const AccountTotals *t;
+        uint64_t passes;
+        int64_t lo, hi;
+        Share b;
+
+        build_cache_with_links(a, N, &b);
+        before = *account_totals(a);
+        account_entry_mtime_span(a, &lo, &hi);
+        passes = account_passes(a);
+        account_dir_remove(a, account_dir_find(a, DIR_ROOT, "b"));
+        t = account_totals(a);
+        assert_int_equal(account_passes(a), passes);
+        assert_int_equal(t->files, before.files - b.files);
+        assert_int_equal(t->bytes, before.bytes - b.bytes);
+        for (int k = 0; k < _CCACHE_KIND_MAX; k++) {
+                assert_int_equal(t->kind_files[k], before.kind_files[k] - b.kind_files[k]);
+                assert_int_equal(t->kind_bytes[k], before.kind_bytes[k] - b.kind_bytes[k]);
+        }
+        assert_int_equal(t->dirs, before.dirs - 17);
+        assert_int_equal(account_entry_files(a), before.files - b.files);
+        /* b's entries were inside the span: it stays exact, no pass */
+        account_entry_mtime_span(a, &lo, &hi);
+        assert_int_equal(lo, 1000);
+        assert_int_equal(hi, 1000 + N - 1);
+        assert_int_equal(account_passes(a), passes);
+        at_once = *t;
+        account_purge_drain(a);
+        assert_int_equal(account_passes(a), passes);
+        check_totals(a);   /* (each inode left has one name here: bytes per name are right) */
+        assert_memory_equal(account_totals(a), &at_once, sizeof(at_once));
+}
+
+/* The purge forgets at most max files a step, the totals as they were at
+ * the removal all along; a directory forgotten while a pass runs loses its
+ * files behind the pass to the next one, and its DirId is given again only
+ * after that (that of a directory without files at once). */
+static void test_purge_in_bounded_steps(void **state) {
+        enum { N = 20000, STEP = 100 };
+        Account *a = *state;
+        AccountTotals after;
+        DirId x, y, xs, ys, z;
+        size_t left, prev = N - N / 4;   /* x's files */
+        unsigned steps = 0;
+        char name[64];
+
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "x", &x), 1);
+        assert_int_equal(account_dir_add(a, x, "0", &xs), 1);
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "y", &y), 1);
+        assert_int_equal(account_dir_add(a, y, "0", &ys), 1);
+        for (unsigned i = 0; i < N; i++) {   /* interleaved: y's files on both sides of the pass */
+                entry_name(i, 'R', name);
+                assert_int_equal(account_file_set(a, i % 4 ? xs : ys, name, 8, 1000 + i), 1);
+        }
+        account_dir_remove(a, x);
+        after = *account_totals(a);
+        assert_int_equal(after.files, N / 4);
+        for (;;) {
+                left = account_purge_step(a, STEP);
+                steps++;
+                assert_true(prev - left <= STEP);      /* at most STEP files a step */
+                assert_memory_equal(account_totals(a), &after, sizeof(after));
+                if (steps == N / STEP / 2) {           /* half way through the table */
+                        account_dir_remove(a, y);
+                        after = *account_totals(a);
+                        assert_int_equal(after.files, 0);
+                        left += N / 4;
+                }
+                if (left == 0)
+                        break;
+                prev = left;
+                if (steps < N / STEP + N / STEP / 2) {   /* a DirId with files waits while they do */
+                        assert_int_equal(account_dir_add(a, DIR_ROOT, "z", &z), 1);
+                        assert_true(z != ys && (steps >= N / STEP || z != xs));
+                        account_dir_remove(a, z);
+                }
+        }
+        assert_true(steps >= N / STEP + N / STEP / 2);   /* a second pass for y's first half */
+        assert_int_equal(account_purge_step(a, STEP), 0);
+        check_totals(a);
+        for (FileId id = 0; id < account_file_limit(a); id++)
+                assert_int_equal(account_file_info(a, id, &(FileInfo) { 0 }), -ENOENT);
+}
+
+/* A sweep's count is the drift it found: not the files of a directory
+ * forgotten before it (they had left the totals at the removal), whose
+ * purge the sweep's pass finishes on its way. */
+static void test_sweep_counts_only_what_it_found_gone(void **state) {
+        Account *a = *state;
+        DirId l1, kept, gone, unlisted;
+        char name[64];
+
+        assert_int_equal(account_dir_add(a, DIR_ROOT, "1", &l1), 1);
+        assert_int_equal(account_dir_add(a, l1, "2", &kept), 1);
+        assert_int_equal(account_dir_add(a, l1, "3", &gone), 1);
+        assert_int_equal(account_dir_add(a, l1, "4", &unlisted), 1);
+        for (unsigned i = 0; i < 30; i++) {
+                entry_name(i, 'R', name);
+                assert_int_equal(account_file_set(a, i < 10 ? kept : i < 20 ? gone : unlisted, name, 8, i), 1);
+        }
+        account_dir_remove(a, gone);                       /* moved out: an event told */
+        account_scan_begin(a);
+        account_dir(a, l1)->scan_gen = 5;
+        account_dir(a, kept)->scan_gen = 5;
+        for (unsigned i = 0; i < 5; i++) {                 /* half of kept's seen again */
+                entry_name(i, 'R', name);
+                account_file_set(a, kept, name, 8, i);
+        }
+        /* drift: kept's 5 unseen files, and unlisted's 10 */
+        assert_int_equal(account_scan_sweep(a, 5), 15);
+        assert_int_equal(account_totals(a)->files, 5);
+        assert_int_equal(account_purge_step(a, ACCOUNT_PURGE_STEP), 0);
+        check_totals(a);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_insert_update_remove, setup_account, teardown_account),
@@ -893,6 +1063,11 @@ int main(void) {
                 cmocka_unit_test(test_remote_memory_per_file),
                 cmocka_unit_test(test_linked_memory_per_file),
                 cmocka_unit_test_setup_teardown(test_mtime_span_follows_entries, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_dir_removal_totals_at_once_without_a_pass, setup_account,
+                                                teardown_account),
+                cmocka_unit_test_setup_teardown(test_purge_in_bounded_steps, setup_account, teardown_account),
+                cmocka_unit_test_setup_teardown(test_sweep_counts_only_what_it_found_gone, setup_account,
+                                                teardown_account),
         };
         return cmocka_run_group_tests_name("account", tests, NULL, NULL);
 }

@@ -803,6 +803,43 @@ static void test_slices_end_on_time(void **state) {
         }
 }
 
+/* A level-1 directory moved out of the cache: the status that follows is
+ * exact with no pass over the files (the old account purged the forgotten
+ * files when the totals were read), and the cache's purge forgets them in
+ * the loop on its own, then goes off. */
+static void test_dir_moved_out_status_without_a_pass(void **state) {
+        Fixture *f = *state;
+        char from[256], to[256];
+        uint64_t passes, files;
+        int enabled = SD_EVENT_ON;
+
+        make_dir(f, "");
+        make_dir(f, "a");
+        make_dir(f, "a/b");
+        make_dir(f, "c");
+        make_dir(f, "c/d");
+        for (unsigned i = 0; i < FILES; i++)
+                put_entry(f, "a/b", i);
+        for (unsigned i = 10; i < 30; i++)   /* inside the span of a/b's: it stays exact */
+                put_entry(f, "c/d", i);
+        new_cache(f, "max_size = \"1G\";");
+        cache_start(f->c);
+        RUN_UNTIL(f, cache_ready(f->c));
+        files = status_u64(f->c, "files");   /* (ccache.conf too) */
+        passes = account_passes(f->c->account);
+        snprintf(from, sizeof(from), "%s/c", f->root);
+        snprintf(to, sizeof(to), "%s/out", f->dir);
+        assert_int_equal(rename(from, to), 0);
+        RUN_UNTIL(f, status_u64(f->c, "files") != files);
+        assert_int_equal(status_u64(f->c, "files"), files - 20);
+        assert_int_equal(status_u64(f->c, "entry_files"), FILES);
+        assert_int_equal(account_passes(f->c->account), passes);
+        RUN_UNTIL(f, sd_event_source_get_enabled(f->c->purge, &enabled) >= 0 && enabled == SD_EVENT_OFF);
+        assert_int_equal(account_purge_step(f->c->account, 0), 0);   /* nothing left to forget */
+        assert_int_equal(account_passes(f->c->account), passes);
+        assert_int_equal(rm_rf(to), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_start_scans, setup, teardown),
@@ -822,6 +859,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_unwatched_rescanned_in_paced_rounds, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_status_counts_once_per_window, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_status_span_without_a_pass, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_dir_moved_out_status_without_a_pass, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_counts_whole_after_the_scan, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_counts_whole_after_the_header_pass, setup, teardown),
         };

@@ -2,7 +2,8 @@
 /* The hard-link table: each inode's bytes counted once whatever happens to
  * its names, checked against a plain model of inodes (names, blocks, kind,
  * unsure) through random attaches and detaches; growth, collisions,
- * removal in every order, and what a linked name costs. */
+ * removal in every order, what a linked name costs, and who holds an
+ * inode's bytes. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,19 +21,28 @@ typedef struct Names {
         uint32_t *blocks;
         uint8_t *kind;
         uint64_t *ino;           /* 0: not linked */
+        uint32_t *owner;         /* NULL: every name's owner is 0 */
         size_t n;
 } Names;
 
-static void name_of(uint32_t id, uint32_t *ret_blocks, uint8_t *ret_kind, void *userdata) {
+static void name_of(uint32_t id, uint32_t *ret_blocks, uint8_t *ret_kind, uint32_t *ret_owner, void *userdata) {
         const Names *n = userdata;
 
         assert_true(id < n->n);
         *ret_blocks = n->blocks[id];
         *ret_kind = n->kind[id];
+        *ret_owner = n->owner ? n->owner[id] : 0;
+}
+
+/* Owners on one path from the top: the smaller, the higher; the join of two
+ * is the higher one (as the account's nearest common ancestor would be). */
+static uint32_t join_higher(uint32_t a, uint32_t b, void *userdata) {
+        return a < b ? a : b;
 }
 
 static void names_init(Names *n, size_t count) {
         n->n = count;
+        n->owner = NULL;
         assert_non_null(n->blocks = calloc(count, sizeof(*n->blocks)));
         assert_non_null(n->kind = calloc(count, sizeof(*n->kind)));
         assert_non_null(n->ino = calloc(count, sizeof(*n->ino)));
@@ -110,7 +120,7 @@ static void run_model(uint64_t seed, size_t ids, size_t inodes, uint64_t ino_bas
 
         assert_non_null(model);
         names_init(&n, ids);
-        assert_non_null(l = links_new(seed * 7 + 1, name_of, &n));
+        assert_non_null(l = links_new(seed * 7 + 1, name_of, NULL, &n));
         for (size_t step = 0; step < steps; step++) {
                 uint32_t id = (uint32_t) (rng_next(&s) % ids);
                 LinksChange c;
@@ -190,7 +200,7 @@ static void test_one_name_each(void **state) {
                 Totals t = { 0 };
                 Links *l;
 
-                assert_non_null(l = links_new(b, name_of, &n));
+                assert_non_null(l = links_new(b, name_of, NULL, &n));
                 links_set_hint(l, N * 5 / 4 + 1);   /* the account's index, 80 % full */
                 for (uint32_t id = 0; id < N; id++) {
                         LinksChange c;
@@ -238,7 +248,7 @@ static void test_second_name(void **state) {
 
         (void) state;
         names_init(&n, 8);
-        assert_non_null(l = links_new(3, name_of, &n));
+        assert_non_null(l = links_new(3, name_of, NULL, &n));
         n.blocks[0] = 10, n.kind[0] = 2;
         assert_int_equal(links_attach(l, 0, 77, true, &c), 0);   /* seen by an event: waits */
         assert_int_equal(c.plus_blocks, 0);
@@ -279,12 +289,57 @@ static void test_second_name(void **state) {
         names_done(&n);
 }
 
+/* An inode's bytes are held by the join of its names' owners: a name
+ * higher up moves them there (one change: out of the old owner, into the
+ * new), a lower one changes nothing, and the last name takes them from
+ * where they are; a new size leaves and enters the same owner. */
+static void test_owner_is_the_join(void **state) {
+        uint32_t owners[4] = { 5, 3, 7, 3 };
+        Names n;
+        Links *l;
+        LinksChange c;
+
+        (void) state;
+        names_init(&n, 4);
+        n.owner = owners;   /* (the test's: names_done leaves it) */
+        assert_non_null(l = links_new(3, name_of, join_higher, &n));
+        for (int i = 0; i < 4; i++)
+                n.blocks[i] = 10, n.kind[i] = 1;
+        assert_int_equal(links_attach(l, 0, 77, false, &c), 0);
+        assert_int_equal(c.plus_blocks, 10);
+        assert_int_equal(c.plus_owner, 5);
+        assert_int_equal(links_attach(l, 1, 77, false, &c), 0);      /* higher: the bytes move */
+        assert_int_equal(c.minus_blocks, 10);
+        assert_int_equal(c.minus_owner, 5);
+        assert_int_equal(c.plus_blocks, 10);
+        assert_int_equal(c.plus_owner, 3);
+        assert_int_equal(links_attach(l, 2, 77, false, &c), 0);      /* lower: nothing */
+        assert_int_equal(c.minus_blocks, 0);
+        assert_int_equal(c.plus_blocks, 0);
+        n.blocks[3] = 14;
+        assert_int_equal(links_attach(l, 3, 77, false, &c), 0);      /* it grew: same owner */
+        assert_int_equal(c.minus_blocks, 10);
+        assert_int_equal(c.plus_blocks, 14);
+        assert_int_equal(c.minus_owner, 3);
+        assert_int_equal(c.plus_owner, 3);
+        for (uint32_t id = 0; id < 3; id++) {
+                links_detach(l, id, &c);
+                assert_int_equal(c.minus_blocks, 0);
+        }
+        links_detach(l, 3, &c);
+        assert_int_equal(c.minus_blocks, 14);
+        assert_int_equal(c.minus_owner, 3);
+        links_free(l);
+        names_done(&n);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_second_name),
                 cmocka_unit_test(test_one_name_each),
                 cmocka_unit_test(test_model_many_names_per_inode),
                 cmocka_unit_test(test_model_mostly_one_name),
+                cmocka_unit_test(test_owner_is_the_join),
         };
         return cmocka_run_group_tests_name("links", tests, NULL, NULL);
 }
