@@ -148,7 +148,7 @@ $(B)/asan/tests/test-%: $(B)/asan/tests/unit/test-%.o $(DAEMON_SRCS:%.c=$(B)/asa
 # cachectl's objects, and the unit tests of its modules, find its headers by
 # their path below ctl/.
 $(B)/ctl/%.o $(B)/asan/ctl/%.o $(B)/dead/ctl/%.o: CPPFLAGS += -Ictl
-CTL_UNIT_TESTS := test-report test-statslog test-explain-record test-readfile test-status-table
+CTL_UNIT_TESTS := test-report test-statslog test-explain-record test-readfile test-status-table test-results
 $(foreach t,$(CTL_UNIT_TESTS),$(B)/tests/unit/$(t).o $(B)/asan/tests/unit/$(t).o): CPPFLAGS += -Ictl
 # Each links the client modules it is about.
 REPORT_SRCS := ctl/views/report-check.c ctl/views/report-metrics.c ctl/views/report-history.c
@@ -161,6 +161,9 @@ $(B)/tests/test-explain-record: $(EXPLAIN_RECORD_SRCS:%.c=$(B)/%.o)
 $(B)/asan/tests/test-explain-record: $(EXPLAIN_RECORD_SRCS:%.c=$(B)/asan/%.o)
 $(B)/tests/test-readfile: $(B)/ctl/core/readfile.o
 $(B)/asan/tests/test-readfile: $(B)/asan/ctl/core/readfile.o
+RESULTS_SRCS := ctl/views/results.c ctl/views/report-history.c
+$(B)/tests/test-results: $(RESULTS_SRCS:%.c=$(B)/%.o)
+$(B)/asan/tests/test-results: $(RESULTS_SRCS:%.c=$(B)/asan/%.o)
 # test-status-table: with libsmartcols.
 $(B)/tests/test-status-table: $(B)/ctl/views/status-table.o
 $(B)/asan/tests/test-status-table: $(B)/asan/ctl/views/status-table.o

@@ -3,14 +3,12 @@
  * Exit status: 0 ok, 1 refused or failed, 2 usage, 3 daemon unreachable
  * (or it turned us away, or broke the connection). Never dies of SIGPIPE. */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,59 +19,26 @@
 #include "build/doctor.h"
 #include "build/measure.h"
 #include "core/client.h"
+#include "core/command.h"
+#include "core/path.h"
 #include "merge.h"
+#include "views/progress.h"
 #include "views/report.h"
+#include "views/results.h"
 #include "views/status-table.h"
 
-static void help(void) {
-        printf("Usage: cachectl [-s SOCKET] [-t T] COMMAND [ARGS]\n"
-               "Ask cachekeeperd about the ccache directories it keeps.\n\n"
-               "Commands:\n"
-               "  status [--json] [CACHE]        sizes, caps, files, hit rates, free space\n"
-               "  trim [CACHE...] [--to SIZE] [--dry-run]\n"
-               "                                 evict least recently used entries now\n"
-               "  trim [CACHE...] --written-by VERSION | --namespace NS [--dry-run]\n"
-               "                                 evict exactly what that ccache version\n"
-               "                                 (or namespace) wrote\n"
-               "  history [CACHE] [--minutes N | --hours N | --days N] [--json]\n"
-               "                                 activity per minute, hour or day (default\n"
-               "                                 --hours 24): stores, hits, misses, hit\n"
-               "                                 rate, evictions, removals, size\n"
-               "  merge FROM --into TO [--dry-run] [--allow-mixed]\n"
-               "                                 move every entry of cache FROM into TO,\n"
-               "                                 within TO's cap, keeping the LRU order\n"
-               "  reload                         re-read the configuration\n"
-               "  check                          one line for monitoring; exit 0 ok,\n"
-               "                                 1 warning, 2 critical, 3 unknown\n"
-               "  metrics [--output FILE]        Prometheus text exposition\n"
-               "  measure [CACHE] [--explain] [--min-hit-rate P] [--json] -- COMMAND...\n"
-               "                                 run a build; say what it alone did with\n"
-               "                                 the cache, which files missed, and why\n"
-               "  doctor [BUILD_DIR] [--json]    does this CMake build use the cache? exit 0\n"
-               "                                 ok, 1 warning, 2 failed, 3 could not check\n"
-               "  doctor --compiler PATH [--source FILE] [--json] [-- ARGS...]\n"
-               "                                 does this compiler shim really cache?\n\n"
-               "Options:\n"
-               "  -s, --socket PATH   the daemon's socket (default $CACHEKEEPER_SOCKET,\n"
-               "                      else %s,\n"
-               "                      else %s if that does not exist)\n"
-               "  -t, --timeout T     wait at most T for the daemon (default 10s, 8s for\n"
-               "                      check; a trim's or a merge's progress restarts\n"
-               "                      it): seconds or a duration (500ms, 1m); then exit 3\n"
-               "  -h, --help          show this help\n"
-               "      --version       show the version\n\n"
-               "Exit status: 0 success, 1 the daemon refused or failed, 2 usage error,\n"
-               "3 the daemon cannot be reached, turned the connection away (too many),\n"
-               "closed it without a whole reply, or answered in a newer protocol.\n"
-               "See cachectl(1).\n",
-               PROTOCOL_SOCKET_DEFAULT, PROTOCOL_SOCKET_LEGACY);
-}
+/* For a command that takes no option: getopt still names a wrong one. */
+static const struct option no_options[] = {
+        {},
+};
 
 static int cmd_reload(int argc, char **argv) {
         json_object *result = NULL;
         int r;
 
-        if (argc > 1)
+        if (getopt_long(argc, argv, "", no_options, NULL) >= 0)
+                return command_usage_error(NULL);
+        if (optind < argc)
                 return ctl_usage_error("'reload' takes no arguments");
         r = ctl_ask(protocol_encode_reload(), NULL, &result);
         if (r > 0 && result) {
@@ -102,7 +67,7 @@ static int cmd_status(int argc, char **argv) {
                 if (c == 'j')
                         json = true;
                 else
-                        return ctl_usage_error("usage: cachectl status [--json] [CACHE]");
+                        return command_usage_error(NULL);
         if (argc - optind > 1)
                 return ctl_usage_error("status takes at most one cache name");
         if (optind < argc)
@@ -123,67 +88,6 @@ static int cmd_status(int argc, char **argv) {
         }
         json_object_put(result);
         return ctl_exit_status(r);
-}
-
-static bool progress_shown;
-
-static void show_progress(json_object *progress) {
-        char line[512] = "";
-        size_t n = 0;
-
-        if (!json_object_is_type(progress, json_type_object))
-                return;
-        json_object_object_foreach(progress, name, r) {
-                char b1[32], b2[32];
-                n += (size_t) snprintf(line + n, sizeof(line) - n, "%s%s: %llu/%llu files, %s/%s",
-                                       n ? "; " : "", name,
-                                       (unsigned long long) protocol_field_u64(r, STATUS_TRIM_FILES),
-                                       (unsigned long long) protocol_field_u64(r, STATUS_TRIM_PLANNED_FILES),
-                                       format_size(protocol_field_u64(r, STATUS_TRIM_BYTES), b1, sizeof(b1)),
-                                       format_size(protocol_field_u64(r, STATUS_TRIM_PLANNED_BYTES), b2, sizeof(b2)));
-                if (n >= sizeof(line))
-                        break;
-        }
-        fprintf(stderr, "\r\033[Ktrimming %s", line);
-        progress_shown = true;
-}
-
-static void print_trim_result(const char *name, json_object *r) {
-        time_t kept = (time_t) protocol_field_u64(r, STATUS_TRIM_OLDEST_KEPT_MTIME);
-        bool dry = protocol_field_flag(r, STATUS_TRIM_DRY_RUN);
-        char b1[32], b2[32], when[64] = "", line[1024] = "";
-        FILE *f = fmemopen(line, sizeof(line), "w");
-
-        if (!f)
-                return;
-        if (kept > 0) {
-                char ago[32];
-                strftime(when, sizeof(when), "%Y-%m-%d %H:%M", localtime(&kept));
-                format_duration((usec_t) (time(NULL) - kept) * USEC_PER_SEC, ago, sizeof(ago));
-                snprintf(when + strlen(when), sizeof(when) - strlen(when), " (%s ago)", ago);
-        }
-        fprintf(f, "%s: %s %llu files, %s; %s %s", name, dry ? "would evict" : "evicted",
-                (unsigned long long) protocol_field_u64(r, STATUS_TRIM_FILES),
-                format_size(protocol_field_u64(r, STATUS_TRIM_BYTES), b1, sizeof(b1)), dry ? "leaving" : "now",
-                format_size(dry ? protocol_field_u64(r, STATUS_TRIM_SIZE_BYTES) - protocol_field_u64(r, STATUS_TRIM_BYTES)
-                                : protocol_field_u64(r, STATUS_TRIM_SIZE_BYTES), b2, sizeof(b2)));
-        if (kept > 0)
-                fprintf(f, "; oldest entry kept: %s", when);
-        if (protocol_field_u64(r, STATUS_TRIM_SAVED))
-                fprintf(f, "; %llu kept as used or changed since planning",
-                        (unsigned long long) protocol_field_u64(r, STATUS_TRIM_SAVED));
-        if (protocol_field_u64(r, STATUS_TRIM_LOCKED_DIRS))
-                fprintf(f, "; %llu directories left, locked by ccache",
-                        (unsigned long long) protocol_field_u64(r, STATUS_TRIM_LOCKED_DIRS));
-        if (protocol_field_u64(r, STATUS_TRIM_ERRORS))
-                fprintf(f, "; %llu errors (see the daemon's log)",
-                        (unsigned long long) protocol_field_u64(r, STATUS_TRIM_ERRORS));
-        if (protocol_field_u64(r, STATUS_TRIM_BEYOND_TABLE_FILES))
-                fprintf(f, "; may have missed some: %llu entries are of writers beyond the daemon's table, not looked at",
-                        (unsigned long long) protocol_field_u64(r, STATUS_TRIM_BEYOND_TABLE_FILES));
-        if (fclose(f) != 0)
-                line[sizeof(line) - 1] = '\0';   /* cut: print what fits */
-        print_wrapped(stdout, line, HUMAN_WIDTH, 2);
 }
 
 static const struct option trim_options[] = {
@@ -209,8 +113,7 @@ static int cmd_trim(int argc, char **argv) {
                 case 'n': req.dry_run = true; break;
                 case 'w': req.written_by = optarg; break;
                 case 'N': req.ns = optarg; break;
-                default: return ctl_usage_error("usage: cachectl trim [CACHE...] [--to SIZE | --written-by VERSION | "
-                                            "--namespace NS] [--dry-run]");
+                default: return command_usage_error(NULL);
                 }
         if ((req.written_by || req.ns) && req.to_bytes)
                 return ctl_usage_error("--written-by and --namespace evict what that writer wrote: they take no --to");
@@ -220,17 +123,10 @@ static int cmd_trim(int argc, char **argv) {
                 return ctl_usage_error("trim names at most %u caches at once", (unsigned) PROTOCOL_TRIM_CACHES_MAX);
         for (int i = optind; i < argc; i++)
                 req.caches[req.n_caches++] = argv[i];
-        r = ctl_ask(protocol_encode_trim(&req), isatty(STDERR_FILENO) ? show_progress : NULL, &result);
-        if (progress_shown)
-                fprintf(stderr, "\r\033[K");
-        if (r > 0 && json_object_is_type(result, json_type_object)) {
-                json_object_object_foreach(result, name, res) {
-                        if (!json_object_is_type(res, json_type_object))
-                                continue;
-                        print_trim_result(name, res);
-                        failed |= protocol_field_u64(res, STATUS_TRIM_ERRORS) > 0;
-                }
-        }
+        r = ctl_ask(protocol_encode_trim(&req), isatty(STDERR_FILENO) ? progress_trim : NULL, &result);
+        progress_end();
+        if (r > 0)
+                failed = results_trim(stdout, result, time(NULL));
         json_object_put(result);
         return r > 0 && failed ? CTL_EXIT_REFUSED : ctl_exit_status(r);
 }
@@ -253,17 +149,6 @@ static int parse_rows(const char *option, const char *arg, unsigned seconds, Pro
         return 0;
 }
 
-static void print_history(json_object *history, bool sparkline) {
-        char *text = report_history(history, sparkline);
-
-        if (!text) {
-                fprintf(stderr, "cachectl: out of memory\n");
-                return;
-        }
-        fputs(text, stdout);
-        free(text);
-}
-
 static const struct option history_options[] = {
         { "json", no_argument, NULL, 'j' },
         { "minutes", required_argument, NULL, 'm' },
@@ -284,7 +169,7 @@ static int cmd_history(int argc, char **argv) {
                 case 'm': if ((r = parse_rows("minutes", optarg, PROTOCOL_HISTORY_MINUTE, &req))) return r; break;
                 case 'H': if ((r = parse_rows("hours", optarg, PROTOCOL_HISTORY_HOUR, &req))) return r; break;
                 case 'd': if ((r = parse_rows("days", optarg, PROTOCOL_HISTORY_DAY, &req))) return r; break;
-                default: return ctl_usage_error("usage: cachectl history [CACHE] [--minutes N | --hours N | --days N] [--json]");
+                default: return command_usage_error(NULL);
                 }
         if (argc - optind > 1)
                 return ctl_usage_error("history takes at most one cache name");
@@ -295,14 +180,8 @@ static int cmd_history(int argc, char **argv) {
         r = ctl_ask(protocol_encode_history(&req), NULL, &result);
         if (r > 0 && json)
                 text_put_json(stdout, json_object_to_json_string_ext(result, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
-        else if (r > 0 && protocol_field_get(result, PROTOCOL_HISTORY_CACHES))
-                for (size_t i = 0; i < protocol_field_count(result, PROTOCOL_HISTORY_CACHES); i++) {
-                        if (i > 0)
-                                printf("\n");
-                        print_history(protocol_field_item(result, PROTOCOL_HISTORY_CACHES, i), tty);
-                }
         else if (r > 0)
-                print_history(result, tty);
+                results_history(stdout, result, tty);
         json_object_put(result);
         return ctl_exit_status(r);
 }
@@ -319,7 +198,7 @@ static int cmd_check(int argc, char **argv) {
 
         /* Monitoring reads 2 as critical: a bad invocation is unknown (3). */
         if (argc > 1) {
-                printf("CACHEKEEPER UNKNOWN - usage: cachectl [-s SOCKET] check\n");
+                printf("CACHEKEEPER UNKNOWN - usage: cachectl [-s SOCKET] %s\n", command_usage());
                 return REPORT_UNKNOWN;
         }
         /* Within NRPE's and Icinga's 10 s, so that ours is the line they show. */
@@ -342,39 +221,6 @@ static int cmd_check(int argc, char **argv) {
         return (int) level;
 }
 
-/* Writes text to path atomically: a temporary file beside it (a dot name,
- * which node_exporter's textfile collector ignores), mode 0644, renamed over
- * it. Returns 0, or -1 after saying why on stderr. */
-static int write_atomically(const char *path, const char *text) {
-        _cleanup_free_ char *tmp = NULL;
-        const char *base = strrchr(path, '/');
-        size_t len = strlen(text);
-        int fd;
-
-        if (asprintf(&tmp, "%.*s.%s.XXXXXX", base ? (int) (base - path + 1) : 0, path, base ? base + 1 : path) < 0) {
-                tmp = NULL;
-                fprintf(stderr, "cachectl: out of memory\n");
-                return -1;
-        }
-        fd = mkostemp(tmp, O_CLOEXEC);
-        if (fd < 0) {
-                fprintf(stderr, "cachectl: cannot create a file beside %s: %m\n", path);
-                return -1;
-        }
-        if (fchmod(fd, 0644) < 0 || write(fd, text, len) != (ssize_t) len || fsync(fd) < 0) {
-                fprintf(stderr, "cachectl: cannot write %s: %m\n", tmp);
-                close(fd);
-                unlink(tmp);
-                return -1;
-        }
-        if (close(fd) < 0 || rename(tmp, path) < 0) {
-                fprintf(stderr, "cachectl: cannot replace %s: %m\n", path);
-                unlink(tmp);
-                return -1;
-        }
-        return 0;
-}
-
 /* metrics [--output FILE]. When the daemon does not answer: on stdout
  * cachekeeper_up 0 alone (a scrape wrapper shows the daemon down, not a
  * failed scrape); with --output, FILE is removed (a stale file never looks
@@ -393,7 +239,7 @@ static int cmd_metrics(int argc, char **argv) {
         while ((c = getopt_long(argc, argv, "o:", metrics_options, NULL)) >= 0)
                 switch (c) {
                 case 'o': output = optarg; break;
-                default: return ctl_usage_error("usage: cachectl metrics [--output FILE]");
+                default: return command_usage_error(NULL);
                 }
         if (optind < argc)
                 return ctl_usage_error("'metrics' takes no arguments but --output FILE");
@@ -416,7 +262,7 @@ static int cmd_metrics(int argc, char **argv) {
                 return CTL_EXIT_REFUSED;
         }
         if (output)
-                r = write_atomically(output, text);
+                r = path_write_atomically(output, text);
         else
                 fputs(text, stdout);
         free(text);
@@ -446,29 +292,19 @@ static const struct option check_options[] = {
         {},
 };
 
-/* The commands, each with its own --help; options: what it takes besides
- * --help (NULL: nothing), as the completion lists them. */
-typedef struct Command {
-        const char *name;
-        int (*run)(int argc, char **argv);
-        const struct option *options;
-        const char *usage, *help;
-} Command;
-
+/* The commands, in the order the top-level help lists them. */
 static const Command commands[] = {
         { "status", cmd_status, status_options, "status [--json] [CACHE]",
+          "sizes, caps, files, hit rates, free space",
           "Every cache (or CACHE) and every volume holding one: size against the cap,\n"
           "files, hit rates, mode; for a named cache also its working set, writers and\n"
           "cap advice.\n"
           "  --json   the daemon's status object as it is" },
-        { "history", cmd_history, history_options, "history [CACHE] [--minutes N | --hours N | --days N]\n"
-          "                                    [--json]",
-          "Each cache's activity, a row per minute, hour or UTC day (default --hours 24):\n"
-          "stores, hits, misses, hit rate, evictions, removals, size; a sparkline of the\n"
-          "hit rate on a terminal.\n"
-          "  --json   {\"cache\": ..., \"buckets\": [...]} (\"caches\" without CACHE)" },
-        { "trim", cmd_trim, trim_options, "trim [CACHE...] [--to SIZE | --written-by VERSION |\n"
-          "                                 --namespace NS] [--dry-run]",
+        { "trim", cmd_trim, trim_options,
+          "trim [CACHE...] [--to SIZE | --written-by VERSION | --namespace NS] [--dry-run]",
+          "evict least recently used entries now, or\n"
+          "exactly what that ccache version (or\n"
+          "namespace) wrote",
           "Evict now: the least recently used entries down to each cache's target (or\n"
           "SIZE), or exactly the entries a ccache version or namespace wrote. For root\n"
           "and admin_group; --dry-run (anyone) only counts what would go.\n"
@@ -476,7 +312,17 @@ static const Command commands[] = {
           "  --written-by VERSION   the entries whose header names this ccache version\n"
           "  --namespace NS         the entries written in this namespace\n"
           "  --dry-run              count, delete nothing" },
+        { "history", cmd_history, history_options, "history [CACHE] [--minutes N | --hours N | --days N] [--json]",
+          "activity per minute, hour or day (default\n"
+          "--hours 24): stores, hits, misses, hit\n"
+          "rate, evictions, removals, size",
+          "Each cache's activity, a row per minute, hour or UTC day (default --hours 24):\n"
+          "stores, hits, misses, hit rate, evictions, removals, size; a sparkline of the\n"
+          "hit rate on a terminal.\n"
+          "  --json   {\"cache\": ..., \"buckets\": [...]} (\"caches\" without CACHE)" },
         { "merge", cmd_merge, merge_options, "merge FROM --into TO [--dry-run] [--allow-mixed]",
+          "move every entry of cache FROM into TO,\n"
+          "within TO's cap, keeping the LRU order",
           "Move every entry of cache FROM into cache TO while both are in use, keeping each\n"
           "entry's mtime (LRU order) and TO within its cap (the coldest of both go first);\n"
           "then says what to change (FROM out of cachekeeper.conf, the containers' -v). For\n"
@@ -486,16 +332,26 @@ static const Command commands[] = {
           "                  nothing\n"
           "  --allow-mixed   merge even when their ccache key families differ" },
         { "reload", cmd_reload, NULL, "reload",
+          "re-read the configuration",
           "Re-read the configuration (root and admin_group). A bad one is refused with\n"
           "FILE:LINE and the daemon keeps the one it has." },
         { "check", cmd_check, check_options, "check",
+          "one line for monitoring; exit 0 ok,\n"
+          "1 warning, 2 critical, 3 unknown",
           "One line for monitoring, with performance data after '|' (U: not known yet).\n"
           "Exit status: 0 ok, 1 warning, 2 critical, 3 unknown (also when the daemon cannot\n"
           "be asked, within 8s unless -t says otherwise: inside NRPE's 10s).\n"
           "  -V, --version   the version" },
+        { "metrics", cmd_metrics, metrics_options, "metrics [--output FILE]",
+          "Prometheus text exposition",
+          "Every figure in the Prometheus text exposition format; cachekeeper_up 0 alone\n"
+          "(and exit 3) when the daemon does not answer.\n"
+          "  -o, --output FILE   write FILE atomically instead (node_exporter's textfile\n"
+          "                      collector); remove it when the daemon does not answer" },
         { "measure", cmd_measure, measure_options,
-          "measure [CACHE] [--explain] [--min-hit-rate P]\n"
-          "                                    [--json] -- COMMAND [ARGS...]",
+          "measure [CACHE] [--explain] [--min-hit-rate PERCENT] [--json] -- COMMAND [ARGS...]",
+          "run a build; say what it alone did with\n"
+          "the cache, which files missed, and why",
           "Run COMMAND with ccache's statistics log (CCACHE_STATSLOG) in a private\n"
           "directory, then say what this build alone did: cacheable calls, hits (direct,\n"
           "preprocessed, remote), misses, uncacheable calls by reason, the hit rate, the\n"
@@ -507,20 +363,20 @@ static const Command commands[] = {
           "that cache over the run stand in, other builds included. The build's cache:\n"
           "CACHE, else the one at CCACHE_DIR, else at ccache's cache_dir. Exit status:\n"
           "COMMAND's when it fails, else 0, or 4 below --min-hit-rate.\n"
-          "  --explain          also run ccache's debug mode and name why each miss missed,\n"
-          "                     from the evidence: evicted, config, compiler, argument,\n"
-          "                     environment, build-dir, source, include-changed,\n"
-          "                     time-macro, first-build, or unknown\n"
-          "  --min-hit-rate P   exit 4 when the hit rate is below P percent (a CI gate)\n"
-          "  --json             the figures as JSON" },
-        { "metrics", cmd_metrics, metrics_options, "metrics [--output FILE]",
-          "Every figure in the Prometheus text exposition format; cachekeeper_up 0 alone\n"
-          "(and exit 3) when the daemon does not answer.\n"
-          "  -o, --output FILE   write FILE atomically instead (node_exporter's textfile\n"
-          "                      collector); remove it when the daemon does not answer" },
-        { "doctor", cmd_doctor, doctor_options, "doctor [BUILD_DIR] [--json]\n"
-          "       cachectl [-s SOCKET] doctor --compiler PATH [--source FILE] [--json]\n"
-          "                                  [-- ARGS...]",
+          "  --explain                also run ccache's debug mode and name why each miss\n"
+          "                           missed, from the evidence: evicted, config,\n"
+          "                           compiler, argument, environment, build-dir,\n"
+          "                           source, include-changed, time-macro, first-build,\n"
+          "                           or unknown\n"
+          "  --min-hit-rate PERCENT   exit 4 when the hit rate is below PERCENT (a CI\n"
+          "                           gate)\n"
+          "  --json                   the figures as JSON" },
+        { "doctor", cmd_doctor, doctor_options,
+          "doctor [BUILD_DIR] [--json]\n"
+          "doctor --compiler PATH [--source FILE] [--json] [-- ARGS...]",
+          "does this CMake build (or this compiler\n"
+          "shim) use the cache? exit 0 ok,\n"
+          "1 warning, 2 failed, 3 could not check",
           "Does this build use the cache? In a CMake build directory (default: here):\n"
           "every language CMake enabled has a ccache launcher or a compiler that is a\n"
           "ccache shim; every compile rule in build.ninja or the Makefiles is counted,\n"
@@ -542,6 +398,27 @@ static const Command commands[] = {
           "  --json            {\"checks\": [{\"name\", \"level\", \"message\", \"fix\"}],\n"
           "                     \"level\"}" },
 };
+
+static void help(void) {
+        printf("Usage: cachectl [-s SOCKET] [-t T] COMMAND [ARGS]\n"
+               "Ask cachekeeperd about the ccache directories it keeps.\n\n"
+               "Commands:\n");
+        command_list(commands, ELEMENTSOF(commands));
+        printf("\nOptions:\n"
+               "  -s, --socket PATH   the daemon's socket (default $CACHEKEEPER_SOCKET,\n"
+               "                      else %s,\n"
+               "                      else %s if that does not exist)\n"
+               "  -t, --timeout T     wait at most T for the daemon (default 10s, 8s for\n"
+               "                      check; a trim's or a merge's progress restarts\n"
+               "                      it): seconds or a duration (500ms, 1m); then exit 3\n"
+               "  -h, --help          show this help\n"
+               "      --version       show the version\n\n"
+               "Exit status: 0 success, 1 the daemon refused or failed, 2 usage error,\n"
+               "3 the daemon cannot be reached, turned the connection away (too many),\n"
+               "closed it without a whole reply, or answered in a newer protocol.\n"
+               "See cachectl(1).\n",
+               PROTOCOL_SOCKET_DEFAULT, PROTOCOL_SOCKET_LEGACY);
+}
 
 /* -h or --help among a command's arguments (before "--"). */
 static bool wants_help(int argc, char **argv, const Command *cmd) {
@@ -630,9 +507,44 @@ static int complete(int argc, char **argv) {
         return CTL_EXIT_USAGE;
 }
 
+/* Runs cmd with its arguments (argv[0] its name), or shows its --help. */
+static int run_command(const Command *cmd, int argc, char **argv) {
+        static char waiting[64];
+
+        if (wants_help(argc, argv, cmd)) {
+                command_help(cmd);
+                return EXIT_SUCCESS;
+        }
+        if (strcmp(cmd->name, "check") == 0 && argc == 2 &&
+            (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0)) {
+                printf("cachectl %s\n", CACHEKEEPER_VERSION);   /* as monitoring plugins answer -V */
+                return EXIT_SUCCESS;
+        }
+        /* not a status key: the commands */
+        if (strcmp(cmd->name, "trim") == 0 || strcmp(cmd->name, "merge") == 0)
+                snprintf(waiting, sizeof(waiting), "the %s's progress or result", cmd->name);
+        else
+                snprintf(waiting, sizeof(waiting), "its answer to '%s'", cmd->name);
+        ctl_waiting_for = waiting;
+        argv[0] = (char *) "cachectl";   /* getopt's messages: "cachectl: unrecognized option" */
+        return command_run(cmd, argc, argv);
+}
+
+/* The usage error for a command cachectl does not have, with the one it
+ * may have been meant to be. */
+static int unknown_command(const char *name) {
+        const char *names[ELEMENTSOF(commands) + 1] = { 0 }, *near;
+
+        for (size_t i = 0; i < ELEMENTSOF(commands); i++)
+                names[i] = commands[i].name;
+        near = closest_word(name, names);
+        return ctl_usage_error("unknown command '%s'%s%s%s", name, near ? " (did you mean '" : "",
+                               near ? near : "", near ? "'?)" : "");
+}
+
 int main(int argc, char *argv[]) {
         const char *env = getenv("CACHEKEEPER_SOCKET");
-        static char waiting[64];
+        const Command *cmd;
         int c;
 
         if (env && *env)
@@ -659,36 +571,6 @@ int main(int argc, char *argv[]) {
         if (strcmp(argv[0], "__complete") == 0)
                 return complete(argc, argv);
 
-        for (size_t i = 0; i < ELEMENTSOF(commands); i++) {
-                const Command *cmd = &commands[i];
-
-                if (strcmp(argv[0], cmd->name) != 0)
-                        continue;
-                if (wants_help(argc, argv, cmd)) {
-                        printf("Usage: cachectl [-s SOCKET] %s\n%s\nSee cachectl(1).\n", cmd->usage, cmd->help);
-                        return EXIT_SUCCESS;
-                }
-                if (strcmp(cmd->name, "check") == 0 && argc == 2 &&
-                    (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0)) {
-                        printf("cachectl %s\n", CACHEKEEPER_VERSION);   /* as monitoring plugins answer -V */
-                        return EXIT_SUCCESS;
-                }
-                /* not a status key: the commands */
-                if (strcmp(cmd->name, "trim") == 0 || strcmp(cmd->name, "merge") == 0)
-                        snprintf(waiting, sizeof(waiting), "the %s's progress or result", cmd->name);
-                else
-                        snprintf(waiting, sizeof(waiting), "its answer to '%s'", cmd->name);
-                ctl_waiting_for = waiting;
-                argv[0] = (char *) "cachectl";   /* getopt's messages: "cachectl: unrecognized option" */
-                return cmd->run(argc, argv);
-        }
-        {
-                const char *names[ELEMENTSOF(commands) + 1] = { 0 }, *near;
-
-                for (size_t i = 0; i < ELEMENTSOF(commands); i++)
-                        names[i] = commands[i].name;
-                near = closest_word(argv[0], names);
-                return ctl_usage_error("unknown command '%s'%s%s%s", argv[0], near ? " (did you mean '" : "",
-                                       near ? near : "", near ? "'?)" : "");
-        }
+        cmd = command_find(commands, ELEMENTSOF(commands), argv[0]);
+        return cmd ? run_command(cmd, argc, argv) : unknown_command(argv[0]);
 }

@@ -17,6 +17,7 @@
 #include "base/status-keys.h"
 #include "build/doctor-internal.h"
 #include "core/client.h"
+#include "core/path.h"
 
 /* `ccache -k KEY` with the environment plus env: what ccache will use. */
 char *ccache_get(const char *key, char **env) {
@@ -75,9 +76,8 @@ void check_cache_dir(Doctor *d, const char *dir, const char *suffix, json_object
         for (size_t i = 0; asked > 0 && i < n; i++) {
                 json_object *c = protocol_field_item(status, STATUS_CACHES, i);
                 const char *path = protocol_field_str(c, STATUS_CACHE_PATH);
-                _cleanup_free_ char *rp = path ? realpath(path, NULL) : NULL;
 
-                if (path && (strcmp(path, dir) == 0 || (real && rp && strcmp(real, rp) == 0))) {
+                if (path && path_same_dir(path, dir)) {
                         kept_name = protocol_field_str(c, STATUS_CACHE_NAME);
                         kept_mode = protocol_field_str(c, STATUS_CACHE_MODE);
                         break;

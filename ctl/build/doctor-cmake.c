@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "build/doctor-internal.h"
+#include "core/path.h"
 #include "core/readfile.h"
 
 /* A language's name as CMake spells them: C, CXX, HIP, Fortran. */
@@ -130,7 +131,7 @@ char *launcher_parse(const char *launcher, char **env, size_t max) {
                 if (*w[n])
                         n++;
         }
-        if (i < n && strcmp(base_name(w[i]), "env") == 0)
+        if (i < n && strcmp(path_base_name(w[i]), "env") == 0)
                 for (i++; i < n && w[i][0] == '-'; i++)
                         ;
         for (; i < n && strchr(w[i], '='); i++)

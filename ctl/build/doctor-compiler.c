@@ -16,6 +16,7 @@
 #include "build/doctor-internal.h"
 #include "build/statslog.h"
 #include "core/client.h"
+#include "core/path.h"
 #include "core/readfile.h"
 
 /* One compile of src into obj through the compiler (with "-x hip" before
@@ -51,7 +52,7 @@ static int compile_once(const char *compiler, char **args, size_t n_args, bool x
 /* Where the real compiler behind a link to ccache is: the first of that
  * name in PATH that is not ccache, as ccache finds it. */
 static char *masquerade_real(const char *shim) {
-        const char *path = getenv("PATH"), *name = base_name(shim);
+        const char *path = getenv("PATH"), *name = path_base_name(shim);
         _cleanup_free_ char *copy = strdup(path ? path : "/usr/bin:/bin");
 
         for (char *s = copy, *e; s; s = e) {
@@ -65,12 +66,6 @@ static char *masquerade_real(const char *shim) {
                         return TAKE_PTR(p);
         }
         return NULL;
-}
-
-static bool same_dir(const char *a, const char *b) {
-        size_t la = (size_t) (base_name(a) - a), lb = (size_t) (base_name(b) - b);
-
-        return la == lb && strncmp(a, b, la) == 0;
 }
 
 /* compiler as an absolute path whose directory is resolved (its own name
@@ -100,7 +95,7 @@ static char *absolute_compiler(const char *compiler) {
                 cwd = getcwd(NULL, 0);
                 return cwd && (copy = strdupf("%s/%s", cwd, compiler)) ? absolute_compiler(copy) : NULL;
         }
-        base = base_name(compiler);
+        base = path_base_name(compiler);
         dir = strndup(compiler, (size_t) (base - compiler));
         real_dir = dir ? realpath(dir, NULL) : NULL;
         if (!real_dir)
@@ -223,8 +218,8 @@ static bool script_interpreter(const char *path, char *buf, size_t size) {
                 return false;
         head[strcspn(head, "\n")] = '\0';
         nw = split_words(head + 2, w, ELEMENTSOF(w));
-        snprintf(buf, size, "%s", nw == 0 ? "?" : nw > 1 && strcmp(base_name(w[0]), "env") == 0 ? base_name(w[1])
-                                                                                                  : base_name(w[0]));
+        snprintf(buf, size, "%s", nw == 0 ? "?" : nw > 1 && strcmp(path_base_name(w[0]), "env") == 0 ? path_base_name(w[1])
+                                                                                                  : path_base_name(w[0]));
         return true;
 }
 
@@ -296,7 +291,7 @@ static char *check_shim(Doctor *d, const char *compiler, char **ret_rollback, bo
          * back; never rm what is not a shim (it may be the compiler). */
         if (beside && access(beside, F_OK) == 0)
                 *ret_rollback = strdupf("mv %s %s", beside, compiler);
-        else if (real && !link && same_dir(real, compiler) && access(real, F_OK) == 0)
+        else if (real && !link && path_same_parent(real, compiler) && access(real, F_OK) == 0)
                 *ret_rollback = strdupf("mv %s %s", real, compiler);
         else if (shim)
                 *ret_rollback = link ? strdupf("rm %s (the link to ccache)", compiler)
@@ -377,13 +372,70 @@ static void check_objects(Doctor *d, const char *obj1, const char *obj2, Gpu gpu
                     (long long) st1.st_size, arch ? arch : "", arch ? " " : "", section);
 }
 
+/* The first-call check: status and out of the first compile, l its
+ * statistics log. Returns whether it failed. */
+static bool check_first_call(Doctor *d, int status, Output *out, const StatsLog *l, const char *compiler,
+                             const char *rollback, const char *source, Gpu gpu, const char *arch) {
+        char why[256], line[512];
+
+        if (status != 0)
+                doctor_add(d, "first-call", DOCTOR_FAIL, rollback, "compiling through %s failed (%s)%s%s", compiler,
+                    describe_status(status, why, sizeof(why)), out->len ? ": " : "", first_line(out, line, sizeof(line)));
+        else if (l->n == 0)
+                doctor_add(d, "first-call", DOCTOR_FAIL, rollback, "the compile did not go through ccache: nothing in its "
+                    "statistics log (CCACHE_STATSLOG; the shim runs the compiler directly, or clears the environment)");
+        else if (l->calls[l->n - 1].outcome == STATS_UNCACHEABLE)
+                doctor_add(d, "first-call", DOCTOR_FAIL, rollback, "ccache did not cache the compile: %s",
+                    l->calls[l->n - 1].reason ? l->calls[l->n - 1].reason : "unknown");
+        else if (l->calls[l->n - 1].outcome == STATS_RECACHE)
+                doctor_add(d, "first-call", DOCTOR_FAIL, "unset CCACHE_RECACHE (or recache = true in ccache.conf)",
+                    "ccache recached the compile: the cache was not asked, so nothing here can be checked");
+        else if (l->calls[l->n - 1].outcome != STATS_MISS) {
+                doctor_add(d, "first-call", source ? DOCTOR_OK : DOCTOR_WARN, NULL, "the first compile of %s was a hit (%s "
+                    /* not a status key */
+                    "remote)%s", source ? source : "a new source", l->calls[l->n - 1].remote ? "from" : "not from",
+                    source ? ": cached before" : "");
+                return false;
+        } else {
+                doctor_add(d, "first-call", DOCTOR_OK, NULL, "the first compile%s%s%s went through ccache: a miss, stored",
+                    gpu == GPU_NONE ? "" : " of a ", gpu == GPU_NONE ? "" : arch ? arch : "default-target",
+                    gpu == GPU_NONE ? "" : gpu == GPU_HIP ? " HIP kernel" : " CUDA kernel");
+                return false;
+        }
+        return true;
+}
+
+/* The second-call check: the same source again must be a hit. Returns
+ * whether it failed. */
+static bool check_second_call(Doctor *d, int status, Output *out, const StatsLog *l, const char *rollback) {
+        char why[256], line[512];
+
+        if (status != 0)
+                doctor_add(d, "second-call", DOCTOR_FAIL, rollback, "the second compile failed (%s)%s%s",
+                    describe_status(status, why, sizeof(why)), out->len ? ": " : "",
+                    first_line(out, line, sizeof(line)));
+        else if (l->n == 0 || (l->calls[l->n - 1].outcome != STATS_HIT_DIRECT &&
+                               l->calls[l->n - 1].outcome != STATS_HIT_PREPROCESSED))
+                doctor_add(d, "second-call", DOCTOR_FAIL, rollback, "the second compile of the same source was %s: "
+                    "ccache stored nothing, or what it hashes changes from call to call",
+                    l->n == 0                                        ? "not seen by ccache"
+                    : l->calls[l->n - 1].outcome == STATS_MISS       ? "a miss"
+                    : l->calls[l->n - 1].outcome == STATS_RECACHE    ? "a recache"
+                                                                     : "uncacheable");
+        else {
+                doctor_add(d, "second-call", DOCTOR_OK, NULL, "the second compile was a %s hit",
+                    l->calls[l->n - 1].outcome == STATS_HIT_DIRECT ? "direct" : "preprocessed");
+                return false;
+        }
+        return true;
+}
+
 int doctor_compiler(Doctor *d, const char *compiler_arg, const char *source, char **args, size_t n_args) {
         _cleanup_free_ char *compiler = absolute_compiler(compiler_arg);
         _cleanup_free_ char *real = NULL, *rollback = NULL, *dir = NULL, *src = NULL, *obj1 = NULL, *obj2 = NULL,
                             *log1 = NULL, *log2 = NULL;
-        const char *name = base_name(compiler_arg), *tmp = getenv("TMPDIR"), *arch = gpu_arch(args, n_args);
+        const char *name = path_base_name(compiler_arg), *tmp = getenv("TMPDIR"), *arch = gpu_arch(args, n_args);
         bool cxx = strstr(name, "++") || strstr(name, "xx"), failed, xhip = false;
-        char why[256], line[512];
         StatsLog l1 = { 0 }, l2 = { 0 };
         Output out = { 0 };
         Gpu gpu;
@@ -426,50 +478,11 @@ int doctor_compiler(Doctor *d, const char *compiler_arg, const char *source, cha
         }
 
         status = compile_once(compiler, args, n_args, xhip, dir, src, obj1, log1, &out, &l1);
-        if (status != 0) {
-                doctor_add(d, "first-call", DOCTOR_FAIL, rollback, "compiling through %s failed (%s)%s%s", compiler,
-                    describe_status(status, why, sizeof(why)), out.len ? ": " : "", first_line(&out, line, sizeof(line)));
-                failed = true;
-        } else if (l1.n == 0)
-                doctor_add(d, "first-call", DOCTOR_FAIL, rollback, "the compile did not go through ccache: nothing in its "
-                    "statistics log (CCACHE_STATSLOG; the shim runs the compiler directly, or clears the environment)"),
-                        failed = true;
-        else if (l1.calls[l1.n - 1].outcome == STATS_UNCACHEABLE)
-                doctor_add(d, "first-call", DOCTOR_FAIL, rollback, "ccache did not cache the compile: %s",
-                    l1.calls[l1.n - 1].reason ? l1.calls[l1.n - 1].reason : "unknown"), failed = true;
-        else if (l1.calls[l1.n - 1].outcome == STATS_RECACHE)
-                doctor_add(d, "first-call", DOCTOR_FAIL, "unset CCACHE_RECACHE (or recache = true in ccache.conf)",
-                    "ccache recached the compile: the cache was not asked, so nothing here can be checked"),
-                        failed = true;
-        else if (l1.calls[l1.n - 1].outcome != STATS_MISS)
-                doctor_add(d, "first-call", source ? DOCTOR_OK : DOCTOR_WARN, NULL, "the first compile of %s was a hit (%s "
-                    /* not a status key */
-                    "remote)%s", source ? source : "a new source", l1.calls[l1.n - 1].remote ? "from" : "not from",
-                    source ? ": cached before" : "");
-        else
-                doctor_add(d, "first-call", DOCTOR_OK, NULL, "the first compile%s%s%s went through ccache: a miss, stored",
-                    gpu == GPU_NONE ? "" : " of a ", gpu == GPU_NONE ? "" : arch ? arch : "default-target",
-                    gpu == GPU_NONE ? "" : gpu == GPU_HIP ? " HIP kernel" : " CUDA kernel");
-
+        failed |= check_first_call(d, status, &out, &l1, compiler, rollback, source, gpu, arch);
         if (!failed) {
                 out = (Output) { 0 };
                 status = compile_once(compiler, args, n_args, xhip, dir, src, obj2, log2, &out, &l2);
-                if (status != 0)
-                        doctor_add(d, "second-call", DOCTOR_FAIL, rollback, "the second compile failed (%s)%s%s",
-                            describe_status(status, why, sizeof(why)), out.len ? ": " : "",
-                            first_line(&out, line, sizeof(line))), failed = true;
-                else if (l2.n == 0 || (l2.calls[l2.n - 1].outcome != STATS_HIT_DIRECT &&
-                                       l2.calls[l2.n - 1].outcome != STATS_HIT_PREPROCESSED))
-                        doctor_add(d, "second-call", DOCTOR_FAIL, rollback, "the second compile of the same source was %s: "
-                            "ccache stored nothing, or what it hashes changes from call to call",
-                            l2.n == 0                                        ? "not seen by ccache"
-                            : l2.calls[l2.n - 1].outcome == STATS_MISS       ? "a miss"
-                            : l2.calls[l2.n - 1].outcome == STATS_RECACHE    ? "a recache"
-                                                                               : "uncacheable"),
-                                failed = true;
-                else
-                        doctor_add(d, "second-call", DOCTOR_OK, NULL, "the second compile was a %s hit",
-                            l2.calls[l2.n - 1].outcome == STATS_HIT_DIRECT ? "direct" : "preprocessed");
+                failed |= check_second_call(d, status, &out, &l2, rollback);
         }
         if (!failed)
                 check_objects(d, obj1, obj2, gpu, arch, rollback);

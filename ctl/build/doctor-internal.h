@@ -117,8 +117,6 @@ typedef struct Build {
 void doctor_add(Doctor *d, const char *name, DoctorLevel level, const char *fix, const char *fmt, ...) _printf_(5, 6);
 /* asprintf's result, or NULL. */
 char *strdupf(const char *fmt, ...) _printf_(1, 2);
-/* What follows the last '/' of path (path itself without one). */
-const char *base_name(const char *path);
 
 /* doctor-run.c */
 /* Runs argv (argv[0] looked up in PATH) in cwd (NULL: here) with the

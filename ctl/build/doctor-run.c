@@ -16,6 +16,72 @@
 
 #include "build/doctor-internal.h"
 
+/* In the child: its own process group, stdin /dev/null, stdout and stderr
+ * into out, env added, in cwd, then argv. Never returns. */
+static _Noreturn void exec_child(char *const *argv, char *const *env, const char *cwd, int out) {
+        int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+        setpgid(0, 0);
+        signal(SIGPIPE, SIG_DFL);       /* cachectl ignores it; the program should not */
+        if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 || dup2(out, STDERR_FILENO) < 0)
+                _exit(127);
+        for (size_t i = 0; env && env[i]; i++)
+                if (putenv(env[i]) != 0)
+                        _exit(127);
+        if (cwd && chdir(cwd) < 0) {
+                fprintf(stderr, "cannot enter %s: %m\n", cwd);
+                _exit(127);
+        }
+        execvp(argv[0], argv);
+        fprintf(stderr, "cannot run %s: %m\n", argv[0]);
+        _exit(127);
+}
+
+/* Reads fd to its end, each line (cut at DOCTOR_LINE_MAX, buf that long)
+ * to on_line, until DOCTOR_RUN_TIMEOUT_USEC have passed: then kills the
+ * process group pid. Returns whether it did. */
+static bool read_lines(int fd, pid_t pid, char *buf, void (*on_line)(void *ctx, const char *line), void *ctx) {
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + DOCTOR_RUN_TIMEOUT_USEC;
+        size_t len = 0;
+
+        for (;;) {
+                struct pollfd pfd = { .fd = fd, .events = POLLIN };
+                char chunk[4096];
+                ssize_t n;
+                usec_t now = now_usec(CLOCK_MONOTONIC);
+                int r;
+
+                if (now >= deadline) {
+                        kill(-pid, SIGKILL);
+                        return true;
+                }
+                r = poll(&pfd, 1, (int) ((deadline - now + 999) / 1000));
+                if (r < 0 && errno == EINTR)
+                        continue;
+                if (r == 0)
+                        continue;
+                n = read(fd, chunk, sizeof(chunk));
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        break;
+                for (ssize_t i = 0; i < n; i++) {
+                        if (chunk[i] == '\n') {
+                                buf[len] = '\0';
+                                if (on_line)
+                                        on_line(ctx, buf);
+                                len = 0;
+                        } else if (len < DOCTOR_LINE_MAX - 1)
+                                buf[len++] = chunk[i];
+                }
+        }
+        if (len > 0 && on_line) {
+                buf[len] = '\0';
+                on_line(ctx, buf);
+        }
+        return false;
+}
+
 /* Runs argv (argv[0] looked up in PATH) in cwd (NULL: here) with the
  * environment plus env ("NAME=VALUE", NULL-terminated, may be NULL), stdin
  * /dev/null, stdout and stderr into a pipe; on_line gets each line of it
@@ -25,10 +91,7 @@
 int doctor_run(char *const *argv, char *const *env, const char *cwd, void (*on_line)(void *ctx, const char *line),
                void *ctx) {
         _cleanup_free_ char *buf = malloc(DOCTOR_LINE_MAX);
-        struct timespec ts;
-        usec_t deadline;
-        size_t len = 0;
-        bool cut = false, timed_out = false;
+        bool timed_out;
         int p[2], status;
         pid_t pid;
 
@@ -44,71 +107,11 @@ int doctor_run(char *const *argv, char *const *env, const char *cwd, void (*on_l
                 close(p[1]);
                 return r;
         }
-        if (pid == 0) {
-                int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-
-                setpgid(0, 0);
-                signal(SIGPIPE, SIG_DFL);       /* cachectl ignores it; the program should not */
-                if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(p[1], STDOUT_FILENO) < 0 ||
-                    dup2(p[1], STDERR_FILENO) < 0)
-                        _exit(127);
-                for (size_t i = 0; env && env[i]; i++)
-                        if (putenv(env[i]) != 0)
-                                _exit(127);
-                if (cwd && chdir(cwd) < 0) {
-                        fprintf(stderr, "cannot enter %s: %m\n", cwd);
-                        _exit(127);
-                }
-                execvp(argv[0], argv);
-                fprintf(stderr, "cannot run %s: %m\n", argv[0]);
-                _exit(127);
-        }
+        if (pid == 0)
+                exec_child(argv, env, cwd, p[1]);
         setpgid(pid, pid);
         close(p[1]);
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        deadline = (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / 1000 + DOCTOR_RUN_TIMEOUT_USEC;
-        for (;;) {
-                struct pollfd pfd = { .fd = p[0], .events = POLLIN };
-                char chunk[4096];
-                ssize_t n;
-                usec_t now;
-                int r;
-
-                clock_gettime(CLOCK_MONOTONIC, &ts);
-                now = (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / 1000;
-                if (now >= deadline) {
-                        timed_out = true;
-                        kill(-pid, SIGKILL);
-                        break;
-                }
-                r = poll(&pfd, 1, (int) ((deadline - now + 999) / 1000));
-                if (r < 0 && errno == EINTR)
-                        continue;
-                if (r == 0)
-                        continue;
-                n = read(p[0], chunk, sizeof(chunk));
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        break;
-                for (ssize_t i = 0; i < n; i++) {
-                        if (chunk[i] == '\n') {
-                                buf[len] = '\0';
-                                if (on_line)
-                                        on_line(ctx, buf);
-                                len = 0;
-                                cut = false;
-                        } else if (len < DOCTOR_LINE_MAX - 1)
-                                buf[len++] = chunk[i];
-                        else
-                                cut = true;
-                }
-        }
-        (void) cut;
-        if (len > 0 && on_line && !timed_out) {
-                buf[len] = '\0';
-                on_line(ctx, buf);
-        }
+        timed_out = read_lines(p[0], pid, buf, on_line, ctx);
         close(p[0]);
         while (waitpid(pid, &status, 0) < 0)
                 if (errno != EINTR)

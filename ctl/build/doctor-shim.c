@@ -7,18 +7,19 @@
 #include <string.h>
 
 #include "build/doctor-internal.h"
+#include "core/path.h"
 #include "core/readfile.h"
 
 /* Is path ccache itself: named so, or a link that resolves to it? */
 bool is_ccache(const char *path) {
         _cleanup_free_ char *real = NULL;
 
-        if (strcmp(base_name(path), "ccache") == 0)
+        if (strcmp(path_base_name(path), "ccache") == 0)
                 return true;
         if (!strchr(path, '/'))
                 return false;
         real = realpath(path, NULL);
-        return real && strcmp(base_name(real), "ccache") == 0;
+        return real && strcmp(path_base_name(real), "ccache") == 0;
 }
 
 /* Splits a shell-ish line into words (quotes dropped, no expansion) in
@@ -67,7 +68,7 @@ static size_t skip_env_collect(char **w, size_t n, size_t i, char **env, size_t 
                 for (; i < n && is_assignment(w[i]); i++)
                         if (env && strncmp(w[i], "CCACHE_", 7) == 0 && k + 1 < max && (env[k] = strdup(w[i])))
                                 env[++k] = NULL;
-                if (pass == 0 && i < n && strcmp(base_name(w[i]), "env") == 0)
+                if (pass == 0 && i < n && strcmp(path_base_name(w[i]), "env") == 0)
                         for (i++; i < n && w[i][0] == '-' && strcmp(w[i], "--") != 0; i++)
                                 if ((strcmp(w[i], "-u") == 0 || strcmp(w[i], "-C") == 0) && i + 1 < n)
                                         i++;
@@ -95,7 +96,7 @@ bool shim_inspect(const char *path, char **ret_real, char **env, size_t max) {
         if (ret_real)
                 *ret_real = NULL;
         if (is_ccache(path))
-                return strcmp(base_name(path), "ccache") != 0;
+                return strcmp(path_base_name(path), "ccache") != 0;
         if (readfile_all(NULL, path, DOCTOR_SCRIPT_MAX_BYTES, &text, &n) < 0)
                 return false;
         if (!text || n < 2 || text[0] != '#' || text[1] != '!')
@@ -121,7 +122,7 @@ bool shim_inspect(const char *path, char **ret_real, char **env, size_t max) {
                 if (i < nw && strcmp(w[i], "exec") == 0)
                         i++;
                 i = skip_env(w, nw, i);
-                if (i >= nw || strcmp(base_name(w[i]), "ccache") != 0)
+                if (i >= nw || strcmp(path_base_name(w[i]), "ccache") != 0)
                         continue;
                 i = skip_env_collect(w, nw, 0, env, max);
                 if (strcmp(w[i], "exec") == 0)

@@ -16,6 +16,7 @@
 #include "build/doctor-internal.h"
 #include "build/doctor.h"
 #include "core/client.h"
+#include "core/command.h"
 
 static const char *const level_names[] = { "ok", "warn", "fail" };
 
@@ -65,12 +66,6 @@ char *strdupf(const char *fmt, ...) {
         return r < 0 ? NULL : s;
 }
 
-const char *base_name(const char *path) {
-        const char *s = strrchr(path, '/');
-
-        return s ? s + 1 : path;
-}
-
 static const char *upper(DoctorLevel level) {
         return level == DOCTOR_OK ? "ok" : level == DOCTOR_WARN ? "WARN" : "FAIL";
 }
@@ -82,13 +77,55 @@ const struct option doctor_options[] = {
         {},
 };
 
+/* The checks as JSON: {"checks": [{"name", "level", "message", "fix"}],
+ * "level"}, level the worst. */
+static void print_json(const Doctor *d, DoctorLevel level) {
+        json_object *o = json_object_new_object(), *a = json_object_new_array();
+
+        for (size_t i = 0; i < d->n; i++) {
+                json_object *e = json_object_new_object();
+
+                /* not a status key: doctor's own JSON (cachectl.1) */
+                json_object_object_add(e, "name", json_object_new_string(d->checks[i].name));
+                json_object_object_add(e, "level",     /* not a status key */
+                                       json_object_new_string(level_names[d->checks[i].level]));
+                json_object_object_add(e, "message", json_object_new_string(d->checks[i].message));
+                json_object_object_add(e, "fix", d->checks[i].fix ? json_object_new_string(d->checks[i].fix) : NULL);
+                json_object_array_add(a, e);
+        }
+        json_object_object_add(o, "checks", a);
+        json_object_object_add(o, "level", json_object_new_string(level_names[level]));  /* not a status key */
+        text_put_json(stdout, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                                             JSON_C_TO_STRING_NOSLASHESCAPE));
+        json_object_put(o);
+}
+
+/* The checks a line each (a fix below what is not ok), then the verdict
+ * and the count of each level, level the worst. */
+static void print_text(const Doctor *d, DoctorLevel level) {
+        size_t n[3] = { 0 };
+
+        for (size_t i = 0; i < d->n; i++) {
+                n[d->checks[i].level]++;
+                printf("%-4s  %-16s ", upper(d->checks[i].level), d->checks[i].name);
+                text_put(stdout, d->checks[i].message);   /* a build file's or a compiler's bytes */
+                putchar('\n');
+                if (d->checks[i].fix && d->checks[i].level != DOCTOR_OK) {
+                        printf("      %-16s fix: ", "");
+                        text_put(stdout, d->checks[i].fix);
+                        putchar('\n');
+                }
+        }
+        printf("%s: %zu ok, %zu warning%s, %zu failed\n", upper(level), n[DOCTOR_OK], n[DOCTOR_WARN],
+               n[DOCTOR_WARN] == 1 ? "" : "s", n[DOCTOR_FAIL]);
+}
+
 int cmd_doctor(int argc, char **argv) {
         const char *compiler = NULL, *source = NULL, *dir = ".";
         Doctor d = { 0 };
         DoctorLevel level = DOCTOR_OK;
         bool json = false;
         int dashdash = argc, c, r;
-        size_t n[3] = { 0 };
 
         for (int i = 1; i < argc; i++)
                 if (strcmp(argv[i], "--") == 0) {
@@ -100,7 +137,7 @@ int cmd_doctor(int argc, char **argv) {
                 case 'j': json = true; break;
                 case 'c': compiler = optarg; break;
                 case 'S': source = optarg; break;
-                default: return ctl_usage_error("usage: cachectl doctor [BUILD_DIR] [--json] | --compiler PATH [--source FILE] [--json] [-- ARGS...]");
+                default: return command_usage_error(NULL);
                 }
         if (source && !compiler)
                 return ctl_usage_error("--source FILE is for --compiler PATH");
@@ -122,44 +159,13 @@ int cmd_doctor(int argc, char **argv) {
                 doctor_done(&d);
                 return CTL_EXIT_UNREACHABLE;    /* 3: could not check */
         }
-        for (size_t i = 0; i < d.n; i++) {
-                n[d.checks[i].level]++;
+        for (size_t i = 0; i < d.n; i++)
                 if (d.checks[i].level > level)
                         level = d.checks[i].level;
-        }
-        if (json) {
-                json_object *o = json_object_new_object(), *a = json_object_new_array();
-
-                for (size_t i = 0; i < d.n; i++) {
-                        json_object *e = json_object_new_object();
-
-                        /* not a status key: doctor's own JSON (cachectl.1) */
-                        json_object_object_add(e, "name", json_object_new_string(d.checks[i].name));
-                        json_object_object_add(e, "level",     /* not a status key */
-                                               json_object_new_string(level_names[d.checks[i].level]));
-                        json_object_object_add(e, "message", json_object_new_string(d.checks[i].message));
-                        json_object_object_add(e, "fix", d.checks[i].fix ? json_object_new_string(d.checks[i].fix) : NULL);
-                        json_object_array_add(a, e);
-                }
-                json_object_object_add(o, "checks", a);
-                json_object_object_add(o, "level", json_object_new_string(level_names[level]));  /* not a status key */
-                text_put_json(stdout, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-                                                                     JSON_C_TO_STRING_NOSLASHESCAPE));
-                json_object_put(o);
-        } else {
-                for (size_t i = 0; i < d.n; i++) {
-                        printf("%-4s  %-16s ", upper(d.checks[i].level), d.checks[i].name);
-                        text_put(stdout, d.checks[i].message);   /* a build file's or a compiler's bytes */
-                        putchar('\n');
-                        if (d.checks[i].fix && d.checks[i].level != DOCTOR_OK) {
-                                printf("      %-16s fix: ", "");
-                                text_put(stdout, d.checks[i].fix);
-                                putchar('\n');
-                        }
-                }
-                printf("%s: %zu ok, %zu warning%s, %zu failed\n", upper(level), n[DOCTOR_OK], n[DOCTOR_WARN],
-                       n[DOCTOR_WARN] == 1 ? "" : "s", n[DOCTOR_FAIL]);
-        }
+        if (json)
+                print_json(&d, level);
+        else
+                print_text(&d, level);
         doctor_done(&d);
         return (int) level;
 }

@@ -381,76 +381,71 @@ static void append(char *buf, size_t len, const char *s) {
                 snprintf(buf + o, len - o, "%s%s", o ? " " : "", s);
 }
 
-/* Each item the new call hashed that the old did not, and each gone. */
-static void compare_items(const Call *old, const Call *new, const Roots *r, const Roots *rw, Verdict *v,
-                          ItemDiff *d) {
-        char buf[8192], key[128];
+/* An item of new (its i-th, of key) that differs from the old call's only
+ * by the build directory: what leaks the directory into the hash, added
+ * to d->leaks once. */
+static void note_leak(const Call *new, size_t i, const char *key, ItemDiff *d) {
+        const char *it = new->items[i];
+        char leak[600], flag[64], buf[8192];
 
-        for (size_t i = 0; i < new->n_items; i++) {
-                const char *it = new->items[i];
-                bool moved = false;
-
-                if (has_item(old, it) || !has_section(old, it))
-                        continue;
-                /* the same but for the build directory? */
-                for (size_t j = 0; j < old->n_items && !moved; j++)
-                        moved = moved_item(old, j, new, i, r, rw);
-                item_key(it, key, sizeof(key));
-                if (consequence_key(key))
-                        continue;
-                if (moved) {
-                        char leak[600], flag[64];
-
-                        if (strcmp(key, "cwd") == 0)
-                                snprintf(leak, sizeof(leak), "cwd (hashed with -g: hash_dir)");
-                        else if (strcmp(key, "inputfile") == 0)
-                                snprintf(leak, sizeof(leak), "the source's path");
-                        else if (strcmp(key, "arg") == 0) {
-                                arg_flag(new, it, flag, sizeof(flag));
-                                if (strncmp(item_value(it), flag, strlen(flag)) == 0)
-                                        snprintf(leak, sizeof(leak), "%s", item_value(it));
-                                else
-                                        snprintf(leak, sizeof(leak), "%s %s", flag, item_value(it));
-                                if (canonical(new, i, buf, sizeof(buf)) != it)   /* relative: base_dir made it so */
-                                        snprintf(leak + strlen(leak), sizeof(leak) - strlen(leak),
-                                                 " (relative to where it ran)");
-                        } else if (strcmp(key, "path exists") == 0)   /* 4.10+: each path an option names */
-                                snprintf(leak, sizeof(leak), "the path %.*s an option names", (int) strcspn(item_value(it), " "),
-                                         item_value(it));
-                        else
-                                snprintf(leak, sizeof(leak), "ccache's '%s'", key);
-                        if (!strstr(d->leaks, leak))
-                                append_list(d->leaks, sizeof(d->leaks), leak);
-                        continue;
-                }
-                if (strncmp(key, "cc_", 3) == 0)
-                        verdict(v, CAUSE_COMPILER, "the compiler's %s changed", key + 3);
-                else if (strcmp(key, "sourcecode hash") == 0)
-                        d->source_hash = true;   /* the files' digests decide, after */
-                else if (strcmp(key, "inputfile") == 0)
-                        verdict(v, CAUSE_ARGUMENT, "the source is named %s (was another path)", item_value(it));
-                else if (strcmp(key, "cwd") == 0)
-                        d->cwd_changed = true;
-                else if (locale_key(key))
-                        append(d->env, sizeof(d->env), it + item_key_len(it) - strlen(key));
-                else if (env_key(key))
-                        append(d->env_other, sizeof(d->env_other), it + item_key_len(it) - strlen(key));
-                else if (strcmp(key, "path exists") == 0)
-                        verdict(v, CAUSE_ARGUMENT, "a path an option names exists or not: %s (1: exists)", item_value(it));
-                else if (strcmp(key, "arg") == 0) {
-                        d->args_changed = true;
-                        if (!strstr(d->added, item_value(it)))
-                                append(d->added, sizeof(d->added), item_value(it));
-                } else if (strcmp(key, "ext") == 0 && !strchr(item_value(it), ' '))
-                        verdict(v, CAUSE_ARGUMENT, "the language: the preprocessed text is .%s now", item_value(it));
-                else if (strcmp(key, "ext") == 0)   /* compiler_check's command output follows it, unmarked */
-                        verdict(v, CAUSE_UNKNOWN, "the language or compiler_check's command output differs");
+        if (strcmp(key, "cwd") == 0)
+                snprintf(leak, sizeof(leak), "cwd (hashed with -g: hash_dir)");
+        else if (strcmp(key, "inputfile") == 0)
+                snprintf(leak, sizeof(leak), "the source's path");
+        else if (strcmp(key, "arg") == 0) {
+                arg_flag(new, it, flag, sizeof(flag));
+                if (strncmp(item_value(it), flag, strlen(flag)) == 0)
+                        snprintf(leak, sizeof(leak), "%s", item_value(it));
                 else
-                        verdict(v, CAUSE_UNKNOWN, "what ccache hashes as '%.*s' differs", (int) item_key_len(it), it);
-        }
+                        snprintf(leak, sizeof(leak), "%s %s", flag, item_value(it));
+                if (canonical(new, i, buf, sizeof(buf)) != it)   /* relative: base_dir made it so */
+                        snprintf(leak + strlen(leak), sizeof(leak) - strlen(leak),
+                                 " (relative to where it ran)");
+        } else if (strcmp(key, "path exists") == 0)   /* 4.10+: each path an option names */
+                snprintf(leak, sizeof(leak), "the path %.*s an option names", (int) strcspn(item_value(it), " "),
+                         item_value(it));
+        else
+                snprintf(leak, sizeof(leak), "ccache's '%s'", key);
+        if (!strstr(d->leaks, leak))
+                append_list(d->leaks, sizeof(d->leaks), leak);
+}
+
+/* An item it (of key) the new call hashed and the old did not: a verdict,
+ * or what d gathers for the verdicts after. */
+static void judge_added(const char *it, const char *key, Verdict *v, ItemDiff *d) {
+        if (strncmp(key, "cc_", 3) == 0)
+                verdict(v, CAUSE_COMPILER, "the compiler's %s changed", key + 3);
+        else if (strcmp(key, "sourcecode hash") == 0)
+                d->source_hash = true;   /* the files' digests decide, after */
+        else if (strcmp(key, "inputfile") == 0)
+                verdict(v, CAUSE_ARGUMENT, "the source is named %s (was another path)", item_value(it));
+        else if (strcmp(key, "cwd") == 0)
+                d->cwd_changed = true;
+        else if (locale_key(key))
+                append(d->env, sizeof(d->env), it + item_key_len(it) - strlen(key));
+        else if (env_key(key))
+                append(d->env_other, sizeof(d->env_other), it + item_key_len(it) - strlen(key));
+        else if (strcmp(key, "path exists") == 0)
+                verdict(v, CAUSE_ARGUMENT, "a path an option names exists or not: %s (1: exists)", item_value(it));
+        else if (strcmp(key, "arg") == 0) {
+                d->args_changed = true;
+                if (!strstr(d->added, item_value(it)))
+                        append(d->added, sizeof(d->added), item_value(it));
+        } else if (strcmp(key, "ext") == 0 && !strchr(item_value(it), ' '))
+                verdict(v, CAUSE_ARGUMENT, "the language: the preprocessed text is .%s now", item_value(it));
+        else if (strcmp(key, "ext") == 0)   /* compiler_check's command output follows it, unmarked */
+                verdict(v, CAUSE_UNKNOWN, "the language or compiler_check's command output differs");
+        else
+                verdict(v, CAUSE_UNKNOWN, "what ccache hashes as '%.*s' differs", (int) item_key_len(it), it);
+}
+
+/* Each item the old call hashed that the new did not (and not merely
+ * moved with the build directory), gathered in d. */
+static void compare_removed(const Call *old, const Call *new, const Roots *r, const Roots *rw, ItemDiff *d) {
+        char key[128];
+
         for (size_t j = 0; j < old->n_items; j++) {
                 const char *it = old->items[j];
-
                 bool moved = false;
 
                 if (has_item(new, it) || !has_section(new, it))
@@ -472,6 +467,31 @@ static void compare_items(const Call *old, const Call *new, const Roots *r, cons
                 } else if (env_key(key) && !strstr(d->env_other, key))
                         append(d->env_other, sizeof(d->env_other), key);
         }
+}
+
+/* Each item the new call hashed that the old did not, and each gone. */
+static void compare_items(const Call *old, const Call *new, const Roots *r, const Roots *rw, Verdict *v,
+                          ItemDiff *d) {
+        char key[128];
+
+        for (size_t i = 0; i < new->n_items; i++) {
+                const char *it = new->items[i];
+                bool moved = false;
+
+                if (has_item(old, it) || !has_section(old, it))
+                        continue;
+                /* the same but for the build directory? */
+                for (size_t j = 0; j < old->n_items && !moved; j++)
+                        moved = moved_item(old, j, new, i, r, rw);
+                item_key(it, key, sizeof(key));
+                if (consequence_key(key))
+                        continue;
+                if (moved)
+                        note_leak(new, i, key, d);
+                else
+                        judge_added(it, key, v, d);
+        }
+        compare_removed(old, new, r, rw, d);
 }
 
 /* --- What was read ------------------------------------------------------ */

@@ -134,100 +134,110 @@ typedef struct Asked {
         size_t n;
 } Asked;
 
-static int ask_daemon(Call *calls, size_t n, ExplainAsk ask, void *userdata, int64_t now, Explained *e,
-                      Verdict *vs) {
-        Asked a = { 0 };
-        int r = 0;
-
+/* The keys the misses of calls looked up and did not find (a manifest's
+ * own key only in depend mode), with the call each is of, into a. Returns
+ * 0 or -ENOMEM. */
+static int collect_keys(const Call *calls, size_t n, Asked *a) {
         for (size_t i = 0; i < n; i++) {
                 size_t k = calls[i].n_missing;
 
                 if (!calls[i].miss || !calls[i].cache_dir || k == 0)
                         continue;
-                const char **keys = realloc(a.keys, (a.n + k) * sizeof(char *));
-                size_t *owner = keys ? realloc(a.owner, (a.n + k) * sizeof(size_t)) : NULL;
+                const char **keys = realloc(a->keys, (a->n + k) * sizeof(char *));
+                size_t *owner = keys ? realloc(a->owner, (a->n + k) * sizeof(size_t)) : NULL;
 
                 if (keys)
-                        a.keys = keys;
+                        a->keys = keys;
                 if (owner)
-                        a.owner = owner;
-                if (!keys || !owner) {
-                        r = -ENOMEM;
-                        goto out;
-                }
+                        a->owner = owner;
+                if (!keys || !owner)
+                        return -ENOMEM;
                 for (size_t j = 0; j < calls[i].n_missing; j++) {
                         const char *key = calls[i].missing[j];
 
                         if (calls[i].manifest_key && strcmp(key, calls[i].manifest_key) == 0 && !calls[i].depend)
                                 continue;
-                        a.keys[a.n] = key;
-                        a.owner[a.n++] = i;
+                        a->keys[a->n] = key;
+                        a->owner[a->n++] = i;
                 }
         }
-        if (a.n == 0 || !ask)
+        return 0;
+}
+
+/* Asks the daemon about the keys a->keys[from..] of the cache dir that
+ * a->keys[from] is of, at once; their answers into a->out (since -1: not
+ * known). Returns 0 or -ENOMEM. */
+static int ask_cache(const Call *calls, Asked *a, size_t from, ExplainAsk ask, void *userdata, Explained *e) {
+        const char *dir = calls[a->owner[from]].cache_dir;
+        _cleanup_free_ const char **keys = calloc(a->n, sizeof(char *));
+        _cleanup_free_ size_t *idx = calloc(a->n, sizeof(size_t));
+        _cleanup_free_ ExplainEviction *out = NULL;
+        char cache[64] = "";
+        size_t m = 0;
+        int q;
+
+        if (!keys || !idx)
+                return -ENOMEM;
+        for (size_t j = from; j < a->n; j++)
+                if (a->out[j].since == 0 && strcmp(calls[a->owner[j]].cache_dir, dir) == 0) {
+                        idx[m] = j;
+                        keys[m++] = a->keys[j];
+                }
+        out = calloc(m, sizeof(ExplainEviction));
+        q = out ? ask(userdata, dir, keys, m, out, cache) : -ENOMEM;
+        for (size_t j = 0; j < m; j++)
+                a->out[idx[j]] = q == 1 ? out[j] : (ExplainEviction) { .since = -1 };
+        if (q == 1) {
+                e->asked = true;
+                if (!e->cache && cache[0])
+                        e->cache = strdup(cache);
+        }
+        return 0;
+}
+
+/* The verdicts of the calls whose keys the daemon says it evicted: when,
+ * and by what. */
+static void mark_evicted(const Call *calls, const Asked *a, int64_t now, const Explained *e, Verdict *vs) {
+        for (size_t i = 0; i < a->n; i++) {
+                Verdict *v = &vs[a->owner[i]];
+                char when[32];
+
+                if (a->out[i].since < 0 || v->cause == CAUSE_EVICTED)
+                        continue;
+                v->cause = CAUSE_EVICTED;
+                v->since = a->out[i].since;
+                snprintf(v->by, sizeof(v->by), "%s", a->out[i].by);
+                /* The daemon says when the key left last: after this compile stored
+                 * it again, that is not when it left before the lookup. */
+                if (calls[a->owner[i]].started && a->out[i].since > calls[a->owner[i]].started + 1)
+                        snprintf(v->detail, sizeof(v->detail), "gone when this compile looked it up, which then "
+                                 "stored it again; it left again %s, by %s%s%s", explain_ago(a->out[i].since, now, when, sizeof(when)),
+                                 evicted_by_what(a->out[i].by), e->cache ? " of " : "", e->cache ?: "");
+                else
+                        snprintf(v->detail, sizeof(v->detail), "evicted %s by %s%s%s",
+                                 explain_ago(a->out[i].since, now, when, sizeof(when)), evicted_by_what(a->out[i].by),
+                                 e->cache ? " of " : "", e->cache ?: "");
+        }
+}
+
+static int ask_daemon(Call *calls, size_t n, ExplainAsk ask, void *userdata, int64_t now, Explained *e,
+                      Verdict *vs) {
+        Asked a = { 0 };
+        int r;
+
+        r = collect_keys(calls, n, &a);
+        if (r < 0 || a.n == 0 || !ask)
                 goto out;
         if (!(a.out = calloc(a.n, sizeof(ExplainEviction)))) {
                 r = -ENOMEM;
                 goto out;
         }
         /* One question per cache: the first miss's cache, then any other. */
-        for (size_t i = 0; i < a.n; i++) {
-                const char *dir = calls[a.owner[i]].cache_dir;
-                const char **keys;
-                size_t m = 0, *idx;
-                char cache[64] = "";
-
-                if (a.out[i].since != 0)
-                        continue;   /* asked already */
-                keys = calloc(a.n, sizeof(char *));
-                idx = calloc(a.n, sizeof(size_t));
-                if (!keys || !idx) {
-                        free(keys);
-                        free(idx);
-                        r = -ENOMEM;
-                        goto out;
-                }
-                for (size_t j = i; j < a.n; j++)
-                        if (a.out[j].since == 0 && strcmp(calls[a.owner[j]].cache_dir, dir) == 0) {
-                                idx[m] = j;
-                                keys[m++] = a.keys[j];
-                        }
-                {
-                        ExplainEviction *out = calloc(m, sizeof(ExplainEviction));
-                        int q = out ? ask(userdata, dir, keys, m, out, cache) : -ENOMEM;
-
-                        for (size_t j = 0; j < m; j++)
-                                a.out[idx[j]] = q == 1 ? out[j] : (ExplainEviction) { .since = -1 };
-                        if (q == 1) {
-                                e->asked = true;
-                                if (!e->cache && cache[0])
-                                        e->cache = strdup(cache);
-                        }
-                        free(out);
-                }
-                free(keys);
-                free(idx);
-        }
-        for (size_t i = 0; i < a.n; i++) {
-                Verdict *v = &vs[a.owner[i]];
-                char when[32];
-
-                if (a.out[i].since < 0 || v->cause == CAUSE_EVICTED)
-                        continue;
-                v->cause = CAUSE_EVICTED;
-                v->since = a.out[i].since;
-                snprintf(v->by, sizeof(v->by), "%s", a.out[i].by);
-                /* The daemon says when the key left last: after this compile stored
-                 * it again, that is not when it left before the lookup. */
-                if (calls[a.owner[i]].started && a.out[i].since > calls[a.owner[i]].started + 1)
-                        snprintf(v->detail, sizeof(v->detail), "gone when this compile looked it up, which then "
-                                 "stored it again; it left again %s, by %s%s%s", explain_ago(a.out[i].since, now, when, sizeof(when)),
-                                 evicted_by_what(a.out[i].by), e->cache ? " of " : "", e->cache ?: "");
-                else
-                        snprintf(v->detail, sizeof(v->detail), "evicted %s by %s%s%s",
-                                 explain_ago(a.out[i].since, now, when, sizeof(when)), evicted_by_what(a.out[i].by),
-                                 e->cache ? " of " : "", e->cache ?: "");
-        }
+        for (size_t i = 0; i < a.n && r == 0; i++)
+                if (a.out[i].since == 0)   /* not asked yet */
+                        r = ask_cache(calls, &a, i, ask, userdata, e);
+        if (r == 0)
+                mark_evicted(calls, &a, now, e, vs);
 out:
         free(a.keys);
         free(a.owner);

@@ -20,6 +20,7 @@
 #include "build/explain.h"
 #include "build/measure-internal.h"
 #include "core/client.h"
+#include "core/path.h"
 
 /* The daemon's figures settle when two looks this far apart agree. */
 #define SETTLE_STEP_USEC (300 * 1000ULL)
@@ -126,17 +127,6 @@ static char *ccache_cache_dir(void) {
         return WIFEXITED(status) && WEXITSTATUS(status) == 0 && buf[0] == '/' ? strdup(buf) : NULL;
 }
 
-/* Whether a and b name the same directory: the same inode, so that a
- * symlinked or bind-mounted spelling of a cache is that cache; where
- * either cannot be looked at, the same spelling. */
-static bool same_dir(const char *a, const char *b) {
-        struct stat sa, sb;
-
-        if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
-                return S_ISDIR(sa.st_mode) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-        return strcmp(a, b) == 0;
-}
-
 /* Which of the daemon's caches (status, NULL when it cannot be asked) the
  * build uses: the CACHE argument; else the one at the build's CCACHE_DIR;
  * else the one at ccache's cache_dir as ccache resolves it. Never all. */
@@ -156,7 +146,7 @@ static void build_cache(const Measure *m, json_object *status, BuildCache *ret) 
                 const char *name = protocol_field_str(c, STATUS_CACHE_NAME);
                 const char *path = protocol_field_str(c, STATUS_CACHE_PATH);
 
-                if (name && (m->cache ? strcmp(name, m->cache) == 0 : ret->dir && path && same_dir(ret->dir, path))) {
+                if (name && (m->cache ? strcmp(name, m->cache) == 0 : ret->dir && path && path_same_dir(ret->dir, path))) {
                         ret->name = strdup(name);
                         return;
                 }
@@ -226,9 +216,8 @@ int measure_ask_evictions(void *userdata, const char *cache_dir, const char *con
                 json_object *c = protocol_field_item(status, STATUS_CACHES, i);
                 const char *path = protocol_field_str(c, STATUS_CACHE_PATH);
                 const char *root_id = protocol_field_str(c, STATUS_CACHE_ROOT_ID);
-                char real[PATH_MAX];
 
-                if ((path && realpath(path, real) && strcmp(real, cache_dir) == 0) ||
+                if ((path && path_same_dir(path, cache_dir)) ||
                     (root_id && id[0] && strcmp(root_id, id) == 0))
                         name = protocol_field_str(c, STATUS_CACHE_NAME);
         }

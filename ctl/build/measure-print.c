@@ -231,30 +231,14 @@ static json_object *json_u64_or_null(bool known, uint64_t v) {
         return known ? json_object_new_uint64(v) : NULL;
 }
 
-void measure_print_json(const Measure *m, const StatsLog *l, const StatsSummary *s, const Explained *ex,
-                       double seconds, int status) {
-        json_object *o = json_object_new_object(), *cmd = json_object_new_array(), *calls = json_object_new_object(),
-                    *unc = json_object_new_object(), *missed = json_object_new_array();
-        bool fallback = m->source == SOURCE_DAEMON;
-        uint64_t hits = fallback ? m->after.hits - m->before.hits : s->hits;
-        uint64_t misses = fallback ? m->after.misses - m->before.misses : s->misses;
+/* The "calls" object of measure's JSON: the build's own counts, or the
+ * daemon's hits and misses of its cache (the rest null) in the fallback. */
+static json_object *json_calls(const StatsLog *l, const StatsSummary *s, bool fallback, uint64_t hits,
+                               uint64_t misses) {
+        json_object *calls = json_object_new_object(), *unc = json_object_new_object();
         Reason rs[64];
         size_t nr;
 
-        for (char **a = m->command; *a; a++)
-                json_object_array_add(cmd, json_object_new_string(*a));
-        json_object_object_add(o, "command", cmd);
-        json_object_object_add(o, "exit_status", json_object_new_int(measure_command_exit(status)));
-        {
-                char text[32];
-
-                snprintf(text, sizeof(text), "%.3f", seconds);
-                json_object_object_add(o, "seconds", json_object_new_double_s(seconds, text));   /* not a status key: measure's JSON */
-        }
-        json_object_object_add(o, "source", json_object_new_string(fallback ? "daemon" : "statslog"));
-        /* the cache whose figures were looked at: the fallback's, or the one that saw nothing */
-        json_object_object_add(o, "cache", m->bc.name && (fallback || (m->source == SOURCE_NOTHING && !m->unchecked))
-                                                   ? json_object_new_string(m->bc.name) : NULL);
         json_object_object_add(calls, "cacheable", json_object_new_uint64(hits + misses));
         json_object_object_add(calls, "hits", json_object_new_uint64(hits));   /* not a status key: measure's JSON */
         json_object_object_add(calls, "direct_hits", json_u64_or_null(!fallback, s->direct_hits));
@@ -266,51 +250,79 @@ void measure_print_json(const Measure *m, const StatsLog *l, const StatsSummary 
         for (size_t i = 0; i < nr; i++)
                 json_object_object_add(unc, rs[i].id, json_object_new_uint64(rs[i].n));
         json_object_object_add(calls, "uncacheable", fallback ? (json_object_put(unc), NULL) : unc);
-        json_object_object_add(o, "calls", calls);
-        if (m->rate >= 0) {
-                char text[32];
+        return calls;
+}
 
+/* --explain's part of measure's JSON, into o: "missed" (each miss, its
+ * cause and detail), "causes" (each cause's count and fix), and what was
+ * not read. */
+static void json_explained(json_object *o, const Explained *ex) {
+        json_object *missed = json_object_new_array(), *causes = json_object_new_array();
+
+        for (size_t i = 0; i < ex->n; i++) {
+                json_object *e = json_object_new_object();
+
+                json_object_object_add(e, "source", json_object_new_string(ex->misses[i].source));
+                json_object_object_add(e, "cause",
+                                       json_object_new_string(explain_cause_name(ex->misses[i].cause)));
+                json_object_object_add(e, "detail", json_object_new_string(ex->misses[i].detail));
+                json_object_object_add(e, "object",
+                                       ex->misses[i].object ? json_object_new_string(ex->misses[i].object) : NULL);
+                json_object_object_add(e, "since", ex->misses[i].since >= 0
+                                                           ? json_object_new_int64(ex->misses[i].since)
+                                                           : NULL);
+                json_object_object_add(e, "by", ex->misses[i].by ? json_object_new_string(ex->misses[i].by) : NULL);
+                json_object_array_add(missed, e);
+        }
+        for (int c = 0; c < _CAUSE_MAX; c++) {
+                json_object *e;
+                char fix[1024];
+                const char *f;
+
+                if (ex->counts[c] == 0)
+                        continue;
+                e = json_object_new_object();
+                f = explain_cause_fix((ExplainCause) c, ex, fix, sizeof(fix));
+                json_object_object_add(e, "cause", json_object_new_string(explain_cause_name((ExplainCause) c)));
+                json_object_object_add(e, "count", json_object_new_uint64(ex->counts[c]));
+                json_object_object_add(e, "fix", f ? json_object_new_string(f) : NULL);
+                json_object_array_add(causes, e);
+        }
+        json_object_object_add(o, "missed", missed);
+        json_object_object_add(o, "causes", causes);
+        json_object_object_add(o, "files_unread", json_object_new_uint64(ex->unread_files));
+        json_object_object_add(o, "files_not_regular", json_object_new_uint64(ex->not_regular));
+}
+
+void measure_print_json(const Measure *m, const StatsLog *l, const StatsSummary *s, const Explained *ex,
+                       double seconds, int status) {
+        json_object *o = json_object_new_object(), *cmd = json_object_new_array();
+        bool fallback = m->source == SOURCE_DAEMON;
+        uint64_t hits = fallback ? m->after.hits - m->before.hits : s->hits;
+        uint64_t misses = fallback ? m->after.misses - m->before.misses : s->misses;
+        char text[32];
+
+        for (char **a = m->command; *a; a++)
+                json_object_array_add(cmd, json_object_new_string(*a));
+        json_object_object_add(o, "command", cmd);
+        json_object_object_add(o, "exit_status", json_object_new_int(measure_command_exit(status)));
+        snprintf(text, sizeof(text), "%.3f", seconds);
+        json_object_object_add(o, "seconds", json_object_new_double_s(seconds, text));   /* not a status key: measure's JSON */
+        json_object_object_add(o, "source", json_object_new_string(fallback ? "daemon" : "statslog"));
+        /* the cache whose figures were looked at: the fallback's, or the one that saw nothing */
+        json_object_object_add(o, "cache", m->bc.name && (fallback || (m->source == SOURCE_NOTHING && !m->unchecked))
+                                                   ? json_object_new_string(m->bc.name) : NULL);
+        json_object_object_add(o, "calls", json_calls(l, s, fallback, hits, misses));
+        if (m->rate >= 0) {
                 snprintf(text, sizeof(text), "%.4f", m->rate);
                 json_object_object_add(o, "hit_rate", json_object_new_double_s(m->rate, text));
         } else
                 json_object_object_add(o, "hit_rate", NULL);
-        if (ex) {
-                json_object *causes = json_object_new_array();
+        if (ex)
+                json_explained(o, ex);
+        else {
+                json_object *missed = json_object_new_array();
 
-                for (size_t i = 0; i < ex->n; i++) {
-                        json_object *e = json_object_new_object();
-
-                        json_object_object_add(e, "source", json_object_new_string(ex->misses[i].source));
-                        json_object_object_add(e, "cause",
-                                               json_object_new_string(explain_cause_name(ex->misses[i].cause)));
-                        json_object_object_add(e, "detail", json_object_new_string(ex->misses[i].detail));
-                        json_object_object_add(e, "object",
-                                               ex->misses[i].object ? json_object_new_string(ex->misses[i].object) : NULL);
-                        json_object_object_add(e, "since", ex->misses[i].since >= 0
-                                                                   ? json_object_new_int64(ex->misses[i].since)
-                                                                   : NULL);
-                        json_object_object_add(e, "by", ex->misses[i].by ? json_object_new_string(ex->misses[i].by) : NULL);
-                        json_object_array_add(missed, e);
-                }
-                for (int c = 0; c < _CAUSE_MAX; c++) {
-                        json_object *e;
-                        char fix[1024];
-                        const char *f;
-
-                        if (ex->counts[c] == 0)
-                                continue;
-                        e = json_object_new_object();
-                        f = explain_cause_fix((ExplainCause) c, ex, fix, sizeof(fix));
-                        json_object_object_add(e, "cause", json_object_new_string(explain_cause_name((ExplainCause) c)));
-                        json_object_object_add(e, "count", json_object_new_uint64(ex->counts[c]));
-                        json_object_object_add(e, "fix", f ? json_object_new_string(f) : NULL);
-                        json_object_array_add(causes, e);
-                }
-                json_object_object_add(o, "missed", missed);
-                json_object_object_add(o, "causes", causes);
-                json_object_object_add(o, "files_unread", json_object_new_uint64(ex->unread_files));
-                json_object_object_add(o, "files_not_regular", json_object_new_uint64(ex->not_regular));
-        } else {
                 for (size_t i = 0; !fallback && i < l->n; i++)
                         if (l->calls[i].outcome == STATS_MISS) {
                                 json_object *e = json_object_new_object();

@@ -23,6 +23,7 @@
 #include "build/measure.h"
 #include "build/statslog.h"
 #include "core/client.h"
+#include "core/command.h"
 
 /* How long the build waits for the daemon's figures before it starts. */
 #define MEASURE_ASK_USEC (2 * USEC_PER_SEC)
@@ -182,17 +183,10 @@ const struct option measure_options[] = {
         {},
 };
 
-int cmd_measure(int argc, char **argv) {
-        Measure m = { .min_hit_rate = -1, .rate = -1 };
-        StatsLog l = { 0 };
-        StatsSummary s = { 0 };
-        Explained ex = { 0 };
-        json_object *before = NULL;
-        char log[4200], debug[4200], store[4096];
-        const char *tmp = getenv("TMPDIR");
-        bool have_explained = false;
-        int dashdash = -1, status, c, r, ret;
-        usec_t start, end;
+/* measure's arguments into m: [CACHE] [OPTIONS] -- COMMAND [ARGS...].
+ * Returns 0, or the usage error's exit status. */
+static int parse_args(int argc, char **argv, Measure *m) {
+        int dashdash = -1, c;
 
         for (int i = 1; i < argc; i++)
                 if (strcmp(argv[i], "--") == 0) {
@@ -200,26 +194,73 @@ int cmd_measure(int argc, char **argv) {
                         break;
                 }
         if (dashdash < 0 || dashdash + 1 >= argc)
-                return ctl_usage_error("measure runs a build: cachectl measure [CACHE] [--explain] "
-                                       "[--min-hit-rate P] [--json] -- COMMAND [ARGS...]");
+                return command_usage_error("measure runs a build: its command follows '--'");
         while ((c = getopt_long(dashdash, argv, "", measure_options, NULL)) >= 0)
                 switch (c) {
-                case 'e': m.explain = true; break;
-                case 'j': m.json = true; break;
+                case 'e': m->explain = true; break;
+                case 'j': m->json = true; break;
                 case 'm':
-                        if (parse_rate(optarg, &m.min_hit_rate) < 0)
+                        if (parse_rate(optarg, &m->min_hit_rate) < 0)
                                 return ctl_usage_error("--min-hit-rate takes a percentage from 0 to 100 "
                                                        "(95, or 95%%), not '%s'", optarg);
                         break;
                 default:
-                        return ctl_usage_error("usage: cachectl measure [CACHE] [--explain] [--min-hit-rate P] "
-                                               "[--json] -- COMMAND [ARGS...]");
+                        return command_usage_error(NULL);
                 }
         if (dashdash - optind > 1)
                 return ctl_usage_error("measure takes at most one cache name before --");
-        m.cache = optind < dashdash ? argv[optind] : NULL;
-        m.command = argv + dashdash + 1;   /* main's argv: NULL after the last */
+        m->cache = optind < dashdash ? argv[optind] : NULL;
+        m->command = argv + dashdash + 1;   /* main's argv: NULL after the last */
+        return 0;
+}
 
+/* The daemon's status before the build, for the fallback only (NULL when
+ * it does not answer): a stopped daemon must not hold the build back for
+ * long (an absent one answers at once). Which of its caches the build uses
+ * is asked only if the fallback is needed. */
+static json_object *status_before(void) {
+        usec_t t = ctl_timeout_usec;
+        json_object *before;
+
+        ctl_timeout_usec = t < MEASURE_ASK_USEC ? t : MEASURE_ASK_USEC;
+        before = measure_daemon_status();
+        ctl_timeout_usec = t;
+        return before;
+}
+
+/* --explain: why each miss of the build missed, from its debug records
+ * and what store keeps of earlier builds, into *ex. Returns whether it
+ * could say (what it could not, said on stderr). */
+static bool explain_misses(const Measure *m, const char *store, Explained *ex) {
+        char debug[4200];
+        int r;
+
+        snprintf(debug, sizeof(debug), "%s/debug", m->dir);
+        r = explain_run(debug, store, measure_ask_evictions, NULL, (int64_t) time(NULL), ex);
+        if (r < 0)
+                fprintf(stderr, "cachectl: cannot explain the misses: %s\n", strerror(-r));
+        /* Evicted, but when and by what only the daemon knows. */
+        if (measure_evictions_unasked[0])
+                fprintf(stderr, "cachectl: entries left the cache, and the daemon could not be asked when "
+                        "or why: %s (in a container: mount the host's /run/cachekeeper there)\n",
+                        measure_evictions_unasked);
+        return r == 0;
+}
+
+int cmd_measure(int argc, char **argv) {
+        Measure m = { .min_hit_rate = -1, .rate = -1 };
+        StatsLog l = { 0 };
+        StatsSummary s = { 0 };
+        Explained ex = { 0 };
+        json_object *before = NULL;
+        char log[4200], store[4096];
+        const char *tmp = getenv("TMPDIR");
+        bool have_explained = false;
+        int status, r, ret;
+        usec_t start, end;
+
+        if ((r = parse_args(argc, argv, &m)) != 0)
+                return r;
         snprintf(m.dir, sizeof(m.dir), "%s/cachectl-measure.XXXXXX", tmp && tmp[0] == '/' ? tmp : "/tmp");
         if (!mkdtemp(m.dir)) {
                 fprintf(stderr, "cachectl: cannot make a private directory for the build's statistics: %m\n");
@@ -231,16 +272,7 @@ int cmd_measure(int argc, char **argv) {
                 statslog_dir_remove(m.dir);
                 return CTL_EXIT_REFUSED;
         }
-        /* For the fallback only: a stopped daemon must not hold the build
-         * back for long (an absent one answers at once). Which of its
-         * caches the build uses is asked only if the fallback is needed. */
-        {
-                usec_t t = ctl_timeout_usec;
-
-                ctl_timeout_usec = t < MEASURE_ASK_USEC ? t : MEASURE_ASK_USEC;
-                before = measure_daemon_status();
-                ctl_timeout_usec = t;
-        }
+        before = status_before();
         start = now_usec(CLOCK_MONOTONIC);
         status = run(&m);
         end = now_usec(CLOCK_MONOTONIC);
@@ -266,18 +298,8 @@ int cmd_measure(int argc, char **argv) {
         json_object_put(before);
         if (m.source == SOURCE_UNKNOWN)
                 say_unknown(&m);
-        if (m.explain && m.source == SOURCE_STATSLOG) {
-                snprintf(debug, sizeof(debug), "%s/debug", m.dir);
-                r = explain_run(debug, store, measure_ask_evictions, NULL, (int64_t) time(NULL), &ex);
-                if (r < 0)
-                        fprintf(stderr, "cachectl: cannot explain the misses: %s\n", strerror(-r));
-                have_explained = r == 0;
-                /* Evicted, but when and by what only the daemon knows. */
-                if (measure_evictions_unasked[0])
-                        fprintf(stderr, "cachectl: entries left the cache, and the daemon could not be asked when "
-                                "or why: %s (in a container: mount the host's /run/cachekeeper there)\n",
-                                measure_evictions_unasked);
-        }
+        if (m.explain && m.source == SOURCE_STATSLOG)
+                have_explained = explain_misses(&m, store, &ex);
         m.rate = measure_hit_rate(&m, &s);
         if (m.json)
                 measure_print_json(&m, &l, &s, have_explained ? &ex : NULL, (double) (end - start) / USEC_PER_SEC, status);

@@ -153,56 +153,49 @@ bool report_cache_is(json_object *c, const char *state) {
         return strcmp(protocol_field_str(c, STATUS_CACHE_STATE), state) == 0;
 }
 
-ReportLevel report_check(json_object *status, char *buf, size_t len) {
-        static const char *const names[] = { "OK", "WARNING", "CRITICAL" };
-        Findings f = { .worst = REPORT_OK };
-        size_t n;
+/* Each helper below appends to buf (len bytes, n of them written, n < len
+ * or nothing is added) and returns the new n, which may reach len or more
+ * when the text was cut. */
 
-        /* Whatever answered is not a cachekeeperd we understand. */
-        if (!json_object_is_type(protocol_field_get(status, STATUS_CACHES), json_type_array)) {
-                snprintf(buf, len, "CACHEKEEPER UNKNOWN - the reply is not a status (no list of caches)");
-                return REPORT_UNKNOWN;
-        }
+/* What is wrong, the critical first, "; " between. */
+static size_t put_findings(const Findings *f, char *buf, size_t len, size_t n) {
+        bool first = true;
 
-        for (size_t i = 0; i < protocol_field_count(status, STATUS_VOLUMES); i++)
-                check_volume(&f, protocol_field_item(status, STATUS_VOLUMES, i));
-        for (size_t i = 0; i < protocol_field_count(status, STATUS_CACHES); i++)
-                check_cache(&f, protocol_field_item(status, STATUS_CACHES, i));
-        for (size_t i = 0; i < protocol_field_count(status, STATUS_CACHES); i++)
-                check_remote_errors(&f, protocol_field_item(status, STATUS_CACHES, i));
-        for (size_t i = 0; i < protocol_field_count(status, STATUS_REMOTES); i++)
-                check_remote(&f, protocol_field_item(status, STATUS_REMOTES, i));
-        n = (size_t) snprintf(buf, len, "CACHEKEEPER %s - ", names[f.worst]);
-        if (f.worst != REPORT_OK) {
-                bool first = true;
-
-                for (int l = REPORT_CRITICAL; l >= REPORT_WARNING && n < len; l--)
-                        if (f.text[l][0]) {
-                                n += (size_t) snprintf(buf + n, len - n, "%s%s", first ? "" : "; ", f.text[l]);
-                                first = false;
-                        }
-        } else {
-                /* All well: the figures, briefly. */
-                for (size_t i = 0; i < protocol_field_count(status, STATUS_CACHES) && n < len; i++) {
-                        json_object *c = protocol_field_item(status, STATUS_CACHES, i);
-                        char s1[32], s2[32];
-                        n += (size_t) snprintf(buf + n, len - n, "%s%s %s/%s", i ? ", " : "",
-                                               protocol_field_str(c, STATUS_CACHE_NAME),
-                                               format_size(protocol_field_u64(c, STATUS_CACHE_SIZE_BYTES), s1,
-                                                           sizeof(s1)),
-                                               format_size(protocol_field_u64(c, STATUS_CACHE_MAX_SIZE_BYTES), s2,
-                                                           sizeof(s2)));
+        for (int l = REPORT_CRITICAL; l >= REPORT_WARNING && n < len; l--)
+                if (f->text[l][0]) {
+                        n += (size_t) snprintf(buf + n, len - n, "%s%s", first ? "" : "; ", f->text[l]);
+                        first = false;
                 }
-                for (size_t i = 0; i < protocol_field_count(status, STATUS_VOLUMES) && n < len; i++) {
-                        json_object *v = protocol_field_item(status, STATUS_VOLUMES, i);
-                        n += (size_t) snprintf(buf + n, len - n, "%s%s %.1f%% free", i ? ", " : "; ",
-                                               protocol_field_str(v, STATUS_VOLUME_MOUNT),
-                                               percent(v, STATUS_VOLUME_AVAIL_BYTES, STATUS_VOLUME_TOTAL_BYTES));
-                }
+        return n;
+}
+
+/* All well: the figures, briefly. Each cache's size against its cap, each
+ * volume's free share. */
+static size_t put_figures(json_object *status, char *buf, size_t len, size_t n) {
+        for (size_t i = 0; i < protocol_field_count(status, STATUS_CACHES) && n < len; i++) {
+                json_object *c = protocol_field_item(status, STATUS_CACHES, i);
+                char s1[32], s2[32];
+                n += (size_t) snprintf(buf + n, len - n, "%s%s %s/%s", i ? ", " : "",
+                                       protocol_field_str(c, STATUS_CACHE_NAME),
+                                       format_size(protocol_field_u64(c, STATUS_CACHE_SIZE_BYTES), s1,
+                                                   sizeof(s1)),
+                                       format_size(protocol_field_u64(c, STATUS_CACHE_MAX_SIZE_BYTES), s2,
+                                                   sizeof(s2)));
         }
-        /* Performance data, for the graphs of Nagios-style monitors:
-         * 'label'=value[UOM];warn;crit;min;max ("N:" alerts below N). */
+        for (size_t i = 0; i < protocol_field_count(status, STATUS_VOLUMES) && n < len; i++) {
+                json_object *v = protocol_field_item(status, STATUS_VOLUMES, i);
+                n += (size_t) snprintf(buf + n, len - n, "%s%s %.1f%% free", i ? ", " : "; ",
+                                       protocol_field_str(v, STATUS_VOLUME_MOUNT),
+                                       percent(v, STATUS_VOLUME_AVAIL_BYTES, STATUS_VOLUME_TOTAL_BYTES));
+        }
+        return n;
+}
+
+/* Performance data, for the graphs of Nagios-style monitors:
+ * 'label'=value[UOM];warn;crit;min;max ("N:" alerts below N). */
+static size_t put_perfdata(json_object *status, char *buf, size_t len, size_t n) {
         bool perf = false;
+
         for (size_t i = 0; i < protocol_field_count(status, STATUS_CACHES) && n < len; i++) {
                 json_object *c = protocol_field_item(status, STATUS_CACHES, i);
                 uint64_t cap = protocol_field_u64(c, STATUS_CACHE_MAX_SIZE_BYTES);
@@ -233,5 +226,30 @@ ReportLevel report_check(json_object *status, char *buf, size_t len) {
                                        (unsigned long long) protocol_field_u64(v, STATUS_VOLUME_TOTAL_BYTES));
                 perf = true;
         }
+        return n;
+}
+
+ReportLevel report_check(json_object *status, char *buf, size_t len) {
+        static const char *const names[] = { "OK", "WARNING", "CRITICAL" };
+        Findings f = { .worst = REPORT_OK };
+        size_t n;
+
+        /* Whatever answered is not a cachekeeperd we understand. */
+        if (!json_object_is_type(protocol_field_get(status, STATUS_CACHES), json_type_array)) {
+                snprintf(buf, len, "CACHEKEEPER UNKNOWN - the reply is not a status (no list of caches)");
+                return REPORT_UNKNOWN;
+        }
+
+        for (size_t i = 0; i < protocol_field_count(status, STATUS_VOLUMES); i++)
+                check_volume(&f, protocol_field_item(status, STATUS_VOLUMES, i));
+        for (size_t i = 0; i < protocol_field_count(status, STATUS_CACHES); i++)
+                check_cache(&f, protocol_field_item(status, STATUS_CACHES, i));
+        for (size_t i = 0; i < protocol_field_count(status, STATUS_CACHES); i++)
+                check_remote_errors(&f, protocol_field_item(status, STATUS_CACHES, i));
+        for (size_t i = 0; i < protocol_field_count(status, STATUS_REMOTES); i++)
+                check_remote(&f, protocol_field_item(status, STATUS_REMOTES, i));
+        n = (size_t) snprintf(buf, len, "CACHEKEEPER %s - ", names[f.worst]);
+        n = f.worst != REPORT_OK ? put_findings(&f, buf, len, n) : put_figures(status, buf, len, n);
+        put_perfdata(status, buf, len, n);
         return f.worst;
 }

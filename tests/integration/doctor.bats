@@ -593,7 +593,7 @@ hip_project() {
         [ "$status" -eq 0 ]
         [ "${lines[0]}" = "Usage: cachectl [-s SOCKET] doctor [BUILD_DIR] [--json]" ]
         [ "${lines[1]}" = "       cachectl [-s SOCKET] doctor --compiler PATH [--source FILE] [--json]" ]
-        [ "${lines[2]}" = "                                  [-- ARGS...]" ]
+        [ "${lines[2]}" = "                                   [-- ARGS...]" ]
         run "$CTL" doctor --source x.c
         [ "$status" -eq 2 ]
         [[ "$output" == *"--compiler PATH"* ]]
