@@ -3,7 +3,11 @@
 #   make run        run the daemon in the foreground on the shipped config
 #   make test       no dead function (check-dead), unit tests (plain and ASan+UBSan), golden
 #                   config tests, integration tests
-#   make bench      speed and memory figures beside the reference tools
+#   make bench      speed and memory figures beside the reference tools; with
+#                   BASE=<git rev> (built in a temporary git worktree, removed after)
+#                   or BASE_BUILD=<built tree>, that build's figures and this one's
+#                   side by side on the same data, BENCH_ROUNDS interleaved rounds
+#                   (default 3): medians, change %, spreads, "within noise"/"OUTSIDE"
 #   make fuzz       libFuzzer on the parsers, FUZZ_SECONDS each
 #   make soak       a compressed busy day against the daemon, SOAK_SECONDS long
 #                   (default 3600), SOAK_SEED to replay one (default random)
@@ -184,8 +188,17 @@ run: $(B)/cachekeeperd $(B)/cachectl
 test: all $(B)/.dead-ok $(UNIT_TESTS) $(SAN_TESTS) $(HELPERS) $(B)/asan/cachekeeperd $(B)/asan/cachectl | $(B)/.deps-test-ok
 	@CK_BUILD=$(abspath $(B)) tests/run $(UNIT_TESTS) $(SAN_TESTS) tests/integration/*.bats
 
+# Without BASE or BASE_BUILD: tests/bench/run once. With either:
+# tests/bench/compare (the BENCH_* knobs of tests/bench/run hold for every run).
+BASE         ?=
+BASE_BUILD   ?=
+BENCH_ROUNDS ?= 3
 bench: all $(HELPERS) | $(B)/.deps-test-ok
+ifeq ($(BASE)$(BASE_BUILD),)
 	CK_BUILD=$(abspath $(B)) tests/bench/run
+else
+	CK_BUILD=$(abspath $(B)) BASE='$(BASE)' BASE_BUILD='$(BASE_BUILD)' BENCH_ROUNDS='$(BENCH_ROUNDS)' tests/bench/compare
+endif
 
 # The soak (tests/soak/run): writers, a hostile user, reloads, trims, a
 # volume filling, kill -9 mid-trim, an oracle throughout; a table at the end.
