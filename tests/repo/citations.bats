@@ -93,42 +93,73 @@ check_citations() {
 # Files of other projects the comments name, each by the name its project
 # gives it: the only .c/.h names that need not be in the tree.
 EXTERNAL=" libconfig.h cmocka.h inotifytools.h libinotifytools/src/inotifytools.c adapters/libevent.h async.c
-           hip_runtime.h hip/hip_runtime.h "
+           hip_runtime.h hip/hip_runtime.h stdc-predef.h "
 
-# file_cites ROOT: "FILE:LINE NAME" for each X.c or X.h a comment of a C file
-# or a line of a .md file in daemon/, ctl/ or tests/ names (string literals
-# blanked first: test data is no citation).
+# The files whose text cites: C sources and headers (their comments), notes
+# (.md, every line), and scripts: bats files, their helper, Python helpers
+# and the test and CI scripts (their # comments; Python's docstrings too).
+CITING_C="daemon ctl tests"
+CITING_SCRIPTS="tests .ci"
+
+# file_cites ROOT: "FILE:LINE NAME" for each X.c, X.h, X.bats or X.py a
+# comment of a C file, a line of a .md file in daemon/, ctl/ or tests/, or a
+# comment of a script in tests/ or .ci/ (and the Makefile) names (string
+# literals blanked first in C: test data is no citation).
 file_cites() {
-        (cd "$1" && find daemon ctl tests -name '*.[ch]' -type f -print0 | xargs -0 perl -e '
+        (cd "$1" && find $CITING_C -name '*.[ch]' -type f -print0 | xargs -0 perl -e '
                 for my $f (@ARGV) {
                         open my $h, "<", $f or die "$f: $!"; local $/; my $s = <$h>;
                         $s =~ s{"(?:\\.|[^"\\\n])*"}{"\"" . (" " x (length($&) - 2)) . "\""}ge;
                         while ($s =~ m{/\*.*?\*/|//[^\n]*}gs) {
                                 my $l = 1 + (substr($s, 0, $-[0]) =~ tr/\n//);
                                 for my $part (split /\n/, $&, -1) {
-                                        print "$f:$l $1\n" while $part =~ m{(?<![\w./-])(\w[\w./-]*\.[ch])(?!\w)}g;
+                                        print "$f:$l $1\n" while $part =~ m{(?<![\w./-])(\w[\w./-]*\.(?:[ch]|bats|py))(?![\w-])}g;
                                         $l++;
                                 }
                         }
                 }'
-        cd "$1" && find daemon ctl tests -name '*.md' -type f -print0 | xargs -0 perl -ne '
-                print "$ARGV:$. $1\n" while m{(?<![\w./\\-])(\w[\w./-]*\.[ch])(?!\w)}g; close ARGV if eof')
+        cd "$1" && find $CITING_C -name '*.md' -type f -print0 | xargs -0 perl -ne '
+                print "$ARGV:$. $1\n" while m{(?<![\w./\\-])(\w[\w./-]*\.(?:[ch]|bats|py))(?![\w-])}g; close ARGV if eof'
+        cd "$1" && { find $CITING_SCRIPTS -type f \( -name '*.bats' -o -name '*.bash' -o -name '*.py' -o -name run \
+                -o -name 'check-*' -o -name deps \) -print0; printf 'Makefile\0'; } | xargs -0 perl -e '
+                my $name = qr{(?<![\w./\\\$-])(\w[\w./-]*\.(?:[ch]|bats|py))(?![\w-])};
+                for my $f (@ARGV) {
+                        open my $h, "<", $f or die "$f: $!"; my (@said, $data, $str, $strs);
+                        while (<$h>) {
+                                # Python: the first """ string is the module docstring; later ones are data.
+                                my $doc = $str && $strs == 1;
+                                if ($f =~ /\.py$/ && /"""/) {
+                                        if (/""".*"""/) { $doc = !$str && !$strs; $strs++ unless $str }
+                                        else { $str = !$str; $strs++ if $str }
+                                }
+                                $doc ||= $str && $strs == 1;
+                                my ($code, $t) = $str && !$doc ? ($_, "") : /^\s*#/ || $doc ? ("", $_)
+                                        : /^(.*?)(?<=\s)#(?![{!])(.*)/ ? ($1, $2) : ($_, "");
+                                $data .= $code;
+                                push @said, [$., $1] while $t =~ m{$name}g;
+                        }
+                        # A name the script itself writes or reads (its test data) is no citation.
+                        for (@said) {
+                                my $base = $_->[1] =~ s{.*/}{}r;
+                                print "$f:$_->[0] $_->[1]\n" unless $data =~ m{(?<![\w-])\Q$base\E(?![\w-])};
+                        }
+                }')
 }
 
-# check_file_citations ROOT: fails, naming each, on a .c or .h file a
-# comment names that is in the tree neither as a path (from the top, from
-# daemon/ or ctl/, as their includes name them, or from the citing file's
-# folder) nor by its name alone, and is no
-# other project's (EXTERNAL); a placeholder in capitals (FILE.c, test-X.c) is
-# no citation. Also fails when it finds too few (a parser gone blind).
+# check_file_citations ROOT: fails, naming each, on a .c, .h, .bats or .py
+# file a comment names that is in the tree neither as a path (from the top,
+# from daemon/ or ctl/, as their includes name them, or from the citing
+# file's folder) nor by its name alone, and is no other project's
+# (EXTERNAL); a placeholder in capitals (FILE.c, test-X.c, BUILD/x.h) is no citation.
+# Also fails when it finds too few (a parser gone blind).
 check_file_citations() {
         local root=$1 bad=0 n=0 where name base names ext
         ext=" $(echo $EXTERNAL) "
-        names=$(cd "$root" && find daemon ctl tests -name '*.[ch]' -printf '%f\n' | sort -u)
+        names=$(cd "$root" && find daemon ctl tests -name '*.[ch]' -o -name '*.bats' -o -name '*.py' | sed 's|.*/||' | sort -u)
         while read -r where name; do
                 n=$((n + 1))
                 base=${name##*/}
-                [[ "$base" =~ (^|-)[A-Z]+\.[ch]$ ]] && continue
+                [[ "$base" =~ (^|-)[A-Z]+\.([ch]|bats|py)$ || "$name" =~ (^|/)[A-Z]+/ ]] && continue
                 [[ "$ext" == *" $name "* ]] && continue
                 [ -f "$root/$name" ] || [ -f "$root/daemon/$name" ] || [ -f "$root/ctl/$name" ] || [ -f "$root/$(dirname "${where%%:*}")/$name" ] ||
                         { [[ "$name" != */* ]] && grep -qxF "$base" <<<"$names"; } ||
@@ -138,7 +169,7 @@ check_file_citations() {
         return "$bad"
 }
 
-@test "every .c and .h file a comment or a note in daemon/, ctl/ and tests/ names is in the tree" {
+@test "every .c, .h, .bats and .py file a comment, a note or a script in daemon/, ctl/, tests/ and .ci/ names is in the tree" {
         check_file_citations "$TOP"
 }
 
@@ -146,7 +177,7 @@ check_file_citations() {
 copy_tree() {
         T=$BATS_TEST_TMPDIR/tree
         mkdir -p "$T"
-        cp -r "$TOP/daemon" "$TOP/ctl" "$TOP/tests" "$T/"
+        cp -r "$TOP/daemon" "$TOP/ctl" "$TOP/tests" "$TOP/.ci" "$TOP/Makefile" "$T/"
 }
 
 @test "every citation in daemon/, ctl/ and tests/ names a file of the tree and a section it has" {
@@ -214,4 +245,25 @@ SPOILED
         [[ "$output" == *"daemon/evict/spoiled.c:1: cites evict/scan.c, which is not in the tree"* ]]
         [[ "$output" == *"ctl/SPOILED.md:1: cites ctl/nowhere.c, which is not in the tree"* ]]
         [[ "$output" != *"tree/scan.c,"* && "$output" != *"FILE.c"* ]]
+}
+
+@test "the check bites: a .bats or .py file named in a comment, a docstring or a note that is not in the tree fails it; test data does not" {
+        copy_tree
+        check_file_citations "$T"
+        printf '/* Attacked by hostile-nothing.bats and tests/integration/merge.bats. */\n' > "$T/daemon/evict/spoiled.c"
+        printf '#!/usr/bin/env bats\n# As tests/helpers/gone.py does; see merge-hostile.bats.\n' > "$T/tests/feature/spoiled.bats"
+        printf '@test "t" {\n\techo int > "$BATS_TEST_TMPDIR/made.c" # made.c is its data\n}\n' >> "$T/tests/feature/spoiled.bats"
+        printf '"""Drips like tests/soak/dripper.py."""\nX = """\n# data.py: a template\n"""\n' > "$T/tests/helpers/spoiled.py"
+        printf '# the writer, lib/nowhere.py\n' >> "$T/Makefile"
+        printf 'Read `tests/repo/old.bats`.\n' > "$T/tests/SPOILED.md"
+        run check_file_citations "$T"
+        echo "$output"
+        [ "$status" -eq 1 ]
+        [[ "$output" == *"daemon/evict/spoiled.c:1: cites hostile-nothing.bats, which is not in the tree"* ]]
+        [[ "$output" == *"daemon/evict/spoiled.c:1: cites tests/integration/merge.bats, which is not in the tree"* ]]
+        [[ "$output" == *"tests/feature/spoiled.bats:2: cites tests/helpers/gone.py, which is not in the tree"* ]]
+        [[ "$output" == *"tests/helpers/spoiled.py:1: cites tests/soak/dripper.py, which is not in the tree"* ]]
+        [[ "$output" == *"Makefile:"*": cites lib/nowhere.py, which is not in the tree"* ]]
+        [[ "$output" == *"tests/SPOILED.md:1: cites tests/repo/old.bats, which is not in the tree"* ]]
+        [[ "$output" != *"merge-hostile.bats"* && "$output" != *"made.c"* && "$output" != *"data.py"* ]]
 }
