@@ -34,47 +34,10 @@ teardown() {
 
 # The attacker: holds up to N connections to SOCKET for SECONDS, sends one
 # byte on each every TICK seconds (never a newline), opens a new one for
-# each the daemon closes or refuses. Prints "opened N refused N" each tick.
+# each the daemon closes or refuses. Prints "opened N refused N" each tick:
+# tests/lib/cktest.py drip, the soak's dripper too, run from a world copy.
 write_dripper() {
-        cat > "$BATS_TEST_TMPDIR/drip.py" <<'EOF'
-import socket, sys, time
-path, n, secs, tick = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
-socks, opened, refused = [], 0, 0
-end = time.monotonic() + secs
-while time.monotonic() < end:
-    while len(socks) < n:
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(0.5)
-        try:
-            s.connect(path)
-        except OSError:
-            s.close()
-            break
-        s.setblocking(False)
-        socks.append(s)
-        opened += 1
-    for s in list(socks):
-        try:
-            data = s.recv(4096)
-            if b"too many connections" in data:
-                refused += 1
-            if data:
-                s.send(b"{")
-            else:
-                raise ConnectionError
-        except BlockingIOError:
-            try:
-                s.send(b"{")
-            except OSError:
-                socks.remove(s)
-                s.close()
-        except OSError:
-            socks.remove(s)
-            s.close()
-    print("opened %d refused %d" % (opened, refused), flush=True)
-    time.sleep(tick)
-EOF
-        chmod 644 "$BATS_TEST_TMPDIR/drip.py"
+        DRIP=$(world_copy "$TOP/tests/lib/cktest.py")
 }
 
 # The monitor: asks SOCKET for status, one request per connection, for
@@ -130,7 +93,7 @@ EOF
         # more than the daemon's connection limit, from more users than the
         # per-user limit lets fill the slots that are not reserved
         for u in $attackers; do
-                as_user "$u" /usr/bin/python3 "$BATS_TEST_TMPDIR/drip.py" "$BATS_TEST_TMPDIR/ck.sock" 64 $((secs + 5)) 0.25 \
+                as_user "$u" /usr/bin/python3 "$DRIP" drip "$BATS_TEST_TMPDIR/ck.sock" 64 $((secs + 5)) 0.25 \
                         > "$BATS_TEST_TMPDIR/drip-$u" &
                 pids+=($!)
         done

@@ -228,18 +228,9 @@ spark_matches() {
 
 # history_file FILE ROWS_FILLED: a state file whose hour ring holds 90
 # days, every bucket's figures at their widest (4e9 calls, 1e15 bytes), its
-# newest minute now.
+# newest minute now: tests/helpers/history-flood.py history, as the bench writes it.
 history_file() {
-        /usr/bin/python3 - "$1" <<'PY'
-import struct, sys, time, zlib
-now_min = int(time.time()) // 60
-minutes, hours = 1440, 2160
-bucket = struct.pack("<Q4Q11I", 10**15, *([10**15] * 4), *([4000000000] * 11))
-payload = struct.pack("<QQQ", now_min, now_min - 60 * hours, 1) + bucket * (minutes + hours)
-header = b"\x89CKHIST\n" + struct.pack("<6I", 1, 32, minutes, hours, len(bucket), len(payload))
-data = header + payload
-open(sys.argv[1], "wb").write(data + struct.pack("<I", zlib.crc32(data)))
-PY
+        /usr/bin/python3 "$TOP/tests/helpers/history-flood.py" history "$1"
 }
 
 @test "2 caches x 2160 hour rows: sent whole, while a reader that does not read holds nobody up" {
