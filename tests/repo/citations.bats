@@ -102,7 +102,8 @@ CITING_C="daemon ctl tests"
 CITING_SCRIPTS="tests .ci"
 
 # file_cites ROOT: "FILE:LINE NAME" for each X.c, X.h, X.bats or X.py a
-# comment of a C file, a line of a .md file in daemon/, ctl/ or tests/, or a
+# comment of a C file, a line of a .md file in daemon/, ctl/ or tests/ or of
+# README.md (outside code blocks), or a
 # comment of a script in tests/ or .ci/ (and the Makefile) names (string
 # literals blanked first in C: test data is no citation).
 file_cites() {
@@ -118,8 +119,11 @@ file_cites() {
                                 }
                         }
                 }'
-        cd "$1" && find $CITING_C -name '*.md' -type f -print0 | xargs -0 perl -ne '
-                print "$ARGV:$. $1\n" while m{(?<![\w./\\-])(\w[\w./-]*\.(?:[ch]|bats|py))(?![\w-])}g; close ARGV if eof'
+        cd "$1" && { find $CITING_C -name '*.md' -type f -print0; printf 'README.md\0'; } | xargs -0 perl -ne '
+                # Code blocks (fenced, or indented four spaces) show output and examples, not citations.
+                $fence = !$fence if /^\s*```/;
+                print "$ARGV:$. $1\n" while !$fence && !/^(    |\t)/ && m{(?<![\w./\\-])(\w[\w./-]*\.(?:[ch]|bats|py))(?![\w-])}g;
+                if (eof) { close ARGV; $fence = 0 }'
         cd "$1" && { find $CITING_SCRIPTS -type f \( -name '*.bats' -o -name '*.bash' -o -name '*.py' -o -name run \
                 -o -name 'check-*' -o -name deps \) -print0; printf 'Makefile\0'; } | xargs -0 perl -e '
                 my $name = qr{(?<![\w./\\\$-])(\w[\w./-]*\.(?:[ch]|bats|py))(?![\w-])};
@@ -169,7 +173,7 @@ check_file_citations() {
         return "$bad"
 }
 
-@test "every .c, .h, .bats and .py file a comment, a note or a script in daemon/, ctl/, tests/ and .ci/ names is in the tree" {
+@test "every .c, .h, .bats and .py file a comment, a note or a script in daemon/, ctl/, tests/, .ci/ and README.md names is in the tree" {
         check_file_citations "$TOP"
 }
 
@@ -177,7 +181,7 @@ check_file_citations() {
 copy_tree() {
         T=$BATS_TEST_TMPDIR/tree
         mkdir -p "$T"
-        cp -r "$TOP/daemon" "$TOP/ctl" "$TOP/tests" "$TOP/.ci" "$TOP/Makefile" "$T/"
+        cp -r "$TOP/daemon" "$TOP/ctl" "$TOP/tests" "$TOP/.ci" "$TOP/Makefile" "$TOP/README.md" "$T/"
 }
 
 @test "every citation in daemon/, ctl/ and tests/ names a file of the tree and a section it has" {
@@ -256,6 +260,7 @@ SPOILED
         printf '"""Drips like tests/soak/dripper.py."""\nX = """\n# data.py: a template\n"""\n' > "$T/tests/helpers/spoiled.py"
         printf '# the writer, lib/nowhere.py\n' >> "$T/Makefile"
         printf 'Read `tests/repo/old.bats`.\n' > "$T/tests/SPOILED.md"
+        printf 'The cap under load (`tests/integration/cap-load.bats`).\n\n    $ ls\n    example.c\n' >> "$T/README.md"
         run check_file_citations "$T"
         echo "$output"
         [ "$status" -eq 1 ]
@@ -265,5 +270,7 @@ SPOILED
         [[ "$output" == *"tests/helpers/spoiled.py:1: cites tests/soak/dripper.py, which is not in the tree"* ]]
         [[ "$output" == *"Makefile:"*": cites lib/nowhere.py, which is not in the tree"* ]]
         [[ "$output" == *"tests/SPOILED.md:1: cites tests/repo/old.bats, which is not in the tree"* ]]
+        [[ "$output" == *"README.md:"*": cites tests/integration/cap-load.bats, which is not in the tree"* ]]
+        [[ "$output" != *"example.c"* ]]
         [[ "$output" != *"merge-hostile.bats"* && "$output" != *"made.c"* && "$output" != *"data.py"* ]]
 }
