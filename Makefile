@@ -49,7 +49,7 @@ SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined
 # Linking: UBSan's handlers go into the binary. The shared libubsan would
 # bring its own 6 MB of zeroed globals, which LeakSanitizer scans at every
 # exit of every sanitized process: about a third of the cost of each
-# cachectl the integration tests run, and nothing is checked that way that
+# cachectl the bats tests run, and nothing is checked that way that
 # is not checked this way.
 SAN_LDFLAGS := $(SAN_FLAGS) -static-libubsan
 
