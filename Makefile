@@ -2,7 +2,7 @@
 #   make            build build/cachekeeperd and build/cachectl
 #   make run        run the daemon in the foreground on the shipped config
 #   make test       no dead function (check-dead), unit tests (plain and ASan+UBSan), golden
-#                   config tests, integration tests
+#                   config tests, the bats tests: tests/feature, tests/attack, tests/repo
 #   make bench      speed and memory figures beside the reference tools; with
 #                   BASE=<git rev> (built in a temporary git worktree, removed after)
 #                   or BASE_BUILD=<built tree>, that build's figures and this one's
@@ -54,7 +54,7 @@ SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined
 # Linking: UBSan's handlers go into the binary. The shared libubsan would
 # bring its own 6 MB of zeroed globals, which LeakSanitizer scans at every
 # exit of every sanitized process: about a third of the cost of each
-# cachectl the integration tests run, and nothing is checked that way that
+# cachectl the bats tests run, and nothing is checked that way that
 # is not checked this way.
 SAN_LDFLAGS := $(SAN_FLAGS) -static-libubsan
 
@@ -73,9 +73,14 @@ CTL_LAYERS  := core views build
 CTL_SRCS    := $(foreach l,$(CTL_LAYERS),$(wildcard ctl/$(l)/*.c)) $(wildcard ctl/*.c) \
                daemon/base/protocol.c daemon/base/human.c daemon/base/text.c
 CTL_HDRS    := $(foreach l,$(CTL_LAYERS),$(wildcard ctl/$(l)/*.h)) $(wildcard ctl/*.h)
-UNIT_SRCS   := $(wildcard tests/unit/test-*.c)
-UNIT_TESTS  := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
-SAN_TESTS   := $(UNIT_SRCS:tests/unit/%.c=$(B)/asan/tests/%)
+# Unit tests by the layer of the module they test (tests/README.md):
+# tests/unit/daemon/LAYER/test-X.c and tests/unit/ctl/LAYER/test-X.c, each
+# built as $(B)/tests/test-X (and $(B)/asan/tests/test-X): one flat name
+# space, whatever folder the source is in.
+UNIT_SRCS   := $(foreach l,$(LAYERS),$(wildcard tests/unit/daemon/$(l)/test-*.c)) \
+               $(foreach l,$(CTL_LAYERS),$(wildcard tests/unit/ctl/$(l)/test-*.c))
+UNIT_TESTS  := $(addprefix $(B)/tests/,$(basename $(notdir $(UNIT_SRCS))))
+SAN_TESTS   := $(addprefix $(B)/asan/tests/,$(basename $(notdir $(UNIT_SRCS))))
 # Small programs the tests and the benchmark drive (generators, listeners).
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPERS     := $(HELPER_SRCS:tests/helpers/%.c=$(B)/tests/helpers/%)
@@ -143,17 +148,21 @@ $(B)/.dead-ok: tests/check-dead tests/test-only-functions $(B)/dead/cachekeeperd
 	@touch $@
 check-dead: $(B)/.dead-ok
 
-$(B)/tests/test-%: $(B)/tests/unit/test-%.o $(DAEMON_SRCS:%.c=$(B)/%.o)
+# Each unit test from its own object (found by name below tests/unit/) and
+# the daemon's modules.
+$(foreach s,$(UNIT_SRCS),$(eval $(B)/tests/$(basename $(notdir $(s))): $(B)/$(s:.c=.o)))
+$(foreach s,$(UNIT_SRCS),$(eval $(B)/asan/tests/$(basename $(notdir $(s))): $(B)/asan/$(s:.c=.o)))
+$(UNIT_TESTS): $(DAEMON_SRCS:%.c=$(B)/%.o)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -lcmocka -o $@
-$(B)/asan/tests/test-%: $(B)/asan/tests/unit/test-%.o $(DAEMON_SRCS:%.c=$(B)/asan/%.o)
+$(SAN_TESTS): $(DAEMON_SRCS:%.c=$(B)/asan/%.o)
 	@mkdir -p $(@D)
 	$(CC) $(SAN_LDFLAGS) $(LDFLAGS) $^ $(PKG_LIBS) -lcmocka -o $@
+# The daemon's unit tests share tests/unit/daemon/fixture.h.
+$(B)/tests/unit/daemon/%.o $(B)/asan/tests/unit/daemon/%.o: CPPFLAGS += -Itests/unit/daemon
 # cachectl's objects, and the unit tests of its modules, find its headers by
 # their path below ctl/.
-$(B)/ctl/%.o $(B)/asan/ctl/%.o $(B)/dead/ctl/%.o: CPPFLAGS += -Ictl
-CTL_UNIT_TESTS := test-report test-statslog test-explain-record test-readfile test-status-table test-results
-$(foreach t,$(CTL_UNIT_TESTS),$(B)/tests/unit/$(t).o $(B)/asan/tests/unit/$(t).o): CPPFLAGS += -Ictl
+$(B)/ctl/%.o $(B)/asan/ctl/%.o $(B)/dead/ctl/%.o $(B)/tests/unit/ctl/%.o $(B)/asan/tests/unit/ctl/%.o: CPPFLAGS += -Ictl
 # Each links the client modules it is about.
 REPORT_SRCS := ctl/views/report-check.c ctl/views/report-metrics.c ctl/views/report-history.c
 $(B)/tests/test-report: $(REPORT_SRCS:%.c=$(B)/%.o)
@@ -183,10 +192,10 @@ run: $(B)/cachekeeperd $(B)/cachectl
 	@echo "In another shell: $(B)/cachectl -s $(RUN_SOCKET) status"
 	$(B)/cachekeeperd -c etc/cachekeeper.conf -s $(RUN_SOCKET)
 
-# The unit tests run twice (plain, then ASan+UBSan); integration tests drive
-# the sanitizer build of the binaries. tests/run prints the one closing line.
+# The unit tests run twice (plain, then ASan+UBSan); the bats tests
+# (tests/README.md) drive the sanitizer build of the binaries. tests/run prints the one closing line.
 test: all $(B)/.dead-ok $(UNIT_TESTS) $(SAN_TESTS) $(HELPERS) $(B)/asan/cachekeeperd $(B)/asan/cachectl | $(B)/.deps-test-ok
-	@CK_BUILD=$(abspath $(B)) tests/run $(UNIT_TESTS) $(SAN_TESTS) tests/integration/*.bats
+	@CK_BUILD=$(abspath $(B)) tests/run $(UNIT_TESTS) $(SAN_TESTS) tests/feature/*.bats tests/attack/*.bats tests/repo/*.bats
 
 # Without BASE or BASE_BUILD: tests/bench/run once. With either:
 # tests/bench/compare (the BENCH_* knobs of tests/bench/run hold for every run).
@@ -202,7 +211,7 @@ endif
 
 # The soak (tests/soak/run): writers, a hostile user, reloads, trims, a
 # volume filling, kill -9 mid-trim, an oracle throughout; a table at the end.
-# Its short form (90 s) is tests/integration/soak.bats, in make test.
+# Its short form (90 s) is tests/feature/soak.bats, in make test.
 SOAK_SECONDS ?= 3600
 SOAK_SEED    ?=
 soak: all $(HELPERS) | $(B)/.deps-test-ok

@@ -19,23 +19,16 @@ DONEFILE appeared.
 Usage: cap-watch.py SOCKET CACHE CAP STOPFILE DONEFILE [PASSES [INTERVAL]]"""
 import json
 import os
-import socket
 import sys
 import time
 
+# tests/lib/cktest.py: beside this file in a world-readable copy, else in tests/lib/.
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.abspath(__file__)), d) for d in (".", "../lib")]
+import cktest  # noqa: E402
+
 
 def status(path, name):
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.settimeout(30)
-        s.connect(path)
-        s.sendall(b'{"cmd":"status"}\n')
-        reply = b""
-        while not reply.endswith(b"\n"):
-            chunk = s.recv(1 << 16)
-            if not chunk:
-                raise OSError("connection closed before the reply ended")
-            reply += chunk
-    for c in json.loads(reply)["result"]["caches"]:
+    for c in json.loads(cktest.request(path))["result"]["caches"]:
         if c["name"] == name:
             return c
     raise OSError(f"no cache {name}")

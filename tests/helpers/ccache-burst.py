@@ -21,25 +21,20 @@ beside it renamed into place, under the level-2 directory's content lock
 Prints one line: "entries=N bytes=B seconds=S" (B: the entries' bytes).
 
 Usage: ccache-burst.py ROOT LAYOUT WRITERS COMPILES SIZE GOFILE [SEED]"""
-import importlib.util
 import os
 import random
 import socket
 import sys
 import time
 
+# tests/lib/cktest.py: beside this file in a world-readable copy, else in tests/lib/.
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.abspath(__file__)), d) for d in (".", "../lib")]
+import cktest  # noqa: E402
+
 B32 = "0123456789abcdefghijklmnopqrstuv"
 HEX = "0123456789abcdef"
 INODE_CACHE = 5_898_240   # sizeof(SharedRegion) in 4.8+: what tmp/inode-cache-64.v2 takes
 VERSION = {"4.7": "4.7.5", "4.12": "4.12.3", "4.13": "4.13.6"}
-
-
-def load_entry_helper():
-    spec = importlib.util.spec_from_file_location(
-        "ccache_entry", os.path.join(os.path.dirname(os.path.abspath(__file__)), "ccache-entry.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def tmp_suffix(rng):
@@ -64,10 +59,7 @@ def names(rng, layout):
 
 
 def atomic_write(path, data, rng):
-    tmp = f"{path}.tmp.{tmp_suffix(rng)}.tmp"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.rename(tmp, path)
+    cktest.store(path, data, f"{path}.tmp.{tmp_suffix(rng)}.tmp")
 
 
 def lock(root, l1, l2):
@@ -140,7 +132,7 @@ def main():
     root, layout = sys.argv[1], sys.argv[2]
     writers, compiles, size, gofile = int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
     seed = int(sys.argv[7]) if len(sys.argv) > 7 else 1
-    entry = load_entry_helper()
+    entry = cktest.load_helper("ccache-entry.py")
     start = time.monotonic()
     pids = []
     for w in range(writers):

@@ -15,6 +15,10 @@ import random
 import sys
 import time
 
+# tests/lib/cktest.py: beside this file in a world-readable copy, else in tests/lib/.
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.abspath(__file__)), d) for d in (".", "../lib")]
+import cktest  # noqa: E402
+
 B32 = "0123456789abcdefghijklmnopqrstuv"
 HEX = "0123456789abcdef"
 
@@ -47,17 +51,10 @@ def main():
             os.makedirs(d, exist_ok=True)
             made.add(d)
         path = os.path.join(d, name[2:] + "R")
-        tmp = f"{path}.tmp.{os.getpid()}"
         try:
-            with open(tmp, "wb") as f:
-                f.write(data)
-            os.rename(tmp, path)
+            cktest.store(path, data, f"{path}.tmp.{os.getpid()}")
         except OSError as e:
             if e.errno == 28:   # ENOSPC: the volume is full
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
                 break
             raise
         written += 1

@@ -23,7 +23,7 @@ path or its settings reach ccache's key):
   - `.S` files (ASM: a language CMake gives no compiler launcher).
 
 HIP with Debian's packages goes through cmake/hip-debian.cmake, a
-toolchain file (tests/integration/README-hip.md says why each line is
+toolchain file (tests/feature/README-hip.md says why each line is
 there): configure with -DCMAKE_TOOLCHAIN_FILE=PROJECT/cmake/hip-debian.cmake.
 
 Usage: hostproj.py DIR [--c N] [--cxx N] [--hip N] [--cu N] [--asm N]
@@ -41,7 +41,7 @@ DEBIAN_BITCODE = "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode"
 
 TOOLCHAIN = """\
 # CMake's HIP language (CMake 3.25) with Debian's ROCm packages (hipcc,
-# clang-15, libamdhip64-dev, rocm-cmake): tests/integration/README-hip.md
+# clang-15, libamdhip64-dev, rocm-cmake): tests/feature/README-hip.md
 # in cachekeeper's tree says why each line is here and what fails without.
 # A toolchain file, not -D options: CMake reads it again in each
 # try_compile project, where CMAKE_PREFIX_PATH given with -D does not reach.

@@ -26,59 +26,29 @@ server answers): the job to be measured may start then.
 Usage: status-latency.py [--echo] [--while KEY] [--ready PATH] SOCKET COUNT INTERVAL [PERCENTILE]"""
 import json
 import os
-import select
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
+# tests/lib/cktest.py: beside this file in a world-readable copy, else in tests/lib/.
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.abspath(__file__)), d) for d in (".", "../lib")]
+import cktest  # noqa: E402
+
 # The echo server is the soak's (tests/soak/sampler.py --echo).
 SAMPLER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "soak", "sampler.py")
-
-
-def start(path, line):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(30)
-    s.connect(path)
-    s.sendall(line)
-    s.setblocking(False)
-    return s
 
 
 def ask(path, control):
     """Asks the daemon (and the echo server at control, if any) at once;
     returns (reply, ms, echo ms or None)."""
-    t0 = time.monotonic()
-    pending, took = {}, {}
-    socks = []
-    try:
-        if control:
-            c = start(control, b"ping\n")
-            socks.append(c)
-            pending[c] = bytearray()
-        d = start(path, b'{"cmd":"status"}\n')
-        socks.append(d)
-        pending[d] = bytearray()
-        while pending:
-            ready, _, _ = select.select(list(pending), [], [], 30)
-            if not ready:
-                raise OSError("no reply within 30 s")
-            for s in ready:
-                chunk = s.recv(1 << 16)
-                if not chunk:
-                    raise OSError("connection closed before the reply ended")
-                pending[s] += chunk
-                if pending[s].endswith(b"\n"):
-                    took[s] = ((time.monotonic() - t0) * 1000, bytes(pending.pop(s)))
-    finally:
-        for s in socks:
-            s.close()
-    reply = took[d][1]
+    asked = [(path, cktest.STATUS)] + ([(control, b"ping\n")] if control else [])
+    took = cktest.ask_at_once(asked, 30)
+    ms, reply = took[0]
     if not reply.startswith(b'{"ok":true'):
         raise OSError(f"refused: {reply[:200]!r}")
-    return reply, took[d][0], took[c][0] if control else None
+    return reply, ms, took[1][0] if control else None
 
 
 def is_set(reply, key):

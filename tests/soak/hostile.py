@@ -22,17 +22,18 @@
       Prints "stole N" at its end.
   hostile.py drip SOCKET N SECONDS TICK
       holds up to N connections, one byte on each every TICK seconds, never
-      a newline (hostile-socket.bats's dripper)"""
-import importlib.util
+      a newline (tests/lib/cktest.py's drip, as hostile-socket.bats's dripper)"""
 import os
 import random
 import shutil
 import signal
-import socket
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+# tests/lib/cktest.py: beside this file in a world-readable copy, else in tests/lib/.
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.abspath(__file__)), d) for d in (".", "../lib")]
+import cktest  # noqa: E402
+
 B32 = "0123456789abcdefghijklmnopqrstuv"
 HEX = "0123456789abcdef"
 OLD = 1000000000                         # 2001: older than anything ccache wrote
@@ -84,9 +85,7 @@ def put_back(away, d):
 
 def plant(cache, outside, seconds, seed):
     rng = random.Random(seed)
-    spec = importlib.util.spec_from_file_location("churn", os.path.join(HERE, "churn.py"))
-    churn_mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(churn_mod)
+    churn_mod = cktest.load_helper("churn.py")
     # churn.py in a tree of nobody's own: moving ccache's level directories
     # (0777, not sticky) into a foreign tree parks root's entries where no
     # trim may take them, and the cap could not hold; that is said apart
@@ -168,41 +167,6 @@ def steal(cache, stash, seconds, seed):
     print(f"stole {n}", flush=True)
 
 
-def drip(path, n, seconds, tick):
-    socks = []
-    end = time.monotonic() + seconds
-    while not stop and time.monotonic() < end:
-        while len(socks) < n:
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            s.settimeout(0.5)
-            try:
-                s.connect(path)
-            except OSError:
-                s.close()
-                break
-            s.setblocking(False)
-            socks.append(s)
-        for s in list(socks):
-            try:
-                data = s.recv(4096)
-                if not data:
-                    raise ConnectionError
-            except BlockingIOError:
-                pass
-            except OSError:
-                socks.remove(s)
-                s.close()
-                continue
-            try:
-                s.send(b"{")
-            except OSError:
-                socks.remove(s)
-                s.close()
-        time.sleep(tick)
-    for s in socks:
-        s.close()
-
-
 def main(argv):
     signal.signal(signal.SIGTERM, on_term)
     if len(argv) >= 6 and argv[1] == "plant":
@@ -210,7 +174,7 @@ def main(argv):
     elif len(argv) == 6 and argv[1] == "steal":
         steal(argv[2], argv[3], float(argv[4]), int(argv[5]))
     elif len(argv) == 6 and argv[1] == "drip":
-        drip(argv[2], int(argv[3]), float(argv[4]), float(argv[5]))
+        cktest.drip(argv[2], int(argv[3]), float(argv[4]), float(argv[5]), stopped=lambda: stop)
     else:
         print(__doc__, file=sys.stderr)
         return 2

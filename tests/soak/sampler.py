@@ -17,47 +17,20 @@ Usage: sampler.py SOCKET INTERVAL OUTPUT CONTROL_SOCKET
        sampler.py --echo CONTROL_SOCKET    the echo server"""
 import json
 import os
-import select
 import socket
 import sys
 import time
 
-
-def start(path, line):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(10)
-    s.connect(path)
-    s.sendall(line)
-    s.setblocking(False)
-    return s
+# tests/lib/cktest.py: beside this file in a world-readable copy, else in tests/lib/.
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.abspath(__file__)), d) for d in (".", "../lib")]
+import cktest  # noqa: E402
 
 
 def ask_both(path, control):
     """Asks the daemon and the echo server at once; returns (reply, ms,
     control ms)."""
-    t0 = time.monotonic()
-    pending = {}
-    c = start(control, b"ping\n")
-    pending[c] = bytearray()
-    d = start(path, b'{"cmd":"status"}\n')
-    pending[d] = bytearray()
-    took = {}
-    try:
-        while pending:
-            ready, _, _ = select.select(list(pending), [], [], 10)
-            if not ready:
-                raise OSError("no reply within 10 s")
-            for s in ready:
-                chunk = s.recv(1 << 16)
-                if not chunk:
-                    raise OSError("connection closed before the reply ended")
-                pending[s] += chunk
-                if pending[s].endswith(b"\n"):
-                    took[s] = (time.monotonic() - t0) * 1000, bytes(pending.pop(s))
-    finally:
-        c.close()
-        d.close()
-    return json.loads(took[d][1]), took[d][0], took[c][0]
+    (ms, reply), (ctl_ms, _) = cktest.ask_at_once([(path, cktest.STATUS), (control, b"ping\n")], 10)
+    return json.loads(reply), ms, ctl_ms
 
 
 def echo(path):

@@ -15,7 +15,6 @@ passed or SIGTERM comes; prints "stores N bytes B hits H" at its end.
       #line directives naming a FIFO and a big sparse file (a hostile
       checkout); prints "explained E failed F" too: a run that did not end
       in 120 s, failed, or printed no JSON of its misses and causes fails"""
-import importlib.util
 import json
 import os
 import random
@@ -24,7 +23,10 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+# tests/lib/cktest.py: beside this file in a world-readable copy, else in tests/lib/.
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.abspath(__file__)), d) for d in (".", "../lib")]
+import cktest  # noqa: E402
+
 B32 = "0123456789abcdefghijklmnopqrstuv"
 HEX = "0123456789abcdef"
 stop = False
@@ -43,15 +45,8 @@ def entry_name(rng):
             + rng.choice(B32[::2]) + rng.choice("RM"))
 
 
-def load_entry_module():
-    spec = importlib.util.spec_from_file_location("ccache_entry", os.path.join(HERE, "ccache-entry.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def synth(root, deadline, rng):
-    entry = load_entry_module()
+    entry = cktest.load_helper("ccache-entry.py")
     stores = nbytes = hits = 0
     mine = []
     while not stop and time.monotonic() < deadline:
@@ -69,16 +64,9 @@ def synth(root, deadline, rng):
         h = entry.header("4.7.5", "", 0, 0)
         data = entry.header("4.7.5", "", 0, len(h) + len(payload)) + payload
         path = os.path.join(d, name)
-        tmp = f"{path}.tmp.{rng.randrange(1 << 30):08x}.tmp"
         try:
-            with open(tmp, "wb") as f:
-                f.write(data)
-            os.rename(tmp, path)
+            cktest.store(path, data, f"{path}.tmp.{rng.randrange(1 << 30):08x}.tmp")
         except OSError:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
             continue
         stores += 1
         nbytes += len(data)
