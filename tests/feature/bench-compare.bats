@@ -4,7 +4,7 @@
 # tests/bench/compare-table.py (real timings on a shared box prove nothing
 # either way); one real run of tests/bench/compare on small data checks the
 # table's shape and that the base's runs use the base's daemon (one slowed).
-# tests/run: takes 60 s
+# tests/run: takes 90 s
 load ../lib/helper
 
 TABLE=$TOP/tests/bench/compare-table.py
@@ -93,6 +93,19 @@ line() { grep -F "$1 [wall s] " <<< "$output"; }
         [[ "$(line "cachekeeperd start -> READY=1")" =~ " -"[0-9.]+" % ".*" OUTSIDE (lower)"$ ]]
         [[ "$output" =~ "load (1, 5, 15 min) at each run's start: base.1: "[0-9.]+" "[0-9.]+" "[0-9.]+"; this.1: " ]]
         [[ "$output" =~ "medians over 1 round(s) of base, 1 of this" ]]
+}
+
+@test "make bench BENCH_ROUNDS=2: each build goes first in every other round (base, this, this, base)" {
+        [ -x "$CK_BUILD/cachekeeperd" ] && [ -x "$CK_BUILD/tests/helpers/gencache" ] || skip "needs make all and the helpers"
+        BENCH_OUT=$BATS_TEST_TMPDIR/out BENCH_FILES=200 BENCH_BURST=0 BENCH_TRIM=0 BENCH_SHARE=0 BENCH_LATENCY=0 \
+                BENCH_FLOOD=0 BENCH_COLD=0 BENCH_MEASURE=0 BASE_BUILD=$CK_BUILD BENCH_ROUNDS=2 \
+                run --separate-stderr "$TOP/tests/bench/compare"
+        echo "$stderr"
+        [ "$status" -eq 0 ]
+        [ "$(grep -o 'round [12] of 2: [a-z]*' <<< "$stderr" | tr '\n' ,)" = \
+                "round 1 of 2: base,round 1 of 2: this,round 2 of 2: this,round 2 of 2: base," ]
+        grep -qE "^load \(1, 5, 15 min\) at each run's start: base\.1: [0-9. ]+; this\.1: [0-9. ]+; this\.2: [0-9. ]+; base\.2: " <<< "$output"
+        [[ "$output" =~ "medians over 2 round(s) of base, 2 of this" ]]
 }
 
 @test "make bench: BASE names a commit, BENCH_ROUNDS a number" {
